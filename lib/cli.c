@@ -1,0 +1,199 @@
+/*
+ * cli.c - messages, exit codes, memory and progress shared by all tools.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *progname = "etlkit";
+static int progress_drawn;
+static double progress_last;
+static double progress_start;
+
+void
+cli_init(const char *name)
+{
+	const char *slash = strrchr(name, '/');
+
+	progname = slash ? slash + 1 : name;
+	/* A tool in a pipe whose reader went away ("| head") ends quietly. */
+	signal(SIGPIPE, SIG_DFL);
+}
+
+const char *
+cli_progname(void)
+{
+	return progname;
+}
+
+void
+cli_version(void)
+{
+	printf("%s (etlkit) %s\n", progname, ETLKIT_VERSION);
+	exit(0);
+}
+
+static void
+vmsg(const char *fmt, va_list ap)
+{
+	cli_progress_end();
+	fprintf(stderr, "%s: ", progname);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void
+cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+}
+
+void
+cli_fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	exit(EXIT_FATAL);
+}
+
+void
+cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "try '%s --help'\n", progname);
+	exit(EXIT_FATAL);
+}
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		cli_fatal("out of memory (%zu bytes)", n);
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t m)
+{
+	void *p = calloc(n ? n : 1, m ? m : 1);
+
+	if (p == NULL)
+		cli_fatal("out of memory (%zu x %zu bytes)", n, m);
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (p == NULL)
+		cli_fatal("out of memory (%zu bytes)", n);
+	return p;
+}
+
+char *
+xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void
+cli_progress(uint64_t done, uint64_t total)
+{
+	static int tty = -1;
+	double t;
+
+	if (tty < 0)
+		tty = isatty(STDERR_FILENO);
+	if (!tty)
+		return;
+	t = now();
+	if (progress_start == 0)
+		progress_start = t;
+	if (t - progress_last < 0.25)
+		return;
+	progress_last = t;
+	if (total > 0)
+		fprintf(stderr, "\r%s: %3d%% %.1f MB %.0f MB/s ", progname,
+		    (int)(done * 100 / total), done / 1e6,
+		    done / 1e6 / (t - progress_start + 1e-9));
+	else
+		fprintf(stderr, "\r%s: %.1f MB %.0f MB/s ", progname,
+		    done / 1e6, done / 1e6 / (t - progress_start + 1e-9));
+	progress_drawn = 1;
+}
+
+void
+cli_progress_end(void)
+{
+	if (progress_drawn) {
+		fputs("\r\033[K", stderr);
+		progress_drawn = 0;
+	}
+}
+
+double
+cli_number(const char *opt, const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end != '\0' || v < 0 || v != v)
+		cli_usage_error("%s: not a non-negative number: '%s'", opt, s);
+	return v;
+}
+
+long
+cli_integer(const char *opt, const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end != '\0' || v < 0)
+		cli_usage_error("%s: not a non-negative integer: '%s'", opt, s);
+	return v;
+}

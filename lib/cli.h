@@ -1,0 +1,54 @@
+/*
+ * cli.h - what every etlkit tool shares: exit codes, messages,
+ * --version, progress on a terminal.
+ *
+ * Exit codes (all tools, documented in each man page):
+ *   0  success, all input used
+ *   1  finished, but some input was unusable and was skipped (counted on stderr)
+ *   2  usage error or fatal error (cannot read input, cannot write output)
+ */
+#ifndef ETLKIT_CLI_H
+#define ETLKIT_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef ETLKIT_VERSION
+#define ETLKIT_VERSION "0.1.0"
+#endif
+
+#define EXIT_PARTIAL 1
+#define EXIT_FATAL 2
+
+/* Call first in main(): sets the name used in messages, SIGPIPE default. */
+void cli_init(const char *progname);
+const char *cli_progname(void);
+/* Prints "NAME (etlkit) VERSION" and exits 0. */
+void cli_version(void);
+
+/* "tool: message" on stderr.  cli_fatal exits 2. */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* cli_fatal for usage errors: adds "try 'tool --help'". */
+void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* Memory that never returns NULL (exits 2 on exhaustion). */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+/*
+ * Progress on stderr, only when stderr is a terminal, at most a few
+ * times a second: "tool: 42% 120.3 MB 250 MB/s".  TOTAL may be 0.
+ */
+void cli_progress(uint64_t done, uint64_t total);
+/* Clears the progress line if one was drawn. */
+void cli_progress_end(void);
+
+/* Parses a non-negative number option or exits with a usage error. */
+double cli_number(const char *opt, const char *s);
+long cli_integer(const char *opt, const char *s);
+
+#endif

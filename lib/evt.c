@@ -1,0 +1,838 @@
+/*
+ * evt.c - line reader (plain or gzip), evt and folded line parsing,
+ * escaping, number formatting and buffered output.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "evt.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* ------------------------------------------------------------------ */
+/* line reader                                                         */
+
+#define LR_CHUNK (1u << 20)
+
+struct linereader {
+	int fd;
+	int own_fd;
+	char *name;
+	char *buf;		/* decoded bytes */
+	size_t cap, start, end;
+	int eof;
+	const char *error;
+	unsigned long lineno;
+	uint64_t offset;	/* raw bytes read from fd */
+	uint64_t size;
+	/* gzip */
+	int gz;
+	z_stream zs;
+	unsigned char *zbuf;
+	int zeof;
+	int zend;
+};
+
+static struct linereader *
+lr_new(int fd, int own, const char *name)
+{
+	struct linereader *lr = xcalloc(1, sizeof(*lr));
+	struct stat st;
+
+	lr->fd = fd;
+	lr->own_fd = own;
+	lr->name = xstrdup(name);
+	lr->cap = LR_CHUNK;
+	lr->buf = xmalloc(lr->cap + 1);
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		lr->size = (uint64_t)st.st_size;
+	return lr;
+}
+
+struct linereader *
+lr_open(const char *path)
+{
+	int fd;
+
+	if (path == NULL || strcmp(path, "-") == 0)
+		return lr_new(STDIN_FILENO, 0, "<stdin>");
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	return lr_new(fd, 1, path);
+}
+
+struct linereader *
+lr_fdopen(int fd, const char *name)
+{
+	return lr_new(fd, 0, name);
+}
+
+static ssize_t
+read_raw(struct linereader *lr, void *p, size_t n)
+{
+	ssize_t r;
+
+	do
+		r = read(lr->fd, p, n);
+	while (r < 0 && errno == EINTR);
+	if (r > 0)
+		lr->offset += (uint64_t)r;
+	return r;
+}
+
+/* Switches to gzip decoding: the bytes already in buf are compressed input. */
+static void
+gz_start(struct linereader *lr)
+{
+	size_t have = lr->end - lr->start;
+
+	lr->gz = 1;
+	lr->zbuf = xmalloc(LR_CHUNK);
+	memcpy(lr->zbuf, lr->buf + lr->start, have);
+	lr->start = lr->end = 0;
+	memset(&lr->zs, 0, sizeof(lr->zs));
+	lr->zs.next_in = lr->zbuf;
+	lr->zs.avail_in = (uInt)have;
+	if (inflateInit2(&lr->zs, 15 + 32) != Z_OK)
+		lr->error = "cannot initialise zlib";
+}
+
+/* Appends up to ROOM decoded bytes at buf+end.  Returns bytes added, 0 at end. */
+static size_t
+fill(struct linereader *lr, size_t room)
+{
+	ssize_t r;
+
+	if (!lr->gz) {
+		r = read_raw(lr, lr->buf + lr->end, room);
+		if (r < 0) {
+			lr->error = strerror(errno);
+			return 0;
+		}
+		return (size_t)r;
+	}
+	lr->zs.next_out = (unsigned char *)lr->buf + lr->end;
+	lr->zs.avail_out = (uInt)room;
+	while (lr->zs.avail_out == room && lr->error == NULL) {
+		int zr;
+
+		if (lr->zs.avail_in == 0 && !lr->zeof) {
+			r = read_raw(lr, lr->zbuf, LR_CHUNK);
+			if (r < 0) {
+				lr->error = strerror(errno);
+				break;
+			}
+			if (r == 0)
+				lr->zeof = 1;
+			lr->zs.next_in = lr->zbuf;
+			lr->zs.avail_in = (uInt)r;
+		}
+		if (lr->zend)
+			break;
+		zr = inflate(&lr->zs, Z_NO_FLUSH);
+		if (zr == Z_STREAM_END) {
+			/* concatenated gzip members, as gzip(1) allows */
+			if (lr->zs.avail_in == 0 && !lr->zeof) {
+				r = read_raw(lr, lr->zbuf, LR_CHUNK);
+				if (r < 0) {
+					lr->error = strerror(errno);
+					break;
+				}
+				lr->zs.next_in = lr->zbuf;
+				lr->zs.avail_in = (uInt)r;
+				if (r == 0)
+					lr->zeof = 1;
+			}
+			if (lr->zs.avail_in > 0) {
+				inflateReset(&lr->zs);
+				continue;
+			}
+			lr->zend = 1;
+			break;
+		}
+		if (zr == Z_BUF_ERROR && lr->zeof && lr->zs.avail_in == 0) {
+			lr->error = "truncated gzip stream";
+			break;
+		}
+		if (zr != Z_OK && zr != Z_BUF_ERROR) {
+			lr->error = "corrupt gzip stream";
+			break;
+		}
+	}
+	return room - lr->zs.avail_out;
+}
+
+char *
+lr_next(struct linereader *lr, size_t *len)
+{
+	char *nl;
+	size_t scanned = 0;
+
+	if (lr->error)
+		return NULL;
+	for (;;) {
+		nl = memchr(lr->buf + lr->start + scanned, '\n',
+		    lr->end - lr->start - scanned);
+		if (nl != NULL || lr->eof)
+			break;
+		scanned = lr->end - lr->start;
+		/* make room: slide to the front, then grow */
+		if (lr->start > 0 && lr->end == lr->cap) {
+			memmove(lr->buf, lr->buf + lr->start, lr->end - lr->start);
+			lr->end -= lr->start;
+			lr->start = 0;
+		}
+		if (lr->end == lr->cap) {
+			if (lr->cap >= EVT_MAX_LINE) {
+				lr->error = "line too long (over 64 MiB)";
+				return NULL;
+			}
+			lr->cap *= 2;
+			lr->buf = xrealloc(lr->buf, lr->cap + 1);
+		}
+		{
+			size_t got = fill(lr, lr->cap - lr->end);
+
+			if (!lr->gz && lr->lineno == 0 && lr->start == 0 &&
+			    lr->end == 0 && got >= 2 &&
+			    (unsigned char)lr->buf[0] == 0x1f &&
+			    (unsigned char)lr->buf[1] == 0x8b) {
+				lr->end += got;
+				gz_start(lr);
+				scanned = 0;
+				continue;
+			}
+			if (got == 0) {
+				if (lr->error)
+					return NULL;
+				lr->eof = 1;
+			}
+			lr->end += got;
+		}
+	}
+	if (nl == NULL) {
+		/* last line without newline */
+		if (lr->start == lr->end)
+			return NULL;
+		nl = lr->buf + lr->end;
+	}
+	{
+		char *line = lr->buf + lr->start;
+		size_t n = (size_t)(nl - line);
+
+		lr->start = (size_t)(nl - lr->buf) + (nl < lr->buf + lr->end);
+		if (n > 0 && line[n - 1] == '\r')
+			n--;
+		line[n] = '\0';
+		lr->lineno++;
+		*len = n;
+		return line;
+	}
+}
+
+unsigned long
+lr_lineno(const struct linereader *lr)
+{
+	return lr->lineno;
+}
+
+uint64_t
+lr_offset(const struct linereader *lr)
+{
+	return lr->offset;
+}
+
+uint64_t
+lr_size(const struct linereader *lr)
+{
+	return lr->size;
+}
+
+const char *
+lr_name(const struct linereader *lr)
+{
+	return lr->name;
+}
+
+const char *
+lr_error(const struct linereader *lr)
+{
+	return lr->error;
+}
+
+void
+lr_close(struct linereader *lr)
+{
+	if (lr == NULL)
+		return;
+	if (lr->gz)
+		inflateEnd(&lr->zs);
+	if (lr->own_fd)
+		close(lr->fd);
+	free(lr->zbuf);
+	free(lr->buf);
+	free(lr->name);
+	free(lr);
+}
+
+/* ------------------------------------------------------------------ */
+/* numbers                                                             */
+
+int
+evt_parse_decimal(const char *s, double *out)
+{
+	int neg = 0, digits = 0;
+	uint64_t ip = 0, fp = 0, scale = 1;
+
+	if (*s == '-') {
+		neg = 1;
+		s++;
+	}
+	while (*s >= '0' && *s <= '9') {
+		if (ip > (UINT64_MAX - 9) / 10)
+			return -1;
+		ip = ip * 10 + (uint64_t)(*s++ - '0');
+		digits++;
+	}
+	if (*s == '.') {
+		s++;
+		while (*s >= '0' && *s <= '9') {
+			if (scale < 1000000000000000000ull) {
+				fp = fp * 10 + (uint64_t)(*s - '0');
+				scale *= 10;
+			}
+			s++;
+			digits++;
+		}
+	}
+	if (digits == 0 || *s != '\0')
+		return -1;
+	*out = ((double)ip + (double)fp / (double)scale) * (neg ? -1 : 1);
+	return 0;
+}
+
+static int
+format_u64(char *out, uint64_t v)
+{
+	char tmp[24];
+	int n = 0, i;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
+	return n;
+}
+
+int
+evt_format_time_ns(char *out, int64_t ns)
+{
+	int n = 0, i;
+	uint64_t u, frac;
+
+	if (ns < 0) {
+		out[n++] = '-';
+		u = (uint64_t)(-(ns + 1)) + 1;
+	} else
+		u = (uint64_t)ns;
+	n += format_u64(out + n, u / 1000000);
+	frac = u % 1000000;
+	out[n++] = '.';
+	for (i = 5; i >= 0; i--) {
+		out[n + i] = (char)('0' + frac % 10);
+		frac /= 10;
+	}
+	n += 6;
+	out[n] = '\0';
+	return n;
+}
+
+int
+evt_format_time(char *out, double ms)
+{
+	double ns = ms * 1e6;
+
+	return evt_format_time_ns(out, (int64_t)(ns < 0 ? ns - 0.5 : ns + 0.5));
+}
+
+int
+evt_format_weight(char *out, double ms)
+{
+	int64_t micro;
+	int n = 0, i, neg = 0;
+	uint64_t u, frac;
+	char f[6];
+	int flen;
+
+	micro = (int64_t)(ms * 1e6 + (ms < 0 ? -0.5 : 0.5));
+	if (micro < 0) {
+		neg = 1;
+		u = (uint64_t)(-(micro + 1)) + 1;
+	} else
+		u = (uint64_t)micro;
+	if (neg)
+		out[n++] = '-';
+	n += format_u64(out + n, u / 1000000);
+	frac = u % 1000000;
+	for (i = 5; i >= 0; i--) {
+		f[i] = (char)('0' + frac % 10);
+		frac /= 10;
+	}
+	for (flen = 6; flen > 0 && f[flen - 1] == '0'; flen--)
+		;
+	if (flen > 0) {
+		out[n++] = '.';
+		memcpy(out + n, f, (size_t)flen);
+		n += flen;
+	}
+	if (neg && n == 2 && out[1] == '0')	/* "-0" */
+		n = 0, out[n++] = '0';
+	out[n] = '\0';
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* evt lines                                                           */
+
+enum evt_linetype
+evt_classify(const char *line, size_t len)
+{
+	if (len == 0)
+		return EVT_BLANK;
+	if (line[0] != '#')
+		return EVT_EVENT;
+	if (len >= 4 && memcmp(line, "#evt", 4) == 0 && (len == 4 || line[4] == '\t'))
+		return EVT_HEADER;
+	return EVT_META;
+}
+
+static int
+parse_long(const char *s, long *out)
+{
+	long v = 0;
+	int neg = 0;
+
+	if (*s == '-') {
+		neg = 1;
+		s++;
+	}
+	if (*s == '\0')
+		return -1;
+	while (*s >= '0' && *s <= '9') {
+		if (v > (long)(0x7fffffffffffffffLL / 10 - 1))
+			return -1;
+		v = v * 10 + (*s++ - '0');
+	}
+	if (*s != '\0')
+		return -1;
+	*out = neg ? -v : v;
+	return 0;
+}
+
+int
+evt_parse(char *line, size_t len, struct evt_event *ev, const char **why)
+{
+	char *col[7];
+	char *p = line, *end = line + len, *tab, *last;
+	long cpu;
+	int i;
+
+	for (i = 0; i < 7; i++) {
+		tab = memchr(p, '\t', (size_t)(end - p));
+		if (tab == NULL) {
+			*why = i < 6 ? "fewer than 8 tab-separated columns" :
+			    "no stack column (a line must end with a tab and the stack)";
+			return -1;
+		}
+		*tab = '\0';
+		col[i] = p;
+		p = tab + 1;
+	}
+	if (evt_parse_decimal(col[0], &ev->time_ms) < 0) {
+		*why = "time column is not a decimal number";
+		return -1;
+	}
+	ev->time_text = col[0];
+	ev->kind = col[1];
+	if (*ev->kind == '\0') {
+		*why = "empty kind column";
+		return -1;
+	}
+	if (parse_long(col[2], &cpu) < 0 || cpu < -1 || cpu > 0xffff) {
+		*why = "cpu column is not an integer";
+		return -1;
+	}
+	ev->cpu = (int)cpu;
+	ev->process = col[3];
+	if (parse_long(col[4], &ev->pid) < 0) {
+		*why = "pid column is not an integer";
+		return -1;
+	}
+	if (parse_long(col[5], &ev->tid) < 0) {
+		*why = "tid column is not an integer";
+		return -1;
+	}
+	if (evt_parse_decimal(col[6], &ev->weight) < 0) {
+		*why = "weight column is not a decimal number";
+		return -1;
+	}
+	ev->weight_text = col[6];
+	/* the stack is after the last tab; attributes lie between */
+	last = p;
+	for (tab = end; tab > p; tab--)
+		if (tab[-1] == '\t') {
+			last = tab;
+			break;
+		}
+	ev->stack = last;
+	ev->stack_len = (size_t)(end - last);
+	ev->nattr = 0;
+	while (p < last) {
+		char *eq;
+
+		tab = memchr(p, '\t', (size_t)(last - p));
+		*tab = '\0';
+		eq = strchr(p, '=');
+		if (eq == NULL || eq == p) {
+			*why = "attribute column without key=value";
+			return -1;
+		}
+		if (ev->nattr == EVT_MAX_ATTRS) {
+			*why = "more than 64 attributes";
+			return -1;
+		}
+		*eq = '\0';
+		ev->attr[ev->nattr].key = p;
+		ev->attr[ev->nattr].val = eq + 1;
+		ev->nattr++;
+		p = tab + 1;
+	}
+	return 0;
+}
+
+const char *
+evt_attr(const struct evt_event *ev, const char *key)
+{
+	int i;
+
+	for (i = 0; i < ev->nattr; i++)
+		if (strcmp(ev->attr[i].key, key) == 0)
+			return ev->attr[i].val;
+	return NULL;
+}
+
+int
+evt_parse_header(char *line, size_t len, struct evt_header *h, const char **why)
+{
+	char *p, *end = line + len, *tab;
+	long v;
+
+	h->nkv = 0;
+	if (evt_classify(line, len) != EVT_HEADER) {
+		*why = "not an #evt header";
+		return -1;
+	}
+	if (len < 6) {
+		*why = "#evt header without a version";
+		return -1;
+	}
+	p = line + 5;
+	tab = memchr(p, '\t', (size_t)(end - p));
+	if (tab)
+		*tab = '\0';
+	if (parse_long(p, &v) < 0 || v < 1) {
+		*why = "#evt version is not a positive integer";
+		return -1;
+	}
+	if (v > EVT_VERSION) {
+		*why = "#evt version newer than this tool understands";
+		return -1;
+	}
+	h->version = (int)v;
+	p = tab ? tab + 1 : end;
+	while (p < end) {
+		char *eq;
+
+		tab = memchr(p, '\t', (size_t)(end - p));
+		if (tab)
+			*tab = '\0';
+		eq = strchr(p, '=');
+		if (eq && h->nkv < EVT_MAX_ATTRS) {
+			*eq = '\0';
+			h->kv[h->nkv].key = p;
+			h->kv[h->nkv].val = eq + 1;
+			h->nkv++;
+		}
+		p = tab ? tab + 1 : end;
+	}
+	return 0;
+}
+
+const char *
+evt_header_get(const struct evt_header *h, const char *key)
+{
+	int i;
+
+	for (i = 0; i < h->nkv; i++)
+		if (strcmp(h->kv[i].key, key) == 0)
+			return h->kv[i].val;
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* escaping                                                            */
+
+static const char hexdig[] = "0123456789ABCDEF";
+
+size_t
+evt_escape(char *out, const char *s, size_t n, int in_stack)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c == 0x7f || c == '%' || (in_stack && c == ';')) {
+			out[o++] = '%';
+			out[o++] = hexdig[c >> 4];
+			out[o++] = hexdig[c & 15];
+		} else
+			out[o++] = (char)c;
+	}
+	return o;
+}
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+size_t
+evt_unescape(char *s, size_t n)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < n; i++) {
+		int hi, lo;
+
+		if (s[i] == '%' && i + 2 < n && (hi = hexval(s[i + 1])) >= 0 &&
+		    (lo = hexval(s[i + 2])) >= 0) {
+			s[o++] = (char)(hi << 4 | lo);
+			i += 2;
+		} else
+			s[o++] = s[i];
+	}
+	if (o < n)
+		s[o] = '\0';
+	return o;
+}
+
+/* ------------------------------------------------------------------ */
+/* folded                                                              */
+
+static int
+parse_count(const char *s, const char *e, double *out)
+{
+	uint64_t ip = 0, fp = 0, scale = 1;
+	int digits = 0;
+
+	while (s < e && *s >= '0' && *s <= '9') {
+		if (ip > (UINT64_MAX - 9) / 10)
+			return -1;
+		ip = ip * 10 + (uint64_t)(*s++ - '0');
+		digits++;
+	}
+	if (digits == 0)
+		return -1;
+	if (s < e && *s == '.') {
+		s++;
+		if (s == e || *s < '0' || *s > '9')
+			return -1;
+		while (s < e && *s >= '0' && *s <= '9') {
+			if (scale < 1000000000000000000ull) {
+				fp = fp * 10 + (uint64_t)(*s - '0');
+				scale *= 10;
+			}
+			s++;
+		}
+	}
+	if (s != e)
+		return -1;
+	*out = (double)ip + (double)fp / (double)scale;
+	return 0;
+}
+
+static int
+is_space(int c)
+{
+	return c == ' ' || c == '\t';
+}
+
+int
+folded_parse(char *line, size_t len, char **stack, size_t *stack_len,
+    double *count, double *count2, int *has2)
+{
+	char *e = line + len, *t1, *s1;
+	double a, b;
+
+	while (e > line && is_space(e[-1]))
+		e--;
+	t1 = e;
+	while (t1 > line && !is_space(t1[-1]))
+		t1--;
+	if (t1 == line || parse_count(t1, e, &a) < 0)
+		return -1;
+	s1 = t1;
+	while (s1 > line && is_space(s1[-1]))
+		s1--;
+	/* is the token before it a number too?  then this is "stack c1 c2" */
+	{
+		char *t0 = s1;
+
+		while (t0 > line && !is_space(t0[-1]))
+			t0--;
+		if (t0 > line && parse_count(t0, s1, &b) == 0) {
+			char *s0 = t0;
+
+			while (s0 > line && is_space(s0[-1]))
+				s0--;
+			if (s0 > line) {
+				*s0 = '\0';
+				*stack = line;
+				*stack_len = (size_t)(s0 - line);
+				*count = b;
+				*count2 = a;
+				*has2 = 1;
+				return 0;
+			}
+		}
+	}
+	if (s1 == line)
+		return -1;
+	*s1 = '\0';
+	*stack = line;
+	*stack_len = (size_t)(s1 - line);
+	*count = a;
+	*count2 = 0;
+	*has2 = 0;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* output                                                              */
+
+#define OB_CAP (1u << 18)
+
+void
+ob_open(struct outbuf *ob, const char *path)
+{
+	memset(ob, 0, sizeof(*ob));
+	if (path == NULL || strcmp(path, "-") == 0) {
+		ob->fp = stdout;
+		ob->name = "<stdout>";
+	} else {
+		ob->fp = fopen(path, "w");
+		if (ob->fp == NULL)
+			cli_fatal("%s: %s", path, strerror(errno));
+		ob->name = path;
+	}
+	ob->cap = OB_CAP;
+	ob->buf = xmalloc(ob->cap);
+}
+
+void
+ob_flush(struct outbuf *ob)
+{
+	if (ob->len > 0) {
+		if (fwrite(ob->buf, 1, ob->len, ob->fp) != ob->len)
+			cli_fatal("%s: write error: %s", ob->name, strerror(errno));
+		ob->len = 0;
+	}
+}
+
+char *
+ob_reserve(struct outbuf *ob, size_t n)
+{
+	if (ob->len + n > ob->cap) {
+		ob_flush(ob);
+		if (n > ob->cap) {
+			ob->cap = n;
+			ob->buf = xrealloc(ob->buf, ob->cap);
+		}
+	}
+	return ob->buf + ob->len;
+}
+
+void
+ob_commit(struct outbuf *ob, size_t n)
+{
+	ob->len += n;
+}
+
+void
+ob_write(struct outbuf *ob, const void *p, size_t n)
+{
+	memcpy(ob_reserve(ob, n), p, n);
+	ob->len += n;
+}
+
+void
+ob_puts(struct outbuf *ob, const char *s)
+{
+	ob_write(ob, s, strlen(s));
+}
+
+void
+ob_putc(struct outbuf *ob, int c)
+{
+	if (ob->len == ob->cap)
+		ob_flush(ob);
+	ob->buf[ob->len++] = (char)c;
+}
+
+void
+ob_printf(struct outbuf *ob, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(ob_reserve(ob, (size_t)n + 1), (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	ob->len += (size_t)n;
+}
+
+void
+ob_close(struct outbuf *ob)
+{
+	ob_flush(ob);
+	if (fflush(ob->fp) != 0 || ferror(ob->fp))
+		cli_fatal("%s: write error: %s", ob->name, strerror(errno));
+	if (ob->fp != stdout) {
+		if (fclose(ob->fp) != 0)
+			cli_fatal("%s: write error: %s", ob->name, strerror(errno));
+	}
+	free(ob->buf);
+	ob->buf = NULL;
+}

@@ -1,0 +1,147 @@
+/*
+ * evt.h - reading and writing the evt text format (docs/evt-format.md)
+ * and folded stacks.
+ *
+ * Reading is zero-copy: a line reader hands out mutable lines from its
+ * buffer, evt_parse() cuts one in place (tabs become NULs) and points
+ * the fields of struct evt_event into it.  Everything stays valid until
+ * the next call to lr_next().
+ */
+#ifndef ETLKIT_EVT_H
+#define ETLKIT_EVT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define EVT_VERSION 1
+#define EVT_MAX_ATTRS 64
+#define EVT_MAX_LINE (64u << 20)	/* a longer line is an error, not a reason to eat all memory */
+
+/* ---------- line reader (plain or gzip input, transparently) ---------- */
+
+struct linereader;
+
+/* Opens PATH ("-" or NULL = stdin). Returns NULL and sets errno on failure. */
+struct linereader *lr_open(const char *path);
+/* Wraps an already open descriptor; NAME is used in messages. */
+struct linereader *lr_fdopen(int fd, const char *name);
+/*
+ * Next line without its "\n" (and "\r"), NUL-terminated, writable.
+ * Returns NULL at end of input or on error (see lr_error()).
+ */
+char *lr_next(struct linereader *lr, size_t *len);
+/* 1-based number of the line last returned. */
+unsigned long lr_lineno(const struct linereader *lr);
+/* Bytes consumed from the underlying file so far (compressed bytes for gzip). */
+uint64_t lr_offset(const struct linereader *lr);
+/* Total size of the input if it is a regular file, else 0. */
+uint64_t lr_size(const struct linereader *lr);
+const char *lr_name(const struct linereader *lr);
+/* NULL if the input ended cleanly, else a message (I/O error, corrupt gzip, line too long). */
+const char *lr_error(const struct linereader *lr);
+void lr_close(struct linereader *lr);
+
+/* ---------- evt lines ---------- */
+
+struct evt_attr {
+	char *key;
+	char *val;		/* still escaped; see evt_unescape() */
+};
+
+struct evt_event {
+	double time_ms;
+	char *kind;
+	int cpu;
+	char *process;
+	long pid;
+	long tid;
+	double weight;
+	int nattr;
+	struct evt_attr attr[EVT_MAX_ATTRS];
+	char *stack;		/* root first, ";"-separated, may be "" */
+	size_t stack_len;
+	/* text of the numeric columns as they were written, for exact pass-through */
+	char *time_text;
+	char *weight_text;
+};
+
+enum evt_linetype { EVT_EVENT, EVT_HEADER, EVT_META, EVT_BLANK };
+
+/* What kind of line is this (by its first bytes). */
+enum evt_linetype evt_classify(const char *line, size_t len);
+
+/*
+ * Parses an event line in place.  Returns 0, or -1 with *why set to a
+ * static message when the line is malformed.
+ */
+int evt_parse(char *line, size_t len, struct evt_event *ev, const char **why);
+
+/* Value of attribute KEY or NULL. */
+const char *evt_attr(const struct evt_event *ev, const char *key);
+
+/* Header: "#evt\t1\tkey=value...".  Parsed in place. */
+struct evt_header {
+	int version;
+	int nkv;
+	struct evt_attr kv[EVT_MAX_ATTRS];
+};
+int evt_parse_header(char *line, size_t len, struct evt_header *h, const char **why);
+const char *evt_header_get(const struct evt_header *h, const char *key);
+
+/* ---------- escaping ---------- */
+
+/*
+ * Appends S[0..N) escaped per docs/evt-format.md §4 to OUT (which must
+ * have room for 3*N bytes).  IN_STACK also escapes ';'.  Returns the
+ * number of bytes written.
+ */
+size_t evt_escape(char *out, const char *s, size_t n, int in_stack);
+/* Reverses evt_escape in place; returns the new length. */
+size_t evt_unescape(char *s, size_t n);
+
+/* ---------- numbers ---------- */
+
+/* Fast decimal parser for the time and weight columns ("-12.345600"). */
+int evt_parse_decimal(const char *s, double *out);
+/* Writes V with exactly 6 fraction digits (the time column).  Returns length. */
+int evt_format_time(char *out, double ms);
+/* Time from integer nanoseconds: exact, no floating point. */
+int evt_format_time_ns(char *out, int64_t ns);
+/* Shortest decimal for a weight (up to 6 fraction digits, trailing zeros trimmed). */
+int evt_format_weight(char *out, double ms);
+
+/* ---------- folded stacks ---------- */
+
+/*
+ * Splits a folded line "a;b;c 12" in place: *stack gets "a;b;c",
+ * *count the number, and *count2 a second column when present
+ * (diff form "stack 10 12"; *has2 tells).  Returns 0 or -1 (malformed).
+ */
+int folded_parse(char *line, size_t len, char **stack, size_t *stack_len,
+    double *count, double *count2, int *has2);
+
+/* ---------- buffered output ---------- */
+
+struct outbuf {
+	FILE *fp;
+	const char *name;
+	char *buf;
+	size_t len, cap;
+};
+
+/* Opens PATH for writing ("-" or NULL = stdout). Exits with status 2 on failure. */
+void ob_open(struct outbuf *ob, const char *path);
+void ob_write(struct outbuf *ob, const void *p, size_t n);
+void ob_puts(struct outbuf *ob, const char *s);
+void ob_putc(struct outbuf *ob, int c);
+void ob_printf(struct outbuf *ob, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Reserves N bytes and returns where to write them; commit with ob_commit. */
+char *ob_reserve(struct outbuf *ob, size_t n);
+void ob_commit(struct outbuf *ob, size_t n);
+void ob_flush(struct outbuf *ob);
+/* Flushes and closes; a write error (full disk) exits with status 2. */
+void ob_close(struct outbuf *ob);
+
+#endif
