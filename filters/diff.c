@@ -1,0 +1,216 @@
+/*
+ * diff - compare the stacks of a baseline and a test trace.
+ *
+ * USAGE:   diff [-nqt] [-f fg|signed] [--keep-ids] [--strip-hex] [-o file] base test
+ *          diff base.folded test.folded | flamegraph.pl > diff.svg
+ *
+ * INPUT:   two files ("-" for stdin once), each evt (docs/evt-format.md) or
+ *          folded stacks ("a;b;c 12"), gzip or not.  Process and thread ids
+ *          are removed from the leading pseudo-frames so the same code path
+ *          in both traces lands on the same stack (--keep-ids keeps them).
+ *
+ * OUTPUT:  -f fg (default): the union of stacks in FlameGraph's differential
+ *          form, "stack base test", read by flamegraph.pl, inferno and render:
+ *            Backup.exe;ndis.sys!NdisMIndicateReceive 120 310
+ *          -f signed: PerfView's merge (baseline negated, test added) as
+ *          folded stacks with a signed weight, test - base, zero lines left out:
+ *            Backup.exe;ndis.sys!NdisMIndicateReceive 190
+ *          -n scales the baseline to the test's total first.  Totals (base,
+ *          test, delta, delta %) go to stderr, or alone to stdout with -t.
+ *
+ * Exit status: 0, 1 when unusable input lines were skipped, 2 on errors.
+ */
+#include "cli.h"
+#include "diffstacks.h"
+#include "evt.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum form { FORM_FG, FORM_SIGNED };
+
+static void
+usage(int status)
+{
+	fprintf(status ? stderr : stdout,
+	    "usage: diff [-nqt] [-f fg|signed] [--keep-ids] [--strip-hex] [-o file] base test\n");
+	exit(status);
+}
+
+/* Integer counts by default (decision 7); fractions only where the input had them. */
+static int
+put_count(char *out, double v, int fractions)
+{
+	if (!fractions)
+		v = v < 0 ? -floor(-v + 0.5) : floor(v + 0.5);
+	return ds_format(out, v);
+}
+
+static void
+write_stacks(struct outbuf *ob, struct dstab *t, enum form form, double scale,
+    int fractions)
+{
+	size_t *ix = ds_sorted(t), i, n = ds_size(t);
+	struct ds_entry *e;
+	char num[2][64];
+	int l0, l1;
+	char *p;
+
+	for (i = 0; i < n; i++) {
+		e = ds_at(t, ix[i]);
+		if (form == FORM_FG) {
+			l0 = put_count(num[0], e->w[0] * scale, fractions);
+			l1 = put_count(num[1], e->w[1], fractions);
+		} else {
+			double d = e->w[1] - e->w[0] * scale;
+
+			l0 = put_count(num[0], d, fractions);
+			if (strcmp(num[0], "0") == 0)
+				continue;
+			l1 = -1;
+		}
+		p = ob_reserve(ob, e->len + 130);
+		memcpy(p, e->key, e->len);
+		p += e->len;
+		*p++ = ' ';
+		memcpy(p, num[0], (size_t)l0);
+		p += l0;
+		if (l1 >= 0) {
+			*p++ = ' ';
+			memcpy(p, num[1], (size_t)l1);
+			p += l1;
+		}
+		*p++ = '\n';
+		ob_commit(ob, e->len + (size_t)l0 + (l1 >= 0 ? (size_t)l1 + 1 : 0) + 2);
+	}
+	free(ix);
+}
+
+static void
+count_sides(struct dstab *t, size_t *only_base, size_t *only_test)
+{
+	size_t i, n = ds_size(t);
+	struct ds_entry *e;
+
+	*only_base = *only_test = 0;
+	for (i = 0; i < n; i++) {
+		e = ds_at(t, i);
+		if (e->w[0] != 0 && e->w[1] == 0)
+			(*only_base)++;
+		else if (e->w[0] == 0 && e->w[1] != 0)
+			(*only_test)++;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "normalize", no_argument, NULL, 'n' },
+		{ "normalise", no_argument, NULL, 'n' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "totals", no_argument, NULL, 't' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "keep-ids", no_argument, NULL, 'K' },
+		{ "strip-hex", no_argument, NULL, 'X' },
+		{ "fractions", no_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct ds_opts o;
+	struct ds_stats st[2];
+	struct dstab *t;
+	struct outbuf ob;
+	enum form form = FORM_FG;
+	int c, normalize = 0, quiet = 0, totals_only = 0, fractions = 0, side;
+	const char *out = NULL;
+	double base, test, scale = 1, delta;
+	char b[64], s[64], d[64];
+	size_t only_base, only_test;
+
+	cli_init(argv[0]);
+	memset(&o, 0, sizeof(o));
+	while ((c = getopt_long(argc, argv, "f:nqto:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (strcmp(optarg, "fg") == 0 || strcmp(optarg, "flamegraph") == 0)
+				form = FORM_FG;
+			else if (strcmp(optarg, "signed") == 0 || strcmp(optarg, "perfview") == 0)
+				form = FORM_SIGNED;
+			else
+				cli_usage_error("unknown format '%s' (fg or signed)", optarg);
+			break;
+		case 'n': normalize = 1; break;
+		case 'q': quiet = 1; break;
+		case 't': totals_only = 1; break;
+		case 'o': out = optarg; break;
+		case 'K': o.keep_ids = 1; break;
+		case 'X': o.strip_hex = 1; break;
+		case 'F': fractions = 1; break;
+		case 'h': usage(0); break;
+		case 'V': cli_version(); break;
+		default: usage(EXIT_FATAL);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 2)
+		cli_usage_error("need two inputs, the baseline and the test");
+	if (strcmp(argv[0], "-") == 0 && strcmp(argv[1], "-") == 0)
+		cli_usage_error("only one input can be stdin");
+
+	t = ds_new();
+	for (side = 0; side < 2; side++)
+		if (ds_read(t, side, argv[side], &o, &st[side]) < 0)
+			exit(EXIT_FATAL);
+	if (st[0].fractional || st[1].fractional)
+		fractions = 1;
+	base = st[0].total[0];
+	test = st[1].total[1];
+	if (normalize) {
+		if (base > 0)
+			scale = test / base;
+		else if (!quiet)
+			cli_warn("baseline total is 0: nothing to normalise");
+	}
+	delta = test - base;
+	ds_format(b, base);
+	ds_format(s, test);
+	ds_format(d, delta);
+	count_sides(t, &only_base, &only_test);
+
+	ob_open(&ob, out);
+	if (totals_only) {
+		ob_printf(&ob, "base\t%s\ntest\t%s\ndelta\t%s\n", b, s, d);
+		if (base != 0)
+			ob_printf(&ob, "delta_pct\t%.2f\n", delta / base * 100);
+		else
+			ob_printf(&ob, "delta_pct\t-\n");
+		if (normalize && base > 0)
+			ob_printf(&ob, "scale\t%.6g\n", scale);
+		ob_printf(&ob, "stacks\t%zu\nonly_base\t%zu\nonly_test\t%zu\n",
+		    ds_size(t), only_base, only_test);
+	} else
+		write_stacks(&ob, t, form, scale, fractions);
+	ob_close(&ob);
+
+	if (!quiet && !totals_only) {
+		char pct[32];
+
+		if (base != 0)
+			snprintf(pct, sizeof(pct), "%+.2f%%", delta / base * 100);
+		else
+			snprintf(pct, sizeof(pct), "n/a");
+		cli_warn("base %s, test %s, delta %s%s (%s)%s; %zu stacks, %zu only in base, %zu only in test",
+		    b, s, delta > 0 ? "+" : "", d, pct,
+		    normalize && base > 0 ? "; base scaled to the test total" : "",
+		    ds_size(t), only_base, only_test);
+	}
+	ds_free(t);
+	return st[0].bad || st[1].bad ? EXIT_PARTIAL : 0;
+}

@@ -1,0 +1,106 @@
+/*
+ * diffstacks.h - two-sided stack tables for diff and overweight.
+ *
+ * A dstab maps a string (a whole folded stack, or one frame name) to two
+ * weights and two sample counts, side 0 = baseline, side 1 = test.  Keys
+ * live in an arena and entries in one array, so memory grows with the
+ * number of distinct keys, never with the input size, and inserting does
+ * not allocate per line.
+ *
+ * ds_read() fills a table from an evt or folded file: it decides the
+ * format from the first non-empty line (docs/evt-format.md §5), strips
+ * process and thread ids so the same code path in two traces lands on
+ * the same key, optionally applies a caller-supplied stack transform
+ * (stackfold's grouping/folding), counts and reports unusable lines.
+ */
+#ifndef ETLKIT_DIFFSTACKS_H
+#define ETLKIT_DIFFSTACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct evt_event;
+
+struct ds_entry {
+	const char *key;	/* NUL-terminated, in the table's arena */
+	uint32_t len;
+	uint32_t mark;		/* free for the caller (overweight: last stack seen) */
+	uint64_t hash;
+	double w[2];		/* weight per side */
+	double n[2];		/* samples per side */
+};
+
+struct dstab;
+
+struct dstab *ds_new(void);
+void ds_free(struct dstab *t);
+uint64_t ds_hash(const char *s, size_t n);
+/* Finds KEY or inserts it with zero weights; returns its index. */
+size_t ds_intern(struct dstab *t, const char *key, size_t len, uint64_t hash);
+size_t ds_size(const struct dstab *t);
+/* Valid until the next ds_intern(). */
+struct ds_entry *ds_at(struct dstab *t, size_t i);
+/* Indexes of all entries sorted by key (bytewise); caller frees. */
+size_t *ds_sorted(struct dstab *t);
+
+/*
+ * Turns a stack (root first, ';'-separated, NUL-terminated, writable)
+ * into the stack to count.  Returns the stack to use (IN or the
+ * transform's own buffer, valid until the next call) and its length in
+ * *len, or NULL to drop the sample (an exclude/include pattern).
+ */
+typedef char *(*ds_transform_fn)(void *ctx, char *in, size_t *len);
+/*
+ * For evt input: builds the folded stack of one event into a buffer the
+ * callee owns, sets *weight and *samples; returns the stack or NULL when
+ * the event is not counted (wrong kind, filtered).  When not set,
+ * ds_read uses its own rule (Sample events; process;frames; weight in ms).
+ */
+typedef char *(*ds_event_fn)(void *ctx, const struct evt_event *ev,
+    size_t *len, double *weight, double *samples);
+
+struct ds_opts {
+	int keep_ids;		/* do not strip pids/tids */
+	int strip_hex;		/* rewrite 0x<hex> to 0x... (difffolded -s) */
+	double per_sample;	/* folded input: weight of one sample (default 1) */
+	ds_transform_fn transform;
+	ds_event_fn event;
+	void *ctx;
+	int max_reports;	/* bad lines reported one by one per file (default 10) */
+};
+
+struct ds_stats {
+	int is_evt;
+	unsigned long lines;	/* data lines read (not comments or blank) */
+	unsigned long counted;	/* lines whose weight was counted */
+	unsigned long bad;	/* unusable lines, reported */
+	unsigned long dropped;	/* samples the transform dropped (filters) */
+	unsigned long ignored;	/* evt events of kinds not counted */
+	int fractional;		/* some count had a fraction */
+	double total[2];	/* weight counted per side (after the transform) */
+	double samples[2];
+	double dropped_weight;
+};
+
+/*
+ * Reads PATH ("-" = stdin) into T.  SIDE is 0 or 1, or -1 for a file in
+ * the two-count form "stack base test" that fills both sides.
+ * Returns 0, or -1 when the file could not be opened or read (message
+ * already printed).  Bad lines are reported as "FILE:LINE: why".
+ */
+int ds_read(struct dstab *t, int side, const char *path,
+    const struct ds_opts *o, struct ds_stats *st);
+
+/*
+ * Strips process/thread ids from the leading pseudo-frames of STACK in
+ * place (see diff.1): "Process64 app (12) Args: x" -> "app",
+ * "Thread (7) CPU=3ms" -> "Thread", "app.exe (12)" -> "app.exe",
+ * "app-12" and "app-12/34" as the first frame -> "app".  Returns the new
+ * length.
+ */
+size_t ds_strip_ids(char *stack, size_t len);
+
+/* Formats a weight: integer form when integral, else up to 6 decimals. */
+int ds_format(char *out, double v);
+
+#endif

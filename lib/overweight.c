@@ -1,0 +1,158 @@
+/*
+ * overweight.c - PerfView's Overweight report on inclusive name maps
+ * (see overweight.h for the formulas and what we add).
+ */
+#include "overweight.h"
+#include "diffstacks.h"
+#include "cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+ow_inclusive(struct dstab *stacks, struct dstab *names)
+{
+	size_t i, n = ds_size(stacks), ix;
+	struct ds_entry *s, *f;
+	const char *b, *e, *end;
+
+	for (i = 0; i < n; i++) {
+		s = ds_at(stacks, i);
+		if (s->w[0] == 0 && s->w[1] == 0)
+			continue;
+		end = s->key + s->len;
+		for (b = s->key; b <= end; b = e + 1) {
+			e = memchr(b, ';', (size_t)(end - b));
+			if (e == NULL)
+				e = end;
+			if (e > b) {
+				ix = ds_intern(names, b, (size_t)(e - b), ds_hash(b, (size_t)(e - b)));
+				f = ds_at(names, ix);
+				s = ds_at(stacks, i);
+				/* a name recurring on one stack is counted once (PerfView ByName) */
+				if (f->mark != (uint32_t)(i + 1)) {
+					f->mark = (uint32_t)(i + 1);
+					f->w[0] += s->w[0];
+					f->w[1] += s->w[1];
+					f->n[0] += s->n[0];
+					f->n[1] += s->n[1];
+				}
+			}
+		}
+	}
+}
+
+/* Sampling noise: each side's count has a standard error of about sqrt(n). */
+static void
+noise(struct ow_row *r)
+{
+	double dn = fabs(r->ntest - r->nbase), sigma = sqrt(r->nbase + r->ntest);
+
+	if (dn == 0) {
+		r->noise = -1;
+		r->noisy = 1;
+		return;
+	}
+	r->noise = 100 * sigma / dn;
+	r->noisy = dn < 2 * sigma;
+}
+
+static int ow_equal_totals;
+
+static int
+cmp_rows(const void *a, const void *b)
+{
+	const struct ow_row *x = a, *y = b;
+
+	if (x->interest != y->interest)
+		return x->interest > y->interest ? -1 : 1;
+	if (x->has_overweight && y->has_overweight && x->overweight != y->overweight)
+		return x->overweight > y->overweight ? -1 : 1;
+	if (ow_equal_totals) {
+		if (fabs(x->delta) != fabs(y->delta))
+			return fabs(x->delta) > fabs(y->delta) ? -1 : 1;
+	} else if (x->delta != y->delta)
+		return x->delta < y->delta ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int
+cmp_only(const void *a, const void *b)
+{
+	const struct ow_row *x = a, *y = b;
+
+	if (fabs(x->delta) != fabs(y->delta))
+		return fabs(x->delta) > fabs(y->delta) ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+void
+ow_compute(struct dstab *names, double base_total, double test_total,
+    double base_samples, double test_samples, double min_resp,
+    struct ow_report *r)
+{
+	size_t i, n = ds_size(names);
+	double total_delta = test_total - base_total;
+	struct ds_entry *e;
+	struct ow_row row, *dst;
+
+	memset(r, 0, sizeof(*r));
+	r->base_total = base_total;
+	r->test_total = test_total;
+	r->base_samples = base_samples;
+	r->test_samples = test_samples;
+	r->equal_totals = total_delta == 0;
+	r->growth = base_total != 0 ? test_total / base_total : INFINITY;
+	r->rows = xcalloc(n ? n : 1, sizeof(*r->rows));
+	r->only = xcalloc(n ? n : 1, sizeof(*r->only));
+	for (i = 0; i < n; i++) {
+		e = ds_at(names, i);
+		if (e->w[0] == 0 && e->w[1] == 0)
+			continue;
+		memset(&row, 0, sizeof(row));
+		row.name = e->key;
+		row.base = e->w[0];
+		row.test = e->w[1];
+		row.nbase = e->n[0];
+		row.ntest = e->n[1];
+		row.delta = row.test - row.base;
+		row.where = row.base == 0 ? OW_TEST_ONLY : row.test == 0 ? OW_BASE_ONLY : OW_BOTH;
+		if (r->equal_totals)
+			row.resp = test_total != 0 ? row.delta / test_total * 100 : 0;
+		else
+			row.resp = row.delta / total_delta * 100;
+		noise(&row);
+		if (row.where == OW_BOTH) {
+			r->nboth_all++;
+			if (!r->equal_totals) {
+				/* = delta / (base * (g - 1)) * 100, without rounding g */
+				row.overweight = row.delta * base_total * 100 / (row.base * total_delta);
+				row.has_overweight = 1;
+			}
+			row.interest = (row.has_overweight && fabs(row.overweight) > 110) +
+			    (fabs(row.resp) > 5) + (fabs(row.resp) > 20) + (fabs(row.resp) > 100) +
+			    (row.test < 0.95 * test_total) + (row.test < 0.75 * test_total);
+			if (fabs(row.resp) < min_resp)
+				continue;
+			dst = &r->rows[r->nrows++];
+		} else {
+			r->nonly_all++;
+			if (fabs(row.resp) < min_resp)
+				continue;
+			dst = &r->only[r->nonly++];
+		}
+		*dst = row;
+	}
+	ow_equal_totals = r->equal_totals;
+	qsort(r->rows, r->nrows, sizeof(*r->rows), cmp_rows);
+	qsort(r->only, r->nonly, sizeof(*r->only), cmp_only);
+}
+
+void
+ow_free(struct ow_report *r)
+{
+	free(r->rows);
+	free(r->only);
+	memset(r, 0, sizeof(*r));
+}

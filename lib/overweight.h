@@ -1,0 +1,72 @@
+/*
+ * overweight.h - PerfView's Overweight report (Regression -> Overweight),
+ * computed on name -> (base, test) inclusive maps.
+ *
+ * ../shared/docs/reference-semantics.md §2.8:
+ *   growth      g = test_total / base_total
+ *   delta       test - base                        (per name)
+ *   overweight  delta / (base * (g - 1)) * 100
+ *   resp.       delta / (test_total - base_total) * 100
+ *   interest    0..6: +1 |ow| > 110, +1 |resp| > 5, +1 |resp| > 20,
+ *               +1 |resp| > 100, +1 test/test_total < 0.95, +1 < 0.75
+ *   order       interest desc, overweight desc, delta asc
+ *   cut         |resp| >= 2 (configurable)
+ * Beyond PerfView: names found in only one trace are kept in their own
+ * list (PerfView drops them), every row carries a sampling-noise
+ * estimate, and equal totals (g = 1) do not divide by zero: overweight
+ * is then undefined and "resp." becomes delta / total * 100 (the
+ * share of the profile that moved), so the report still ranks changes.
+ */
+#ifndef ETLKIT_OVERWEIGHT_H
+#define ETLKIT_OVERWEIGHT_H
+
+#include <stddef.h>
+
+struct dstab;
+
+enum ow_where { OW_BOTH, OW_BASE_ONLY, OW_TEST_ONLY };
+
+struct ow_row {
+	const char *name;
+	enum ow_where where;
+	double base, test;	/* inclusive weight */
+	double nbase, ntest;	/* inclusive samples */
+	double delta;
+	double overweight;	/* % ; valid when has_overweight */
+	int has_overweight;
+	double resp;		/* % of the total delta (or of the total if totals are equal) */
+	int interest;
+	double noise;		/* relative error of the delta in %, sqrt(nb+nt)/|nt-nb|; <0: infinite */
+	int noisy;		/* the change is under two standard errors */
+};
+
+struct ow_report {
+	double base_total, test_total;
+	double base_samples, test_samples;
+	double growth;		/* test/base; 0 when base_total is 0 */
+	int equal_totals;	/* no growth: overweight undefined */
+	struct ow_row *rows;	/* names in both traces, sorted, cut applied */
+	size_t nrows;
+	struct ow_row *only;	/* names in one trace only, by |delta| desc, cut applied */
+	size_t nonly;
+	size_t nboth_all, nonly_all;	/* before the cut */
+};
+
+/*
+ * Inclusive weight per frame name: every stack of STACKS adds its
+ * weights once to each distinct frame on it (recursion counted once).
+ * NAMES receives the frames.
+ */
+void ow_inclusive(struct dstab *stacks, struct dstab *names);
+
+/*
+ * Builds the report from a name table (w[0]/w[1] inclusive weight,
+ * n[0]/n[1] inclusive samples) and the two totals.  MIN_RESP is the cut
+ * in percent (PerfView: 2).  Row names point into NAMES.
+ */
+void ow_compute(struct dstab *names, double base_total, double test_total,
+    double base_samples, double test_samples, double min_resp,
+    struct ow_report *r);
+void ow_free(struct ow_report *r);
+
+#endif

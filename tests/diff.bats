@@ -1,0 +1,154 @@
+#!/usr/bin/env bats
+# diff: baseline vs test stacks (reference-semantics §2.7, §3.3, decision 5).
+# Note: "diff" below is etlkit's diff (ETLKIT_BIN is first on PATH);
+# files are compared with cmp or /usr/bin/diff.
+load helpers
+
+two_traces() {
+	printf 'main;parse;lex 30\nmain;parse 10\nmain;render 60\n' >"$T/base"
+	printf 'main;parse;lex 50\nmain;render 60\nmain;net 15\n' >"$T/test"
+}
+
+@test "FlameGraph form: union of stacks, missing side 0, sorted, totals on stderr" {
+	two_traces
+	run diff "$T/base" "$T/test"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "main;net 0 15" ]
+	[ "${lines[1]}" = "main;parse 10 0" ]
+	[ "${lines[2]}" = "main;parse;lex 30 50" ]
+	[ "${lines[3]}" = "main;render 60 60" ]
+	[ "${lines[4]}" = "diff: base 100, test 125, delta +25 (+25.00%); 4 stacks, 1 only in base, 1 only in test" ]
+	[ "${#lines[@]}" -eq 5 ]
+	diff -q "$T/base" "$T/test" >"$T/out"
+	evtcheck --folded=flamegraph "$T/out"
+}
+
+@test "PerfView's negated-baseline merge: signed test - base per stack, zeros left out" {
+	two_traces
+	run diff -q -f signed "$T/base" "$T/test"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'main;net 15\nmain;parse -10\nmain;parse;lex 20')" ]
+	# the signed weights sum to the regression
+	[ "$(awk '{ s += $NF } END { print s }' <<<"$output")" = 25 ]
+}
+
+@test "-n scales the baseline to the test's total" {
+	two_traces
+	run diff -q -n "$T/base" "$T/test"
+	[ "$status" -eq 0 ]
+	# factor 1.25: 30 -> 37.5 rounds to 38, 10 -> 12.5 -> 13, 60 -> 75
+	[ "$output" = "$(printf 'main;net 0 15\nmain;parse 13 0\nmain;parse;lex 38 50\nmain;render 75 60')" ]
+	run diff -q -n --fractions "$T/base" "$T/test"
+	[ "${lines[2]}" = "main;parse;lex 37.5 50" ]
+	run diff -q -n -f signed --fractions "$T/base" "$T/test"
+	[ "$(awk '{ s += $NF } END { print s }' <<<"$output")" = 0 ]
+	run diff -n "$T/base" "$T/test"
+	[[ "${lines[4]}" == *"base scaled to the test total"* ]]
+}
+
+@test "--totals: base, test, delta = test - base, delta %" {
+	two_traces
+	run diff -t "$T/base" "$T/test"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'base\t100\ntest\t125\ndelta\t25\ndelta_pct\t25.00\nstacks\t4\nonly_base\t1\nonly_test\t1')" ]
+}
+
+@test "ids are stripped so the same path cancels: PerfView, perf and name (pid) frames" {
+	printf '%s\n' 'Process64 my-app (1234) Args: -x;Thread (11) CPU=5ms;my-app.exe!main 10' \
+	    'my-app-1234/11;do_work 5' 'svc.exe (88);ntdll.dll!Wait 7' 'my-app;a;b;f (1) 1' >"$T/base"
+	printf '%s\n' 'Process64 my-app (999) Args: -y;Thread (12) CPU=9ms;my-app.exe!main 12' \
+	    'my-app-999/12;do_work 6' 'svc.exe (77);ntdll.dll!Wait 7' 'my-app;a;b;f (1) 1' >"$T/test"
+	run diff -q "$T/base" "$T/test"
+	[ "$status" -eq 0 ]
+	# PerfView's own rule (^Process% {%}) would have cut "my-app" to "my"
+	[[ "$output" == *"my-app;Thread;my-app.exe!main 10 12"* ]]
+	[[ "$output" == *"my-app;do_work 5 6"* ]]
+	[[ "$output" == *"svc.exe;ntdll.dll!Wait 7 7"* ]]
+	# a name without an id and "(1)" past the root pseudo-frames are not touched
+	[[ "$output" == *"my-app;a;b;f (1) 1 1"* ]]
+	[ "${#lines[@]}" -eq 4 ]
+	run diff -q --keep-ids "$T/base" "$T/test"
+	[ "${#lines[@]}" -eq 7 ]
+	[[ "$output" == *"Process64 my-app (1234) Args: -x;Thread (11) CPU=5ms;my-app.exe!main 10 0"* ]]
+}
+
+@test "--strip-hex merges addresses like difffolded.pl -s" {
+	printf 'a.dll!0x1a2b;b.dll!f 3\n' >"$T/base"
+	printf 'a.dll!0xFF00;b.dll!f 4\n' >"$T/test"
+	run diff -q --strip-hex "$T/base" "$T/test"
+	[ "$output" = "a.dll!0x...;b.dll!f 3 4" ]
+}
+
+@test "duplicate stacks are merged and frames with spaces are kept" {
+	printf 'a b;c 1\na b;c 2\n' >"$T/base"
+	printf 'a b;c 4\n' >"$T/test"
+	run diff -q "$T/base" "$T/test"
+	[ "$output" = "a b;c 3 4" ]
+}
+
+@test "empty inputs and one empty side" {
+	: >"$T/empty"
+	run diff "$T/empty" "$T/empty"
+	[ "$status" -eq 0 ]
+	[ "$output" = "diff: base 0, test 0, delta 0 (n/a); 0 stacks, 0 only in base, 0 only in test" ]
+	printf 'a;b 5\n' >"$T/one"
+	run diff -q "$T/empty" "$T/one"
+	[ "$output" = "a;b 0 5" ]
+	run diff -q "$T/one" "$T/empty"
+	[ "$output" = "a;b 5 0" ]
+	run diff -q -n "$T/empty" "$T/one"
+	[ "$status" -eq 0 ]
+	[ "$output" = "a;b 0 5" ]
+}
+
+@test "garbage lines: counted, reported with file:line, exit 1, the rest used" {
+	printf 'a;b 5\nnonsense\na;c 1 2\na;d -4\n\n# comment 3\na;b 99999999999999999999999\na;e 2\n' >"$T/base"
+	printf 'a;b 6\n' >"$T/test"
+	run diff "$T/base" "$T/test"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"diff: $T/base:2: not a folded stack line"* ]]
+	[[ "$output" == *"diff: $T/base:3: two counts"* ]]
+	[[ "$output" == *"diff: $T/base:4: "* ]]
+	[[ "$output" == *"diff: $T/base:7: "* ]]
+	[[ "$output" == *"diff: $T/base: 4 unusable lines skipped"* ]]
+	[[ "$output" == *"a;b 5 6"* ]]
+	[[ "$output" == *"a;e 2 0"* ]]
+}
+
+@test "huge counts stay exact" {
+	printf 'a 9007199254740992\nb 1\n' >"$T/base"
+	printf 'a 9007199254740000\nb 1\n' >"$T/test"
+	run diff -q -t "$T/base" "$T/test"
+	[ "${lines[0]}" = "$(printf 'base\t9007199254740993')" ] || [ "${lines[0]}" = "$(printf 'base\t9007199254740992')" ]
+	run diff -q "$T/base" "$T/test"
+	[ "${lines[0]}" = "a 9007199254740992 9007199254740000" ]
+	printf 'a 1000000000000\n' >"$T/t2"
+	run diff -q -t "$T/t2" "$T/t2"
+	[ "${lines[2]}" = "$(printf 'delta\t0')" ]
+}
+
+@test "gzip input and stdin" {
+	two_traces
+	gzip -c "$T/base" >"$T/base.gz"
+	run diff -q "$T/base.gz" - <"$T/test"
+	[ "$status" -eq 0 ]
+	[ "${lines[2]}" = "main;parse;lex 30 50" ]
+}
+
+@test "usage errors, unreadable files and write errors exit 2" {
+	run diff "$T/only-one"
+	[ "$status" -eq 2 ]
+	run diff - -
+	[ "$status" -eq 2 ]
+	run diff -f bogus a b
+	[ "$status" -eq 2 ]
+	run diff "$T/missing" "$T/missing"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"diff: $T/missing: No such file"* ]]
+	two_traces
+	run diff -o /dev/full "$T/base" "$T/test"
+	[ "$status" -eq 2 ]
+	run diff --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == usage:* ]]
+}
