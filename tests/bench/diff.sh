@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Benchmark: diff and overweight on two 50 MB folded files from
+# gen_folded.py (seeds 1 and 2).  Prints MB/s of input read (both files).
+# Env: ETLKIT_BIN, ETLKIT_SHARED, BENCH_TMP (see tests/bench.sh).
+set -eu
+bin=${ETLKIT_BIN:?}
+gen="$ETLKIT_SHARED/tools/gen_folded.py"
+tmp=${BENCH_TMP:-/tmp/etlkit-bench}
+size=${DIFF_BENCH_SIZE:-50M}
+mkdir -p "$tmp"
+for seed in 1 2; do
+	f="$tmp/diff-$size-$seed.folded"
+	[ -s "$f" ] || python3 "$gen" --size "$size" --seed "$seed" >"$f"
+done
+a="$tmp/diff-$size-1.folded" b="$tmp/diff-$size-2.folded"
+mb=$(( ($(stat -c %s "$a") + $(stat -c %s "$b")) / 1000000 ))
+
+# best of 3 wall-clock runs, in seconds
+best() {
+	local best="" t s e i
+	for i in 1 2 3; do
+		s=$(date +%s.%N)
+		"$@" >/dev/null 2>&1 || true
+		e=$(date +%s.%N)
+		t=$(echo "$e - $s" | bc -l 2>/dev/null || awk -v s="$s" -v e="$e" 'BEGIN { print e - s }')
+		if [ -z "$best" ] || awk -v t="$t" -v b="$best" 'BEGIN { exit !(t < b) }'; then best=$t; fi
+	done
+	echo "$best"
+}
+
+report() {
+	local name=$1 t=$2
+	awk -v n="$name" -v t="$t" -v mb="$mb" \
+	    'BEGIN { printf "%-28s %6d MB in %6.3f s  %8.0f MB/s\n", n, mb, t, mb / t }'
+}
+
+report "diff (stack base test)" "$(best "$bin/diff" -q "$a" "$b")"
+report "diff -f signed -n" "$(best "$bin/diff" -q -f signed -n "$a" "$b")"
+report "diff --totals" "$(best "$bin/diff" -t "$a" "$b")"
+report "overweight" "$(best "$bin/overweight" "$a" "$b")"
+report "overweight --tsv" "$(best "$bin/overweight" --tsv "$a" "$b")"
