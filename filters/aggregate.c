@@ -1,0 +1,275 @@
+/*
+ * aggregate - many scenarios into one view (PerfView's scenario sets).
+ *
+ * USAGE:  aggregate [-S] [-m sum|mean] [-p GLOB] [-n NAME] [-b FILE] [-o FILE] FILE...
+ *         aggregate -l LIST           (LIST: "NAME<TAB>FILE" lines)
+ *         aggregate -M PARTIAL...     (merge partial aggregates)
+ *
+ * INPUT:  evt streams or folded stacks, plain or gzip, one scenario per
+ *         file.  The scenario's name comes from the file name: --match is
+ *         a glob over the base name whose '*' runs are $1..$9 in --name
+ *         (default "$1"; without --match, $1 is the base name without
+ *         ".etl.zip", ".evt.gz", ".folded"... suffixes).  From evt, the
+ *         weights of the chosen kinds count (default Sample), under a
+ *         process frame:
+ *             0.104200 Sample 0 Backup.exe 2212 4100 1 ip=0x1 ntdll.dll!A;Backup.exe!0x1c3d4
+ *         becomes  Backup.exe;ntdll.dll!A;Backup.exe!0x1c3d4 1
+ *
+ * OUTPUT: folded stacks with the scenario as a pseudo-frame above the
+ *         process, sorted by scenario then stack:
+ *             nightly-17;Backup.exe;ntdll.dll!A;Backup.exe!0x1c3d4 12
+ *         (-S: without it, summed over the scenarios).  -b writes the
+ *         by-name table with the per-scenario breakdown and PerfView's
+ *         Which histogram.  Totals are exact: weights are summed as
+ *         integers in millionths, so sum-mode output adds up to the
+ *         input to the last digit, and merging partial aggregates (-M)
+ *         gives the same result as one run over all inputs.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "atomicfile.h"
+#include "cli.h"
+#include "evt.h"
+#include "scenagg.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: aggregate [-SMi] [-m sum|mean] [-p glob] [-n name] [-l list] "
+	    "[-k kinds] [-b file] [-o file] file...\n");
+}
+
+static void
+help(void)
+{
+	usage();
+	fputs("Sums many scenarios' stacks into one folded view (PerfView scenario sets).\n"
+	    "  -n, --name PATTERN       scenario name; $1..$9 = '*' of --match, $0 = base name [$1]\n"
+	    "  -p, --match GLOB         glob over each file's base name (a '/' in it: the whole path)\n"
+	    "  -l, --list FILE          scenarios from FILE: one \"NAME<TAB>PATH\" per line\n"
+	    "  -S, --no-scenario-frame  no scenario pseudo-frame: sum the scenarios\n"
+	    "  -m, --mode sum|mean      sum (default) or mean over the scenarios\n"
+	    "  -i, --integer            round to integers, keeping the rounded total exact\n"
+	    "  -M, --merge              inputs are partial aggregates (scenario frame first)\n"
+	    "  -k, --kinds LIST         evt kinds that count: cpu (default), dpc, all, or names\n"
+	    "  -u, --unit ms|us         unit of evt weights in the output [ms]\n"
+	    "      --pid                process frame \"name (pid)\" for evt input\n"
+	    "  -b, --by-name FILE       write the by-name table (TSV) with Which histogram\n"
+	    "  -o, --output FILE        write the folded stacks to FILE (atomically) [stdout]\n"
+	    "  -h, --help, --version\n"
+	    "Exit: 0 ok, 1 some input unreadable or malformed (skipped, counted), 2 fatal.\n",
+	    stderr);
+	exit(0);
+}
+
+struct input {
+	char *name;		/* scenario, or NULL: from the header or the pattern */
+	char *path;
+};
+
+static struct input *inputs;
+static size_t ninputs, capinputs;
+
+static void
+add_input(const char *name, const char *path)
+{
+	if (ninputs == capinputs) {
+		capinputs = capinputs ? 2 * capinputs : 64;
+		inputs = xrealloc(inputs, capinputs * sizeof(*inputs));
+	}
+	inputs[ninputs].name = name ? xstrdup(name) : NULL;
+	inputs[ninputs].path = xstrdup(path);
+	ninputs++;
+}
+
+/* Reads "NAME<TAB>PATH" lines; returns the number of malformed lines. */
+static int
+read_list(const char *file)
+{
+	struct linereader *lr = lr_open(file);
+	char *line;
+	size_t len;
+	int bad = 0;
+
+	if (lr == NULL)
+		cli_fatal("%s: %s", file, strerror(errno));
+	while ((line = lr_next(lr, &len)) != NULL) {
+		char *tab;
+
+		if (len == 0 || line[0] == '#')
+			continue;
+		tab = strchr(line, '\t');
+		if (tab == NULL || tab == line || tab[1] == '\0') {
+			cli_warn("%s:%lu: expected \"NAME<TAB>PATH\"", file, lr_lineno(lr));
+			bad++;
+			continue;
+		}
+		*tab = '\0';
+		add_input(line, tab + 1);
+	}
+	if (lr_error(lr))
+		cli_fatal("%s: %s", file, lr_error(lr));
+	lr_close(lr);
+	return bad;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "name", required_argument, NULL, 'n' },
+		{ "match", required_argument, NULL, 'p' },
+		{ "list", required_argument, NULL, 'l' },
+		{ "no-scenario-frame", no_argument, NULL, 'S' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "integer", no_argument, NULL, 'i' },
+		{ "merge", no_argument, NULL, 'M' },
+		{ "kinds", required_argument, NULL, 'k' },
+		{ "unit", required_argument, NULL, 'u' },
+		{ "pid", no_argument, NULL, 'P' },
+		{ "by-name", required_argument, NULL, 'b' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *name_pat = NULL, *match = NULL, *byname = NULL, *output = NULL;
+	struct scenagg_evt_opts eo = { NULL, 0, 0 };
+	struct scenagg_out_opts oo = { 1, 0, 0 };
+	struct scenagg *sa;
+	struct atomic_out out, bn;
+	int merge = 0, status = 0, ch;
+	size_t i;
+
+	cli_init(argv[0]);
+	while ((ch = getopt_long(argc, argv, "n:p:l:Sm:iMk:u:b:o:hV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'n':
+			name_pat = optarg;
+			break;
+		case 'p':
+			match = optarg;
+			break;
+		case 'l':
+			if (read_list(optarg) > 0)
+				status = EXIT_PARTIAL;
+			break;
+		case 'S':
+			oo.scenario_frame = 0;
+			break;
+		case 'm':
+			if (strcmp(optarg, "sum") == 0)
+				oo.mean = 0;
+			else if (strcmp(optarg, "mean") == 0)
+				oo.mean = 1;
+			else
+				cli_usage_error("--mode: 'sum' or 'mean', not '%s'", optarg);
+			break;
+		case 'i':
+			oo.integer = 1;
+			break;
+		case 'M':
+			merge = 1;
+			break;
+		case 'k':
+			eo.kinds = optarg;
+			break;
+		case 'u':
+			if (strcmp(optarg, "ms") == 0)
+				eo.unit_us = 0;
+			else if (strcmp(optarg, "us") == 0)
+				eo.unit_us = 1;
+			else
+				cli_usage_error("--unit: 'ms' or 'us', not '%s'", optarg);
+			break;
+		case 'P':
+			eo.pid = 1;
+			break;
+		case 'b':
+			byname = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			help();
+			break;
+		case 'V':
+			cli_version();
+			break;
+		default:
+			usage();
+			exit(EXIT_FATAL);
+		}
+	}
+	for (i = (size_t)optind; i < (size_t)argc; i++)
+		add_input(NULL, argv[i]);
+	if (ninputs == 0)
+		cli_usage_error("no input files (give files, or --list)");
+	if (merge && (name_pat || match))
+		cli_usage_error("--merge takes scenario names from the partial aggregates; no --name/--match");
+
+	sa = scenagg_new();
+	for (i = 0; i < ninputs; i++) {
+		struct scenagg_file_stats st;
+		char *scen = NULL;
+		int id = SCENAGG_MERGE;
+
+		if (!merge) {
+			if (inputs[i].name)
+				scen = xstrdup(inputs[i].name);
+			else if (name_pat == NULL && match == NULL &&
+			    strcmp(inputs[i].path, "-") != 0)
+				scen = scenagg_header_scenario(inputs[i].path);
+			if (scen == NULL) {
+				scen = scenagg_name_from_path(
+				    strcmp(inputs[i].path, "-") == 0 ? "stdin" : inputs[i].path,
+				    match, name_pat);
+				if (scen == NULL) {
+					cli_warn("%s: file name does not match --match '%s'; skipped",
+					    inputs[i].path, match);
+					status = EXIT_PARTIAL;
+					continue;
+				}
+			}
+			id = scenagg_scenario(sa, scen);
+			scenagg_count_file(sa, id);
+		}
+		if (scenagg_read(sa, id, inputs[i].path, &eo, &st) < 0) {
+			cli_warn("%s: %s; skipped", inputs[i].path, strerror(errno));
+			status = EXIT_PARTIAL;
+		} else if (st.skipped > 0 || st.error) {
+			if (st.skipped > 0)
+				cli_warn("%s: %lu malformed line%s skipped", inputs[i].path,
+				    st.skipped, st.skipped == 1 ? "" : "s");
+			status = EXIT_PARTIAL;
+		}
+		free(scen);
+	}
+	if (merge) {
+		/* a merged scenario counts the partials it came from */
+		for (ch = 0; ch < scenagg_nscenarios(sa); ch++)
+			scenagg_count_file(sa, ch);
+	}
+
+	ao_open(&out, output);
+	scenagg_write_folded(sa, &out.ob, &oo);
+	ao_commit(&out);
+	if (byname) {
+		ao_open(&bn, byname);
+		scenagg_write_byname(sa, &bn.ob, &oo);
+		ao_commit(&bn);
+	}
+	scenagg_free(sa);
+	for (i = 0; i < ninputs; i++) {
+		free(inputs[i].name);
+		free(inputs[i].path);
+	}
+	free(inputs);
+	return status;
+}
