@@ -1,0 +1,260 @@
+#!/usr/bin/env bats
+# lib/pdb.c (PDB reader) and lib/symbols.c (finding PDBs, demangling),
+# checked against llvm-pdbutil on real PDBs and on programs built here
+# with clang-cl + lld-link.
+load helpers
+
+CPPCON="$CORPUS/perfview/CppCon.pdb"
+CTF="$CORPUS/perfview/ctf-net45-win7.etl.zip"
+SYSNI='symbols\System.ni.pdb\e40da7a49f8c3f0108e7c835b342f3821\System.ni.pdb'
+
+# llvm-pdbutil dump output -> "KIND SSSS:OOOO FLAGS-or-SIZE NAME" lines
+llvm_norm() {
+	awk '
+	function tick(s) { match(s, /`.*`/); return substr(s, RSTART + 1, RLENGTH - 2) }
+	/\| S_PUB32 / { n = tick($0); getline; f = $0; sub(/^ *flags = /, "", f); sub(/, addr = .*/, "", f)
+		a = $0; sub(/.*addr = /, "", a); print "S_PUB32 " a " " f " " n; next }
+	/\| S_[GL]PROC32(_ID|_DPC|_DPC_ID)? / { k = $0; sub(/^ *[0-9]+ \| /, "", k); sub(/ .*/, "", k); n = tick($0); getline
+		a = $0; sub(/.*addr = /, "", a); sub(/,.*/, "", a); s = $0; sub(/.*code size = /, "", s); sub(/[^0-9].*/, "", s)
+		print k " " a " " s " " n; next }
+	/\| S_THUNK32 / { n = tick($0); getline; getline; a = $0; sub(/.*addr = /, "", a); sub(/[^0-9:].*/, "", a)
+		s = $0; sub(/.*size = /, "", s); sub(/[^0-9].*/, "", s); print "S_THUNK32 " a " " s " " n; next }' | LC_ALL=C sort
+}
+
+# pdbdump output -> the same form (drops the rva= column)
+ours_norm() {
+	grep '^S_' | sed -E 's/^(S_[A-Z0-9_]+) ([0-9]+:[0-9]+) rva=0x[0-9a-f]+ (flags|size)=([a-z]+( \| [a-z]+)*|[0-9]+) /\1 \2 \4 /' |
+		LC_ALL=C sort
+}
+
+# section VAs from llvm-pdbutil, then check every "SSSS:OOOO rva=0x..." of pdbdump
+check_rvas() {	# PDB DUMPFILE
+	llvm-pdbutil dump -section-headers "$1" >"$T/sections"
+	python3 - "$T/sections" "$2" <<-'EOF'
+	import re, sys
+	va, n = {}, None
+	for l in open(sys.argv[1]):
+	    m = re.search(r'SECTION HEADER #(\d+)', l)
+	    if m: n = int(m.group(1))
+	    m = re.match(r'\s*([0-9A-F]+) virtual address$', l)
+	    if m: va[n] = int(m.group(1), 16)
+	assert va, "llvm-pdbutil printed no section headers"
+	bad = checked = 0
+	for l in open(sys.argv[2]):
+	    if not l.startswith('S_'): continue
+	    f = l.split(' ')
+	    sec, off = map(int, f[1].split(':'))
+	    # a section past the headers (e.g. ___AbsoluteZero's 0006) has no RVA
+	    want, got = (va[sec] + off if sec in va else 0), int(f[2][4:], 16)
+	    checked += 1
+	    if want != got: bad += 1; print('rva mismatch:', l.strip(), hex(want))
+	print(checked, 'rvas checked')
+	sys.exit(1 if bad or not checked else 0)
+	EOF
+}
+
+@test "CppCon.pdb: every public, procedure and thunk agrees with llvm-pdbutil" {
+	require_corpus
+	llvm-pdbutil dump -publics -symbols "$CPPCON" | llvm_norm >"$T/llvm"
+	pdbdump "$CPPCON" >"$T/dump"
+	ours_norm <"$T/dump" >"$T/ours"
+	[ "$(grep -c '^S_PUB32' "$T/llvm")" -eq 198 ]
+	[ "$(grep -c 'PROC32' "$T/llvm")" -eq 58 ]
+	[ "$(grep -c 'S_THUNK32' "$T/llvm")" -eq 30 ]
+	diff "$T/llvm" "$T/ours" || fail "pdbdump disagrees with llvm-pdbutil"
+}
+
+@test "CppCon.pdb: GUID, age and every RVA agree with llvm-pdbutil's summary and section headers" {
+	require_corpus
+	pdbdump "$CPPCON" >"$T/dump"
+	head -1 "$T/dump" | grep -q 'guid={12DC0A4F-BD7D-4F2A-A9BE-263BACAEB467} age=5 dbi_age=5 key=12DC0A4FBD7D4F2AA9BE263BACAEB4675 machine=0x14c'
+	llvm-pdbutil dump -summary "$CPPCON" | grep -q 'GUID: {12DC0A4F-BD7D-4F2A-A9BE-263BACAEB467}'
+	llvm-pdbutil dump -summary "$CPPCON" | grep -q 'Age: 5'
+	run check_rvas "$CPPCON" "$T/dump"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "286 rvas checked" ]]
+}
+
+@test "CppCon.pdb: first and last byte of each procedure resolve to it, with the offset" {
+	require_corpus
+	# identical procedures folded to one address (ICF) may answer with any of their names
+	pdbdump -S "$CPPCON" >"$T/procs"
+	python3 - "$T/procs" >"$T/want" <<-'EOF'
+	import sys
+	names = {}
+	for l in open(sys.argv[1]):
+	    f = l.rstrip('\n').split(' ', 4)
+	    if 'PROC32' not in f[0]: continue
+	    r, s = int(f[2][4:], 16), int(f[3][5:])
+	    names.setdefault((r, s), []).append(f[4])
+	for (r, s), n in sorted(names.items()):
+	    print('%x 0 %s' % (r, '|'.join(n))); print('%x %x %s' % (r + s - 1, s - 1, '|'.join(n)))
+	EOF
+	[ "$(wc -l <"$T/want")" -ge 90 ]
+	cut -d' ' -f1 "$T/want" | pdbdump -r "$CPPCON" | paste -d'\t' - "$T/want" |
+		python3 -c '
+import sys
+bad = 0
+for l in sys.stdin:
+    got, want = l.rstrip("\n").split("\t")[1], l.rstrip("\n").split("\t")[2].split(" ", 2)
+    name, disp = got.rsplit("+0x", 1)
+    if name not in want[2].split("|") or int(disp, 16) != int(want[1], 16):
+        bad += 1; print("wrong:", l.strip())
+sys.exit(1 if bad else 0)'
+}
+
+@test "NGEN System.ni.pdb (from the PerfView zip): all 22,541 publics agree with llvm-pdbutil" {
+	require_corpus
+	unzip_member "$CTF" "$SYSNI" "$T/System.ni.pdb"
+	pdbdump "$T/System.ni.pdb" >"$T/dump"
+	head -1 "$T/dump" | grep -q 'key=E40DA7A49F8C3F0108E7C835B342F3821 .* rvas=guessed'
+	ours_norm <"$T/dump" >"$T/ours"
+	# the symbol record stream holds every S_PUB32; the name hash keeps one per name
+	llvm-pdbutil dump --gsi-records "$T/System.ni.pdb" | llvm_norm >"$T/records"
+	llvm-pdbutil dump -publics "$T/System.ni.pdb" | llvm_norm >"$T/hashed"
+	[ "$(wc -l <"$T/ours")" -eq 22541 ]
+	diff "$T/records" "$T/ours"
+	[ "$(comm -23 "$T/hashed" "$T/ours" | wc -l)" -eq 0 ]
+}
+
+@test "a truncated PDB gives a clear error naming the file and offset, never a crash" {
+	require_corpus
+	# cut anywhere: either everything needed survived (same dump as the
+	# whole file) or a clear error; CppCon.pdb has 173 blocks of 4096
+	pdbdump "$CPPCON" | tail -n +2 >"$T/whole"
+	errors=0
+	for n in 0 30 100 4096 65536 200000 400000 600000 650000 664000 670000 680000 700000 708000; do
+		head -c $n "$CPPCON" >"$T/cut.pdb"
+		run pdbdump "$T/cut.pdb"
+		echo "$n: $status ${lines[0]}"
+		if [ "$status" -eq 0 ]; then
+			[ "$(echo "$output" | tail -n +2)" = "$(cat "$T/whole")" ] || fail "cut at $n: silently different"
+		else
+			[ "$status" -eq 1 ] || [ "$status" -eq 2 ]
+			[[ "$output" == *"cut.pdb: offset "* ]]
+			errors=$((errors + 1))
+		fi
+	done
+	[ "$errors" -ge 10 ]
+}
+
+@test "damaged directory sizes, block map and record lengths: clear errors, never a crash" {
+	require_corpus
+	# directory: block map block at superblock offset 52, first directory
+	# block number there; stream sizes follow the stream count
+	python3 - "$CPPCON" "$T" <<-'EOF'
+	import struct, sys
+	d = bytearray(open(sys.argv[1], 'rb').read()); t = sys.argv[2]
+	bs, mapblk = struct.unpack_from('<I', d, 32)[0], struct.unpack_from('<I', d, 52)[0]
+	dirblk = struct.unpack_from('<I', d, mapblk * bs)[0]
+	dirp = dirblk * bs
+	def save(name, b): open(t + '/' + name, 'wb').write(b)
+	b = bytearray(d); struct.pack_into('<I', b, dirp + 4 + 4 * 3, 0x7fffff00); save('dbisize.pdb', b)
+	b = bytearray(d); struct.pack_into('<I', b, dirp, 0x40000000); save('nstreams.pdb', b)
+	b = bytearray(d); struct.pack_into('<I', b, 52, 0xfffff); save('mapblock.pdb', b)
+	b = bytearray(d); struct.pack_into('<I', b, 44, 0xffffff); save('dirbytes.pdb', b)
+	b = bytearray(d); b[0:40] = b'Microsoft C/C++ program database 2.00\r\n\x1a'; save('old.pdb', b)
+	b = bytearray(d); b[100:104] = b'\0\0\0\0'; b[0:8] = b'garbage!'; save('garbage.pdb', b)
+	# every stream size doubled: blocks of one stream run into the next
+	b = bytearray(d); n = struct.unpack_from('<I', d, dirp)[0]
+	for i in range(1, n):
+	    s = struct.unpack_from('<I', b, dirp + 4 + 4 * i)[0]
+	    if s != 0xffffffff: struct.pack_into('<I', b, dirp + 4 + 4 * i, s * 2 + 1)
+	save('doubled.pdb', b)
+	EOF
+	run pdbdump "$T/dbisize.pdb"; echo "$output"
+	[ "$status" -eq 2 ]; [[ "$output" == *"dbisize.pdb: offset "*"stream 3"* ]]
+	run pdbdump "$T/nstreams.pdb"; echo "$output"
+	[ "$status" -eq 2 ]; [[ "$output" == *"nstreams.pdb: offset "*"streams"* ]]
+	run pdbdump "$T/mapblock.pdb"; echo "$output"
+	[ "$status" -eq 2 ]; [[ "$output" == *"mapblock.pdb: offset 52: "*"truncated"* ]]
+	run pdbdump "$T/dirbytes.pdb"; echo "$output"
+	[ "$status" -eq 2 ]; [[ "$output" == *"dirbytes.pdb: offset 44: directory size"* ]]
+	run pdbdump "$T/old.pdb"; echo "$output"
+	[ "$status" -eq 2 ]; [[ "$output" == *"old.pdb: offset 0: old PDB 2.00 format"* ]]
+	run pdbdump "$T/garbage.pdb"; echo "$output"
+	[ "$status" -eq 2 ]; [[ "$output" == *"garbage.pdb: offset 0: not a PDB file"* ]]
+	run pdbdump "$T/doubled.pdb"; echo "$output"
+	[ "$status" -eq 1 ] || [ "$status" -eq 2 ]; [[ "$output" == *"doubled.pdb: offset "* ]]
+}
+
+@test "random corruption anywhere in a PDB never crashes the reader" {
+	require_corpus
+	n=300; asan && n=120
+	python3 - "$CPPCON" "$T" "$n" <<-'EOF'
+	import random, sys
+	d = open(sys.argv[1], 'rb').read(); r = random.Random(8)
+	for i in range(int(sys.argv[3])):
+	    b = bytearray(d)
+	    for _ in range(r.choice((1, 4, 32))):
+	        at = r.randrange(len(b)) if r.random() < .5 else r.randrange(min(len(b), 0x3000))
+	        b[at] = r.randrange(256)
+	    open('%s/f%03d.pdb' % (sys.argv[2], i), 'wb').write(b)
+	EOF
+	for f in "$T"/f*.pdb; do
+		pdbdump "$f" >/dev/null 2>"$T/err" && continue
+		s=$?
+		[ "$s" -eq 1 ] || [ "$s" -eq 2 ] || fail "$f: exit $s: $(cat "$T/err")"
+		grep -q "^pdbdump: .*f[0-9]*.pdb: " "$T/err" || fail "$f: unclear error: $(cat "$T/err")"
+		echo x 0 | pdbdump -r "$f" >/dev/null 2>&1 || [ $? -eq 2 ] || fail "$f: -r crashed"
+	done
+}
+
+# A freestanding program: no SDK headers, no CRT.
+write_c_program() {
+	cat >"$1" <<-'EOF'
+	static volatile int sink;
+	__declspec(noinline) static int leaf_add(int a, int b) { sink = a; return a + b; }
+	__declspec(noinline) int compute_sum(int n) { int s = 0; for (int i = 0; i < n; i++) s = leaf_add(s, i); return s; }
+	__declspec(noinline) int busy_loop(int n) { int s = 0; while (n--) s += compute_sum(n & 7); return s; }
+	__declspec(noinline) int __stdcall std_call(int a, int b) { return a * b + sink; }
+	__declspec(noinline) int __fastcall fast_call(int a, int b) { return a - b + sink; }
+	int mainCRTStartup(void) { return busy_loop(100) + std_call(2, 3) + fast_call(4, 5); }
+	EOF
+}
+
+# Builds $T/NAME.exe/.pdb/.map for TARGET, then checks that the first,
+# a middle and the last byte of every function in the .map resolve to it
+# (the function runs to the next symbol in the map, or the section end).
+check_built_program() {	# SRC NAME TARGET
+	/usr/lib/llvm-14/bin/clang-cl /nologo /c /O1 /Z7 /GS- /GR- --target="$3" "$1" /Fo"$T/$2.obj" >/dev/null
+	lld-link /nologo /debug /nodefaultlib /entry:mainCRTStartup /subsystem:console \
+		/out:"$T/$2.exe" /pdb:"$T/$2.pdb" /map:"$T/$2.map" "$T/$2.obj"
+	[ -s "$T/$2.pdb" ]
+	# map: "Preferred load address is 0000000140000000", ".text" length,
+	# "0001:0000002a  name  000000014000102a  obj" for publics and statics
+	python3 - "$T/$2.map" >"$T/$2.want" <<-'EOF'
+	import re, sys
+	base, funcs, end = 0, [], None
+	for l in open(sys.argv[1]):
+	    m = re.search(r'Preferred load address is ([0-9a-f]+)', l)
+	    if m: base = int(m.group(1), 16)
+	    m = re.match(r' 0001:00000000 ([0-9a-f]+)H \.text', l)
+	    if m: end = int(m.group(1), 16)
+	    m = re.match(r' 0001:([0-9a-f]{8})\s+(\S+)\s+([0-9a-f]{8,16})\s+\S+$', l)
+	    if m: funcs.append((int(m.group(1), 16), int(m.group(3), 16) - base, m.group(2)))
+	funcs.sort()
+	for i, (off, rva, name) in enumerate(funcs):
+	    n = (funcs[i + 1][0] if i + 1 < len(funcs) else end) - off
+	    # 32-bit C decorations: _f, _f@8 (stdcall), @f@8 (fastcall)
+	    name = re.sub(r'^[_@]([^@]+)(@\d+)?$', r'\1', name)
+	    for at in (rva, rva + n // 2, rva + n - 1): print('%x %s' % (at, name))
+	EOF
+	[ "$(wc -l <"$T/$2.want")" -ge 12 ]
+	cut -d' ' -f1 "$T/$2.want" | pdbdump -r "$T/$2.pdb" | sed -E 's/^0x//; s/\t/ /; s/\+0x[0-9a-f]+$//' >"$T/$2.got"
+	diff "$T/$2.want" "$T/$2.got"
+}
+
+@test "clang-cl + lld-link x64 C program: every function's RVA resolves to its name (the .map is the oracle)" {
+	write_c_program "$T/prog.c"
+	check_built_program "$T/prog.c" prog64 x86_64-pc-windows-msvc
+	grep -q ' leaf_add$' "$T/prog64.want"
+}
+
+@test "clang-cl + lld-link x86 C program: the same on 32-bit (stdcall/fastcall decorations)" {
+	write_c_program "$T/prog.c"
+	check_built_program "$T/prog.c" prog32 i686-pc-windows-msvc
+	pdbdump -P "$T/prog32.pdb" | grep -q ' _std_call@8$'
+	pdbdump -P "$T/prog32.pdb" | grep -q ' @fast_call@8$'
+}
