@@ -1,0 +1,76 @@
+/*
+ * pattern.h - PerfView's simplified frame patterns (reference-semantics §2.2).
+ *
+ * A pattern is translated to a POSIX extended regex and matched
+ * case-insensitively and unanchored (substring search):
+ *   *      any run of characters          (.*)
+ *   %      a run of word characters, digits, '.' and '?'
+ *   ^      start anchor, wherever it appears
+ *   |      alternation
+ *   { }    a capture group ($1..$9 in replacements, $& = whole match)
+ *   @re    the rest is a raw regex (a few .NET escapes such as \d, \w,
+ *          \s and (?: are translated to POSIX)
+ * every other character is literal.
+ *
+ * A pattern list is ';'-separated; entries are trimmed, empty ones skipped.
+ */
+#ifndef ETLKIT_PATTERN_H
+#define ETLKIT_PATTERN_H
+
+#include <regex.h>
+#include <stddef.h>
+
+#define PAT_MAX_CAPTURES 10	/* $& and $1..$9 */
+
+struct pattern {
+	char *text;		/* the pattern as written */
+	regex_t re;
+};
+
+/*
+ * Compiles TEXT[0..N).  Returns 0, or -1 with a message in ERR (size
+ * ERRLEN) naming the pattern.
+ */
+int pattern_compile(struct pattern *p, const char *text, size_t n,
+    char *err, size_t errlen);
+void pattern_free(struct pattern *p);
+
+/* Translates TEXT to the POSIX ERE used (caller frees). */
+char *pattern_to_regex(const char *text, size_t n);
+
+/* Does P match anywhere in S?  S must be NUL-terminated. */
+int pattern_match(const struct pattern *p, const char *s);
+
+/*
+ * Matches and fills M[0..PAT_MAX_CAPTURES) (rm_so = -1 when unset).
+ * Returns 1 on a match.
+ */
+int pattern_exec(const struct pattern *p, const char *s, regmatch_t *m);
+
+/*
+ * Expands REPL with $1..$9 and $& from the match M on S into a new
+ * string (caller frees).  Unset captures expand to nothing; a '$' not
+ * followed by a digit or '&' is literal.
+ */
+char *pattern_expand(const char *repl, const char *s, const regmatch_t *m);
+
+/* A ';'-separated list of patterns (IncPats, ExcPats, FoldPats). */
+struct patlist {
+	int n, cap;
+	struct pattern *pat;
+};
+
+/* Appends the entries of LIST.  Returns 0 or -1 with ERR set. */
+int patlist_add(struct patlist *pl, const char *list, char *err, size_t errlen);
+/* Index of the first entry matching S, or -1. */
+int patlist_first(const struct patlist *pl, const char *s);
+void patlist_free(struct patlist *pl);
+
+/*
+ * Splits a ';'-separated list: calls FN for each trimmed non-empty entry.
+ * Returns the first non-zero FN result, else 0.
+ */
+int pattern_split(const char *list,
+    int (*fn)(void *arg, const char *s, size_t n), void *arg);
+
+#endif
