@@ -85,16 +85,51 @@ translate_simple(struct sbuf *b, const char *t, size_t n)
 	}
 }
 
-/* a raw (.NET-flavoured) regex: translate the common escapes to POSIX */
-static void
+/*
+ * A raw (.NET-flavoured) regex: translate the common escapes to POSIX.
+ * A quantifier right after another one is refused, as .NET does
+ * ("nested quantifier"): glibc's regcomp needs exponential memory for
+ * "a++++...".  A lazy '?' after a quantifier is dropped (POSIX has none).
+ */
+static int
 translate_raw(struct sbuf *b, const char *t, size_t n)
 {
 	size_t i;
-	int inbr = 0;
+	int inbr = 0, lastq = 0;
 
 	for (i = 0; i < n; i++) {
 		char c = t[i];
 
+		if (!inbr && (c == '*' || c == '+' || c == '?' || c == '{')) {
+			if (lastq == 1 && c == '?') {
+				lastq = 2;	/* lazy: same match set under POSIX rules */
+				continue;
+			}
+			if (lastq)
+				return -1;
+			if (c == '{') {
+				size_t j = i + 1;
+
+				while (j < n && (isdigit((unsigned char)t[j]) || t[j] == ','))
+					j++;
+				if (j < n && t[j] == '}' && j > i + 1) {
+					char *q = xstrndup(t + i, j - i + 1);
+
+					sb_add(b, q);
+					free(q);
+					i = j;
+					lastq = 1;
+					continue;
+				}
+				sb_add(b, "\\{");
+				lastq = 0;
+				continue;
+			}
+			sb_addc(b, c);
+			lastq = 1;
+			continue;
+		}
+		lastq = 0;
 		if (c == '\\' && i + 1 < n) {
 			char d = t[++i];
 			const char *out = NULL;
@@ -142,6 +177,7 @@ translate_raw(struct sbuf *b, const char *t, size_t n)
 			inbr = 0;
 		sb_addc(b, c);
 	}
+	return 0;
 }
 
 char *
@@ -150,10 +186,14 @@ pattern_to_regex(const char *text, size_t n)
 	struct sbuf b = { NULL, 0, 0 };
 
 	sb_add(&b, "");
-	if (n > 0 && text[0] == '@')
-		translate_raw(&b, text + 1, n - 1);
-	else
+	if (n > 0 && text[0] == '@') {
+		if (translate_raw(&b, text + 1, n - 1) < 0) {
+			free(b.s);
+			return NULL;
+		}
+	} else {
 		translate_simple(&b, text, n);
+	}
 	return b.s;
 }
 
@@ -164,6 +204,12 @@ pattern_compile(struct pattern *p, const char *text, size_t n, char *err, size_t
 	int rc;
 
 	p->text = xstrndup(text, n);
+	if (re == NULL) {
+		snprintf(err, errlen, "bad pattern '%s': nested quantifier", p->text);
+		free(p->text);
+		p->text = NULL;
+		return -1;
+	}
 	rc = regcomp(&p->re, re, REG_EXTENDED | REG_ICASE);
 	free(re);
 	if (rc != 0) {

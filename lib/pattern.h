@@ -35,7 +35,7 @@ int pattern_compile(struct pattern *p, const char *text, size_t n,
     char *err, size_t errlen);
 void pattern_free(struct pattern *p);
 
-/* Translates TEXT to the POSIX ERE used (caller frees). */
+/* Translates TEXT to the POSIX ERE used (caller frees); NULL if refused (nested quantifier). */
 char *pattern_to_regex(const char *text, size_t n);
 
 /* Does P match anywhere in S?  S must be NUL-terminated. */

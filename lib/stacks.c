@@ -1814,6 +1814,40 @@ out_name(struct stk *S, uint32_t f)
 	}
 }
 
+size_t
+stk_path_text(struct stk *S, uint32_t node, char *buf, size_t cap)
+{
+	size_t need = 0, o;
+	uint32_t id;
+
+	for (id = node; id != STK_ROOT && id != STK_NONE; id = S->node[id].parent)
+		need += strlen(out_name(S, S->node[id].frame)) + (need ? 1 : 0);
+	if (cap == 0)
+		return need;
+	o = need < cap ? need : cap - 1;
+	buf[o] = '\0';
+	/* fill from the leaf backwards; whatever falls beyond CAP is dropped */
+	{
+		size_t end = need;
+
+		for (id = node; id != STK_ROOT && id != STK_NONE; id = S->node[id].parent) {
+			const char *nm = out_name(S, S->node[id].frame);
+			size_t k = strlen(nm), j;
+
+			end -= k;
+			for (j = 0; j < k; j++)
+				if (end + j < o)
+					buf[end + j] = nm[j];
+			if (end > 0) {
+				end--;
+				if (end < o)
+					buf[end] = ';';
+			}
+		}
+	}
+	return need;
+}
+
 static size_t
 format_scaled(char *buf, __int128 v, int decimals)
 {

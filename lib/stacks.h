@@ -195,6 +195,13 @@ void stk_sort_children(struct stk *S, int by_name);
  */
 uint32_t stk_next(const struct stk *S, uint32_t id, int *depth);
 
+/*
+ * The folded text of the path ROOT..NODE ("a;b;c", output spellings)
+ * into BUF (CAP bytes, NUL-terminated, truncated if short).  Returns the
+ * full length needed.
+ */
+size_t stk_path_text(struct stk *S, uint32_t node, char *buf, size_t cap);
+
 /* Divisor from the metric to the output unit (1e6 for ms/samples/folded, 1e3 for us). */
 double stk_unit_div(const struct stk *S);
 /* "us", "ms", "samples" or "count" (folded input). */
