@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "diffstacks.h"
 #include "evt.h"
+#include "stacks.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -37,15 +38,31 @@ usage(int status)
 {
 	fprintf(status ? stderr : stdout,
 	    "usage: diff [-nqt] [-f fg|signed] [--keep-ids] [--strip-hex] [-o file] base test\n");
+	if (status == 0)
+		printf("stack options (as stackfold):\n  %s\n", STK_OPTIONS_HELP);
 	exit(status);
 }
 
-/* Integer counts by default (decision 7); fractions only where the input had them. */
+/*
+ * Integer counts by default (decision 7).  Rounding carries the
+ * remainder from line to line (as stackfold does), so each column's
+ * output total is its rounded input total.
+ */
+struct rounder {
+	double cum, emitted;
+};
+
 static int
-put_count(char *out, double v, int fractions)
+put_count(char *out, struct rounder *r, double v, int fractions)
 {
-	if (!fractions)
-		v = v < 0 ? -floor(-v + 0.5) : floor(v + 0.5);
+	double q;
+
+	if (fractions)
+		return ds_format(out, v);
+	r->cum += v;
+	q = r->cum < 0 ? -floor(-r->cum + 0.5) : floor(r->cum + 0.5);
+	v = q - r->emitted;
+	r->emitted = q;
 	return ds_format(out, v);
 }
 
@@ -55,19 +72,19 @@ write_stacks(struct outbuf *ob, struct dstab *t, enum form form, double scale,
 {
 	size_t *ix = ds_sorted(t), i, n = ds_size(t);
 	struct ds_entry *e;
+	struct rounder rnd[2];
 	char num[2][64];
 	int l0, l1;
 	char *p;
 
+	memset(rnd, 0, sizeof(rnd));
 	for (i = 0; i < n; i++) {
 		e = ds_at(t, ix[i]);
 		if (form == FORM_FG) {
-			l0 = put_count(num[0], e->w[0] * scale, fractions);
-			l1 = put_count(num[1], e->w[1], fractions);
+			l0 = put_count(num[0], &rnd[0], e->w[0] * scale, fractions);
+			l1 = put_count(num[1], &rnd[1], e->w[1], fractions);
 		} else {
-			double d = e->w[1] - e->w[0] * scale;
-
-			l0 = put_count(num[0], d, fractions);
+			l0 = put_count(num[0], &rnd[0], e->w[1] - e->w[0] * scale, fractions);
 			if (strcmp(num[0], "0") == 0)
 				continue;
 			l1 = -1;
@@ -118,11 +135,14 @@ main(int argc, char **argv)
 		{ "keep-ids", no_argument, NULL, 'K' },
 		{ "strip-hex", no_argument, NULL, 'X' },
 		{ "fractions", no_argument, NULL, 'F' },
+		STK_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct ds_opts o;
+	struct stk_config cfg;
+	int fold_pct_given = 0;
 	struct ds_stats st[2];
 	struct dstab *t;
 	struct outbuf ob;
@@ -135,7 +155,16 @@ main(int argc, char **argv)
 
 	cli_init(argv[0]);
 	memset(&o, 0, sizeof(o));
+	stk_config_init(&cfg);
 	while ((c = getopt_long(argc, argv, "f:nqto:hV", longopts, NULL)) != -1) {
+		if (stk_option(&cfg, c, optarg)) {
+			if (c == STK_OPT_GROUP || c == STK_OPT_FOLD || c == STK_OPT_INCLUDE ||
+			    c == STK_OPT_EXCLUDE || c == STK_OPT_PRESET)
+				o.shape_folded = 1;
+			if (c == STK_OPT_FOLDPCT)
+				fold_pct_given = 1;
+			continue;
+		}
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "fg") == 0 || strcmp(optarg, "flamegraph") == 0)
@@ -159,6 +188,12 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	if (fold_pct_given && cfg.fold_pct > 0)
+		cli_warn("--fold-pct ignored: stacks are compared unfolded (PerfView clears Fold%% on both inputs)");
+	cfg.fold_pct = 0;
+	if (!o.keep_ids)
+		cfg.no_scenario = 1;	/* a scenario name is an id too: it must not split stacks */
+	o.stk = &cfg;
 	if (argc != 2)
 		cli_usage_error("need two inputs, the baseline and the test");
 	if (strcmp(argv[0], "-") == 0 && strcmp(argv[1], "-") == 0)
@@ -168,7 +203,7 @@ main(int argc, char **argv)
 	for (side = 0; side < 2; side++)
 		if (ds_read(t, side, argv[side], &o, &st[side]) < 0)
 			exit(EXIT_FATAL);
-	if (st[0].fractional || st[1].fractional)
+	if (st[0].fractional || st[1].fractional || cfg.decimals > 0)
 		fractions = 1;
 	base = st[0].total[0];
 	test = st[1].total[1];
@@ -212,5 +247,6 @@ main(int argc, char **argv)
 		    ds_size(t), only_base, only_test);
 	}
 	ds_free(t);
+	stk_config_free(&cfg);
 	return st[0].bad || st[1].bad ? EXIT_PARTIAL : 0;
 }

@@ -23,6 +23,7 @@
 #include "diffstacks.h"
 #include "evt.h"
 #include "overweight.h"
+#include "stacks.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -35,6 +36,8 @@ usage(int status)
 {
 	fprintf(status ? stderr : stdout,
 	    "usage: overweight [--tsv] [-r pct] [--keep-ids] [-o file] base test | diff.folded\n");
+	if (status == 0)
+		printf("stack options (as stackfold):\n  %s\n", STK_OPTIONS_HELP);
 	exit(status);
 }
 
@@ -197,11 +200,14 @@ main(int argc, char **argv)
 		{ "keep-ids", no_argument, NULL, 'K' },
 		{ "strip-hex", no_argument, NULL, 'X' },
 		{ "per-sample", required_argument, NULL, 'P' },
+		STK_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct ds_opts o;
+	struct stk_config cfg;
+	int fold_pct_given = 0;
 	struct ds_stats st[2];
 	struct dstab *stacks, *names;
 	struct ow_report r;
@@ -212,8 +218,17 @@ main(int argc, char **argv)
 
 	cli_init(argv[0]);
 	memset(&o, 0, sizeof(o));
+	stk_config_init(&cfg);
 	memset(st, 0, sizeof(st));
 	while ((c = getopt_long(argc, argv, "ar:o:hV", longopts, NULL)) != -1) {
+		if (stk_option(&cfg, c, optarg)) {
+			if (c == STK_OPT_GROUP || c == STK_OPT_FOLD || c == STK_OPT_INCLUDE ||
+			    c == STK_OPT_EXCLUDE || c == STK_OPT_PRESET)
+				o.shape_folded = 1;
+			if (c == STK_OPT_FOLDPCT)
+				fold_pct_given = 1;
+			continue;
+		}
 		switch (c) {
 		case 'T': tsv = 1; break;
 		case 'r': min_resp = cli_number("--min-resp", optarg); break;
@@ -233,6 +248,12 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	if (fold_pct_given && cfg.fold_pct > 0)
+		cli_warn("--fold-pct ignored: stacks are compared unfolded (PerfView clears Fold%% on both inputs)");
+	cfg.fold_pct = 0;
+	if (!o.keep_ids)
+		cfg.no_scenario = 1;	/* a scenario name is an id too: it must not split stacks */
+	o.stk = &cfg;
 	if (argc != 1 && argc != 2)
 		cli_usage_error("need the baseline and the test, or one two-count file");
 	if (argc == 2 && strcmp(argv[0], "-") == 0 && strcmp(argv[1], "-") == 0)
@@ -258,5 +279,6 @@ main(int argc, char **argv)
 	ow_free(&r);
 	ds_free(names);
 	ds_free(stacks);
+	stk_config_free(&cfg);
 	return st[0].bad || st[1].bad ? EXIT_PARTIAL : 0;
 }

@@ -6,6 +6,7 @@
 #include "diffstacks.h"
 #include "cli.h"
 #include "evt.h"
+#include "stacks.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -370,47 +371,15 @@ strip_hex(struct scratch *s, const char *in, size_t *len)
 	return out;
 }
 
-/* The default evt rule when no stackfold context is given. */
-static char *
-default_event(struct scratch *s, const struct evt_event *ev, int keep_ids,
-    size_t *len, double *w, double *samples)
-{
-	size_t pl = strlen(ev->process), n = 0, i;
-	char *out, *cnt;
-
-	if (strcmp(ev->kind, "Sample") != 0)
-		return NULL;
-	out = scratch_room(s, pl + ev->stack_len + 64);
-	memcpy(out, ev->process, pl);
-	n = pl;
-	if (keep_ids)
-		n += (size_t)sprintf(out + n, " (%ld);Thread (%ld)", ev->pid, ev->tid);
-	if (ev->stack_len > 0)
-		out[n++] = ';';
-	for (i = 0; i < ev->stack_len; i++) {
-		if (ev->stack[i] == '%' && i + 2 < ev->stack_len &&
-		    ev->stack[i + 1] == '3' && (ev->stack[i + 2] == 'B' || ev->stack[i + 2] == 'b')) {
-			out[n++] = ':';
-			i += 2;
-		} else
-			out[n++] = ev->stack[i];
-	}
-	out[n] = '\0';
-	*len = n;
-	*w = ev->weight;
-	cnt = (char *)evt_attr(ev, "count");
-	*samples = cnt ? strtod(cnt, NULL) : 1;
-	return out;
-}
-
 struct reader {
 	struct dstab *t;
 	const struct ds_opts *o;
 	struct ds_stats *st;
 	struct linereader *lr;
-	struct scratch ids, hex, ev;
+	struct scratch hex, path;
 	int side;
 	int reported;
+	struct stk *S;		/* stackfold's lib, for evt and shaped folded input */
 };
 
 static void
@@ -439,14 +408,6 @@ count_stack(struct reader *r, char *stack, size_t len, double w0, double w1,
 		len = ds_strip_ids(stack, len);
 	if (r->o->strip_hex)
 		stack = strip_hex(&r->hex, stack, &len);
-	if (r->o->transform) {
-		stack = r->o->transform(r->o->ctx, stack, &len);
-		if (stack == NULL) {
-			r->st->dropped++;
-			r->st->dropped_weight += w0 + w1;
-			return;
-		}
-	}
 	ix = ds_intern(r->t, stack, len, ds_hash(stack, len));
 	e = ds_at(r->t, ix);
 	e->w[0] += w0;
@@ -490,41 +451,85 @@ folded_line(struct reader *r, char *line, size_t len)
 		count_stack(r, stack, slen, 0, c1, 0, c1 / per);
 }
 
-static void
-evt_line(struct reader *r, char *line, size_t len)
+/*
+ * A frame as it may appear in folded output (what stackfold writes):
+ * no ';' or control bytes, not empty, and no " 123" at its end (which
+ * flamegraph.pl would take for a count column).
+ */
+static size_t
+put_frame(char *o, const char *s)
 {
-	struct evt_event ev;
-	const char *why;
-	char *stack;
-	size_t slen;
-	double w, n;
+	size_t n = strlen(s), i, j;
 
-	if (evt_parse(line, len, &ev, &why) < 0) {
-		bad_line(r, why);
-		return;
+	if (n == 0) {
+		o[0] = '?';
+		return 1;
 	}
-	if (r->o->event)
-		stack = r->o->event(r->o->ctx, &ev, &slen, &w, &n);
-	else
-		stack = default_event(&r->ev, &ev, r->o->keep_ids, &slen, &w, &n);
-	if (stack == NULL) {
-		r->st->ignored++;
-		return;
-	}
-	if (w != floor(w))
-		r->st->fractional = 1;
-	/* the event callback's buffer is not ours to edit: copy when stripping */
-	if (stack != r->ev.p && (!r->o->keep_ids || r->o->strip_hex)) {
-		char *c = scratch_room(&r->ids, slen + 1);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
 
-		memcpy(c, stack, slen);
-		c[slen] = '\0';
-		stack = c;
+		o[i] = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '_' : (char)c;
 	}
-	if (r->side == 0)
-		count_stack(r, stack, slen, w, 0, n, 0);
-	else
-		count_stack(r, stack, slen, 0, w, 0, n);
+	j = n;
+	while (j > 0 && (is_digit(o[j - 1]) || o[j - 1] == '.'))
+		j--;
+	if (j < n && j > 0 && o[j - 1] == ' ')
+		o[j - 1] = '_';
+	return n;
+}
+
+/* Every node of stackfold's tree with an exclusive metric becomes one stack. */
+static void
+take_tree(struct reader *r)
+{
+	struct stk *S = r->S;
+	const struct stk_stats *ss;
+	const struct stk_node *nd;
+	double div = stk_unit_div(S), w;
+	uint32_t id, *path = NULL;
+	size_t cap = 0, len, need;
+	int depth = 0, i;
+	char *buf;
+
+	stk_finish(S);
+	nd = stk_node(S, STK_ROOT);
+	if (nd->exc != 0 || nd->exc_count != 0) {
+		buf = scratch_room(&r->path, 8);
+		strcpy(buf, "ROOT");
+		w = (double)nd->exc / div;
+		count_stack(r, buf, 4, r->side == 0 ? w : 0, r->side == 1 ? w : 0,
+		    r->side == 0 ? (double)nd->exc_count : 0, r->side == 1 ? (double)nd->exc_count : 0);
+	}
+	for (id = stk_next(S, STK_ROOT, &depth); id != STK_NONE; id = stk_next(S, id, &depth)) {
+		if ((size_t)depth > cap) {
+			cap = (size_t)depth * 2 + 16;
+			path = xrealloc(path, cap * sizeof(*path));
+		}
+		path[depth - 1] = id;
+		nd = stk_node(S, id);
+		if (nd->exc == 0 && nd->exc_count == 0)
+			continue;
+		need = 1;
+		for (i = 0; i < depth; i++)
+			need += strlen(stk_name(S, stk_node(S, path[i])->frame)) + 2;
+		buf = scratch_room(&r->path, need);
+		len = 0;
+		for (i = 0; i < depth; i++) {
+			if (i)
+				buf[len++] = ';';
+			len += put_frame(buf + len, stk_name(S, stk_node(S, path[i])->frame));
+		}
+		buf[len] = '\0';
+		w = (double)nd->exc / div;
+		count_stack(r, buf, len, r->side == 0 ? w : 0, r->side == 1 ? w : 0,
+		    r->side == 0 ? (double)nd->exc_count : 0, r->side == 1 ? (double)nd->exc_count : 0);
+	}
+	free(path);
+	ss = stk_get_stats(S);
+	r->st->ignored += (unsigned long)ss->other_kinds;
+	r->st->dropped += (unsigned long)(ss->excluded_events + ss->notincluded_events);
+	r->st->dropped_weight += (double)(ss->excluded_metric + ss->notincluded_metric) / div;
+	r->st->fractional = r->o->stk->decimals > 0;
 }
 
 int
@@ -561,30 +566,48 @@ ds_read(struct dstab *t, int side, const char *path, const struct ds_opts *o,
 			if (st->is_evt) {
 				struct evt_header h;
 				const char *why;
+				char *copy = xstrndup(line, len);
 
 				if (side < 0) {
 					cli_warn("%s: evt input has one side; the two-count form must be folded",
 					    lr_name(r.lr));
 					rc = -1;
-					break;
-				}
-				if (evt_parse_header(line, len, &h, &why) < 0) {
+				} else if (evt_parse_header(copy, len, &h, &why) < 0) {
 					cli_warn("%s:%lu: %s", lr_name(r.lr), lr_lineno(r.lr), why);
 					rc = -1;
-					break;
 				}
-				continue;
+				free(copy);
+				if (rc < 0)
+					break;
 			}
+			if ((st->is_evt || (o->shape_folded && side >= 0)) && o->stk) {
+				r.S = stk_new(o->stk);
+				stk_reset_format(r.S);
+			}
+		}
+		if (r.S) {
+			const char *why;
+
+			if (lt == EVT_EVENT)
+				st->lines++;
+			if (stk_feed(r.S, line, len, &why) < 0)
+				bad_line(&r, why);
+			continue;
 		}
 		if (lt != EVT_EVENT)
 			continue;	/* metadata, comments, a repeated header */
 		st->lines++;
 		if (st->is_evt)
-			evt_line(&r, line, len);
+			bad_line(&r, "evt input needs stackfold's configuration");
 		else
 			folded_line(&r, line, len);
 	}
 	cli_progress_end();
+	if (r.S != NULL) {
+		if (rc == 0)
+			take_tree(&r);
+		stk_free(r.S);
+	}
 	if (rc == 0 && (err = lr_error(r.lr)) != NULL) {
 		cli_warn("%s: %s", lr_name(r.lr), err);
 		rc = -1;
@@ -593,8 +616,7 @@ ds_read(struct dstab *t, int side, const char *path, const struct ds_opts *o,
 		cli_warn("%s: %lu unusable line%s skipped", lr_name(r.lr), st->bad,
 		    st->bad == 1 ? "" : "s");
 	lr_close(r.lr);
-	free(r.ids.p);
 	free(r.hex.p);
-	free(r.ev.p);
+	free(r.path.p);
 	return rc;
 }

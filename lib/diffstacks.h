@@ -8,10 +8,11 @@
  * not allocate per line.
  *
  * ds_read() fills a table from an evt or folded file: it decides the
- * format from the first non-empty line (docs/evt-format.md §5), strips
- * process and thread ids so the same code path in two traces lands on
- * the same key, optionally applies a caller-supplied stack transform
- * (stackfold's grouping/folding), counts and reports unusable lines.
+ * format from the first non-empty line (docs/evt-format.md §5), turns
+ * evt events into stacks with stackfold's lib (and folded stacks too
+ * when grouping/folding options are given), strips process and thread
+ * ids so the same code path in two traces lands on the same key, counts
+ * and reports unusable lines.
  */
 #ifndef ETLKIT_DIFFSTACKS_H
 #define ETLKIT_DIFFSTACKS_H
@@ -19,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct evt_event;
+struct stk_config;
 
 struct ds_entry {
 	const char *key;	/* NUL-terminated, in the table's arena */
@@ -43,29 +44,19 @@ struct ds_entry *ds_at(struct dstab *t, size_t i);
 /* Indexes of all entries sorted by key (bytewise); caller frees. */
 size_t *ds_sorted(struct dstab *t);
 
-/*
- * Turns a stack (root first, ';'-separated, NUL-terminated, writable)
- * into the stack to count.  Returns the stack to use (IN or the
- * transform's own buffer, valid until the next call) and its length in
- * *len, or NULL to drop the sample (an exclude/include pattern).
- */
-typedef char *(*ds_transform_fn)(void *ctx, char *in, size_t *len);
-/*
- * For evt input: builds the folded stack of one event into a buffer the
- * callee owns, sets *weight and *samples; returns the stack or NULL when
- * the event is not counted (wrong kind, filtered).  When not set,
- * ds_read uses its own rule (Sample events; process;frames; weight in ms).
- */
-typedef char *(*ds_event_fn)(void *ctx, const struct evt_event *ev,
-    size_t *len, double *weight, double *samples);
-
 struct ds_opts {
 	int keep_ids;		/* do not strip pids/tids */
 	int strip_hex;		/* rewrite 0x<hex> to 0x... (difffolded -s) */
 	double per_sample;	/* folded input: weight of one sample (default 1) */
-	ds_transform_fn transform;
-	ds_event_fn event;
-	void *ctx;
+	/*
+	 * stackfold's configuration (lib/stacks.h): evt input always goes
+	 * through it (kinds, units, roots, patterns as stackfold does them);
+	 * folded input only when SHAPE_FOLDED is set (a pattern option was
+	 * given), else folded stacks are compared as they are, like
+	 * difffolded.pl.  Fold% is never applied.
+	 */
+	const struct stk_config *stk;
+	int shape_folded;
 	int max_reports;	/* bad lines reported one by one per file (default 10) */
 };
 
@@ -74,7 +65,7 @@ struct ds_stats {
 	unsigned long lines;	/* data lines read (not comments or blank) */
 	unsigned long counted;	/* lines whose weight was counted */
 	unsigned long bad;	/* unusable lines, reported */
-	unsigned long dropped;	/* samples the transform dropped (filters) */
+	unsigned long dropped;	/* samples ExcPats/IncPats dropped */
 	unsigned long ignored;	/* evt events of kinds not counted */
 	int fractional;		/* some count had a fraction */
 	double total[2];	/* weight counted per side (after the transform) */

@@ -36,8 +36,10 @@ two_traces() {
 	two_traces
 	run diff -q -n "$T/base" "$T/test"
 	[ "$status" -eq 0 ]
-	# factor 1.25: 30 -> 37.5 rounds to 38, 10 -> 12.5 -> 13, 60 -> 75
-	[ "$output" = "$(printf 'main;net 0 15\nmain;parse 13 0\nmain;parse;lex 38 50\nmain;render 75 60')" ]
+	# factor 1.25: 10 -> 12.5, 30 -> 37.5, 60 -> 75; rounding carries the remainder
+	# so the scaled baseline column sums to the test total exactly
+	[ "$output" = "$(printf 'main;net 0 15\nmain;parse 13 0\nmain;parse;lex 37 50\nmain;render 75 60')" ]
+	[ "$(awk '{ s += $(NF-1) } END { print s }' <<<"$output")" = 125 ]
 	run diff -q -n --fractions "$T/base" "$T/test"
 	[ "${lines[2]}" = "main;parse;lex 37.5 50" ]
 	run diff -q -n -f signed --fractions "$T/base" "$T/test"
@@ -151,4 +153,72 @@ two_traces() {
 	run diff --help
 	[ "$status" -eq 0 ]
 	[[ "$output" == usage:* ]]
+}
+
+# Two small evt streams: the same code path in processes with different
+# pids/tids and scenario names, plus a DPC.
+two_evt() {
+	printf '#evt\t1\tsource=a\tscenario=nightly-1\n' >"$T/a.evt"
+	printf '%s\t%s\t0\tBackup.exe\t%s\t%s\t1\tip=0x1\t%s\n' \
+	    0.1 Sample 2212 4100 'ntdll.dll!RtlUserThreadStart;Backup.exe!Copy' \
+	    0.2 Sample 2212 4100 'ntdll.dll!RtlUserThreadStart;Backup.exe!Main' >>"$T/a.evt"
+	printf '0.3\tDPC\t2\tIdle\t0\t0\t0.2205\troutine=ndis.sys!0x1a2b0\tmodule=ndis.sys\t\n' >>"$T/a.evt"
+	printf '#evt\t1\tsource=b\tscenario=nightly-2\n' >"$T/b.evt"
+	printf '%s\t%s\t0\tBackup.exe\t%s\t%s\t1\tip=0x1\t%s\n' \
+	    0.1 Sample 3000 5 'ntdll.dll!RtlUserThreadStart;Backup.exe!Copy' \
+	    0.2 Sample 3000 5 'ntdll.dll!RtlUserThreadStart;Backup.exe!Copy' \
+	    0.3 Sample 3000 5 'ntdll.dll!RtlUserThreadStart;Backup.exe!Main' >>"$T/b.evt"
+	printf '0.3\tDPC\t2\tIdle\t0\t0\t0.09\troutine=ndis.sys!0x1a2b0\tmodule=ndis.sys\t\n' >>"$T/b.evt"
+}
+
+@test "evt input: stacks built as stackfold builds them, ids and scenario names stripped" {
+	two_evt
+	run diff -q --roots=thread "$T/a.evt" "$T/b.evt"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'Backup;Thread;ntdll.dll!RtlUserThreadStart;Backup.exe!Copy 1000 2000\nBackup;Thread;ntdll.dll!RtlUserThreadStart;Backup.exe!Main 1000 1000')" ]
+	run diff -q --roots=tid --keep-ids "$T/a.evt" "$T/b.evt"
+	[[ "$output" == *"nightly-1;Backup.exe-2212/4100;ntdll.dll!RtlUserThreadStart;Backup.exe!Copy 1000 0"* ]]
+	[[ "$output" == *"nightly-2;Backup.exe-3000/5;ntdll.dll!RtlUserThreadStart;Backup.exe!Copy 0 2000"* ]]
+}
+
+@test "a diff of two evt files equals the diff of their stackfold outputs" {
+	two_evt
+	for opts in "" "--roots=process" "--preset=module" "--unit=ms" "--kind=DPC"; do
+		stackfold $opts --no-scenario "$T/a.evt" >"$T/a.folded"
+		stackfold $opts --no-scenario "$T/b.evt" >"$T/b.folded"
+		diff -q $opts "$T/a.evt" "$T/b.evt" >"$T/evt.out"
+		diff -q "$T/a.folded" "$T/b.folded" >"$T/folded.out"
+		cmp "$T/evt.out" "$T/folded.out" || fail "differs with options '$opts'"
+	done
+}
+
+@test "stackfold's pattern options group and fold folded input before the diff" {
+	two_traces
+	run diff -q --group='parse->P;lex->P' "$T/base" "$T/test"
+	[[ "$output" == *"main;P 40 50"* ]]
+	run diff -q --fold=lex "$T/base" "$T/test"
+	[[ "$output" == *"main;parse 40 50"* ]]
+	run diff -q --exclude=render "$T/base" "$T/test"
+	[[ "$output" != *render* ]]
+	run diff -t --include=parse "$T/base" "$T/test"
+	[ "${lines[0]}" = "$(printf 'base\t40')" ]
+	run diff --fold-pct=5 "$T/base" "$T/test"
+	[[ "$output" == *"--fold-pct ignored"* ]]
+	run diff --group='{bad' "$T/base" "$T/test"
+	[ "$status" -eq 2 ]
+}
+
+@test "evt input: totals follow the unit, garbage evt lines are reported" {
+	two_evt
+	run diff -t --kind=DPC "$T/a.evt" "$T/b.evt"
+	[ "${lines[0]}" = "$(printf 'base\t220.5')" ]
+	[ "${lines[1]}" = "$(printf 'test\t90')" ]
+	[ "${lines[2]}" = "$(printf 'delta\t-130.5')" ]
+	printf '0.4\tSample\tx\n' >>"$T/a.evt"
+	run diff -t "$T/a.evt" "$T/b.evt"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"diff: $T/a.evt:5: "* ]]
+	printf '#evt\t2\n' >"$T/new.evt"
+	run diff "$T/new.evt" "$T/b.evt"
+	[ "$status" -eq 2 ]
 }

@@ -192,3 +192,35 @@ col() { awk -F'\t' -v n="$1" -v c="$2" '$10 == n { print $c }'; }
 	run overweight -o /dev/full "$T/base" "$T/test"
 	[ "$status" -eq 2 ]
 }
+
+@test "stackfold's grouping options: overweight by module" {
+	printf 'app.exe!main;ntdll.dll!Wait 50\napp.exe!main;ntdll.dll!Call;app.exe!Parse;ntdll.dll!Read 50\n' >"$T/base"
+	printf 'app.exe!main;ntdll.dll!Wait 50\napp.exe!main;ntdll.dll!Call;app.exe!Parse;ntdll.dll!Read 80\n' >"$T/test"
+	run overweight --tsv -r 0 --preset=module "$T/base" "$T/test"
+	[ "$status" -eq 0 ]
+	# app: 100 -> 130; ntdll: 100 -> 130 (counted once per stack although it recurs)
+	[ "$(col 'module app.exe' 3 <<<"$output")" = 130 ]
+	[ "$(col 'module ntdll.dll' 3 <<<"$output")" = 130 ]
+	[ "$(col 'module ntdll.dll' 6 <<<"$output")" = 100 ]
+	[ "$(col 'app.exe!Parse' 3 <<<"$output")" = "" ]
+}
+
+@test "evt input: overweight of the Sample stacks, ids stripped" {
+	{
+		printf '#evt\t1\n'
+		for i in 1 2 3 4; do printf '0.%d\tSample\t0\ta.exe\t1\t2\t1\tip=0x1\tapp.exe!main;app.exe!f\n' $i; done
+		for i in 5 6 7 8; do printf '0.%d\tSample\t0\ta.exe\t1\t2\t1\tip=0x1\tapp.exe!main;app.exe!g\n' $i; done
+	} >"$T/a.evt"
+	{
+		printf '#evt\t1\n'
+		for i in 1 2 3 4 5 6 7 8; do printf '0.%d\tSample\t0\ta.exe\t9\t8\t1\tip=0x1\tapp.exe!main;app.exe!f\n' $i; done
+		for i in 5 6 7 8; do printf '0.%d\tSample\t0\ta.exe\t9\t8\t1\tip=0x1\tapp.exe!main;app.exe!g\n' $i; done
+	} >"$T/b.evt"
+	run overweight --tsv --roots=thread --unit=samples "$T/a.evt" "$T/b.evt"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$(printf '#totals\tbase=8\ttest=12\tdelta=4\tgrowth=1.5000')" ]
+	# f: 4 -> 8, expected 4 * 0.5 = 2, overweight 200 %
+	[ "$(col 'app.exe!f' 6 <<<"$output")" = 200 ]
+	[ "$(col 'a' 6 <<<"$output")" = 100 ]
+	[ "$(col 'Thread' 6 <<<"$output")" = 100 ]
+}
