@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,6 +316,8 @@ evt_parse_decimal(const char *s, double *out)
 	if (digits == 0 || *s != '\0')
 		return -1;
 	*out = ((double)ip + (double)fp / (double)scale) * (neg ? -1 : 1);
+	if (!(*out < EVT_MAX_MS && *out > -EVT_MAX_MS))
+		return -1;	/* out of range: 1e12 ms is 31 years */
 	return 0;
 }
 
@@ -356,10 +359,28 @@ evt_format_time_ns(char *out, int64_t ns)
 	return n;
 }
 
+/* Values the integer formatters cannot hold exactly (sums of absurd input). */
+static int
+format_big(char *out, double ms)
+{
+	static int warned;
+
+	if (!warned) {
+		cli_warn("a time or weight beyond 9e12 ms was written as 9e12 ms");
+		warned = 1;
+	}
+	if (ms != ms)
+		ms = 0;
+	return snprintf(out, 32, "%s9000000000000.000000", ms < 0 ? "-" : "");
+}
+
 int
 evt_format_time(char *out, double ms)
 {
 	double ns = ms * 1e6;
+
+	if (!(ms < 9e12 && ms > -9e12))
+		return format_big(out, ms);
 
 	return evt_format_time_ns(out, (int64_t)(ns < 0 ? ns - 0.5 : ns + 0.5));
 }
@@ -373,6 +394,8 @@ evt_format_weight(char *out, double ms)
 	char f[6];
 	int flen;
 
+	if (!(ms < 9e12 && ms > -9e12))
+		return format_big(out, ms);
 	micro = (int64_t)(ms * 1e6 + (ms < 0 ? -0.5 : 0.5));
 	if (micro < 0) {
 		neg = 1;
@@ -458,7 +481,7 @@ evt_parse(char *line, size_t len, struct evt_event *ev, const char **why)
 		p = tab + 1;
 	}
 	if (evt_parse_decimal(col[0], &ev->time_ms) < 0) {
-		*why = "time column is not a decimal number";
+		*why = "time column is not a decimal number within +-1e12 ms";
 		return -1;
 	}
 	ev->time_text = col[0];
@@ -482,7 +505,7 @@ evt_parse(char *line, size_t len, struct evt_event *ev, const char **why)
 		return -1;
 	}
 	if (evt_parse_decimal(col[6], &ev->weight) < 0) {
-		*why = "weight column is not a decimal number";
+		*why = "weight column is not a decimal number within +-1e12 ms";
 		return -1;
 	}
 	ev->weight_text = col[6];

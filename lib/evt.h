@@ -102,9 +102,17 @@ size_t evt_unescape(char *s, size_t n);
 
 /* ---------- numbers ---------- */
 
-/* Fast decimal parser for the time and weight columns ("-12.345600"). */
+/*
+ * Fast decimal parser for the time and weight columns ("-12.345600").
+ * Refuses magnitudes >= EVT_MAX_MS (1e12 ms, 31 years): no real trace
+ * has them, and the formatters below are exact only well inside it.
+ */
+#define EVT_MAX_MS 1e12
 int evt_parse_decimal(const char *s, double *out);
-/* Writes V with exactly 6 fraction digits (the time column).  Returns length. */
+/*
+ * Writes V with exactly 6 fraction digits (the time column).  Returns length.
+ * OUT needs 32 bytes.  Values beyond +-9e12 ms are saturated (with a warning).
+ */
 int evt_format_time(char *out, double ms);
 /* Time from integer nanoseconds: exact, no floating point. */
 int evt_format_time_ns(char *out, int64_t ns);

@@ -33,3 +33,6 @@ require_corpus() {
 unzip_member() {
 	python3 -c 'import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); open(sys.argv[3],"wb").write(z.read(sys.argv[2]))' "$1" "$2" "$3"
 }
+
+# Our bin/diff shadows diff(1) on PATH: compare text files with this.
+textdiff() { /usr/bin/diff "$@"; }
