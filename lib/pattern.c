@@ -92,10 +92,10 @@ translate_simple(struct sbuf *b, const char *t, size_t n)
  * "a++++...".  A lazy '?' after a quantifier is dropped (POSIX has none).
  */
 static int
-translate_raw(struct sbuf *b, const char *t, size_t n)
+translate_raw(struct sbuf *b, const char *t, size_t n, unsigned char *capmap)
 {
 	size_t i;
-	int inbr = 0, lastq = 0;
+	int inbr = 0, lastq = 0, posix = 0, dotnet = 0;
 
 	for (i = 0; i < n; i++) {
 		char c = t[i];
@@ -156,8 +156,15 @@ translate_raw(struct sbuf *b, const char *t, size_t n)
 		}
 		if (!inbr && c == '(' && i + 2 < n && t[i + 1] == '?' && t[i + 2] == ':') {
 			sb_addc(b, '(');
+			posix++;	/* a POSIX group that $k does not count */
 			i += 2;
 			continue;
+		}
+		if (!inbr && c == '(') {
+			posix++;
+			dotnet++;
+			if (dotnet < PAT_MAX_CAPTURES && posix < 256)
+				capmap[dotnet] = (unsigned char)posix;
 		}
 		if (!inbr && c == '(' && i + 3 < n && t[i + 1] == '?' && t[i + 2] == 'i' &&
 		    t[i + 3] == ')') {
@@ -180,14 +187,19 @@ translate_raw(struct sbuf *b, const char *t, size_t n)
 	return 0;
 }
 
-char *
-pattern_to_regex(const char *text, size_t n)
+static char *
+to_regex(const char *text, size_t n, unsigned char *capmap)
 {
 	struct sbuf b = { NULL, 0, 0 };
+	int i;
 
+	for (i = 0; i < PAT_MAX_CAPTURES; i++)
+		capmap[i] = (unsigned char)i;
 	sb_add(&b, "");
 	if (n > 0 && text[0] == '@') {
-		if (translate_raw(&b, text + 1, n - 1) < 0) {
+		for (i = 1; i < PAT_MAX_CAPTURES; i++)
+			capmap[i] = 255;	/* set as groups are found */
+		if (translate_raw(&b, text + 1, n - 1, capmap) < 0) {
 			free(b.s);
 			return NULL;
 		}
@@ -197,10 +209,18 @@ pattern_to_regex(const char *text, size_t n)
 	return b.s;
 }
 
+char *
+pattern_to_regex(const char *text, size_t n)
+{
+	unsigned char capmap[PAT_MAX_CAPTURES];
+
+	return to_regex(text, n, capmap);
+}
+
 int
 pattern_compile(struct pattern *p, const char *text, size_t n, char *err, size_t errlen)
 {
-	char *re = pattern_to_regex(text, n);
+	char *re = to_regex(text, n, p->capmap);
 	int rc;
 
 	p->text = xstrndup(text, n);
@@ -243,11 +263,18 @@ pattern_match(const struct pattern *p, const char *s)
 int
 pattern_exec(const struct pattern *p, const char *s, regmatch_t *m)
 {
+	regmatch_t all[256];
+	size_t ng = p->re.re_nsub + 1 < 256 ? p->re.re_nsub + 1 : 256;
 	int i;
 
 	for (i = 0; i < PAT_MAX_CAPTURES; i++)
 		m[i].rm_so = m[i].rm_eo = -1;
-	return regexec(&p->re, s, PAT_MAX_CAPTURES, m, 0) == 0;
+	if (regexec(&p->re, s, ng, all, 0) != 0)
+		return 0;
+	for (i = 0; i < PAT_MAX_CAPTURES; i++)
+		if (p->capmap[i] < ng)
+			m[i] = all[p->capmap[i]];
+	return 1;
 }
 
 char *

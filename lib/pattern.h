@@ -25,6 +25,7 @@
 struct pattern {
 	char *text;		/* the pattern as written */
 	regex_t re;
+	unsigned char capmap[PAT_MAX_CAPTURES];	/* $k -> POSIX group (non-capturing (?: ) skipped) */
 };
 
 /*
