@@ -241,10 +241,10 @@ main(int argc, char **argv)
 			snprintf(pct, sizeof(pct), "%+.2f%%", delta / base * 100);
 		else
 			snprintf(pct, sizeof(pct), "n/a");
-		cli_warn("base %s, test %s, delta %s%s (%s)%s; %zu stacks, %zu only in base, %zu only in test",
+		cli_warn("base %s, test %s, delta %s%s (%s)%s; %zu stack%s, %zu only in base, %zu only in test",
 		    b, s, delta > 0 ? "+" : "", d, pct,
 		    normalize && base > 0 ? "; base scaled to the test total" : "",
-		    ds_size(t), only_base, only_test);
+		    ds_size(t), ds_size(t) == 1 ? "" : "s", only_base, only_test);
 	}
 	ds_free(t);
 	stk_config_free(&cfg);

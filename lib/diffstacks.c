@@ -195,6 +195,15 @@ ds_format(char *out, double v)
 		return sprintf(out, "%" PRId64, (int64_t)v);
 	if (fabs(v) >= 9.2e18 || !isfinite(v))
 		return sprintf(out, "%.0f", v);
+	if (fabs(v) >= 1e12) {		/* beyond evt_format_weight's range */
+		int n = sprintf(out, "%.6f", v);
+
+		while (out[n - 1] == '0')
+			out[--n] = '\0';
+		if (out[n - 1] == '.')
+			out[--n] = '\0';
+		return n;
+	}
 	return evt_format_weight(out, v);
 }
 
