@@ -178,6 +178,8 @@ struct stk {
 	size_t capout;
 	char *tmp;
 	size_t captmp;
+	char *stkbuf;		/* a stack with a DPC/ISR routine appended */
+	size_t capstk;
 	/* input */
 	int format;		/* 0 unknown, 1 evt, 2 folded */
 	int is_folded_input;
@@ -887,6 +889,7 @@ stk_free(struct stk *S)
 	free(S->outk);
 	free(S->rawids);
 	free(S->tmp);
+	free(S->stkbuf);
 	for (k = 0; k < S->nkinds; k++)
 		free(S->kinds[k]);
 	free(S->kinds);
@@ -1356,6 +1359,8 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 	char *col[7], *p = line, *end = line + len, *tab, *stack, *a;
 	int i, kframes = 0, np;
 	int64_t metric, count = 1;
+	char *routine = NULL;
+	size_t stacklen;
 	double t;
 	uint32_t prefix[4];
 
@@ -1407,16 +1412,48 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 		} else if (eq - a == 7 && memcmp(a, "kframes", 7) == 0) {
 			*te = '\0';
 			kframes = (int)strtol(eq + 1, NULL, 10);
+		} else if (eq - a == 7 && memcmp(a, "routine", 7) == 0) {
+			*te = '\0';
+			routine = eq + 1;
 		}
 		a = te + 1;
 	}
 	np = root_frames(S, prefix, col[3], col[4], col[5]);
+	stacklen = (size_t)(end - stack);
+	if (routine != NULL && *routine) {
+		/* DPC/ISR: the routine is the leaf (WPA's "by Module, Function") */
+		size_t rl = strlen(routine), j;
+		char *buf;
+		const char *lastf = stacklen ? stack + stacklen : NULL;
+
+		if (lastf != NULL) {
+			const char *semi = memrchr(stack, ';', stacklen);
+
+			lastf = semi ? semi + 1 : stack;
+		}
+		if (lastf == NULL || (size_t)(stack + stacklen - lastf) != rl ||
+		    memcmp(lastf, routine, rl) != 0) {
+			if (stacklen + rl + 2 > S->capstk) {
+				S->capstk = (stacklen + rl + 2) * 2;
+				S->stkbuf = xrealloc(S->stkbuf, S->capstk);
+			}
+			buf = S->stkbuf;
+			memcpy(buf, stack, stacklen);
+			j = stacklen;
+			if (stacklen)
+				buf[j++] = ';';
+			for (i = 0; i < (int)rl; i++)
+				buf[j++] = routine[i] == ';' ? ':' : routine[i];
+			stack = buf;
+			stacklen = j;
+		}
+	}
 	{
 		double dur = (double)metric / 1e6;
 
 		if (S->cfg.unit == STK_UNIT_SAMPLES)
 			metric = count * 1000000;
-		stk_add(S, prefix, np, stack, (size_t)(end - stack), kframes, metric, count, t, dur);
+		stk_add(S, prefix, np, stack, stacklen, kframes, metric, count, t, dur);
 	}
 	return 0;
 }

@@ -458,3 +458,13 @@ check_folded() {
 	printf 'a 1\n' | stackfold -o "$T/o"
 	[ "$(cat "$T/o")" = "a 1" ]
 }
+
+@test "DPC/ISR: the routine= attribute is the leaf frame (WPA's by Module, Function)" {
+	{ hdr; ev 0.3 DPC Idle 0 0 0.2205 '' routine=ndis.sys!0x1a2b0 module=ndis.sys
+	  ev 0.4 DPC Idle 0 0 0.1 'ntoskrnl.exe!KiRetireDpcList' routine=ndis.sys!Foo
+	  ev 0.5 ISR Idle 0 0 0.05 'x!y;ndis.sys!Foo' routine=ndis.sys!Foo; } >"$T/a.evt"
+	run sf --kind=dpcisr "$T/a.evt"
+	[ "$output" = "$(printf 'ndis.sys!? 221\nntoskrnl.exe!KiRetireDpcList;ndis.sys!Foo 100\nx!y;ndis.sys!Foo 50')" ]
+	run sf --kind=dpc --keep-addrs --preset=module "$T/a.evt"
+	[ "$output" = "$(printf 'module ndis.sys 221\nmodule ntoskrnl.exe;module ndis.sys 100')" ]
+}
