@@ -47,13 +47,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 	return r & 0;
 }
 C
-	run env FUZZ_HARNESSES="$T/h" FUZZ_REGRESS="$T/r" FUZZ_DIR="$T/fz" FUZZ_SECONDS=5 "$BATS_TEST_DIRNAME/fuzz.sh"
+	run env FUZZ_HARNESSES="$T/h" FUZZ_REGRESS="$T/r" FUZZ_SECONDS=5 "$BATS_TEST_DIRNAME/fuzz.sh"
 	echo "$output"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"fuzz_boom"*"FOUND"*"AddressSanitizer"* ]]
-	ls "$T"/fz/crashes/fuzz_boom-crash-*
+	ls "$FUZZ_DIR"/crashes/fuzz_boom-crash-*
 	printf 'BOOOOOOOOOM' >"$T/r/fuzz_boom/crash-1"
-	run env FUZZ_HARNESSES="$T/h" FUZZ_REGRESS="$T/r" FUZZ_DIR="$T/fz" FUZZ_SECONDS=0 "$BATS_TEST_DIRNAME/fuzz.sh"
+	run env FUZZ_HARNESSES="$T/h" FUZZ_REGRESS="$T/r" FUZZ_SECONDS=0 "$BATS_TEST_DIRNAME/fuzz.sh"
 	echo "$output"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"fuzz_boom"*"REGRESSION"* ]]

@@ -47,6 +47,7 @@ mkdir -p "$FUZZ_DIR"/{obj,bin,seeds,corpus,crashes,logs} || exit 2
 build_lib() {
 	local c o objs=() failed=0
 	for c in "$root"/lib/*.c; do
+		[ -f "$c" ] || continue
 		o="$FUZZ_DIR/obj/$(basename "$c" .c).o"
 		if [ ! -e "$o" ] || [ "$c" -nt "$o" ] || [ -n "$(find "$root/lib" -name '*.h' -newer "$o" 2>/dev/null)" ]; then
 			printf '%s\0%s\0' "$c" "$o"
@@ -165,7 +166,7 @@ for n in "${names[@]}"; do
 	# 1. the saved reproducers must all pass
 	reg=("$FUZZ_REGRESS/$n"/*)
 	if [ -e "${reg[0]}" ]; then
-		if ! "$exe" -runs=1 "${reg[@]}" >"$FUZZ_DIR/logs/$n.regress" 2>&1; then
+		if ! "$exe" -runs=1 -timeout=10 -rss_limit_mb=1024 -malloc_limit_mb=1024 "${reg[@]}" >"$FUZZ_DIR/logs/$n.regress" 2>&1; then
 			printf '%-18s %6s %10s %8s %6s %7s  %s\n' "$n" 0 - - - - "REGRESSION (see $FUZZ_DIR/logs/$n.regress)"
 			grep -m3 -E 'ERROR|runtime error|SUMMARY' "$FUZZ_DIR/logs/$n.regress" >&2
 			status=1

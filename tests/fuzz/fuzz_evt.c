@@ -45,23 +45,15 @@ check_number_text(const char *text, double v)
 	char out[64];
 	double again;
 
-	/* time column: exactly 6 fraction digits, must parse back */
-	if (fabs(v) < 9.0e12) {	/* |ns| fits int64 with margin */
-		evt_format_time(out, v);
-		if (evt_parse_decimal(out, &again) < 0)
-			abort();
-		if (fabs(again - v) > 1e-6 + fabs(v) * 1e-12)
-			abort();
-	}
-	/*
-	 * Weights of any size the parser accepts must format without UB.
-	 * FUZZ_HUGE_NUMBERS: also beyond int64 nanoseconds (lib/evt.c casts
-	 * ms*1e6 to int64_t unchecked; reported to the lead 07:32).
-	 */
-#ifndef FUZZ_HUGE_NUMBERS
-	if (!(fabs(v) < 9.0e12))
-		return;
-#endif
+	/* the parser refuses what the formatters cannot hold */
+	if (!(fabs(v) < 1e12))
+		abort();
+	/* time column: exactly 6 fraction digits, parses back to the same ns */
+	evt_format_time(out, v);
+	if (evt_parse_decimal(out, &again) < 0)
+		abort();
+	if (fabs(again - v) > 1e-6 + fabs(v) * 1e-12)
+		abort();
 	evt_format_weight(out, v);
 	if (evt_parse_decimal(out, &again) < 0)
 		abort();
@@ -145,15 +137,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		one_line(p, n);
 		p = nl + 1;
 	}
-	/* exact nanosecond formatting of arbitrary int64 */
+	/*
+	 * exact nanosecond formatting of any int64 (parses back when within
+	 * the 1e12 ms the parser accepts), and the formatters on any double
+	 * (sums of many weights, NaN, inf): 32 bytes, no UB
+	 */
 	if (size >= 8) {
 		int64_t ns;
+		double v, d;
 		char out[64];
-		double v;
 
 		memcpy(&ns, data, 8);
+		memcpy(&d, data, 8);
+		memset(out, 'x', sizeof(out));
 		evt_format_time_ns(out, ns);
-		if (evt_parse_decimal(out, &v) < 0)
+		if ((ns < 900000000000000000LL && ns > -900000000000000000LL) &&
+		    evt_parse_decimal(out, &v) < 0)
+			abort();
+		if (evt_format_time(out, d) >= 32 || strlen(out) >= 32)
+			abort();
+		if (evt_format_weight(out, d) >= 32 || strlen(out) >= 32)
 			abort();
 	}
 	free(buf);
