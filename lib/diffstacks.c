@@ -430,6 +430,30 @@ count_stack(struct reader *r, char *stack, size_t len, double w0, double w1,
 	r->st->samples[1] += n1;
 }
 
+/*
+ * Frames never carry control bytes (evt escapes them); a line that does
+ * is garbage.  Eight bytes at a time (bit-twiddling "hasless"/"haszero",
+ * both exact for "is there any such byte").
+ */
+static int
+has_control(const char *s, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t v, d;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&v, s + i, 8);
+		d = v ^ (ones * 0x7f);
+		if (((v - ones * 0x20) & ~v & high) || ((d - ones) & ~d & high))
+			return 1;
+	}
+	for (; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f)
+			return 1;
+	return 0;
+}
+
 static void
 folded_line(struct reader *r, char *line, size_t len)
 {
@@ -440,6 +464,10 @@ folded_line(struct reader *r, char *line, size_t len)
 
 	if (folded_parse(line, len, &stack, &slen, &c1, &c2, &has2) < 0) {
 		bad_line(r, "not a folded stack line (expected \"frame;frame;... count\")");
+		return;
+	}
+	if (has_control(stack, slen)) {
+		bad_line(r, "control character in the stack");
 		return;
 	}
 	if (r->side < 0 && !has2) {

@@ -117,6 +117,16 @@ two_traces() {
 	[[ "$output" == *"a;e 2 0"* ]]
 }
 
+@test "control bytes and NULs in a stack are garbage, not output" {
+	printf 'a;b 1\na\001;c 2\na\000x;d 3\n' >"$T/base"
+	printf 'a;b 1\n' >"$T/test"
+	run diff -q "$T/base" "$T/test"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"base:2: control character"* ]]
+	[[ "$output" == *"base:3: "* ]]
+	[[ "$output" == *"a;b 1 1" ]]
+}
+
 @test "huge counts stay exact" {
 	printf 'a 9007199254740992\nb 1\n' >"$T/base"
 	printf 'a 9007199254740000\nb 1\n' >"$T/test"
@@ -221,4 +231,10 @@ two_evt() {
 	printf '#evt\t2\n' >"$T/new.evt"
 	run diff "$T/new.evt" "$T/b.evt"
 	[ "$status" -eq 2 ]
+}
+
+@test "huge fractional counts are printed exactly" {
+	printf 'a 10000000000000.5\n' >"$T/h"
+	run diff -q "$T/h" "$T/h"
+	[ "$output" = "a 10000000000000.5 10000000000000.5" ]
 }
