@@ -1,13 +1,17 @@
 /*
  * diff - compare the stacks of a baseline and a test trace.
  *
- * USAGE:   diff [-nqt] [-f fg|signed] [--keep-ids] [--strip-hex] [-o file] base test
+ * USAGE:   diff [-nqt] [-f fg|signed] [--keep-ids] [--strip-hex] [-o file]
+ *               [stackfold's options: --preset --group --fold --kind ...] base test
  *          diff base.folded test.folded | flamegraph.pl > diff.svg
+ *          diff --kind=DPC,ISR fixed.evt broken.evt | render flame > dpc-diff.svg
  *
  * INPUT:   two files ("-" for stdin once), each evt (docs/evt-format.md) or
- *          folded stacks ("a;b;c 12"), gzip or not.  Process and thread ids
- *          are removed from the leading pseudo-frames so the same code path
- *          in both traces lands on the same stack (--keep-ids keeps them).
+ *          folded stacks ("a;b;c 12"), gzip or not.  Evt becomes stacks as
+ *          stackfold makes them; folded input is taken as it is unless a
+ *          pattern option is given.  Process and thread ids are removed from
+ *          the leading pseudo-frames so the same code path in both traces
+ *          lands on the same stack (--keep-ids keeps them).
  *
  * OUTPUT:  -f fg (default): the union of stacks in FlameGraph's differential
  *          form, "stack base test", read by flamegraph.pl, inferno and render:

@@ -2,8 +2,9 @@
  * overweight - PerfView's Overweight report: which names grew more than
  * the trace as a whole, between a baseline and a test.
  *
- * USAGE:   overweight [--tsv] [-r pct] [--keep-ids] [-o file] base test
+ * USAGE:   overweight [--tsv] [-r pct] [--keep-ids] [-o file] [stackfold's options] base test
  *          overweight [options] diff.folded     (one "stack base test" file)
+ *          overweight --preset=module fixed.evt broken.evt
  *
  * INPUT:   two files, each evt or folded stacks (as for diff), or one file in
  *          FlameGraph's two-count form, e.g. the output of diff.
@@ -14,7 +15,8 @@
  *          trace.  Columns: base, test, delta, responsibility %, overweight %,
  *          interest (0-6), noise % (relative error of the delta from sampling;
  *          "?" when the change is under two standard errors), name:
- *                50        60        10   100.0    200.0   2    45?  f
+ *            Base  Test  Delta  Resp%  Overweight%  Interest  Noise%  Name
+ *              50    60    +10  100.0        200.0         5    105?  f
  *          --tsv writes the same as tab-separated values with a header line.
  *
  * Exit status: 0, 1 when unusable input lines were skipped, 2 on errors.
