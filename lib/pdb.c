@@ -307,39 +307,45 @@ static struct pdb *finish_open(struct pdb *p, char *err, size_t errlen)
 	return p;
 }
 
-struct pdb *pdb_open(const char *path, char *err, size_t errlen)
+struct pdb *pdb_open_fd(const char *name, int fd, char *err, size_t errlen)
 {
 	struct pdb *p;
 	struct stat st;
-	int fd = open(path, O_RDONLY);
 	void *m;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", name);
+		return NULL;
+	}
+	if (st.st_size == 0) {
+		snprintf(err, errlen, "%s: offset 0: empty file", name);
+		return NULL;
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED) {
+		snprintf(err, errlen, "%s: mmap: %s", name, strerror(errno));
+		return NULL;
+	}
+	p = xcalloc(1, sizeof *p);
+	p->name = xstrdup(name);
+	p->data = m;
+	p->len = (size_t)st.st_size;
+	p->mapped = 1;
+	return finish_open(p, err, errlen);
+}
+
+struct pdb *pdb_open(const char *path, char *err, size_t errlen)
+{
+	struct pdb *p;
+	int fd = open(path, O_RDONLY);
 
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a regular file", path);
-		close(fd);
-		return NULL;
-	}
-	if (st.st_size == 0) {
-		snprintf(err, errlen, "%s: offset 0: empty file", path);
-		close(fd);
-		return NULL;
-	}
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	p = pdb_open_fd(path, fd, err, errlen);
 	close(fd);
-	if (m == MAP_FAILED) {
-		snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
-		return NULL;
-	}
-	p = xcalloc(1, sizeof *p);
-	p->name = xstrdup(path);
-	p->data = m;
-	p->len = (size_t)st.st_size;
-	p->mapped = 1;
-	return finish_open(p, err, errlen);
+	return p;
 }
 
 struct pdb *pdb_open_memory(const char *name, void *data, size_t len,

@@ -69,6 +69,8 @@ struct pdb *pdb_open(const char *path, char *err, size_t errlen);
  */
 struct pdb *pdb_open_memory(const char *name, void *data, size_t len,
     char *err, size_t errlen);
+/* Same for an open descriptor (mapped; FD may be closed afterwards). */
+struct pdb *pdb_open_fd(const char *name, int fd, char *err, size_t errlen);
 void pdb_close(struct pdb *p);
 
 const char *pdb_name(const struct pdb *p);

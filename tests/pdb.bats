@@ -61,7 +61,7 @@ check_rvas() {	# PDB DUMPFILE
 	[ "$(grep -c '^S_PUB32' "$T/llvm")" -eq 198 ]
 	[ "$(grep -c 'PROC32' "$T/llvm")" -eq 58 ]
 	[ "$(grep -c 'S_THUNK32' "$T/llvm")" -eq 30 ]
-	diff "$T/llvm" "$T/ours" || fail "pdbdump disagrees with llvm-pdbutil"
+	textdiff "$T/llvm" "$T/ours" || fail "pdbdump disagrees with llvm-pdbutil"
 }
 
 @test "CppCon.pdb: GUID, age and every RVA agree with llvm-pdbutil's summary and section headers" {
@@ -114,7 +114,7 @@ sys.exit(1 if bad else 0)'
 	llvm-pdbutil dump --gsi-records "$T/System.ni.pdb" | llvm_norm >"$T/records"
 	llvm-pdbutil dump -publics "$T/System.ni.pdb" | llvm_norm >"$T/hashed"
 	[ "$(wc -l <"$T/ours")" -eq 22541 ]
-	diff "$T/records" "$T/ours"
+	textdiff "$T/records" "$T/ours"
 	[ "$(comm -23 "$T/hashed" "$T/ours" | wc -l)" -eq 0 ]
 }
 
@@ -243,7 +243,7 @@ check_built_program() {	# SRC NAME TARGET
 	EOF
 	[ "$(wc -l <"$T/$2.want")" -ge 12 ]
 	cut -d' ' -f1 "$T/$2.want" | pdbdump -r "$T/$2.pdb" | sed -E 's/^0x//; s/\t/ /; s/\+0x[0-9a-f]+$//' >"$T/$2.got"
-	diff "$T/$2.want" "$T/$2.got"
+	textdiff "$T/$2.want" "$T/$2.got"
 }
 
 @test "clang-cl + lld-link x64 C program: every function's RVA resolves to its name (the .map is the oracle)" {
@@ -257,4 +257,135 @@ check_built_program() {	# SRC NAME TARGET
 	check_built_program "$T/prog.c" prog32 i686-pc-windows-msvc
 	pdbdump -P "$T/prog32.pdb" | grep -q ' _std_call@8$'
 	pdbdump -P "$T/prog32.pdb" | grep -q ' @fast_call@8$'
+}
+
+# --- demangling: a public's readable name must be its procedure's name ---
+
+# pdbdump -d output: every decorated public that shares its address with
+# a procedure must demangle to that procedure's name.  MSVC's UNDNAME
+# (and so WPA) names constructors/destructors of class templates with
+# the template arguments (Box<int,4>::~Box<int,4>), clang's PDBs without
+# (Box<int,4>::~Box): both spellings are accepted for those.
+check_demangled() {	# DUMP MIN-CHECKED
+	python3 - "$1" "$2" <<-'EOF'
+	import collections, re, sys
+	pubs, procs = [], collections.defaultdict(set)
+	for l in open(sys.argv[1]):
+	    l = l.rstrip('\n')
+	    if l.startswith('S_PUB32'):
+	        head, dem = l.split('\t'); f = head.split(' ', 4); pubs.append((f[2], f[4], dem))
+	    elif 'PROC32' in l:
+	        f = l.split(' ', 4); procs[f[2]].add(f[4])
+	ok = bad = 0
+	for rva, raw, dem in pubs:
+	    if not raw.startswith('?') or rva not in procs: continue
+	    # template arguments off the last component (ctor/dtor spelling)
+	    depth, cut = 0, 0
+	    for i, ch in enumerate(dem):
+	        depth += (ch == '<') - (ch == '>')
+	        if depth == 0 and dem.startswith('::', i): cut = i + 2
+	    last = dem[cut:]
+	    short = dem[:cut] + (last[:last.index('<')] if '<' in last and last.endswith('>') else last)
+	    # clang spells "const char *" and "long long" where UNDNAME says "char const *", "__int64"
+	    clang = {re.sub(r'\bconst char \*', 'char const *', p).replace('long long', '__int64') for p in procs[rva]}
+	    if dem in procs[rva] or short in procs[rva] or dem in clang or short in clang: ok += 1
+	    else: bad += 1; print('wrong:', raw, '->', dem, 'procedure:', sorted(procs[rva]))
+	print(ok, 'demangled names checked')
+	sys.exit(1 if bad or ok < int(sys.argv[2]) else 0)
+	EOF
+}
+
+write_cpp_program() {
+	cat >"$1" <<-'EOF'
+	extern "C" int _fltused = 0;
+	static volatile int sink;
+	namespace outer { namespace inner {
+	template <typename T, int N> struct Box {
+		T v[N];
+		__declspec(noinline) Box() { for (int i = 0; i < N; i++) v[i] = T(); sink++; }
+		__declspec(noinline) ~Box() { sink--; }
+		__declspec(noinline) T get(int i) const { return v[i % N]; }
+		__declspec(noinline) Box &operator+=(const Box &o) { for (int i = 0; i < N; i++) v[i] += o.v[i]; return *this; }
+		__declspec(noinline) bool operator==(const Box &o) const { return v[0] == o.v[0]; }
+		__declspec(noinline) T operator()(int i) { return v[i]; }
+		__declspec(noinline) T &operator[](int i) { return v[i]; }
+	};
+	struct Widget { int x; __declspec(noinline) int twice() const; __declspec(noinline) static int make(const char *s, Widget *w); };
+	__declspec(noinline) int Widget::twice() const { return 2 * x + sink; }
+	__declspec(noinline) int Widget::make(const char *s, Widget *w) { return s[0] + w->x; }
+	template <typename F> __declspec(noinline) int apply(F f, int x) { return f(x) + sink; }
+	template <typename A, typename B> __declspec(noinline) int pick(A a, B b) { return (int)a + (int)b + sink; }
+	} }
+	namespace { __declspec(noinline) int hidden(int a) { return a * 3 + sink; } }
+	struct Pair { int a, b; };
+	__declspec(noinline) int by_ref(Pair &p, const Pair *q, unsigned long long u, wchar_t w, bool b) { return p.a + q->b + (int)u + w + b; }
+	__declspec(noinline) int twice_fn(int x) { return 2 * x; }
+	extern "C" int mainCRTStartup(void) {
+		outer::inner::Box<int, 4> a, b;
+		outer::inner::Box<double, 2> d;
+		outer::inner::Box<outer::inner::Widget *, 3> wp;
+		outer::inner::Box<const char *, 1> cp;
+		a += b;
+		outer::inner::Widget w{3};
+		Pair p{1, 2};
+		int r = a.get(1) + (a == b) + a(2) + a[3] + (int)d.get(0) + (wp.get(0) != nullptr) + (cp.get(0) != nullptr);
+		r += w.twice() + outer::inner::Widget::make("x", &w) + hidden(r) + by_ref(p, &p, 5, L'a', true);
+		r += outer::inner::apply(twice_fn, 4) + outer::inner::apply(&hidden, 2);
+		r += outer::inner::pick<unsigned char, long long>(1, 2) + outer::inner::pick<short, bool>(3, true);
+		return r;
+	}
+	EOF
+}
+
+@test "CppCon.pdb: decorated C++ publics demangle to their procedures' names" {
+	require_corpus
+	pdbdump -d "$CPPCON" >"$T/dump"
+	run check_demangled "$T/dump" 4
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# x86 C decorations: _main -> main, @__security_check_cookie@4 -> __security_check_cookie
+	grep -q "	main$" "$T/dump"
+	grep -q "@__security_check_cookie@4	__security_check_cookie$" "$T/dump"
+}
+
+@test "clang-cl C++ program (x64 and x86): templates, operators, ctors, namespaces demangle to the procedure names" {
+	write_cpp_program "$T/cpp.cpp"
+	for tgt in x86_64-pc-windows-msvc i686-pc-windows-msvc; do
+		/usr/lib/llvm-14/bin/clang-cl /nologo /c /O1 /Z7 /GS- /GR- /EHs-c- --target=$tgt "$T/cpp.cpp" /Fo"$T/cpp.obj" >/dev/null
+		lld-link /nologo /debug /nodefaultlib /entry:mainCRTStartup /subsystem:console \
+			/out:"$T/cpp.exe" /pdb:"$T/cpp.pdb" "$T/cpp.obj"
+		pdbdump -d "$T/cpp.pdb" >"$T/dump"
+		run check_demangled "$T/dump" 20
+		echo "$tgt: $output"
+		[ "$status" -eq 0 ]
+		grep -q "	outer::inner::apply<int (\*)(int)>$" "$T/dump"
+		grep -q "	outer::inner::Box<int,4>::operator+=$" "$T/dump"
+		grep -q "	outer::inner::Box<char const \*,1>::get$" "$T/dump"
+		grep -q "	outer::inner::pick<unsigned char,__int64>$" "$T/dump"
+	done
+}
+
+@test "the demangler survives every prefix and random damage of real decorated names" {
+	require_corpus
+	pdbdump -P "$CPPCON" | sed -E 's/^([^ ]+ ){4}//; s/^__imp_//' | grep '^?' >"$T/names"
+	[ "$(wc -l <"$T/names")" -ge 15 ]
+	# and forms CppCon.pdb lacks: function pointers, rvalue refs, enums, anonymous namespaces
+	printf '%s\n' '??$apply@P6AHH@Z@inner@outer@@YAHP6AHH@ZH@Z' '?f@?A0x1234abcd@@YAH$$QEAH@Z' \
+		'??$g@W4Color@@$0?5@ns@@YAXXZ' '??_G?$vector@V?$basic_string@_WU?$char_traits@_W@std@@@std@@@std@@UAEPAXI@Z' >>"$T/names"
+	python3 - "$T/names" >"$T/mutants" <<-'EOF'
+	import random, sys
+	r = random.Random(3)
+	for n in open(sys.argv[1]).read().split():
+	    for i in range(1, len(n)): print(n[:i])
+	    for _ in range(20):
+	        b = list(n); b[r.randrange(len(b))] = r.choice('?@$0123456789ABCDPQUVW_XZ'); print(''.join(b))
+	print('?' + '?$a@' * 200); print('?a@' + '0' * 300); print('??$?6' + 'PEA' * 500)
+	EOF
+	pdbdump -D <"$T/mutants" >"$T/out"
+	[ "$(wc -l <"$T/out")" -eq "$(wc -l <"$T/mutants")" ]
+	pdbdump -D <"$T/names" >"$T/readable"
+	grep -qx 'outer::inner::apply<int (\*)(int)>' "$T/readable"
+	grep -qx "\`anonymous namespace'::f" "$T/readable"
+	grep -qx 'ns::g<Color,-6>' "$T/readable"
+	grep -qx "std::vector<std::basic_string<wchar_t,std::char_traits<wchar_t> > >::\`scalar deleting destructor'" "$T/readable"
 }

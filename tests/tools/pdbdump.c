@@ -2,8 +2,11 @@
  * pdbdump - print what lib/pdb.c reads from a PDB, in a form easy to
  * compare with `llvm-pdbutil dump -publics -symbols` (a test tool).
  *
- * USAGE:  pdbdump [-PSH] [-r] FILE.pdb
+ * USAGE:  pdbdump [-PSH] [-r] [-d] FILE.pdb
  *   -P  publics only     -S  procedures only    -H  header and sections only
+ *   -D  no PDB: read decorated names from stdin, print readable ones
+ *       (-x: with the x86 C rules)
+ *   -d  add a column with the public's readable name (sym_demangle)
  *   -r  resolve: read RVAs (hex, one a line) from stdin, print
  *       "0xRVA<TAB>name+0xDISP" (or "0xRVA<TAB>?")
  *
@@ -18,6 +21,7 @@
  */
 #include "cli.h"
 #include "pdb.h"
+#include "symbols.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -26,7 +30,7 @@
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: pdbdump [-PSH] [-r] FILE.pdb\n");
+	fprintf(stderr, "usage: pdbdump [-PSH] [-r] [-d] FILE.pdb | pdbdump -D [-x]\n");
 	exit(EXIT_FATAL);
 }
 
@@ -67,7 +71,7 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	int c, only = 0, resolve = 0;
+	int c, only = 0, resolve = 0, demangle = 0, names = 0, x86 = 0;
 	char err[600], key[41], fl[64];
 	const struct pdb_symbol *syms;
 	const struct pdb_section *sec;
@@ -76,13 +80,27 @@ int main(int argc, char **argv)
 	size_t i, n;
 
 	cli_init("pdbdump");
-	while ((c = getopt_long(argc, argv, "PSHrh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "PSHrdDxh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'P': case 'S': case 'H': only = c; break;
 		case 'r': resolve = 1; break;
+		case 'd': demangle = 1; break;
+		case 'D': names = 1; break;
+		case 'x': x86 = 1; break;
 		case 'V': cli_version(); break;
 		default: usage();
 		}
+	}
+	if (names) {
+		char line[4096];
+		while (fgets(line, sizeof line, stdin)) {
+			char *d;
+			line[strcspn(line, "\n")] = 0;
+			d = sym_demangle(line, x86);
+			printf("%s\n", d ? d : line);
+			free(d);
+		}
+		return 0;
 	}
 	if (optind + 1 != argc)
 		usage();
@@ -129,6 +147,12 @@ int main(int argc, char **argv)
 			pub_flags(syms[i].flags, fl, sizeof fl);
 			printf("S_PUB32 %04u:%04u rva=0x%x flags=%s %s", syms[i].section,
 			    syms[i].offset, syms[i].rva, fl, syms[i].name);
+			if (demangle) {
+				char *d = sym_demangle(syms[i].name,
+				    pdb_machine(p) == 0x14c);
+				printf("\t%s", d ? d : syms[i].name);
+				free(d);
+			}
 			putchar('\n');
 		}
 	}
