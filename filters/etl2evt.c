@@ -1,0 +1,244 @@
+/*
+ * etl2evt - decode a Windows ETW trace (.etl or PerfView .etl.zip) into evt.
+ *
+ * USAGE:  etl2evt [-k KINDS] [-p PROCS] [-s MS] [-e MS] [--utc] [--full-paths]
+ *                 [--addrs] [--member NAME] [--census] [-o FILE] [FILE|-]
+ * INPUT:  an .etl file, a zip holding one (PerfView .etl.zip, .diagsession),
+ *         or either on stdin.
+ * OUTPUT: the evt stream (docs/evt-format.md), e.g.
+ *   29.446000	Sample	7	System	4	584	1	ip=0xffffffffffd03003	prio=14	kframes=3	ntoskrnl.exe!0x1a3f0;...
+ *
+ * Exit: 0 all decoded; 1 some of the input was corrupt and skipped (each
+ * problem reported as "etl2evt: FILE: offset N: ..."); 2 fatal.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "etl.h"
+#include "etl_evt.h"
+#include "evt.h"
+#include "zip.h"
+
+static const char *input_name;
+static unsigned long nproblems;
+
+static void
+usage(int status)
+{
+	fprintf(status ? stderr : stdout,
+	    "usage: etl2evt [-k KINDS] [-p PROCS] [-s MS] [-e MS] [--utc] [--full-paths] [--addrs] "
+	    "[--member NAME] [--census] [-o FILE] [FILE|-]\n");
+	exit(status);
+}
+
+static void
+on_error(void *ctx, uint64_t off, const char *msg)
+{
+	(void)ctx;
+	nproblems++;
+	if (nproblems <= 50)
+		cli_warn("%s: offset %llu: %s", input_name, (unsigned long long)off, msg);
+	else if (nproblems == 51)
+		cli_warn("%s: more problems; not reporting them one by one", input_name);
+}
+
+/* Copies stdin (or a zip member) into an unlinked temporary file. */
+static int
+temp_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/etl2evt.XXXXXX", dir && *dir ? dir : "/tmp");
+	int fd = mkstemp(path);
+	if (fd < 0)
+		cli_fatal("cannot create a temporary file in %s: %s", dir && *dir ? dir : "/tmp",
+		    strerror(errno));
+	unlink(path);
+	return fd;
+}
+
+static int
+spool_stdin(void)
+{
+	int fd = temp_file();
+	char buf[1 << 16];
+	ssize_t n;
+	while ((n = read(0, buf, sizeof buf)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			cli_fatal("stdin: %s", strerror(errno));
+		}
+		for (ssize_t w = 0; w < n;) {
+			ssize_t k = write(fd, buf + w, (size_t)(n - w));
+			if (k < 0)
+				cli_fatal("temporary file: %s", strerror(errno));
+			w += k;
+		}
+	}
+	return fd;
+}
+
+static int
+ends_with(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && strcasecmp(s + a - b, suf) == 0;
+}
+
+/* The .etl member to decode: NAME if given, else the only .etl in the zip. */
+static int
+open_zip_member(int zfd, const char *member)
+{
+	struct zip_archive z;
+	char err[512];
+	long pick = -1;
+	size_t netl = 0;
+
+	if (zip_open_fd(&z, zfd, err, sizeof err) < 0)
+		cli_fatal("%s: %s", input_name, err);
+	if (member) {
+		pick = zip_find(&z, member);
+		if (pick < 0)
+			for (size_t i = 0; i < z.n; i++) {
+				const char *b = strrchr(z.m[i].name, '/');
+				const char *b2 = strrchr(z.m[i].name, '\\');
+				if (b2 > b)
+					b = b2;
+				if (strcmp(b ? b + 1 : z.m[i].name, member) == 0)
+					pick = (long)i;
+			}
+		if (pick < 0)
+			cli_fatal("%s: no member named %s", input_name, member);
+	} else {
+		for (size_t i = 0; i < z.n; i++)
+			if (ends_with(z.m[i].name, ".etl")) {
+				netl++;
+				pick = (long)i;
+			}
+		if (netl == 0)
+			cli_fatal("%s: the zip holds no .etl file", input_name);
+		if (netl > 1) {
+			char list[2048] = "";
+			for (size_t i = 0; i < z.n; i++)
+				if (ends_with(z.m[i].name, ".etl") && strlen(list) + strlen(z.m[i].name) + 3 < sizeof list) {
+					strcat(list, " ");
+					strcat(list, z.m[i].name);
+				}
+			cli_fatal("%s: the zip holds %zu .etl files (%s ); choose one with --member NAME",
+			    input_name, netl, list);
+		}
+	}
+	int fd = temp_file();
+	if (zip_extract_fd(&z, (size_t)pick, fd, err, sizeof err) < 0)
+		cli_fatal("%s: %s", input_name, err);
+	zip_close(&z);
+	return fd;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "kinds", required_argument, NULL, 'k' },
+		{ "process", required_argument, NULL, 'p' },
+		{ "start", required_argument, NULL, 's' },
+		{ "end", required_argument, NULL, 'e' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "utc", no_argument, NULL, 'U' },
+		{ "full-paths", no_argument, NULL, 'F' },
+		{ "addrs", no_argument, NULL, 'A' },
+		{ "member", required_argument, NULL, 'm' },
+		{ "census", no_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct etl2evt_opts o;
+	const char *out = NULL, *member = NULL;
+	int ch, census = 0;
+
+	cli_init("etl2evt");
+	memset(&o, 0, sizeof o);
+	while ((ch = getopt_long(argc, argv, "k:p:s:e:o:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'k': o.kinds = optarg; break;
+		case 'p': o.procs = optarg; break;
+		case 's': o.has_from = 1; o.from_ms = cli_number("--start", optarg); break;
+		case 'e': o.has_to = 1; o.to_ms = cli_number("--end", optarg); break;
+		case 'o': out = optarg; break;
+		case 'U': o.utc = 1; break;
+		case 'F': o.full_paths = 1; break;
+		case 'A': o.addrs = 1; break;
+		case 'm': member = optarg; break;
+		case 'C': census = 1; break;
+		case 'h': usage(0); break;
+		case 'V': cli_version(); break;
+		default: usage(2);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc > 1)
+		cli_usage_error("one input file at most");
+	input_name = argc == 1 ? argv[0] : "-";
+	if (o.has_from && o.has_to && o.to_ms < o.from_ms)
+		cli_usage_error("--end is before --start");
+
+	int fd;
+	if (strcmp(input_name, "-") == 0)
+		fd = spool_stdin();
+	else if ((fd = open(input_name, O_RDONLY)) < 0)
+		cli_fatal("%s: %s", input_name, strerror(errno));
+	unsigned char magic[4] = { 0 };
+	if (pread(fd, magic, 4, 0) == 4 && zip_magic(magic, 4)) {
+		int efd = open_zip_member(fd, member);
+		close(fd);
+		fd = efd;
+	} else if (member)
+		cli_usage_error("--member is for zip inputs");
+
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		cli_fatal("%s: %s", input_name, strerror(errno));
+	size_t len = (size_t)st.st_size;
+	const uint8_t *data = NULL;
+	if (len > 0) {
+		data = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (data == MAP_FAILED)
+			cli_fatal("%s: cannot map: %s", input_name, strerror(errno));
+		madvise((void *)data, len, MADV_SEQUENTIAL);
+	}
+	struct etl_reader *r = etl_open(data ? data : (const uint8_t *)"", len, on_error, NULL);
+	if (!r)
+		exit(EXIT_FATAL);
+
+	struct outbuf ob;
+	ob_open(&ob, out);
+	int partial;
+	if (census) {
+		etl_census(r, &ob);
+		partial = etl_damage(r)->buffers > 0;
+	} else {
+		o.source = input_name;
+		o.progress = isatty(2);
+		partial = etl2evt_convert(r, &o, &ob, NULL);
+	}
+	ob_close(&ob);
+	if (nproblems)
+		cli_warn("%s: %lu problem%s; the rest was decoded", input_name, nproblems,
+		    nproblems == 1 ? "" : "s");
+	etl_close(r);
+	if (data)
+		munmap((void *)data, len);
+	close(fd);
+	return partial || nproblems ? EXIT_PARTIAL : 0;
+}

@@ -1,0 +1,916 @@
+/*
+ * etl.c - ETL buffers and record headers; per-CPU merge into time order.
+ *
+ * Layout notes are in ../shared/docs/etl-format.md (section numbers in
+ * comments refer to it).  The reader first builds a small index of the
+ * buffers (offset, size, CPU), then iterates either in file order (one
+ * cursor over every buffer) or in time order (one cursor per CPU over
+ * that CPU's buffers, merged with a heap on the next timestamp).  A
+ * buffer is decompressed only when its cursor reaches it, into that
+ * cursor's scratch space, so memory is bounded by CPUs × buffer size.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "etl.h"
+#include "xpress.h"
+
+#define BUFHDR 0x48
+#define MAX_BUFFER (64u << 20)	/* larger BufferSize values are corruption */
+#define MAX_CPUS 4096
+
+struct cursor {
+	uint32_t *bufs;		/* indexes into r->buf, in file order */
+	size_t nb, bi;
+	const uint8_t *data;	/* current buffer (mapped or decompressed), NULL if none */
+	uint32_t filled, off;
+	uint64_t buf_offset;
+	int cpu;
+	uint8_t *scratch;
+	size_t scap;
+	struct etl_event ev;
+	int have;
+};
+
+struct etl_reader {
+	const uint8_t *data;
+	size_t len;
+	etl_error_fn err;
+	void *ctx;
+	struct etl_info info;
+	struct etl_buffer *buf;
+	size_t nbuf, capbuf;
+	struct etl_damage damage;
+	/* iteration */
+	enum etl_order order;
+	struct cursor *cur;
+	size_t ncur;
+	struct cursor **heap;
+	size_t nheap;
+	uint32_t *order_bufs;	/* storage for the cursors' buffer lists */
+	uint64_t done_bytes;
+	int compressed_mode;	/* LogFileMode has EVENT_TRACE_COMPRESSED_MODE */
+	int passes;		/* problems are reported during the first pass only */
+	int pending;		/* the last event's cursor must advance first */
+};
+
+static void
+report(struct etl_reader *r, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+report(struct etl_reader *r, uint64_t off, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (r->err && r->passes <= 1)
+		r->err(r->ctx, off, msg);
+}
+
+void
+etl_problem(struct etl_reader *r, uint64_t off, const char *msg)
+{
+	report(r, off, "%s", msg);
+}
+
+/* ---------- strings, GUIDs, times ---------- */
+
+static const char hexl[] = "0123456789abcdef";
+
+void
+etl_guid_str(char *out, const uint8_t *g)
+{
+	static const int order[16] = { 3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15 };
+	int o = 0;
+
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hexl[g[order[i]] >> 4];
+		out[o++] = hexl[g[order[i]] & 15];
+	}
+	out[o] = '\0';
+}
+
+static void
+civil_from_days(int64_t z, int *y, unsigned *m, unsigned *d)
+{
+	/* Howard Hinnant's algorithm: days since 1970-01-01 → date */
+	z += 719468;
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	unsigned doe = (unsigned)(z - era * 146097);
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t yy = (int64_t)yoe + era * 400;
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	unsigned mp = (5 * doy + 2) / 153;
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp < 10 ? mp + 3 : mp - 9;
+	*y = (int)(yy + (*m <= 2));
+}
+
+void
+etl_filetime_str(char *out, uint64_t ft)
+{
+	int64_t secs = (int64_t)(ft / 10000000) - 11644473600LL;
+	unsigned frac = (unsigned)(ft % 10000000);
+	int64_t days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
+	int64_t rem = secs - days * 86400;
+	int y;
+	unsigned m, d;
+
+	civil_from_days(days, &y, &m, &d);
+	char tmp[96];
+	snprintf(tmp, sizeof tmp, "%04d-%02u-%02uT%02u:%02u:%02u.%07uZ", y % 10000, m % 100,
+	    d % 100, (unsigned)(rem / 3600) % 100, (unsigned)(rem / 60 % 60), (unsigned)(rem % 60),
+	    frac % 10000000);
+	memcpy(out, tmp, 28);
+	out[28] = '\0';
+}
+
+static size_t
+put_utf8(char *out, size_t o, size_t cap, uint32_t c)
+{
+	char tmp[4];
+	size_t n;
+
+	if (c < 0x80) {
+		tmp[0] = (char)c;
+		n = 1;
+	} else if (c < 0x800) {
+		tmp[0] = (char)(0xc0 | c >> 6);
+		tmp[1] = (char)(0x80 | (c & 0x3f));
+		n = 2;
+	} else if (c < 0x10000) {
+		tmp[0] = (char)(0xe0 | c >> 12);
+		tmp[1] = (char)(0x80 | (c >> 6 & 0x3f));
+		tmp[2] = (char)(0x80 | (c & 0x3f));
+		n = 3;
+	} else {
+		tmp[0] = (char)(0xf0 | c >> 18);
+		tmp[1] = (char)(0x80 | (c >> 12 & 0x3f));
+		tmp[2] = (char)(0x80 | (c >> 6 & 0x3f));
+		tmp[3] = (char)(0x80 | (c & 0x3f));
+		n = 4;
+	}
+	if (o + n >= cap)
+		return o;
+	memcpy(out + o, tmp, n);
+	return o + n;
+}
+
+size_t
+etl_wstr(const uint8_t *p, size_t maxb, char *out, size_t cap, size_t *consumed)
+{
+	size_t i = 0, o = 0;
+
+	while (i + 2 <= maxb) {
+		uint32_t c = etl_u16(p + i);
+		i += 2;
+		if (c == 0) {
+			if (consumed)
+				*consumed = i;
+			out[o] = '\0';
+			return o;
+		}
+		if (c >= 0xd800 && c < 0xdc00 && i + 2 <= maxb && etl_u16(p + i) >= 0xdc00 &&
+		    etl_u16(p + i) < 0xe000) {
+			c = 0x10000 + ((c - 0xd800) << 10) + (etl_u16(p + i) - 0xdc00);
+			i += 2;
+		} else if (c >= 0xd800 && c < 0xe000)
+			c = '?';
+		o = put_utf8(out, o, cap, c);
+	}
+	if (consumed)
+		*consumed = maxb;	/* unterminated: the rest of the payload */
+	out[o] = '\0';
+	return o;
+}
+
+size_t
+etl_astr(const uint8_t *p, size_t maxb, char *out, size_t cap, size_t *consumed)
+{
+	size_t i = 0, o = 0;
+
+	while (i < maxb && p[i]) {
+		uint8_t c = p[i];
+		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
+		    (c & 0xf8) == 0xf0 ? 4 : 0;
+		size_t k;
+		if (n == 0 || i + n > maxb)
+			n = 0;
+		for (k = 1; k < n; k++)
+			if ((p[i + k] & 0xc0) != 0x80)
+				break;
+		if (n == 0 || k < n || (n == 2 && c < 0xc2)) {
+			if (o + 1 < cap)
+				out[o++] = '?';
+			i++;
+			continue;
+		}
+		if (o + n < cap) {
+			memcpy(out + o, p + i, n);
+			o += n;
+		}
+		i += n;
+	}
+	if (consumed)
+		*consumed = i < maxb ? i + 1 : maxb;
+	out[o] = '\0';
+	return o;
+}
+
+/* ---------- clocks ---------- */
+
+int64_t
+etl_ns(const struct etl_reader *r, uint64_t ts)
+{
+	__int128 d = (__int128)(int64_t)(ts - r->info.ts0);
+	return (int64_t)(d * 1000000000 / (__int128)r->info.clock_freq);
+}
+
+uint64_t
+etl_filetime(const struct etl_reader *r, uint64_t ts)
+{
+	__int128 d = (__int128)(int64_t)(ts - r->info.ts0);
+	return r->info.start_time + (uint64_t)(int64_t)(d * 10000000 / (__int128)r->info.clock_freq);
+}
+
+/* ---------- records ---------- */
+
+/*
+ * Parses the record at OFF in D[0..filled).  Returns the offset of the
+ * next record, 0 at the end of the buffer's data, or -1 on corruption
+ * (*why set).
+ */
+static long
+parse_record(const uint8_t *d, uint32_t filled, uint32_t off, struct etl_event *ev, const char **why)
+{
+	if (off + 4 > filled)
+		return 0;
+	uint32_t m = etl_u32(d + off);
+	if (m == 0xffffffffu)
+		return 0;
+	unsigned flags = m >> 24, htype = m >> 16 & 0xff;
+	uint32_t size, hsz;
+	const uint8_t *p = d + off;
+
+	memset(ev, 0, offsetof(struct etl_event, buf_offset));
+	ev->tid = ev->pid = ETL_NO_ID;
+	if ((flags & 0xd0) == 0x90 && !(flags & 0x40)) {
+		/* WPP trace message (§3.6): u16 size, u16 marker, u16 id, u16 flags, optional fields */
+		ev->hkind = ETL_HK_WPP;
+		size = etl_u16(p);
+		hsz = 8;
+		if (size < hsz || off + size > filled)
+			goto bad_size;
+		unsigned mf = etl_u16(p + 6);
+		uint32_t q = 8;
+		ev->message_id = etl_u16(p + 4);
+		if (mf & 0x01)
+			q += 4;
+		if (mf & 0x04)
+			q += 4;
+		else if (mf & 0x02) {
+			if (q + 16 <= size)
+				ev->guid = p + q;
+			q += 16;
+		}
+		if (mf & 0x08) {
+			if (q + 8 <= size)
+				ev->ts = etl_u64(p + q);
+			q += 8;
+		}
+		if (mf & 0x20) {
+			if (q + 8 <= size) {
+				ev->tid = etl_u32(p + q);
+				ev->pid = etl_u32(p + q + 4);
+			}
+			q += 8;
+		}
+		if (q > size)
+			q = size;
+		hsz = q;
+		goto done;
+	}
+	if ((flags & 0xc0) != 0xc0) {
+		*why = "bad record marker";
+		return -1;
+	}
+	switch (htype) {
+	case 0x01: case 0x02: case 0x03: case 0x04: case 0x10: case 0x11:
+		size = etl_u16(p + 4);
+		ev->hkind = htype <= 2 ? ETL_HK_SYSTEM : htype <= 4 ? ETL_HK_COMPACT : ETL_HK_PERFINFO;
+		ev->hdr64 = htype == 2 || htype == 4 || htype == 0x11;
+		hsz = ev->hkind == ETL_HK_SYSTEM ? 0x20 : ev->hkind == ETL_HK_COMPACT ? 0x18 : 0x10;
+		if (size < hsz || off + size > filled)
+			goto bad_size;
+		ev->version = (uint16_t)(m & 0xffff);
+		ev->type = p[6];
+		ev->group = p[7];
+		if (ev->hkind == ETL_HK_PERFINFO) {
+			ev->ts = etl_u64(p + 8);
+		} else {
+			ev->tid = etl_u32(p + 8);
+			ev->pid = etl_u32(p + 12);
+			ev->ts = etl_u64(p + 16);
+		}
+		/* PEBS / PMC extension words (§3.1): only for perfinfo headers, as snail */
+		if (ev->hkind == ETL_HK_PERFINFO && (m & 0x8700)) {
+			hsz += ((m & 0x8000) ? 8 : 0) + 8 * ((m >> 8) & 7);
+			ev->version &= 0xff;
+			if (hsz > size)
+				goto bad_size;
+		}
+		break;
+	case 0x0a: case 0x14: case 0x0b: case 0x15:
+		size = etl_u16(p);
+		ev->hkind = (htype == 0x0a || htype == 0x14) ? ETL_HK_FULL : ETL_HK_INSTANCE;
+		ev->hdr64 = htype >= 0x14;
+		hsz = ev->hkind == ETL_HK_FULL ? 0x30 : 0x38;
+		if (size < hsz || off + size > filled)
+			goto bad_size;
+		ev->type = p[4];
+		ev->level = p[5];
+		ev->version = etl_u16(p + 6);
+		ev->tid = etl_u32(p + 8);
+		ev->pid = etl_u32(p + 12);
+		ev->ts = etl_u64(p + 16);
+		ev->guid = p + 24;
+		break;
+	case 0x12: case 0x13:
+		size = etl_u16(p);
+		ev->hkind = ETL_HK_EVENT;
+		ev->hdr64 = htype == 0x13;
+		hsz = 0x50;
+		if (size < hsz || off + size > filled)
+			goto bad_size;
+		ev->eflags = etl_u16(p + 4);
+		ev->eprop = etl_u16(p + 6);
+		ev->tid = etl_u32(p + 8);
+		ev->pid = etl_u32(p + 12);
+		ev->ts = etl_u64(p + 16);
+		ev->guid = p + 24;
+		ev->id = etl_u16(p + 40);
+		ev->version = p[42];
+		ev->channel = p[43];
+		ev->level = p[44];
+		ev->opcode = p[45];
+		ev->type = p[45];
+		ev->task = etl_u16(p + 46);
+		ev->keywords = etl_u64(p + 48);
+		ev->activity = p + 64;
+		if (ev->eflags & 0x1) {
+			/* extended items: u16 reserved, u16 type, u16 linkage, u16 size, data padded to 8 */
+			uint32_t q = hsz;
+			for (;;) {
+				if (q + 8 > size) {
+					*why = "extended data runs past the record";
+					return -1;
+				}
+				uint32_t dsz = etl_u16(p + q + 6), link = etl_u16(p + q + 4);
+				uint32_t next = q + 8 + ((dsz + 7) & ~7u);
+				if (q + 8 + dsz > size) {
+					*why = "extended data item runs past the record";
+					return -1;
+				}
+				q = next > size ? size : next;
+				if (!(link & 1))
+					break;
+			}
+			ev->ext = p + hsz;
+			ev->extlen = q - hsz;
+			hsz = q;
+		}
+		break;
+	case 0x0c: case 0x0d: case 0x0e:
+		size = etl_u16(p);
+		ev->hkind = ETL_HK_OTHER;
+		hsz = 8;
+		if (size < hsz || off + size > filled)
+			goto bad_size;
+		break;
+	default:
+		*why = "unknown record header type";
+		return -1;
+	}
+done:
+	ev->payload = p + hsz;
+	ev->plen = size - hsz;
+	ev->raw = p;
+	ev->rawlen = size;
+	ev->rec_offset = off;
+	return (long)((off + size + 7) & ~7u);
+bad_size:
+	*why = "record size out of range";
+	return -1;
+}
+
+/* ---------- the buffer index ---------- */
+
+/* The cheap checks on a buffer header at OFF. */
+static int
+basic_header(const struct etl_reader *r, uint64_t off)
+{
+	if (off + BUFHDR > r->len)
+		return 0;
+	const uint8_t *h = r->data + off;
+	uint32_t size = etl_u32(h), saved = etl_u32(h + 4);
+	uint16_t flags = etl_u16(h + 0x34), type = etl_u16(h + 0x36);
+
+	if (size < BUFHDR + 8 || size > MAX_BUFFER || (flags & ~0x7f) || type > 7)
+		return 0;
+	if (saved < BUFHDR || saved > MAX_BUFFER)
+		return 0;
+	if (flags & 0x40)
+		return r->compressed_mode && (!r->info.buffer_size || saved <= r->info.buffer_size);
+	return saved <= size;
+}
+
+/*
+ * Whether OFF looks like the start of a real buffer, for finding the
+ * chain again after a corrupt header: the header fields are sane, an
+ * uncompressed buffer's first record parses, and the buffer after it
+ * is sane too (or the file ends there).
+ */
+static int
+plausible_header(const struct etl_reader *r, uint64_t off)
+{
+	if (!basic_header(r, off))
+		return 0;
+	const uint8_t *h = r->data + off;
+	uint32_t size = etl_u32(h), saved = etl_u32(h + 4);
+	if (!(etl_u16(h + 0x34) & 0x40)) {
+		struct etl_event ev;
+		const char *why;
+		uint32_t lim = saved;
+		if (off + lim > r->len)
+			return 0;
+		if (parse_record(h, lim, BUFHDR, &ev, &why) <= 0)
+			return 0;
+	}
+	uint64_t next = off + size;
+	return next >= r->len || basic_header(r, next) ||
+	    (next + BUFHDR <= r->len && etl_u32(r->data + next) == 0);
+}
+
+static void
+add_buffer(struct etl_reader *r, uint64_t off, uint32_t size, uint32_t filled)
+{
+	const uint8_t *h = r->data + off;
+	struct etl_buffer *b;
+
+	if (r->nbuf == r->capbuf) {
+		r->capbuf = r->capbuf ? r->capbuf * 2 : 64;
+		r->buf = xrealloc(r->buf, r->capbuf * sizeof *r->buf);
+	}
+	b = &r->buf[r->nbuf++];
+	b->offset = off;
+	b->size = size;
+	b->filled = filled;
+	b->flags = etl_u16(h + 0x34);
+	b->type = etl_u16(h + 0x36);
+	b->seq = etl_u64(h + 0x18);
+	b->cpu = (b->flags & 0x20) ? etl_u16(h + 0x28) : h[0x28];
+	if (b->cpu >= MAX_CPUS)
+		b->cpu = MAX_CPUS - 1;
+	if (b->flags & 0x6)
+		r->damage.lost_buffers++;
+}
+
+static void
+index_buffers(struct etl_reader *r, uint64_t off)
+{
+
+	while (off + BUFHDR <= r->len) {
+		const uint8_t *h = r->data + off;
+		uint32_t size = etl_u32(h), saved = etl_u32(h + 4);
+		uint16_t flags = etl_u16(h + 0x34);
+		uint32_t offs = etl_u32(h + 0x30);
+		/*
+		 * Filled bytes: SavedOffset, except that header buffers of relogged
+		 * files may have SavedOffset 0 (Win7) or short of the Offset field
+		 * (Win11) — then Offset, when it fits the buffer, is the right one.
+		 */
+		uint32_t filled = saved;
+		if (!(flags & 0x40) && offs > filled && offs <= size)
+			filled = offs;
+
+		if (size == 0 && saved == 0 && off > 0) {
+			/* zero padding at the end of preallocated files */
+			uint64_t z = off;
+			while (z < r->len && r->data[z] == 0)
+				z++;
+			if (z == r->len)
+				break;
+		}
+		if (size < BUFHDR || size > MAX_BUFFER || (!(flags & 0x40) && filled > size) ||
+		    filled > MAX_BUFFER || (off > 0 && !basic_header(r, off))) {
+			uint64_t s;
+			report(r, off, "corrupt buffer header (BufferSize %u, SavedOffset %u); "
+			    "searching for the next buffer", size, saved);
+			r->damage.buffers++;
+			for (s = off + 1; s + BUFHDR <= r->len; s++)
+				if (plausible_header(r, s))
+					break;
+			if (s + BUFHDR > r->len)
+				s = r->len;
+			r->damage.bytes += s - off;
+			off = s;
+			continue;
+		}
+		if (filled < BUFHDR)
+			filled = BUFHDR;
+		if (off + size > r->len) {
+			uint64_t have = r->len - off;
+			report(r, off, "truncated buffer: %u bytes announced, file ends after %llu",
+			    size, (unsigned long long)have);
+			r->damage.buffers++;
+			r->damage.bytes += size - have;
+			if (!(flags & 0x40) && filled > have)
+				filled = (uint32_t)have;
+			add_buffer(r, off, (uint32_t)have, filled);
+			break;
+		}
+		add_buffer(r, off, size, filled);
+		off += size;
+	}
+	if (off < r->len && r->len - off >= 1 && off + BUFHDR > r->len && r->len - off > 0) {
+		report(r, off, "%llu trailing bytes are too short for a buffer",
+		    (unsigned long long)(r->len - off));
+		r->damage.bytes += r->len - off;
+	}
+}
+
+/* ---------- the logfile header (§2) ---------- */
+
+static int
+parse_logfile_header(struct etl_reader *r)
+{
+	struct etl_info *in = &r->info;
+	const uint8_t *b = r->data;
+	uint32_t filled = r->nbuf ? r->buf[0].filled : 0;
+	struct etl_event ev;
+	const char *why = NULL;
+
+	if (r->nbuf == 0 || (r->buf[0].flags & 0x40)) {
+		report(r, 0, "not an ETL file (no readable first buffer)");
+		return -1;
+	}
+	if (filled > r->buf[0].size)
+		filled = r->buf[0].size;
+	if (parse_record(b, filled, BUFHDR, &ev, &why) <= 0 || ev.hkind != ETL_HK_SYSTEM ||
+	    ev.group != 0 || ev.type != 0 || ev.plen < 56) {
+		report(r, BUFHDR, "not an ETL file (no logfile header event at offset 0x48)");
+		return -1;
+	}
+	const uint8_t *p = ev.payload;
+	uint32_t n = ev.plen;
+	in->buffer_size = etl_u32(p);
+	memcpy(in->version, p + 4, 4);
+	in->build = etl_u32(p + 8);
+	in->ncpu = etl_u32(p + 12);
+	in->end_time = etl_u64(p + 16);
+	in->timer_resolution = etl_u32(p + 24);
+	in->max_file_size = etl_u32(p + 28);
+	in->log_file_mode = etl_u32(p + 32);
+	in->buffers_written = etl_u32(p + 36);
+	in->pointer_size = etl_u32(p + 44);
+	in->events_lost = etl_u32(p + 48);
+	in->cpu_mhz = etl_u32(p + 52);
+	if (in->pointer_size != 4 && in->pointer_size != 8)
+		in->pointer_size = ev.hdr64 ? 8 : 4;
+	uint32_t P = in->pointer_size, base = 2 * P;
+	if (n >= 264 + base) {
+		in->tz_bias = (int32_t)etl_u32(p + 56 + base);
+		in->boot_time = etl_u64(p + 232 + base);
+		in->perf_freq = etl_u64(p + 240 + base);
+		in->start_time = etl_u64(p + 248 + base);
+		in->clock_type = etl_u32(p + 256 + base);
+		in->buffers_lost = etl_u32(p + 260 + base);
+		size_t used;
+		etl_wstr(p + 264 + base, n - (264 + base), in->logger_name, sizeof in->logger_name, &used);
+		if (264 + base + used < n)
+			etl_wstr(p + 264 + base + used, n - (264 + base + used), in->logfile_name,
+			    sizeof in->logfile_name, NULL);
+	} else
+		report(r, BUFHDR, "short logfile header (%u bytes); assuming a QPC clock", n);
+	in->ts0 = ev.ts;
+	switch (in->clock_type) {
+	case ETL_CLOCK_SYSTIME:
+		in->clock_freq = 10000000;
+		break;
+	case ETL_CLOCK_CYCLES:
+		in->clock_freq = (uint64_t)in->cpu_mhz * 1000000;
+		break;
+	default:
+		in->clock_type = ETL_CLOCK_QPC;
+		in->clock_freq = in->perf_freq;
+	}
+	if (in->clock_freq == 0) {
+		report(r, BUFHDR, "logfile header has no clock frequency; assuming 10 MHz");
+		in->clock_freq = 10000000;
+	}
+	/* §1.3: the format is in the low 16 bits of the first buffer's State */
+	unsigned st = etl_u16(r->data + 0x2c);
+	in->compression = st == COMPRESSION_FORMAT_LZNT1 || st == COMPRESSION_FORMAT_XPRESS_HUFF ?
+	    (int)st : COMPRESSION_FORMAT_XPRESS;
+	return 0;
+}
+
+struct etl_reader *
+etl_open(const uint8_t *data, size_t len, etl_error_fn err, void *ctx)
+{
+	struct etl_reader *r = xcalloc(1, sizeof *r);
+
+	r->data = data;
+	r->len = len;
+	r->err = err;
+	r->ctx = ctx;
+	if (len < BUFHDR + 0x20) {
+		report(r, 0, "not an ETL file (%zu bytes)", len);
+		free(r);
+		return NULL;
+	}
+	/* the header buffer first: its logfile header tells how to read the rest */
+	uint32_t size0 = etl_u32(data), saved0 = etl_u32(data + 4), offs0 = etl_u32(data + 0x30);
+	if (size0 < BUFHDR + 0x20 || size0 > MAX_BUFFER) {
+		report(r, 0, "not an ETL file (first BufferSize %u)", size0);
+		free(r);
+		return NULL;
+	}
+	if (size0 > len) {
+		report(r, 0, "truncated header buffer: %u bytes announced, file ends after %zu",
+		    size0, len);
+		r->damage.buffers++;
+		size0 = (uint32_t)len;
+	}
+	uint32_t filled0 = saved0;
+	if (offs0 > filled0 && offs0 <= size0)
+		filled0 = offs0;
+	if (filled0 > size0 || filled0 < BUFHDR)
+		filled0 = size0;
+	add_buffer(r, 0, size0, filled0);
+	if (parse_logfile_header(r) < 0) {
+		etl_close(r);
+		return NULL;
+	}
+	r->compressed_mode = (r->info.log_file_mode & 0x04000000) != 0;
+	index_buffers(r, size0);
+	return r;
+}
+
+const struct etl_info *
+etl_info(const struct etl_reader *r)
+{
+	return &r->info;
+}
+
+size_t
+etl_nbuffers(const struct etl_reader *r)
+{
+	return r->nbuf;
+}
+
+const struct etl_buffer *
+etl_buffers(const struct etl_reader *r)
+{
+	return r->buf;
+}
+
+const struct etl_damage *
+etl_damage(const struct etl_reader *r)
+{
+	return &r->damage;
+}
+
+/* ---------- cursors and the merge ---------- */
+
+static int
+load_buffer(struct etl_reader *r, struct cursor *c, const struct etl_buffer *b)
+{
+	const uint8_t *h = r->data + b->offset;
+
+	c->buf_offset = b->offset;
+	c->cpu = b->cpu;
+	c->off = BUFHDR;
+	r->done_bytes += b->size;
+	if (!(b->flags & 0x40)) {
+		c->data = h;
+		c->filled = b->filled;
+		return 0;
+	}
+	size_t out = b->filled - BUFHDR;
+	const char *why = NULL;
+	if (c->scap < b->filled) {
+		free(c->scratch);
+		c->scap = b->filled;
+		c->scratch = xmalloc(c->scap);
+	}
+	memcpy(c->scratch, h, BUFHDR);
+	if (etl_decompress(r->info.compression, h + BUFHDR, b->size - BUFHDR, c->scratch + BUFHDR,
+	    out, &why) < 0) {
+		report(r, b->offset, "compressed buffer (%u bytes) cannot be decompressed: %s; skipped",
+		    b->size, why);
+		if (r->passes <= 1) {
+			r->damage.buffers++;
+			r->damage.bytes += b->size;
+		}
+		c->data = NULL;
+		return -1;
+	}
+	c->data = c->scratch;
+	c->filled = b->filled;
+	return 0;
+}
+
+static void
+cursor_advance(struct etl_reader *r, struct cursor *c)
+{
+	for (;;) {
+		if (!c->data) {
+			if (c->bi >= c->nb) {
+				c->have = 0;
+				return;
+			}
+			if (load_buffer(r, c, &r->buf[c->bufs[c->bi++]]) < 0)
+				continue;
+		}
+		const char *why = NULL;
+		long next = parse_record(c->data, c->filled, c->off, &c->ev, &why);
+		if (next > 0) {
+			c->ev.cpu = c->cpu;
+			c->ev.buf_offset = c->buf_offset;
+			c->off = (uint32_t)next;
+			c->have = 1;
+			return;
+		}
+		if (next < 0) {
+			int compressed = c->data != r->data + c->buf_offset;
+			if (compressed)
+				report(r, c->buf_offset, "%s in compressed buffer (record at decompressed "
+				    "offset %u); rest of the buffer skipped", why, c->off);
+			else
+				report(r, c->buf_offset + c->off, "%s; rest of the buffer skipped "
+				    "(%u bytes)", why, c->filled - c->off);
+			if (r->passes <= 1) {
+				r->damage.buffers++;
+				r->damage.bytes += c->filled - c->off;
+			}
+		}
+		c->data = NULL;
+	}
+}
+
+static int
+heap_less(const struct cursor *a, const struct cursor *b)
+{
+	if (a->ev.ts != b->ev.ts)
+		return a->ev.ts < b->ev.ts;
+	return a->cpu < b->cpu;
+}
+
+static void
+heap_down(struct etl_reader *r, size_t i)
+{
+	struct cursor **h = r->heap;
+	size_t n = r->nheap;
+
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < n && heap_less(h[l], h[m]))
+			m = l;
+		if (l + 1 < n && heap_less(h[l + 1], h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		struct cursor *t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void
+free_cursors(struct etl_reader *r)
+{
+	for (size_t i = 0; i < r->ncur; i++)
+		free(r->cur[i].scratch);
+	free(r->cur);
+	free(r->heap);
+	free(r->order_bufs);
+	r->cur = NULL;
+	r->heap = NULL;
+	r->order_bufs = NULL;
+	r->ncur = r->nheap = 0;
+}
+
+void
+etl_rewind(struct etl_reader *r, enum etl_order order)
+{
+	free_cursors(r);
+	r->passes++;
+	r->order = order;
+	r->done_bytes = 0;
+	r->pending = 0;
+	r->order_bufs = xmalloc((r->nbuf ? r->nbuf : 1) * sizeof *r->order_bufs);
+	if (order == ETL_FILE_ORDER) {
+		r->cur = xcalloc(1, sizeof *r->cur);
+		r->ncur = 1;
+		for (size_t i = 0; i < r->nbuf; i++)
+			r->order_bufs[i] = (uint32_t)i;
+		r->cur[0].bufs = r->order_bufs;
+		r->cur[0].nb = r->nbuf;
+		cursor_advance(r, &r->cur[0]);
+		return;
+	}
+	/* one cursor per CPU, each over its buffers in file order (= SequenceNumber order) */
+	size_t ncpu = 0, *count, *start;
+	for (size_t i = 0; i < r->nbuf; i++)
+		if (r->buf[i].cpu + 1u > ncpu)
+			ncpu = r->buf[i].cpu + 1u;
+	count = xcalloc(ncpu + 1, sizeof *count);
+	start = xcalloc(ncpu + 1, sizeof *start);
+	for (size_t i = 0; i < r->nbuf; i++)
+		count[r->buf[i].cpu]++;
+	for (size_t c = 1; c <= ncpu; c++)
+		start[c] = start[c - 1] + count[c - 1];
+	r->cur = xcalloc(ncpu ? ncpu : 1, sizeof *r->cur);
+	r->heap = xcalloc(ncpu ? ncpu : 1, sizeof *r->heap);
+	for (size_t c = 0; c < ncpu; c++) {
+		r->cur[c].bufs = r->order_bufs + start[c];
+		r->cur[c].nb = 0;
+	}
+	for (size_t i = 0; i < r->nbuf; i++) {
+		struct cursor *c = &r->cur[r->buf[i].cpu];
+		c->bufs[c->nb++] = (uint32_t)i;
+	}
+	r->ncur = ncpu;
+	for (size_t c = 0; c < ncpu; c++) {
+		cursor_advance(r, &r->cur[c]);
+		if (r->cur[c].have)
+			r->heap[r->nheap++] = &r->cur[c];
+	}
+	for (size_t i = r->nheap / 2 + 1; i-- > 0;)
+		heap_down(r, i);
+	free(count);
+	free(start);
+}
+
+int
+etl_next(struct etl_reader *r, struct etl_event *ev)
+{
+	/*
+	 * The cursor that produced the previous event advances only now, so
+	 * that event's pointers stayed valid until this call (advancing may
+	 * decompress the next buffer into the same scratch space).
+	 */
+	if (r->order == ETL_FILE_ORDER) {
+		struct cursor *c = r->cur;
+		if (!c)
+			return 0;
+		if (r->pending)
+			cursor_advance(r, c);
+		r->pending = 1;
+		if (!c->have)
+			return 0;
+		*ev = c->ev;
+		return 1;
+	}
+	if (r->pending && r->nheap > 0) {
+		struct cursor *c = r->heap[0];
+		cursor_advance(r, c);
+		if (!c->have)
+			r->heap[0] = r->heap[--r->nheap];
+		if (r->nheap > 0)
+			heap_down(r, 0);
+	}
+	r->pending = 1;
+	if (r->nheap == 0)
+		return 0;
+	*ev = r->heap[0]->ev;
+	return 1;
+}
+
+uint64_t
+etl_progress(const struct etl_reader *r)
+{
+	return r->done_bytes;
+}
+
+void
+etl_close(struct etl_reader *r)
+{
+	if (!r)
+		return;
+	free_cursors(r);
+	free(r->buf);
+	free(r);
+}

@@ -1,0 +1,159 @@
+/*
+ * etl.h - reading Windows ETW trace files (.etl): buffers, compressed
+ * buffers, record headers, and a per-CPU merge into global time order.
+ * See ../shared/docs/etl-format.md for the format.
+ *
+ * The reader works on bytes in memory (const uint8_t *, size_t) so that
+ * the whole decoder can run on a mmap()ed file, a fuzzer's input or a
+ * synthetic trace.  It never reads outside those bytes; corrupt parts
+ * are reported through the error hook (with their file offset) and
+ * skipped, and decoding goes on with the next usable buffer.
+ */
+#ifndef ETLKIT_ETL_H
+#define ETLKIT_ETL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Record header kinds (docs §3). */
+enum etl_hkind {
+	ETL_HK_SYSTEM,		/* SYSTEM_TRACE_HEADER 0x01/0x02 */
+	ETL_HK_COMPACT,		/* compact SYSTEM_TRACE_HEADER 0x03/0x04 */
+	ETL_HK_PERFINFO,	/* PERFINFO_TRACE_HEADER 0x10/0x11 */
+	ETL_HK_FULL,		/* EVENT_TRACE_HEADER 0x0A/0x14 (classic) */
+	ETL_HK_INSTANCE,	/* EVENT_INSTANCE_HEADER 0x0B/0x15 */
+	ETL_HK_EVENT,		/* EVENT_HEADER 0x12/0x13 (manifest, TraceLogging) */
+	ETL_HK_WPP,		/* trace message (WPP), flags 0x90 */
+	ETL_HK_OTHER,		/* TIMED/ERROR/WNODE headers: size only */
+	ETL_HK_COUNT
+};
+
+/* Clock types of TRACE_LOGFILE_HEADER.ReservedFlags. */
+enum { ETL_CLOCK_QPC = 1, ETL_CLOCK_SYSTIME = 2, ETL_CLOCK_CYCLES = 3 };
+
+#define ETL_NO_ID 0xffffffffu
+
+struct etl_event {
+	int hkind;		/* enum etl_hkind */
+	int hdr64;		/* the header type is the 64-bit variant */
+	int cpu;		/* from the buffer context */
+	uint64_t ts;		/* raw clock value */
+	uint32_t tid, pid;	/* ETL_NO_ID when the header has none */
+	/* kernel (system/compact/perfinfo): group, type, version.
+	 * classic (full/instance): type = Class.Type, version = Class.Version, level. */
+	uint8_t group, type;
+	uint16_t version;
+	const uint8_t *guid;	/* provider/class GUID (16 bytes, Windows order) or NULL */
+	/* EVENT_HEADER */
+	uint16_t id, task, eflags, eprop;
+	uint8_t level, opcode, channel;
+	uint64_t keywords;
+	const uint8_t *activity;	/* 16 bytes or NULL */
+	const uint8_t *ext;	/* extended data items, or NULL */
+	uint32_t extlen;
+	/* WPP */
+	uint16_t message_id;
+	const uint8_t *payload;
+	uint32_t plen;
+	const uint8_t *raw;	/* the whole record */
+	uint32_t rawlen;
+	uint64_t buf_offset;	/* file offset of the buffer holding it */
+	uint32_t rec_offset;	/* offset of the record in the (decompressed) buffer */
+};
+
+struct etl_info {
+	uint32_t buffer_size;
+	uint8_t version[4];
+	uint32_t build;		/* ProviderVersion */
+	uint32_t ncpu;
+	uint64_t end_time;	/* FILETIME */
+	uint32_t timer_resolution;
+	uint32_t max_file_size;
+	uint32_t log_file_mode;
+	uint32_t buffers_written;
+	uint32_t pointer_size;
+	uint32_t events_lost;
+	uint32_t cpu_mhz;
+	int32_t tz_bias;
+	uint64_t boot_time;	/* FILETIME */
+	uint64_t perf_freq;
+	uint64_t start_time;	/* FILETIME */
+	uint32_t clock_type;
+	uint32_t buffers_lost;
+	char logger_name[256];
+	char logfile_name[512];	/* UTF-8 */
+	uint64_t ts0;		/* raw timestamp of the logfile header event */
+	uint64_t clock_freq;	/* ticks per second of the event clock */
+	int compression;	/* COMPRESSION_FORMAT_* for compressed buffers */
+};
+
+/* Buffer index entry. */
+struct etl_buffer {
+	uint64_t offset;	/* in the file */
+	uint32_t size;		/* bytes in the file */
+	uint32_t filled;	/* valid bytes incl. the 0x48 header, decompressed */
+	uint16_t cpu;
+	uint16_t flags;
+	uint16_t type;
+	uint64_t seq;
+};
+
+typedef void (*etl_error_fn)(void *ctx, uint64_t offset, const char *msg);
+
+struct etl_reader;
+
+/*
+ * Opens a trace held in DATA[0..LEN) (which must stay valid).  ERR gets
+ * every problem found later, with the file offset.  Returns NULL (and
+ * calls ERR) when not even the logfile header can be read.
+ */
+struct etl_reader *etl_open(const uint8_t *data, size_t len, etl_error_fn err, void *ctx);
+const struct etl_info *etl_info(const struct etl_reader *r);
+size_t etl_nbuffers(const struct etl_reader *r);
+const struct etl_buffer *etl_buffers(const struct etl_reader *r);
+
+/* Problems found so far: corrupt buffers/records skipped, bytes skipped. */
+struct etl_damage {
+	uint64_t buffers;	/* buffers that could not be (fully) decoded */
+	uint64_t bytes;		/* bytes not decoded */
+	uint64_t lost_buffers;	/* buffers flagged EVENTS_LOST/BUFFER_LOST */
+};
+const struct etl_damage *etl_damage(const struct etl_reader *r);
+/* Reports a problem found by a caller through the error hook (first pass only). */
+void etl_problem(struct etl_reader *r, uint64_t off, const char *msg);
+
+enum etl_order { ETL_FILE_ORDER, ETL_TIME_ORDER };
+/* Starts (or restarts) iteration over all events. */
+void etl_rewind(struct etl_reader *r, enum etl_order order);
+/* Next event: 1, or 0 at the end.  EV points into the reader's memory until the next call. */
+int etl_next(struct etl_reader *r, struct etl_event *ev);
+/* Bytes of the file covered so far by the iteration (for progress). */
+uint64_t etl_progress(const struct etl_reader *r);
+void etl_close(struct etl_reader *r);
+
+/* Ticks → ns since the logfile header (may be negative); FILETIME of a timestamp. */
+int64_t etl_ns(const struct etl_reader *r, uint64_t ts);
+uint64_t etl_filetime(const struct etl_reader *r, uint64_t ts);
+
+/* Little helpers for payload decoding, all bounded by LEN. */
+static inline uint16_t etl_u16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static inline uint32_t etl_u32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t etl_u64(const uint8_t *p) { return etl_u32(p) | (uint64_t)etl_u32(p + 4) << 32; }
+
+/* Formats a Windows-order GUID as 8-4-4-4-12 lowercase hex (37 bytes incl. NUL). */
+void etl_guid_str(char *out, const uint8_t *g);
+/* "YYYY-MM-DDTHH:MM:SS.fffffffZ" for a FILETIME (29 bytes incl. NUL). */
+void etl_filetime_str(char *out, uint64_t ft);
+/*
+ * UTF-16LE string at P (at most MAXB bytes, stops at NUL) → UTF-8 in
+ * OUT (capacity CAP, always NUL-terminated; unpaired surrogates become
+ * '?').  *CONSUMED gets the bytes used incl. the NUL.  Returns the UTF-8 length.
+ */
+size_t etl_wstr(const uint8_t *p, size_t maxb, char *out, size_t cap, size_t *consumed);
+/* 8-bit string likewise (invalid UTF-8 bytes become '?'). */
+size_t etl_astr(const uint8_t *p, size_t maxb, char *out, size_t cap, size_t *consumed);
+
+#endif

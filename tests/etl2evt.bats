@@ -1,0 +1,278 @@
+#!/usr/bin/env bats
+# etl2evt on the real corpus: census counts, header fields, TraceEvent's
+# own decode, the README's known figures, stacks, time, input forms.
+load helpers
+
+DIAG=perfview/diaghub-dotnetcore3.1-win-x64-diagsession.zip
+
+local_setup() {
+	require_corpus
+}
+
+# census_matches CENSUSFILE INPUT [MEMBER]: etl2evt --census agrees with
+# ../shared/corpus/census line by line (count, header kind, group/type or provider).
+census_matches() {
+	local norm='$2 ~ /^[KEFW]$/ && $1 ~ /^[0-9]+$/ {
+		if ($2 == "K") { g=""; t=""; for (i=4;i<=NF;i++) { if ($i ~ /^g=/) g=$i; if ($i ~ /^t=/) t=$i }; print $1, $2, $3, g, t }
+		else if ($2 == "F") print $1, $2, $3, $4, $5
+		else print $1, $2, $3, $4 }'
+	awk "$norm" "$CORPUS/census/$1" | sort >"$T/expected"
+	[ -s "$T/expected" ] || fail "no census lines in $1"
+	if [ -n "${3:-}" ]; then
+		etl2evt --census --member "$3" "$CORPUS/$2" >"$T/census" || fail "etl2evt --census failed on $2"
+	else
+		etl2evt --census "$CORPUS/$2" >"$T/census" || fail "etl2evt --census failed on $2"
+	fi
+	awk "$norm" "$T/census" | sort >"$T/got"
+	/usr/bin/diff "$T/expected" "$T/got" || fail "census of $2 differs (< census, > etl2evt)"
+}
+
+# header_matches CENSUSFILE INPUT [MEMBER]: the #evt header agrees with the census' logfile header.
+header_matches() {
+	if [ -n "${3:-}" ]; then
+		etl2evt -k none --member "$3" "$CORPUS/$2" >"$T/h.evt"
+	else
+		etl2evt -k none "$CORPUS/$2" >"$T/h.evt"
+	fi
+	python3 - "$CORPUS/census/$1" "$T/h.evt" <<'PY'
+import json, sys, datetime
+census = open(sys.argv[1]).read()
+h = json.loads(census.split("logfile header: ", 1)[1].split("\n", 1)[0])
+line = open(sys.argv[2]).readline().rstrip("\n").split("\t")
+assert line[0] == "#evt" and line[1] == "1", line[:2]
+kv = dict(f.split("=", 1) for f in line[2:])
+ft = h["StartTime"]
+start = (datetime.datetime(1601, 1, 1) + datetime.timedelta(microseconds=ft // 10)).strftime("%Y-%m-%dT%H:%M:%S.%f") + "%dZ" % (ft % 10)
+clock = {1: "qpc", 2: "systime", 3: "cycles"}[h["ReservedFlags"]]
+freq = {"qpc": h["PerfFreq"], "systime": 10000000, "cycles": h["CpuSpeedInMHz"] * 1000000}[clock]
+want = {"os_build": h["ProviderVersion"], "cpus": h["NumberOfProcessors"], "pointer_size": h["PointerSize"],
+        "os_version": h["Version"], "clock": clock, "clock_freq": freq, "start_utc": start,
+        "events_lost": h["EventsLost"], "buffers_lost": h["BuffersLost"], "logger": h["LoggerName"]}
+bad = [(k, kv.get(k), str(v)) for k, v in want.items() if kv.get(k) != str(v)]
+assert not bad, bad
+PY
+}
+
+@test "census: airbus traces (Win10 autologger, TraceLogging, lost events)" {
+	census_matches airbus-AMSITrace.txt airbus/AMSITrace.etl
+	census_matches airbus-ShutdownPerfDiagLogger.txt airbus/ShutdownPerfDiagLogger.etl
+	census_matches airbus-lxcore_kernel.txt airbus/lxcore_kernel.etl
+}
+
+@test "census: krabsetw and tx traces (Win7 logman, odd clocks, 1 MiB buffers)" {
+	census_matches krabsetw-powershell.txt krabsetw/powershell.etl
+	for t in BondEtwSample CrossMachineHTTP HTTP_Server WsRm01; do
+		census_matches tx-$t.txt tx/$t.etl
+	done
+}
+
+@test "census: PerfView traces, .etl and .etl.zip, compressed, 32-bit" {
+	census_matches perfview-SelfDescribingSingleEvent.txt perfview/SelfDescribingSingleEvent.etl
+	census_matches perfview-smallEtlFile.txt perfview/smallEtlFile.etl
+	census_matches perfview-net.4.5.2.x64.txt perfview/net.4.5.2.x64.etl.zip
+	census_matches perfview-ctf-net45-win7.txt perfview/ctf-net45-win7.etl.zip
+	census_matches perfview-gcevents.txt perfview/gcevents.etl.zip
+	census_matches perfview-gcrundownevents.txt perfview/gcrundownevents.etl.zip
+	census_matches perfview-primitive-types.txt perfview/primitive-types.etl.zip
+}
+
+@test "census: every .etl inside the diaghub .diagsession zip" {
+	for m in diaghub.etl diaghub.kernel.1.etl diaghub.user_injected.1.etl diaghub.user_paged.1.etl; do
+		census_matches perfview-diaghub-$m.txt $DIAG $m
+	done
+}
+
+@test "header fields match the logfile header of every trace" {
+	header_matches airbus-AMSITrace.txt airbus/AMSITrace.etl
+	header_matches airbus-ShutdownPerfDiagLogger.txt airbus/ShutdownPerfDiagLogger.etl
+	header_matches airbus-lxcore_kernel.txt airbus/lxcore_kernel.etl
+	header_matches krabsetw-powershell.txt krabsetw/powershell.etl
+	for t in BondEtwSample CrossMachineHTTP HTTP_Server WsRm01; do header_matches tx-$t.txt tx/$t.etl; done
+	header_matches perfview-SelfDescribingSingleEvent.txt perfview/SelfDescribingSingleEvent.etl
+	header_matches perfview-smallEtlFile.txt perfview/smallEtlFile.etl
+	header_matches perfview-net.4.5.2.x64.txt perfview/net.4.5.2.x64.etl.zip
+	header_matches perfview-ctf-net45-win7.txt perfview/ctf-net45-win7.etl.zip
+	header_matches perfview-gcevents.txt perfview/gcevents.etl.zip
+	header_matches perfview-gcrundownevents.txt perfview/gcrundownevents.etl.zip
+	header_matches perfview-primitive-types.txt perfview/primitive-types.etl.zip
+	header_matches perfview-diaghub-diaghub.kernel.1.etl.txt $DIAG diaghub.kernel.1.etl
+}
+
+@test "net.4.5.2.x64: evt counts per kind match the census and evtcheck accepts the stream" {
+	etl2evt "$CORPUS/perfview/net.4.5.2.x64.etl.zip" >"$T/x.evt"
+	evtcheck -c "$T/x.evt" >"$T/counts"
+	grep -qx "$(printf 'Sample\t79528\t79528.000000')" "$T/counts" || { cat "$T/counts"; fail "samples"; }
+	# kernel rundowns: perfinfo + system header variants together
+	[ "$(grep -c "$(printf '\tImageDCStart\t')" "$T/x.evt")" -eq $((1622 + 141)) ]
+	[ "$(grep -c "$(printf '\tThreadDCStart\t')" "$T/x.evt")" -eq 670 ]
+	[ "$(grep -c "$(printf '\tProcessDCStart\t')" "$T/x.evt")" -eq 32 ]
+	[ "$(grep -c "$(printf '\tDbgID_RSDS\t')" "$T/x.evt")" -eq 3534 ]
+	[ "$(grep -c "$(printf '\tDiskRead\t')" "$T/x.evt")" -eq 1208 ]
+	# every event of the census is a line, except the logfile header and the 12,280 stack records
+	total=$(awk -F'\t' '!/^#/' "$T/x.evt" | wc -l)
+	[ "$total" -eq $((179474 - 1 - 252 - 2061 - 7046 - 1909 - 1012)) ] || fail "total $total"
+}
+
+@test "net.4.5.2.x64: the README's known figures" {
+	etl2evt -k Sample "$CORPUS/perfview/net.4.5.2.x64.etl.zip" >"$T/s.evt"
+	run awk -F'\t' '$2=="Sample"{n++; if($6==0){idle++; if($0~/\tdpc=1|\tisr=1/) idd++; if($4!="Idle"||$5!=0) bad++} else {busy++; if($NF!="") st++}; p[$4]++}
+	    END{best=""; for(k in p) if(k!="Idle" && p[k]>p[best]) best=k; print n, idle, busy, st, idd, bad+0, best, p[best]}' "$T/s.evt"
+	[ "$output" = "79528 73313 6215 6214 105 0 Test.x64.exe 5129" ] || fail "got: $output"
+	# TraceEvent's PerfInfo/Sample count = non-idle + idle-in-DPC/ISR
+	grep -q 'COUNT .*PerfInfo/Sample:6320' "$CORPUS/perfview/net.4.5.2.x64.baseline.txt"
+	# all stack keys resolved
+	! grep -q '^#skipped.*what=stack_key' "$T/s.evt"
+}
+
+@test "ctf-net45-win7 (no PROC_INDEX flag, SavedOffset 0 header): the README's known figures" {
+	etl2evt -k Sample "$CORPUS/perfview/ctf-net45-win7.etl.zip" >"$T/s.evt"
+	run awk -F'\t' '$2=="Sample"{n++; if($6==0){idle++; if($0~/\tdpc=1|\tisr=1/) idd++} else if($NF!="") st++; else {ns++; if ($NF=="" && $4!="test.exe") other++}}
+	    END{print n, idle, idd, st, ns}' "$T/s.evt"
+	[ "$output" = "16865 12201 190 4488 176" ] || fail "got: $output"
+	# the samples without a stack are Test.exe in wow64cpu.dll (per the README)
+	etl2evt -k Sample --addrs "$CORPUS/perfview/ctf-net45-win7.etl.zip" | awk -F'\t' '$2=="Sample" && $6!=0 && $NF==""' | cut -f4 | sort | uniq -c >"$T/nostack"
+	grep -qi 'test.exe' "$T/nostack"
+	# 4 CPUs from the byte at 0x28
+	[ "$(awk -F'\t' '$2=="Sample"{print $3}' "$T/s.evt" | sort -u | tr '\n' ' ')" = "0 1 2 3 " ]
+}
+
+@test "stacks of the Win8 and Win7 traces name the modules a Windows user sees" {
+	for z in net.4.5.2.x64 ctf-net45-win7; do
+		etl2evt -k Sample "$CORPUS/perfview/$z.etl.zip" | awk -F'\t' '$2=="Sample" && $NF!=""{print $NF}' |
+		    tr ';' '\n' | cut -d'!' -f1 | sort | uniq -c | sort -rn >"$T/mods.$z"
+		for m in ntdll.dll ntoskrnl.exe clr.dll kernel32.dll mscoree.dll KernelBase.dll; do
+			grep -qiE " $m\$" "$T/mods.$z" || fail "$z: no $m frames: $(head "$T/mods.$z")"
+		done
+		# frames are module!0xRVA (no symbols given) and RVAs fall inside images
+		etl2evt -k Sample "$CORPUS/perfview/$z.etl.zip" | awk -F'\t' '$2=="Sample"{print $NF}' | tr ';' '\n' |
+		    grep -v '^$' | grep -vE '^[^!]+!(0x[0-9a-f]+|.+)$' | head -3 >"$T/badframes"
+		[ ! -s "$T/badframes" ] || fail "malformed frames: $(cat "$T/badframes")"
+	done
+	# root first: the outermost frame of user stacks is the thread start in ntdll
+	etl2evt -k Sample -p Test.x64.exe "$CORPUS/perfview/net.4.5.2.x64.etl.zip" | awk -F'\t' '$2=="Sample" && $NF!=""{split($NF,f,";"); print f[1]}' |
+	    cut -d'!' -f1 | sort | uniq -c | sort -rn | head -1 | grep -q 'ntdll.dll'
+}
+
+@test "net.4.5.2.x64: fields TraceEvent printed in its baseline come out the same" {
+	etl2evt "$CORPUS/perfview/net.4.5.2.x64.etl.zip" >"$T/x.evt"
+	python3 - "$CORPUS/perfview/net.4.5.2.x64.baseline.txt" "$T/x.evt" <<'PY'
+import re, sys
+base, evt = sys.argv[1], sys.argv[2]
+lines = {}
+for l in open(evt, encoding="utf-8"):
+    if l.startswith("#"): continue
+    f = l.rstrip("\n").split("\t")
+    a = dict(x.split("=", 1) for x in f[7:-1])
+    a = {k: re.sub(r"%([0-9A-F]{2})", lambda m: chr(int(m.group(1), 16)), v) for k, v in a.items()}
+    lines.setdefault(f[1], []).append((round(float(f[0]), 3), f, a))
+def num(s): return int(s.replace(",", ""))
+def noext(s): return s.rsplit(".", 1)[0] if s.lower().endswith((".exe", ".dll")) else s
+checked = {}
+for l in open(base, encoding="utf-8"):
+    m = re.match(r"EVENT ([0-9.,]+): (.+?) (PID=.*)", l)
+    if not m: continue
+    t = float(m.group(1).replace(",", "")); name = m.group(2)
+    b = dict(kv.split("=", 1) for kv in m.group(3).rstrip("; \n").split("; ") if "=" in kv)
+    if name == "Windows Kernel/PerfInfo/Sample":
+        kind = "Sample"
+        ok = lambda f, a: (f[4] == b["PID"] and f[5] == b["TID"] and f[2] == b["ProceNum"] and noext(f[3]) == b["PName"]
+                           and int(a["ip"], 16) == int(b["InstructionPointer"], 16) and a["prio"] == b["Priority"]
+                           and ("dpc" in a) == (b["ExecutingDPC"] == "True") and ("isr" in a) == (b["ExecutingISR"] == "True"))
+    elif name == "Windows Kernel/Process/DCStart":
+        kind = "ProcessDCStart"
+        ok = lambda f, a: (f[4] == b["ProcessID"] and a["parent"] == b["ParentID"] and a["image"] == b["ImageFileName"]
+                           and a["session"] == b["SessionID"] and a["cmdline"].startswith(b["CommandLine"].rstrip(".")))
+    elif name == "Windows Kernel/Image/DCStart":
+        kind = "ImageDCStart"
+        ok = lambda f, a: (f[4] == b["PID"] and int(a["base"], 16) == int(b["ImageBase"], 16) and int(a["size"], 16) == num(b["ImageSize"])
+                           and int(a["checksum"], 16) == num(b["ImageChecksum"]) and a["timestamp"] == str(num(b["TimeDateStamp"])))
+    elif name in ("Windows Kernel/Thread/Start", "Windows Kernel/Thread/Stop"):
+        kind = "ThreadStart" if name.endswith("Start") else "ThreadEnd"
+        ok = lambda f, a: f[4] == b["PID"] and f[5] == b["TID"] and noext(f[3]) == b["PName"]
+    elif name == "Windows Kernel/PerfInfo/CollectionStart":
+        kind = "SampleInterval"
+        ok = lambda f, a: float(a["interval_ms"]) * 10000 == num(b["NewInterval"]) and f[4] == b["PID"]
+    elif name == "KernelTraceControl/ImageID":
+        kind = "ImageID"
+        ok = lambda f, a: int(a["base"], 16) == int(b["ImageBase"], 16) and int(a["size"], 16) == num(b["ImageSize"]) and a["image"] == b["OriginalFileName"]
+    elif name == "KernelTraceControl/ImageID/DbgID_RSDS":
+        kind = "DbgID_RSDS"
+        ok = lambda f, a: int(a["base"], 16) == int(b["ImageBase"], 16) and a["age"] == b["Age"] and a["pdb"] == b["PDBFileName"] and a["guid"].startswith(b["GuidSig"].rstrip("."))
+    elif name == "Microsoft-Windows-DotNETRuntime/Method/LoadVerbose":
+        kind = "MethodLoad"
+        ok = lambda f, a: int(a["start"], 16) == int(b["MethodStartAddress"], 16) and a["size"] == str(num(b["MethodSize"])) and f[4] == b["PID"]
+    else:
+        continue
+    cands = [x for x in lines.get(kind, []) if abs(x[0] - t) < 0.0015]
+    assert any(ok(f, a) for _, f, a in cands), ("no match for", l.strip()[:300], [c[1][:7] for c in cands][:3])
+    checked[kind] = checked.get(kind, 0) + 1
+need = {"Sample": 5, "ProcessDCStart": 5, "ImageDCStart": 5, "ThreadStart": 1, "ThreadEnd": 2, "SampleInterval": 1, "ImageID": 5, "DbgID_RSDS": 5}
+assert all(checked.get(k, 0) >= v for k, v in need.items()), checked
+PY
+}
+
+@test "HTTP_Server: the first user event and its absolute time are exactly the known truth" {
+	etl2evt --utc "$CORPUS/tx/HTTP_Server.etl" >"$T/h.evt"
+	first=$(awk -F'\t' '$2=="Event"' "$T/h.evt" | head -1)
+	[[ "$first" == *$'\tguid=dd5ef90a-6398-47a4-ad34-4dcecdef795f\t'* ]]
+	for kv in id=21 opcode=28 task=4 level=4 keywords=0x8000000000000010; do
+		[[ "$first" == *$'\t'"$kv"$'\t'* ]] || fail "no $kv in $first"
+	done
+	# FILETIME 129402940472257591 = 2011-01-23T22:07:27.2257591Z
+	[[ "$first" == *$'\tutc=2011-01-23T22:07:27.2257591Z\t'* ]] || fail "$first"
+	hex=$(printf '%s\n' "$first" | tr '\t' '\n' | sed -n 's/^hex=//p')
+	[ "${#hex}" -eq 144 ]	# UserDataLength 72
+	[ "$(awk -F'\t' '$2=="Event"' "$T/h.evt" | wc -l)" -eq 2041 ]
+	# the time column agrees with utc - start_utc: 22:07:27.2257591 - 22:06:37.4768585 = 49748.9006 ms
+	[[ "$first" == 49748.900* ]]
+}
+
+@test "TraceLogging fields are decoded from the in-event schema" {
+	etl2evt "$CORPUS/perfview/SelfDescribingSingleEvent.etl" >"$T/t.evt"
+	grep -q $'\tp\.' "$T/t.evt" || fail "no p.NAME fields: $(grep Event "$T/t.evt" | head -2)"
+	etl2evt "$CORPUS/airbus/AMSITrace.etl" >"$T/a.evt"
+	[ "$(grep -c $'\tEvent\t.*\tp\.' "$T/a.evt")" -eq 19 ]
+	evtcheck "$T/t.evt"
+	evtcheck "$T/a.evt"
+}
+
+@test "input: .etl.zip, stdin (plain and zip), -o, and the same bytes each way" {
+	etl2evt -k Sample,ImageDCStart "$CORPUS/perfview/net.4.5.2.x64.etl.zip" | tail -n +2 >"$T/a"
+	etl2evt -k Sample,ImageDCStart - <"$CORPUS/perfview/net.4.5.2.x64.etl.zip" | tail -n +2 >"$T/b"
+	cmp "$T/a" "$T/b"
+	cat "$CORPUS/tx/HTTP_Server.etl" | etl2evt -o "$T/c.evt"
+	[ "$(grep -c $'\tEvent\t' "$T/c.evt")" -eq 2041 ]
+	run etl2evt "$CORPUS/$DIAG"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--member"* ]]
+}
+
+@test "source filters: kinds, processes, time range" {
+	z="$CORPUS/perfview/net.4.5.2.x64.etl.zip"
+	etl2evt -k Sample -p Test.x64.exe "$z" >"$T/p.evt"
+	[ "$(awk -F'\t' '!/^#/{print $2, $4}' "$T/p.evt" | sort -u)" = "Sample Test.x64.exe" ]
+	[ "$(grep -vc '^#' "$T/p.evt")" -eq 5129 ]
+	etl2evt -k Sample -p 3676 "$z" | grep -vc '^#' | grep -qx 5129
+	etl2evt -k Sample -s 1000 -e 2000 "$z" >"$T/r.evt"
+	awk -F'\t' '!/^#/ && ($1 < 1000 || $1 > 2000){bad++} !/^#/{n++} END{exit !(n > 1000 && bad == 0)}' "$T/r.evt"
+	etl2evt -k 'FileIo*' "$z" | awk -F'\t' '!/^#/{print $2}' | sort -u | grep -vq '^FileIo' && fail "prefix filter"
+	true
+}
+
+@test "usage, --version, --help, bad options" {
+	run etl2evt --version
+	[ "$status" -eq 0 ]
+	[[ "$output" == "etl2evt (etlkit) "* ]]
+	run etl2evt -h
+	[ "$status" -eq 0 ]
+	[[ "$output" == usage:* ]]
+	run etl2evt --bogus
+	[ "$status" -eq 2 ]
+	run etl2evt "$T/missing.etl"
+	[ "$status" -eq 2 ]
+	[[ "$output" == "etl2evt: "*"missing.etl"* ]]
+	printf 'not an etl file at all, just text\n%.0s' {1..10} >"$T/junk.etl"
+	run etl2evt "$T/junk.etl"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"junk.etl"*"offset"* ]]
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env bats
+# etl2evt on damaged traces made from the corpus: a clear one-line error
+# naming the file and the byte offset, exit 1, and the rest still decoded.
+load helpers
+
+local_setup() {
+	require_corpus
+}
+
+# corrupt IN OUT PYTHON-EXPR: OUT = IN's bytes changed by the expression on d (a bytearray)
+corrupt() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import random, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+random.seed(7)
+exec(sys.argv[3])
+open(sys.argv[2], "wb").write(d)
+PY
+}
+
+events() {
+	grep -vc '^#' "$1"
+}
+
+@test "truncated mid-buffer: error names the file and the buffer offset, earlier buffers decode" {
+	corrupt "$CORPUS/tx/HTTP_Server.etl" "$T/t.etl" 'del d[len(d) - 3000:]'
+	run etl2evt -o "$T/t.evt" "$T/t.etl"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "etl2evt: $T/t.etl: offset 286720: truncated buffer"* ]] || fail "$output"
+	[ "$(events "$T/t.evt")" -gt 1950 ]
+	grep -q '^#skipped.*what=buffer' "$T/t.evt"
+	evtcheck "$T/t.evt"
+}
+
+@test "a flipped BufferSize: reported with its offset, the next buffers are found again" {
+	corrupt "$CORPUS/tx/HTTP_Server.etl" "$T/f.etl" 'd[5*8192:5*8192+4] = (0x7fffffff).to_bytes(4, "little")'
+	run etl2evt -o "$T/f.evt" "$T/f.etl"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$T/f.etl: offset 40960: corrupt buffer header"* ]] || fail "$output"
+	n=$(events "$T/f.evt")
+	[ "$n" -gt 1900 ] && [ "$n" -lt 2041 ] || fail "$n events"
+	evtcheck "$T/f.evt"
+}
+
+@test "random bytes inside a buffer: the damaged buffer is cut, the rest decodes" {
+	corrupt "$CORPUS/tx/HTTP_Server.etl" "$T/r.etl" 'o = 10*8192 + 0x100
+d[o:o+300] = bytes(random.getrandbits(8) for _ in range(300))'
+	run etl2evt -o "$T/r.evt" "$T/r.etl"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$T/r.etl: offset "*"rest of the buffer skipped"* ]] || fail "$output"
+	off=$(printf '%s\n' "$output" | sed -n 's/.*offset \([0-9]*\): .*rest of the buffer.*/\1/p' | head -1)
+	[ "$off" -ge $((10*8192)) ] && [ "$off" -lt $((11*8192)) ] || fail "offset $off outside the damaged buffer"
+	[ "$(events "$T/r.evt")" -gt 1950 ]
+	evtcheck "$T/r.evt"
+}
+
+@test "record sizes flipped in every buffer of a kernel trace: no crash, errors, partial output" {
+	corrupt "$CORPUS/airbus/ShutdownPerfDiagLogger.etl" "$T/k.etl" 'for b in range(1, len(d) // 65536):
+    o = b * 65536 + 0x48 + 8 * random.randrange(0, 200)
+    d[o+4:o+6] = (0xfff0).to_bytes(2, "little")'
+	run etl2evt -o "$T/k.evt" "$T/k.etl"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"k.etl: offset "* ]]
+	[ "$(events "$T/k.evt")" -gt 1000 ]
+	evtcheck "$T/k.evt"
+}
+
+@test "corrupt compressed buffers (XPRESS) are reported and skipped" {
+	unzip_member "$CORPUS/perfview/net.4.5.2.x64.etl.zip" net.4.5.2.x64.etl "$T/n.etl"
+	# damage the compressed stream of a few buffers: walk the buffer chain first
+	corrupt "$T/n.etl" "$T/c.etl" 'off = 0; i = 0
+while off + 0x48 <= len(d):
+    size = int.from_bytes(d[off:off+4], "little")
+    if i in (20, 100, 200):
+        for k in range(off + 0x60, off + min(size, 0x400), 7): d[k] = random.getrandbits(8)
+    off += size; i += 1'
+	run etl2evt -k Sample -o "$T/c.evt" "$T/c.etl"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"c.etl: offset "* ]]
+	n=$(events "$T/c.evt")
+	[ "$n" -gt 70000 ] && [ "$n" -lt 79528 ] || fail "$n samples"
+	evtcheck "$T/c.evt"
+}
+
+@test "garbage, empty and tiny inputs: fatal, with the file named" {
+	: >"$T/empty.etl"
+	run etl2evt "$T/empty.etl"
+	[ "$status" -eq 2 ]
+	[[ "$output" == "etl2evt: $T/empty.etl: offset 0: not an ETL file"* ]]
+	head -c 100 "$CORPUS/tx/HTTP_Server.etl" >"$T/tiny.etl"
+	run etl2evt "$T/tiny.etl"
+	[ "$status" -eq 2 ]
+	head -c 50000 /dev/urandom >"$T/rnd.etl"
+	run etl2evt "$T/rnd.etl"
+	[ "$status" -eq 2 ]
+	printf 'PK\003\004garbage' >"$T/bad.zip"
+	run etl2evt "$T/bad.zip"
+	[ "$status" -eq 2 ]
+	[[ "$output" == "etl2evt: $T/bad.zip: "* ]]
+}
+
+@test "random damage anywhere never crashes (20 variants of a compressed and a plain trace)" {
+	unzip_member "$CORPUS/perfview/net.4.5.2.x64.etl.zip" net.4.5.2.x64.etl "$T/n.etl"
+	head -c 600000 "$T/n.etl" >"$T/n6.etl"
+	for seed in $(seq 1 10); do
+		for f in "$T/n6.etl" "$CORPUS/airbus/lxcore_kernel.etl"; do
+			python3 - "$f" "$T/v.etl" "$seed" <<'PY'
+import random, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+random.seed(int(sys.argv[3]))
+for _ in range(30):
+    d[random.randrange(0x48 + 0x200, len(d))] = random.getrandbits(8)
+open(sys.argv[2], "wb").write(d)
+PY
+			run etl2evt -o "$T/v.evt" "$T/v.etl"
+			[ "$status" -le 1 ] || fail "seed $seed $f: status $status: $output"
+			evtcheck "$T/v.evt" || fail "seed $seed: invalid evt"
+		done
+	done
+}
