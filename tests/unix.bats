@@ -1,0 +1,231 @@
+#!/usr/bin/env bats
+# Unix manners of every shipped tool (the filters/*.c that `make install`
+# installs): --help/--version on stdout with exit 0, an unknown option exits
+# 2 with a message prefixed by the tool's name, `| head -1` ends quietly,
+# a full disk (/dev/full) is an error and never a silently short output,
+# -o FILE writes the same bytes as stdout, a man page docs/TOOL.1 that groff
+# renders without warnings, and `make install PREFIX=...` installs it all.
+#
+# Each test walks the list of shipped tools.  A tool whose source
+# filters/NAME.c is in the repository but whose binary is missing in
+# $ETLKIT_BIN is a failure; a tool not written yet is not tested.
+load helpers
+
+# Defects already reported to their owner (TOOL:CHECK); they are printed,
+# not failed, until fixed.  Remove an entry when its fix lands.
+KNOWN="stackfold:help aggregate:help stackfold:man aggregate:man aggregate:o-unwritable"
+
+# The shipped tools (README); any other filters/*.c is tested too.
+SHIPPED="etl2evt evtfilter stackfold aggregate diff overweight render etlkit-run"
+REPO=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+
+# tools: the shipped tools that exist, one per line; fails when a tool's
+# source is there but its binary is not.
+tools() {
+	local t all="$SHIPPED" missing=""
+	for f in "$REPO"/filters/*.c; do
+		[ -e "$f" ] || continue
+		t=$(basename "$f" .c)
+		[[ " $all " == *" $t "* ]] || all="$all $t"
+	done
+	for t in $all; do
+		if [ -x "$ETLKIT_BIN/$t" ]; then
+			echo "$t"
+		elif [ -e "$REPO/filters/$t.c" ]; then
+			missing="$missing $t"
+		fi
+	done
+	if [ -n "$missing" ]; then
+		echo "built from filters/ but missing in $ETLKIT_BIN:$missing" >&2
+		return 1
+	fi
+}
+
+# defect TOOL CHECK MESSAGE: records a defect (printed only when in KNOWN).
+defect() {
+	if [[ " $KNOWN " == *" $1:$2 "* ]]; then
+		echo "known, reported to the owner: $1: $3" >&3
+	else
+		bad="$bad $1($3)"
+	fi
+}
+
+setup_file() {
+	local d="$BATS_FILE_TMPDIR"
+	# A synthetic evt stream with ~30,000 distinct stacks (so every
+	# consumer has a large output), a small one, and folded versions.
+	awk 'BEGIN {
+		srand(7);
+		printf "#evt\t1\tsource=synthetic\tcpus=4\tpointer_size=8\tclock=qpc\tclock_freq=10000000\tsample_interval_ms=1\n";
+		for (i = 0; i < 60000; i++) {
+			s = "ntdll.dll!RtlUserThreadStart;kernel32.dll!BaseThreadInitThunk";
+			d = 3 + int(rand() * 10);
+			for (j = 0; j < d; j++)
+				s = s ";mod" int(rand() * 40) ".dll!Namespace.Class" int(rand() * 200) ".Method" j;
+			printf "%d.%06d\tSample\t%d\tapp%d.exe\t%d\t%d\t1\tip=0x7ff6a1b2c3d4\tprio=8\t%s\n",
+			    i / 1000, (i % 1000) * 1000, i % 4, i % 3, 100 + i % 3, 1000 + i % 17, s;
+		}
+	}' >"$d/big.evt"
+	head -200 "$d/big.evt" >"$d/small.evt"
+	awk -F'\t' '!/^#/ { n[$NF]++ } END { for (s in n) print s, n[s] }' "$d/big.evt" | sort >"$d/big.folded"
+	awk 'NR % 3 { print } NR % 3 == 0 { sub(/ [0-9]+$/, " 7"); print }' "$d/big.folded" >"$d/big2.folded"
+	head -50 "$d/big.folded" >"$d/small.folded"
+	head -60 "$d/big2.folded" | tail -40 >"$d/small2.folded"
+}
+
+# args TOOL big|small: arguments for a run with a large or a small output,
+# reading the files made in setup_file or the corpus.  Nothing printed for
+# a tool that takes no such run (etlkit-run writes into its own files).
+args() {
+	local d="$BATS_FILE_TMPDIR"
+	case "$1:$2" in
+	etl2evt:big) echo "$CORPUS/perfview/net.4.5.2.x64.etl.zip" ;;
+	etl2evt:small) echo "$CORPUS/perfview/smallEtlFile.etl" ;;
+	evtfilter:big) echo "-k Sample $d/big.evt" ;;
+	evtfilter:small) echo "-k Sample $d/small.evt" ;;
+	stackfold:*) echo "$d/$2.evt" ;;
+	aggregate:*) echo "$d/$2.folded" ;;
+	diff:big) echo "$d/big.folded $d/big2.folded" ;;
+	diff:small) echo "$d/small.folded $d/small2.folded" ;;
+	overweight:big) echo "$d/big.folded $d/big2.folded" ;;
+	overweight:small) echo "$d/small.folded $d/small2.folded" ;;
+	render:big) echo "flame $d/big.folded" ;;
+	render:small) echo "tree $d/small.folded" ;;
+	esac
+}
+
+@test "unix: every tool built from filters/ is in \$ETLKIT_BIN" {
+	run tools
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -n "$output" ]
+}
+
+@test "unix: --help and -h print usage on stdout (nothing on stderr) and exit 0" {
+	local t bad=""
+	for t in $(tools 2>/dev/null); do
+		rc=0; "$t" --help >"$T/out" 2>"$T/err" || rc=$?
+		[ "$rc" -eq 0 ] || defect "$t" help "--help exit $rc"
+		[ -s "$T/out" ] || defect "$t" help "--help: empty stdout"
+		[ ! -s "$T/err" ] || defect "$t" help "--help: stderr: $(head -c 80 "$T/err")"
+		grep -qi "usage: *$t" "$T/out" || defect "$t" help "--help: no 'usage: $t' on stdout"
+		rc=0; "$t" -h >"$T/out2" 2>/dev/null || rc=$?
+		[ "$rc" -eq 0 ] || defect "$t" help "-h exit $rc"
+		cmp -s "$T/out" "$T/out2" || defect "$t" help "-h differs from --help"
+	done
+	[ -z "$bad" ] || fail "bad:$bad"
+}
+
+@test "unix: --version prints 'TOOL (etlkit) VERSION' on stdout and exits 0" {
+	local t bad="" v
+	v=$(sed -n 's/^VERSION *= *//p' "$REPO/Makefile")
+	for t in $(tools 2>/dev/null); do
+		"$t" --version >"$T/out" 2>"$T/err" || bad="$bad $t(exit $?)"
+		[ "$(cat "$T/out")" = "$t (etlkit) $v" ] || bad="$bad $t(stdout: $(head -c 60 "$T/out"))"
+		[ ! -s "$T/err" ] || bad="$bad $t(stderr)"
+	done
+	[ -z "$bad" ] || fail "bad:$bad"
+}
+
+@test "unix: an unknown option exits 2 with 'TOOL:' on stderr and nothing on stdout" {
+	local t bad=""
+	for t in $(tools 2>/dev/null); do
+		rc=0; "$t" --no-such-option </dev/null >"$T/out" 2>"$T/err" || rc=$?
+		[ "$rc" -eq 2 ] || bad="$bad $t(exit $rc)"
+		[[ "$(head -1 "$T/err")" == "$t: "* ]] || bad="$bad $t(stderr: $(head -c 80 "$T/err"))"
+		[ ! -s "$T/out" ] || bad="$bad $t(stdout not empty)"
+	done
+	[ -z "$bad" ] || fail "bad:$bad"
+}
+
+@test "unix: '| head -1' on a large output ends quietly (no message, exit 0 or SIGPIPE, no hang)" {
+	require_corpus
+	local t bad="" a
+	for t in $(tools 2>/dev/null); do
+		a=$(args "$t" big)
+		[ -n "$a" ] || continue
+		# shellcheck disable=SC2086
+		out=$( (timeout 120 "$t" $a 2>"$T/err.$t"; echo $? >"$T/rc.$t") | head -1)
+		rc=$(cat "$T/rc.$t")
+		[ -n "$out" ] || bad="$bad $t(no first line)"
+		[ "$rc" -eq 0 ] || [ "$rc" -eq 141 ] || bad="$bad $t(exit $rc)"
+		[ ! -s "$T/err.$t" ] || bad="$bad $t(stderr: $(head -c 100 "$T/err.$t"))"
+	done
+	[ -z "$bad" ] || fail "bad:$bad"
+}
+
+@test "unix: writing to a full disk (/dev/full) is an error with a message, never a short output" {
+	require_corpus
+	local t bad="" a size
+	for t in $(tools 2>/dev/null); do
+		for size in small big; do
+			a=$(args "$t" $size)
+			[ -n "$a" ] || continue
+			# shellcheck disable=SC2086
+			rc=0; timeout 120 "$t" $a >/dev/full 2>"$T/err" || rc=$?
+			[ "$rc" -eq 2 ] || bad="$bad $t/$size(exit $rc)"
+			grep -q "^$t: .*\(No space\|write\)" "$T/err" || bad="$bad $t/$size(stderr: $(head -c 100 "$T/err"))"
+		done
+		a=$(args "$t" small)
+		[ -n "$a" ] || continue
+		# shellcheck disable=SC2086
+		rc=0; timeout 120 "$t" -o /dev/full $a 2>"$T/err" || rc=$?
+		[ "$rc" -eq 2 ] || bad="$bad $t/-o(exit $rc)"
+		grep -q "^$t: " "$T/err" || bad="$bad $t/-o(stderr: $(head -c 100 "$T/err"))"
+	done
+	[ -z "$bad" ] || fail "bad:$bad"
+}
+
+@test "unix: -o FILE writes exactly what stdout gets; an unwritable -o is exit 2 naming the file" {
+	require_corpus
+	local t bad="" a
+	for t in $(tools 2>/dev/null); do
+		a=$(args "$t" small)
+		[ -n "$a" ] || continue
+		# shellcheck disable=SC2086
+		rc1=0; "$t" $a >"$T/stdout.$t" 2>/dev/null || rc1=$?
+		# shellcheck disable=SC2086
+		rc2=0; "$t" -o "$T/file.$t" $a >"$T/empty.$t" 2>/dev/null || rc2=$?
+		[ "$rc1" -eq "$rc2" ] || bad="$bad $t(exit $rc1 vs $rc2)"
+		[ -s "$T/stdout.$t" ] || bad="$bad $t(no output)"
+		cmp -s "$T/stdout.$t" "$T/file.$t" || bad="$bad $t(-o FILE differs from stdout)"
+		[ ! -s "$T/empty.$t" ] || bad="$bad $t(stdout written with -o)"
+		# shellcheck disable=SC2086
+		rc=0; "$t" -o "$T/no/such/dir/out" $a 2>"$T/err" || rc=$?
+		[ "$rc" -eq 2 ] || bad="$bad $t(unwritable -o: exit $rc)"
+		grep -q "^$t: .*no/such/dir/out\b" "$T/err" || defect "$t" o-unwritable "unwritable -o: $(head -c 100 "$T/err")"
+	done
+	[ -z "$bad" ] || fail "bad:$bad"
+}
+
+@test "unix: every tool has a man page docs/TOOL.1 that groff renders without warnings" {
+	local t bad=""
+	command -v groff >/dev/null || skip "groff is not installed"
+	for t in $(tools 2>/dev/null); do
+		m="$REPO/docs/$t.1"
+		[ -e "$m" ] || { defect "$t" man "no docs/$t.1"; continue; }
+		LC_ALL=C.UTF-8 groff -t -man -Tutf8 -ww -z "$m" >"$T/err" 2>&1 || bad="$bad $t(groff exit $?)"
+		[ ! -s "$T/err" ] || bad="$bad $t($(head -c 120 "$T/err"))"
+		grep -q "^\.TH  *\"\?$(tr a-z A-Z <<<"$t")\"\?  *\"\?1" "$m" || bad="$bad $t(.TH is not '$(tr a-z A-Z <<<"$t") 1')"
+		grep -qi '^\.SH  *"\?EXIT STATUS' "$m" || bad="$bad $t(no EXIT STATUS section)"
+	done
+	[ -z "$bad" ] || fail "bad:$bad"
+}
+
+@test "unix: make install PREFIX=... installs every tool and its man page, and they run" {
+	local t bad=""
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$REPO" -o all BIN="$ETLKIT_BIN" install PREFIX="$T/p" >"$T/log" 2>&1 ||
+		fail "make install failed: $(tail -5 "$T/log")"
+	for t in $(tools 2>/dev/null); do
+		[ -x "$T/p/bin/$t" ] || { bad="$bad $t(not installed)"; continue; }
+		[ "$("$T/p/bin/$t" --version)" = "$t (etlkit) $(sed -n 's/^VERSION *= *//p' "$REPO/Makefile")" ] || bad="$bad $t(installed --version)"
+		[ -f "$T/p/share/man/man1/$t.1" ] || defect "$t" man "no man page installed"
+	done
+	# (-o all: install what is in $ETLKIT_BIN, never rebuild it with other flags)
+	# test tools (tests/tools/*.c) are not installed
+	for f in "$REPO"/tests/tools/*.c; do
+		t=$(basename "$f" .c)
+		[ ! -e "$T/p/bin/$t" ] || bad="$bad $t(test tool installed)"
+	done
+	[ -z "$bad" ] || fail "bad:$bad"
+}
