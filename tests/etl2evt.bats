@@ -24,7 +24,7 @@ census_matches() {
 		etl2evt --census "$CORPUS/$2" >"$T/census" || fail "etl2evt --census failed on $2"
 	fi
 	awk "$norm" "$T/census" | sort >"$T/got"
-	/usr/bin/diff "$T/expected" "$T/got" || fail "census of $2 differs (< census, > etl2evt)"
+	textdiff "$T/expected" "$T/got" || fail "census of $2 differs (< census, > etl2evt)"
 }
 
 # header_matches CENSUSFILE INPUT [MEMBER]: the #evt header agrees with the census' logfile header.

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# etl2evt throughput on the corpus's largest trace (ctf-net45-win7, 26.5 MB
+# of uncompressed ETL) and on the compressed one (net.4.5.2.x64): MB/s of
+# ETL and events/s, decoded and written as evt to /dev/null, best of 3,
+# CPU time (user+sys) and wall time, and peak RSS.
+set -eu
+bin=${ETLKIT_BIN:?}
+corpus=${ETLKIT_SHARED:?}/corpus
+tmp=${BENCH_TMP:-/tmp}
+python3 - "$corpus" "$tmp" <<'PY'
+import sys, zipfile
+c, t = sys.argv[1], sys.argv[2]
+for z, m, out in (("ctf-net45-win7.etl.zip", "PerfViewData.etl", "ctf-net45-win7.etl"),
+                  ("net.4.5.2.x64.etl.zip", "net.4.5.2.x64.etl", "net.4.5.2.x64.etl")):
+    open(t + "/" + out, "wb").write(zipfile.ZipFile(c + "/perfview/" + z).read(m))
+PY
+for name in ctf-net45-win7 net.4.5.2.x64; do
+	f=$tmp/$name.etl
+	bytes=$(stat -c %s "$f")
+	events=$("$bin/etl2evt" "$f" | grep -vc '^#')
+	runs=""
+	for i in 1 2 3; do
+		if [ -x /usr/bin/time ]; then
+			runs="$runs$( { /usr/bin/time -f '%U %S %e %M' "$bin/etl2evt" -o /dev/null "$f"; } 2>&1 | tail -1);"
+		else
+			s0=$(date +%s.%N); "$bin/etl2evt" -o /dev/null "$f"; s1=$(date +%s.%N)
+			runs="$runs$(awk -v a="$s0" -v b="$s1" 'BEGIN{print b-a, 0, b-a, 0}');"
+		fi
+	done
+	read -r best_cpu best_wall rss <<<"$(printf '%s' "$runs" | tr ';' '\n' | awk '
+		NF { c = $1 + $2; if (bc == "" || c < bc) bc = c; if (bw == "" || $3 < bw) bw = $3; if ($4 > r) r = $4 }
+		END { print bc, bw, r + 0 }')"
+	awk -v n="$name" -v b="$bytes" -v e="$events" -v c="$best_cpu" -v w="$best_wall" -v r="$rss" 'BEGIN{
+		if (c < 0.01) c = 0.01; if (w < 0.01) w = 0.01
+		printf "etl2evt %-16s %6.1f MB  %8d events  cpu %.2fs = %6.0f MB/s %9.0f events/s  wall %.2fs = %6.0f MB/s  peak RSS %d MB\n",
+		    n, b/1e6, e, c, b/1e6/c, e/c, w, b/1e6/w, r/1024 }'
+done
