@@ -82,6 +82,7 @@ struct pdb {
 	size_t nproc_sorted;
 	uint32_t *pub_rva, *pub_idx;
 	size_t npub_sorted;
+	uint32_t *proc_top, *pub_top;	/* every TOP_STEP-th rva: cache-hot */
 
 	void **bufs;			/* stream copies to free */
 	size_t nbufs, capbufs;
@@ -379,6 +380,8 @@ void pdb_close(struct pdb *p)
 	free(p->proc_idx);
 	free(p->pub_rva);
 	free(p->pub_idx);
+	free(p->proc_top);
+	free(p->pub_top);
 	free(p->name);
 	free(p);
 }
@@ -670,6 +673,22 @@ static void read_publics(struct pdb *p, uint16_t pubs, uint16_t recs,
 	}
 }
 
+/*
+ * Lookups search a small array of every TOP_STEP-th address first (a
+ * few KB, stays in cache), then one block of TOP_STEP addresses: two or
+ * three cache misses instead of one per halving on big PDBs.
+ */
+#define TOP_STEP 32
+
+static uint32_t *build_top(const uint32_t *a, size_t n)
+{
+	size_t i, k = (n + TOP_STEP - 1) / TOP_STEP;
+	uint32_t *t = xmalloc((k + 1) * sizeof *t);
+	for (i = 0; i < k; i++)
+		t[i] = a[i * TOP_STEP];
+	return t;
+}
+
 static const uint32_t *sort_rvas;
 static int cmp_by_rva(const void *a, const void *b)
 {
@@ -802,6 +821,8 @@ static int load(struct pdb *p)
 	    &p->proc_idx);
 	p->npub_sorted = build_sorted(p, p->nproc, p->npub, &p->pub_rva,
 	    &p->pub_idx);
+	p->proc_top = build_top(p->proc_rva, p->nproc_sorted);
+	p->pub_top = build_top(p->pub_rva, p->npub_sorted);
 	return 0;
 }
 
@@ -883,6 +904,17 @@ static size_t last_le(const uint32_t *a, size_t n, uint32_t x)
 	return lo == 0 ? n : lo - 1;
 }
 
+/* last_le() through the TOP index. */
+static size_t last_le2(const uint32_t *top, const uint32_t *a, size_t n,
+    uint32_t x)
+{
+	size_t k = (n + TOP_STEP - 1) / TOP_STEP, b = last_le(top, k, x), len;
+	if (b == k)
+		return n;
+	len = n - b * TOP_STEP < TOP_STEP ? n - b * TOP_STEP : TOP_STEP;
+	return b * TOP_STEP + last_le(a + b * TOP_STEP, len, x);
+}
+
 static const struct pdb_section *section_of(const struct pdb *p, uint32_t rva)
 {
 	size_t i;
@@ -903,7 +935,7 @@ const struct pdb_symbol *pdb_lookup(struct pdb *p, uint32_t rva, uint32_t *disp)
 		pdb_load(p);
 	if (p->loaded < 0)
 		return NULL;
-	i = last_le(p->proc_rva, p->nproc_sorted, rva);
+	i = last_le2(p->proc_top, p->proc_rva, p->nproc_sorted, rva);
 	if (i < p->nproc_sorted) {
 		/* procedures at the same start (folded): any that holds RVA */
 		size_t j = i;
@@ -919,7 +951,7 @@ const struct pdb_symbol *pdb_lookup(struct pdb *p, uint32_t rva, uint32_t *disp)
 		}
 		best = &p->syms[p->proc_idx[i]];
 	}
-	i = last_le(p->pub_rva, p->npub_sorted, rva);
+	i = last_le2(p->pub_top, p->pub_rva, p->npub_sorted, rva);
 	if (i < p->npub_sorted) {
 		const struct pdb_symbol *s = &p->syms[p->pub_idx[i]];
 		if (!best || s->rva > best->rva)

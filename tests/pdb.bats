@@ -389,3 +389,128 @@ write_cpp_program() {
 	grep -qx 'ns::g<Color,-6>' "$T/readable"
 	grep -qx "std::vector<std::basic_string<wchar_t,std::char_traits<wchar_t> > >::\`scalar deleting destructor'" "$T/readable"
 }
+
+# --- finding the right PDB (lib/symbols.c, through symlookup) ---
+
+CPPCON_ID='12DC0A4F-BD7D-4F2A-A9BE-263BACAEB467'
+CPPCON_KEY=12DC0A4FBD7D4F2AA9BE263BACAEB4675
+
+# lookups of the first byte of every CppCon procedure, and what they must print
+cppcon_lookups() {	# PDBNAME AGE -> $T/in, $T/want
+	pdbdump -S "$CPPCON" | grep PROC32 | python3 -c '
+import sys
+pdb, age = sys.argv[1], sys.argv[2]
+seen = set()
+with open(sys.argv[3], "w") as i, open(sys.argv[4], "w") as w:
+    for l in sys.stdin:
+        f = l.rstrip("\n").split(" ", 4)
+        rva = int(f[2][4:], 16)
+        if rva in seen: continue          # folded (ICF) procedures share an address
+        seen.add(rva)
+        i.write("CppCon.exe %s 12DC0A4F-BD7D-4F2A-A9BE-263BACAEB467 %s %x\n" % (pdb, age, rva))
+        w.write("0x%x\n" % rva)' "$1" "$2" "$T/in" "$T/rvas"
+	pdbdump -r "$CPPCON" <"$T/rvas" | sed -E 's/^0x[0-9a-f]+\t/CppCon.exe!/; s/\+0x0$//' >"$T/want"
+	[ "$(wc -l <"$T/want")" -ge 40 ]
+}
+
+@test "symbol-server cache from _NT_SYMBOL_PATH (srv*CACHE*URL): found case-insensitively, URL not contacted" {
+	require_corpus
+	mkdir -p "$T/cache/cppcon.pdb/$(echo $CPPCON_KEY | tr A-F a-f)"
+	cp "$CPPCON" "$T/cache/cppcon.pdb/$(echo $CPPCON_KEY | tr A-F a-f)/CPPCON.PDB"
+	cppcon_lookups 'C:\build\Release\CppCon.pdb' 5
+	_NT_SYMBOL_PATH="srv*$T/cache*https://msdl.microsoft.com/download/symbols" \
+		run symlookup -e -a "$T/in"
+	echo "$output" | tail -3
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -v '^symlookup:' >"$T/got"
+	textdiff "$T/want" "$T/got"
+	[[ "$output" == *"symlookup: symbols: CppCon.exe: $T/cache/cppcon.pdb/"*"/CPPCON.PDB ("*" of "*" addresses named)"* ]]
+	[[ "$output" == *"remote symbol server https://msdl.microsoft.com/download/symbols was not contacted"* ]]
+}
+
+@test "flat --symbols directories, two-tier (index2.txt) caches, and the trace's own directory" {
+	require_corpus
+	cppcon_lookups CppCon.pdb 5
+	mkdir -p "$T/flat" "$T/two/Cp/CppCon.pdb/$CPPCON_KEY" "$T/tracedir"
+	cp "$CPPCON" "$T/flat/CppCon.pdb"
+	touch "$T/two/index2.txt"
+	cp "$CPPCON" "$T/two/Cp/CppCon.pdb/$CPPCON_KEY/CppCon.pdb"
+	cp "$CPPCON" "$T/tracedir/cppcon.pdb"
+	touch "$T/tracedir/t.etl"
+	run symlookup -a -s "$T/nonexistent;$T/flat" "$T/in"
+	[ "$status" -eq 0 ]; [[ "$output" == *"$T/flat/CppCon.pdb ("* ]]
+	run symlookup -a -s "$T/two" "$T/in"
+	[ "$status" -eq 0 ]; [[ "$output" == *"$T/two/Cp/CppCon.pdb/$CPPCON_KEY/CppCon.pdb ("* ]]
+	run symlookup -a -t "$T/tracedir/t.etl" "$T/in"
+	[ "$status" -eq 0 ]; [[ "$output" == *"$T/tracedir/cppcon.pdb ("* ]]
+	echo "$output" | grep -v '^symlookup:' >"$T/got"
+	textdiff "$T/want" "$T/got"
+}
+
+@test "a PDB whose GUID or age does not match is never used, and the report says why" {
+	require_corpus
+	cppcon_lookups CppCon.pdb 4	# the image wants age 4; the PDB has 5
+	mkdir -p "$T/cache/CppCon.pdb/$CPPCON_KEY" "$T/flat"
+	cp "$CPPCON" "$T/cache/CppCon.pdb/$CPPCON_KEY/CppCon.pdb"
+	cp "$CPPCON" "$T/flat/CppCon.pdb"
+	run symlookup -s "$T/cache;$T/flat" "$T/in"
+	echo "$output" | tail -2
+	[ "$status" -eq 1 ]
+	# every frame stays module!0xRVA
+	[ "$(echo "$output" | grep -c '^CppCon.exe!0x[0-9a-f]*$')" -eq "$(wc -l <"$T/in")" ]
+	[[ "$output" == *"CppCon.exe: pdb-mismatch CppCon.pdb: "*"has only other builds (GUID+age $CPPCON_KEY), not ${CPPCON_KEY%5}4"* ]]
+	[[ "$output" == *"$T/flat/CppCon.pdb has GUID/age $CPPCON_KEY, not ${CPPCON_KEY%5}4"* ]]
+}
+
+@test "damaged, missing and unidentified PDBs: each image's reason is reported, frames keep their RVA" {
+	require_corpus
+	mkdir -p "$T/cache/CppCon.pdb/$CPPCON_KEY"
+	head -c 300000 "$CPPCON" >"$T/cache/CppCon.pdb/$CPPCON_KEY/CppCon.pdb"
+	printf '%s\n' "CppCon.exe CppCon.pdb $CPPCON_ID 5 1010" \
+		'ntdll.dll wntdll.pdb ec83d8df-5559-46e0-b630-133ebd979266 2 399d5' \
+		'foo.dll - 00000000000000000000000000000000 0 10' >"$T/in"
+	run symlookup -s "$T/cache" "$T/in"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "CppCon.exe!0x1010" ]
+	[ "${lines[1]}" = "ntdll.dll!0x399d5" ]
+	[ "${lines[2]}" = "foo.dll!0x10" ]
+	[[ "$output" == *"CppCon.exe: pdb-damaged CppCon.pdb: $T/cache/CppCon.pdb/$CPPCON_KEY/CppCon.pdb: offset "*"truncated"* ]]
+	[[ "$output" == *"ntdll.dll: pdb-not-found wntdll.pdb: wntdll.pdb/EC83D8DF555946E0B630133EBD9792662/wntdll.pdb not found in 1 symbol directory"* ]]
+	[[ "$output" == *"foo.dll: no-pdb-id"*"no DbgID_RSDS"* ]]
+}
+
+@test "PerfView .etl.zip: the NGEN PDBs in its symbols\\ folder are found and used" {
+	require_corpus
+	for m in mscorlib System System.Xml; do
+		member=$(python3 -c 'import sys, zipfile; print([n for n in zipfile.ZipFile(sys.argv[1]).namelist() if n.startswith("symbols\\" + sys.argv[2] + ".ni.pdb\\")][0])' "$CTF" $m)
+		unzip_member "$CTF" "$member" "$T/$m.pdb"
+		key=$(echo "$member" | cut -d'\' -f3)
+		# 200 function publics: their RVAs must come back with their names
+		pdbdump -P "$T/$m.pdb" | awk -v m=$m -v k="$key" 'NR % 97 == 2 && $4 == "flags=function" {
+			print m ".ni.dll " m ".ni.pdb " substr(k, 1, 32) " " substr(k, 33) " " substr($3, 7) }' | head -200 >"$T/$m.in"
+		pdbdump -P "$T/$m.pdb" | awk 'NR % 97 == 2 && $4 == "flags=function"' | head -200 |
+			sed -E "s/^([^ ]+ ){4}/$m.ni.dll!/" >"$T/$m.want"
+		[ "$(wc -l <"$T/$m.in")" -ge 100 ]
+		run symlookup -a -t "$CTF" "$T/$m.in"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"$m.ni.dll: $CTF:$member ("*"; NGEN PDB without section headers, section layout assumed"* ]]
+		echo "$output" | grep -v '^symlookup:' >"$T/$m.got"
+		# the same address may carry several names (a hot and a [COLD] part never do)
+		python3 - "$T/$m.want" "$T/$m.got" "$T/$m.pdb" <<-'EOF'
+		import sys
+		want = open(sys.argv[1]).read().splitlines(); got = open(sys.argv[2]).read().splitlines()
+		assert len(want) == len(got), (len(want), len(got))
+		bad = [(w, g) for w, g in zip(want, got) if w != g]
+		# a different name is only acceptable for another public at the very same address
+		import subprocess
+		dump = subprocess.run(['pdbdump', '-P', sys.argv[3]], capture_output=True, text=True).stdout.splitlines()
+		at = {}
+		for l in dump:
+		    f = l.split(' ', 4)
+		    if len(f) == 5: at.setdefault(f[4], f[2]); at[f[4]] = f[2]
+		for w, g in bad:
+		    assert at.get(w.split('!', 1)[1]) == at.get(g.split('!', 1)[1]), (w, g)
+		EOF
+	done
+}

@@ -1,0 +1,140 @@
+/*
+ * symlookup - resolve image RVAs to function names through lib/symbols.c
+ * the way etl2evt does (a test and benchmark tool).
+ *
+ * USAGE:  symlookup [-s SYMPATH]... [-t TRACE] [-e] [-a] [-q] [FILE]
+ *   -s  symbol path (';'-separated dirs, srv*CACHE*URL ...), repeatable
+ *   -t  the trace: its directory and, for a .etl.zip, its symbols\ members
+ *   -e  also use $_NT_SYMBOL_PATH
+ *   -a  report resolved images too
+ *   -q  no output lines; print the time spent in lib/symbols (benchmarks)
+ *
+ * INPUT:  one lookup a line: IMAGE PDBNAME GUID AGE RVA (hex), e.g.
+ *   CppCon.exe CppCon.pdb 12DC0A4F-BD7D-4F2A-A9BE-263BACAEB467 5 1010
+ * OUTPUT: the frame as evt writes it, "CppCon.exe!std::operator<<<...>" or
+ *   "CppCon.exe!0x1010"; then the symbol report on stderr.
+ * Exit: 0, or 1 when some image stayed unresolved.
+ */
+#include "cli.h"
+#include "symbols.h"
+
+#include <getopt.h>
+#include <time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: symlookup [-s SYMPATH]... [-t TRACE] [-eaq] [FILE]\n");
+	exit(EXIT_FATAL);
+}
+
+/* "{12DC0A4F-BD7D-4F2A-A9BE-263BACAEB467}" or 32 hex digits -> Windows order */
+static int parse_guid(const char *s, uint8_t g[16])
+{
+	char hex[33];
+	size_t n = 0;
+	unsigned v[16];
+	int i;
+	for (; *s && n < 33; s++)
+		if (*s != '{' && *s != '}' && *s != '-')
+			hex[n++] = *s;
+	if (n != 32)
+		return -1;
+	hex[32] = 0;
+	for (i = 0; i < 16; i++)
+		if (sscanf(hex + 2 * i, "%2x", &v[i]) != 1)
+			return -1;
+	/* Data1, Data2, Data3 are stored little-endian */
+	g[0] = (uint8_t)v[3]; g[1] = (uint8_t)v[2]; g[2] = (uint8_t)v[1]; g[3] = (uint8_t)v[0];
+	g[4] = (uint8_t)v[5]; g[5] = (uint8_t)v[4]; g[6] = (uint8_t)v[7]; g[7] = (uint8_t)v[6];
+	for (i = 8; i < 16; i++)
+		g[i] = (uint8_t)v[i];
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "symbols", required_argument, NULL, 's' },
+		{ "trace", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct symctx *c = sym_new();
+	int ch, all = 0, quiet = 0, env = 0, unresolved = 0;
+	char line[4096], img[1024], pdb[1024], guid[64];
+	unsigned long lineno = 0, nlookups = 0, named = 0;
+	double spent = 0, loading = 0;
+	FILE *in = stdin;
+	size_t i;
+
+	cli_init("symlookup");
+	while ((ch = getopt_long(argc, argv, "s:t:eaqh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 's': sym_add_path(c, optarg); break;
+		case 't': sym_add_trace(c, optarg); break;
+		case 'e': env = 1; break;
+		case 'a': all = 1; break;
+		case 'q': quiet = 1; break;
+		case 'V': cli_version(); break;
+		default: usage();
+		}
+	}
+	if (env)
+		sym_add_env(c);
+	if (optind < argc && !(in = fopen(argv[optind], "r")))
+		cli_fatal("%s: cannot open", argv[optind]);
+	while (fgets(line, sizeof line, in)) {
+		unsigned long age, rva;
+		uint8_t g[16];
+		const char *name;
+		lineno++;
+		if (sscanf(line, "%1023s %1023s %63s %lu %lx", img, pdb, guid, &age,
+		    &rva) != 5 || parse_guid(guid, g) < 0) {
+			cli_warn("line %lu: expected IMAGE PDB GUID AGE RVA", lineno);
+			continue;
+		}
+		if (quiet) {
+			struct timespec t0, t1;
+			size_t before = sym_image_count(c);
+			double t;
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			name = sym_lookup(sym_image(c, img, pdb, g, (uint32_t)age),
+			    (uint32_t)rva, NULL);
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			t = (double)(t1.tv_sec - t0.tv_sec) +
+			    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+			spent += t;
+			if (sym_image_count(c) != before)
+				loading += t;	/* found, mapped, parsed a PDB */
+			nlookups++;
+			named += name != NULL;
+			continue;
+		}
+		name = sym_lookup(sym_image(c, img, pdb, g, (uint32_t)age),
+		    (uint32_t)rva, NULL);
+		if (name)
+			printf("%s!%s\n", img, name);
+		else
+			printf("%s!0x%lx\n", img, rva);
+	}
+	fflush(stdout);
+	if (quiet)
+		fprintf(stderr, "symlookup: %lu lookups (%lu named) in %zu images: "
+		    "%.3f s in lib/symbols, of which %.3f s finding and "
+		    "loading PDBs; %.0f ns a lookup after that\n", nlookups,
+		    named, sym_image_count(c), spent, loading, nlookups ?
+		    (spent - loading) * 1e9 / (double)nlookups : 0.0);
+	sym_report(c, stderr, "symlookup", all);
+	for (i = 0; i < sym_image_count(c); i++) {
+		struct sym_image_info info;
+		sym_image_info(c, i, &info);
+		if (info.status != SYM_OK)
+			unresolved = 1;
+	}
+	sym_free(c);
+	return unresolved ? EXIT_PARTIAL : 0;
+}
