@@ -1,0 +1,70 @@
+#!/usr/bin/env bats
+# etl2evt on synthetic traces written by etlgen (tests/tools/etlgen.c) for the
+# kinds no public trace holds: DPC, ThreadedDPC, TimerDPC, ISR (MSI too),
+# CSwitch, ReadyThread, sampling intervals, compact headers.  Every line etlgen
+# expects must come out: same time, kind, CPU, columns, attributes and stack.
+load helpers
+
+# matches_expect EXPECT EVT: every expected line has its twin ("*" = any value,
+# a trailing "*" = more attributes allowed; extra attributes such as kframes= are fine).
+matches_expect() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+def rows(path):
+    out = []
+    for l in open(path, encoding="utf-8"):
+        if l.startswith("#") or not l.strip(): continue
+        out.append(l.rstrip("\n").split("\t"))
+    return out
+exp, got = rows(sys.argv[1]), rows(sys.argv[2])
+index = {}
+for f in got:
+    index.setdefault((f[0], f[1], f[2]), []).append(f)
+def same(e, g):
+    for i in range(7):
+        if e[i] != "*" and e[i] != g[i]: return False
+    eattrs = [a for a in e[7:-1] if a != "*"]
+    gattrs = set(g[7:-1])
+    if any(a not in gattrs for a in eattrs): return False
+    return e[-1] == "*" or e[-1] == g[-1]
+missing = [e for e in exp if not any(same(e, g) for g in index.get((e[0], e[1], e[2]), []))]
+if missing:
+    for e in missing[:5]:
+        print("missing:", "\t".join(e)[:300])
+        print("   have:", ["\t".join(g)[:300] for g in index.get((e[0], e[1], e[2]), [])][:2])
+    sys.exit(1)
+print(len(exp), "lines matched")
+PY
+}
+
+@test "every kind (kinds.yaml): each expected line comes out of etl2evt" {
+	etlgen -o "$T/k.etl" --expect "$T/k.expect" "$BATS_TEST_DIRNAME/scenarios/kinds.yaml"
+	etl2evt "$T/k.etl" >"$T/k.evt"
+	evtcheck "$T/k.evt"
+	matches_expect "$T/k.expect" "$T/k.evt"
+	# DPC/ISR weight = duration, time = start
+	grep -q $'\tDPC\t2\t.*\t0.2205\troutine=ndis.sys!0x1a2b0\tmodule=ndis.sys\tduration_us=220.500\tend_ms=3.120500' "$T/k.evt"
+	grep -q $'\tISR\t2\t.*\tvector=434\tmsi=1\tmessage=3\tret=1' "$T/k.evt"
+}
+
+@test "the backup-server incident: NDIS DPCs on CPUs 0,2,4,6 average 220 us" {
+	etlgen -o "$T/i.etl" --expect "$T/i.expect" "$BATS_TEST_DIRNAME/scenarios/backup-incident.yaml"
+	etl2evt -k DPC,ThreadedDPC,TimerDPC,ISR,Sample "$T/i.etl" >"$T/i.evt"
+	evtcheck "$T/i.evt"
+	grep -v '^#' "$T/i.expect" | awk -F'\t' '$2 ~ /^(DPC|ThreadedDPC|TimerDPC|ISR|Sample)$/' >"$T/i.sub"
+	[ "$(grep -vc '^#' "$T/i.evt")" -eq "$(wc -l <"$T/i.sub")" ]
+	# DPC/ISR lines: time, kind, CPU, weight and all attributes exactly as etlgen wrote them
+	key='$2 ~ /DPC|ISR/ {s = $1 "\t" $2 "\t" $3 "\t" $7; for (i = 8; i < NF; i++) if ($i != "*") s = s "\t" $i; print s}'
+	awk -F'\t' "$key" "$T/i.sub" | sort >"$T/want"
+	awk -F'\t' "$key" "$T/i.evt" | sort >"$T/got"
+	[ "$(wc -l <"$T/want")" -gt 200000 ]
+	cmp "$T/want" "$T/got" || fail "DPC/ISR lines differ: $(textdiff "$T/want" "$T/got" | head -4)"
+	# samples: same stacks, weights and flags
+	key='$2 == "Sample" {s = $1 "\t" $3 "\t" $4 "\t" $7 "\t" $NF; for (i = 8; i < NF; i++) if ($i ~ /^(dpc|isr|count)=/) s = s "\t" $i; print s}'
+	awk -F'\t' "$key" "$T/i.sub" | sort >"$T/want"
+	awk -F'\t' "$key" "$T/i.evt" | sort >"$T/got"
+	cmp "$T/want" "$T/got" || fail "Sample lines differ: $(textdiff "$T/want" "$T/got" | head -4)"
+	run awk -F'\t' '$2=="DPC" && $0 ~ /module=ndis.sys/ {n++; w+=$7; c[$3]++} END{printf "%d %.0f", n, w/n*1000; for (k in c) printf " %s", k; print ""}' "$T/i.evt"
+	[[ "$output" == "163000 22"[0-9]* ]] || fail "$output"
+	for cpu in 0 2 4 6; do [[ " ${output#* * } " == *" $cpu "* ]] || fail "cpu $cpu: $output"; done
+}
