@@ -1,0 +1,566 @@
+/*
+ * render - flame graphs, text views and DPC/ISR reports from folded
+ * stacks or evt.
+ *
+ * USAGE:   render [MODE] [options] [FILE...]
+ *          etl2evt t.etl | stackfold | render flame --title "CPU" > cpu.svg
+ *          etl2evt t.etl | render dpc            (WPA's DPC duration by module, function)
+ *          etl2evt t.etl | render dpcstacks | render flame > dpc.svg
+ *
+ * MODES:   flame (default)  interactive SVG flame graph (also icicle, flame chart, differential)
+ *          tree             top-down call tree, inclusive/exclusive/percent
+ *          callers, callees PerfView caller/callee trees of a focus frame (-f FRAME)
+ *          byname           by-name table (exclusive, inclusive)
+ *          speedscope       speedscope JSON (sampled profiles per thread or process)
+ *          dpc              DPC/ISR duration by module and function, per-CPU share, intervals
+ *          dpcisr           xperf -a dpcisr: usage per module per CPU, duration histograms
+ *          dpcstacks        CPU samples inside DPCs/ISRs as folded stacks by module
+ *          dpcchart         sorted DPC durations of one module, several traces in one SVG
+ *
+ * INPUT:   folded stacks ("a;b;c 12", or "stack base test" for differentials)
+ *          ntdll.dll!RtlUserThreadStart;app.exe!main;app.exe!work 120
+ *          or an evt stream (first line "#evt"); flame/tree/... use Sample events.
+ *
+ * OUTPUT:  SVG, aligned text (default) or TSV (--tsv), JSON (speedscope).
+ *
+ * Exit status: 0 success, 1 some input lines were unusable (counted on
+ * stderr), 2 usage or fatal error (also: no valid input for a flame graph).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "evt.h"
+#include "flame.h"
+#include "dpcisr.h"
+
+enum mode {
+	M_FLAME, M_TREE, M_CALLERS, M_CALLEES, M_BYNAME, M_SPEEDSCOPE,
+	M_DPC, M_DPCISR, M_DPCSTACKS, M_DPCCHART
+};
+
+static const struct { const char *name; enum mode m; } modes[] = {
+	{ "flame", M_FLAME }, { "tree", M_TREE }, { "callers", M_CALLERS },
+	{ "callees", M_CALLEES }, { "byname", M_BYNAME },
+	{ "speedscope", M_SPEEDSCOPE }, { "dpc", M_DPC }, { "dpcisr", M_DPCISR },
+	{ "dpcstacks", M_DPCSTACKS }, { "dpcchart", M_DPCCHART }, { NULL, 0 }
+};
+
+enum {
+	O_TITLE = 256, O_SUBTITLE, O_WIDTH, O_HEIGHT, O_MINWIDTH, O_FONTTYPE,
+	O_FONTSIZE, O_FONTWIDTH, O_COUNTNAME, O_NAMETYPE, O_COLORS, O_BGCOLORS,
+	O_HASH, O_CP, O_PALFILE, O_REVERSE, O_INVERTED, O_FLAMECHART, O_NEGATE,
+	O_FACTOR, O_TOTAL, O_NOTES, O_DIFF, O_NOUNESC, O_KIND, O_SEARCHCOLOR,
+	O_TSV, O_MINPCT, O_BY, O_CPU, O_DPCONLY, O_ISRONLY, O_DPCLIMIT,
+	O_ISRLIMIT, O_MODULE, O_LABEL, O_UNIT, O_LOGY, O_VERSION, O_MAXDEPTH
+};
+
+static const struct option longopts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, O_VERSION },
+	{ "title", required_argument, NULL, O_TITLE },
+	{ "subtitle", required_argument, NULL, O_SUBTITLE },
+	{ "width", required_argument, NULL, O_WIDTH },
+	{ "height", required_argument, NULL, O_HEIGHT },
+	{ "minwidth", required_argument, NULL, O_MINWIDTH },
+	{ "fonttype", required_argument, NULL, O_FONTTYPE },
+	{ "fontsize", required_argument, NULL, O_FONTSIZE },
+	{ "fontwidth", required_argument, NULL, O_FONTWIDTH },
+	{ "countname", required_argument, NULL, O_COUNTNAME },
+	{ "nametype", required_argument, NULL, O_NAMETYPE },
+	{ "colors", required_argument, NULL, O_COLORS },
+	{ "palette", required_argument, NULL, O_COLORS },
+	{ "bgcolors", required_argument, NULL, O_BGCOLORS },
+	{ "hash", no_argument, NULL, O_HASH },
+	{ "cp", no_argument, NULL, O_CP },
+	{ "palette-file", required_argument, NULL, O_PALFILE },
+	{ "reverse", no_argument, NULL, O_REVERSE },
+	{ "inverted", no_argument, NULL, O_INVERTED },
+	{ "icicle", no_argument, NULL, O_INVERTED },
+	{ "flamechart", no_argument, NULL, O_FLAMECHART },
+	{ "negate", no_argument, NULL, O_NEGATE },
+	{ "factor", required_argument, NULL, O_FACTOR },
+	{ "total", required_argument, NULL, O_TOTAL },
+	{ "notes", required_argument, NULL, O_NOTES },
+	{ "diff", required_argument, NULL, O_DIFF },
+	{ "no-unescape", no_argument, NULL, O_NOUNESC },
+	{ "kind", required_argument, NULL, O_KIND },
+	{ "search-color", required_argument, NULL, O_SEARCHCOLOR },
+	{ "tsv", no_argument, NULL, O_TSV },
+	{ "min-percent", required_argument, NULL, O_MINPCT },
+	{ "frame", required_argument, NULL, 'f' },
+	{ "by", required_argument, NULL, O_BY },
+	{ "cpu", required_argument, NULL, O_CPU },
+	{ "dpc", no_argument, NULL, O_DPCONLY },
+	{ "isr", no_argument, NULL, O_ISRONLY },
+	{ "dpc-limit", required_argument, NULL, O_DPCLIMIT },
+	{ "isr-limit", required_argument, NULL, O_ISRLIMIT },
+	{ "module", required_argument, NULL, 'm' },
+	{ "label", required_argument, NULL, O_LABEL },
+	{ "unit", required_argument, NULL, O_UNIT },
+	{ "log", no_argument, NULL, O_LOGY },
+	{ "max-depth", required_argument, NULL, O_MAXDEPTH },
+	{ NULL, 0, NULL, 0 }
+};
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: render [flame|tree|callers|callees|byname|speedscope|"
+	    "dpc|dpcisr|dpcstacks|dpcchart] [options] [-o FILE] [FILE...]\n");
+}
+
+static void
+help(void)
+{
+	usage();
+	fputs(
+"Flame graphs (folded or evt input):\n"
+"  --title T --subtitle T --width PX --height PX(per frame) --minwidth PX|PCT%\n"
+"  --colors hot|mem|io|wakeup|chain|java|js|perl|python|rust|etw|red|green|blue|\n"
+"           aqua|yellow|purple|orange   --bgcolors yellow|blue|green|grey|#rrggbb\n"
+"  --cp (palette.map) --palette-file F  --inverted --reverse --flamechart\n"
+"  --countname N --nametype N --factor X --total N --notes TEXT --fonttype F\n"
+"  --fontsize N --fontwidth N --search-color #rrggbb --no-unescape --kind KIND\n"
+"  differential (\"stack base test\" lines): --diff leaf|inclusive --negate\n"
+"Text views: tree [--min-percent P] [--max-depth N], callers|callees -f FRAME,\n"
+"  byname, speedscope [--by thread|process|all]; --tsv for tab-separated output\n"
+"DPC/ISR (evt input): dpc, dpcisr, dpcstacks [--unit us|ms|samples],\n"
+"  dpcchart -m MODULE [--label L]... FILE..., with --cpu LIST --dpc --isr\n"
+"  --dpc-limit US (100) --isr-limit US (25) --log\n"
+"  -o FILE  output (default stdout)   -h --help   --version\n"
+"See render(1).\n", stderr);
+	exit(0);
+}
+
+static enum mode
+parse_mode(const char *s, int *found)
+{
+	int i;
+
+	for (i = 0; modes[i].name; i++)
+		if (strcmp(s, modes[i].name) == 0) {
+			*found = 1;
+			return modes[i].m;
+		}
+	*found = 0;
+	return M_FLAME;
+}
+
+/* ------------------------------------------------------------------ */
+/* reading stacks (folded or evt) for flame graphs and views           */
+
+struct stack_sink {
+	void (*add)(void *ctx, char *stack, size_t len, double c1, double c2,
+	    int has2, const struct evt_event *ev);
+	void *ctx;
+	const char *kind;	/* evt: which kind's weights (default Sample) */
+	int is_evt;		/* set by read_stacks for the caller */
+	unsigned long bad;
+	unsigned long other_kinds;
+};
+
+static void
+bad_line(struct stack_sink *s, const struct linereader *lr, const char *why)
+{
+	if (++s->bad <= 5)
+		cli_warn("%s:%lu: %s, line skipped", lr_name(lr), lr_lineno(lr), why);
+}
+
+/* Reads one input into the sink.  Returns 0, or -1 if it cannot be opened. */
+static int
+read_stacks(const char *path, struct stack_sink *s)
+{
+	struct linereader *lr = lr_open(path);
+	char *line;
+	size_t len;
+	int first = 1, evt = 0;
+	struct evt_event ev;
+	const char *why;
+
+	if (lr == NULL) {
+		cli_warn("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while ((line = lr_next(lr, &len)) != NULL) {
+		enum evt_linetype t = evt_classify(line, len);
+
+		if ((lr_lineno(lr) & 0xffff) == 0)
+			cli_progress(lr_offset(lr), lr_size(lr));
+		if (t == EVT_BLANK)
+			continue;
+		if (first) {
+			first = 0;
+			if (t == EVT_HEADER) {
+				struct evt_header h;
+
+				if (evt_parse_header(line, len, &h, &why) < 0)
+					cli_fatal("%s:%lu: %s", lr_name(lr), lr_lineno(lr), why);
+				evt = 1;
+				s->is_evt = 1;
+				continue;
+			}
+		}
+		if (t == EVT_META || t == EVT_HEADER)
+			continue;
+		if (evt) {
+			if (evt_parse(line, len, &ev, &why) < 0) {
+				bad_line(s, lr, why);
+				continue;
+			}
+			if (strcmp(ev.kind, s->kind) != 0) {
+				s->other_kinds++;
+				continue;
+			}
+			s->add(s->ctx, ev.stack, ev.stack_len, ev.weight, 0, 0, &ev);
+		} else {
+			char *stack;
+			size_t slen;
+			double c1, c2;
+			int has2;
+
+			if (folded_parse(line, len, &stack, &slen, &c1, &c2, &has2) < 0) {
+				bad_line(s, lr, "not a folded stack line (\"frames count\")");
+				continue;
+			}
+			s->add(s->ctx, stack, slen, c1, c2, has2, NULL);
+		}
+	}
+	cli_progress_end();
+	if (lr_error(lr))
+		cli_fatal("%s: %s", lr_name(lr), lr_error(lr));
+	lr_close(lr);
+	return 0;
+}
+
+static void
+flame_sink(void *ctx, char *stack, size_t len, double c1, double c2, int has2,
+    const struct evt_event *ev)
+{
+	(void)ev;
+	flame_add(ctx, stack, len, c1, c2, has2);
+}
+
+static int
+read_all(int argc, char **argv, struct stack_sink *s)
+{
+	int i, status = 0;
+
+	if (argc == 0)
+		return read_stacks("-", s) < 0 ? EXIT_FATAL : 0;
+	for (i = 0; i < argc; i++)
+		if (read_stacks(argv[i], s) < 0)
+			status = EXIT_FATAL;
+	return status;
+}
+
+static int
+report_bad(const struct stack_sink *s)
+{
+	if (s->bad) {
+		cli_warn("%lu unusable input line%s skipped", s->bad, s->bad == 1 ? "" : "s");
+		return EXIT_PARTIAL;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+struct options {
+	struct flame_opts fo;
+	int countname_set;
+	const char *output;
+	const char *kind;
+	int tsv;
+	double minpct;
+	int maxdepth;
+	const char *focus;
+	const char *by;
+	struct dpc_opts dpc;
+	const char *labels[64];
+	int nlabels;
+};
+
+static int
+run_flame(struct options *op, int argc, char **argv)
+{
+	struct flame *f;
+	struct stack_sink s;
+	struct outbuf ob;
+	int st, r;
+
+	f = flame_new(&op->fo);
+	memset(&s, 0, sizeof(s));
+	s.add = flame_sink;
+	s.ctx = f;
+	s.kind = op->kind;
+	st = read_all(argc, argv, &s);
+	if (st == EXIT_FATAL) {
+		flame_free(f);
+		return st;
+	}
+	ob_open(&ob, op->output);
+	if (s.is_evt && !op->countname_set)
+		flame_set_countname(f, "ms");	/* evt weights are milliseconds */
+	r = flame_write_svg(f, &ob);
+	ob_close(&ob);
+	flame_free(f);
+	if (r < 0) {
+		cli_warn("no valid input (no stack with a positive weight%s%s)",
+		    s.is_evt ? " of kind " : "", s.is_evt ? op->kind : "");
+		return EXIT_FATAL;
+	}
+	if (st)
+		return st;
+	return report_bad(&s);
+}
+
+static int
+run_view(struct options *op, enum mode m, int argc, char **argv)
+{
+	(void)op; (void)m; (void)argc; (void)argv;
+	cli_fatal("text views: not built yet");
+}
+
+/* ------------------------------------------------------------------ */
+/* DPC/ISR                                                             */
+
+static int
+run_dpc(struct options *op, enum mode m, int argc, char **argv)
+{
+	struct outbuf ob;
+	int st = 0, i;
+
+	if (m == M_DPCCHART) {
+		struct dpc_chart *ch;
+
+		if (op->dpc.module == NULL)
+			cli_usage_error("dpcchart needs -m MODULE");
+		if (argc == 0)
+			argc = 1, argv = (char *[]){ "-", NULL };
+		ch = dpc_chart_new(&op->dpc);
+		for (i = 0; i < argc; i++) {
+			int r = dpc_chart_add_trace(ch, argv[i],
+			    i < op->nlabels ? op->labels[i] : NULL);
+
+			if (r == EXIT_FATAL)
+				return r;
+			if (r > st)
+				st = r;
+		}
+		ob_open(&ob, op->output);
+		dpc_chart_write(ch, &ob);
+		ob_close(&ob);
+		dpc_chart_free(ch);
+		return st;
+	}
+	{
+		struct dpc_stats *ds = dpc_new(&op->dpc);
+
+		if (argc == 0)
+			st = dpc_read(ds, "-");
+		for (i = 0; i < argc; i++) {
+			int r = dpc_read(ds, argv[i]);
+
+			if (r > st)
+				st = r;
+		}
+		if (st == EXIT_FATAL) {
+			dpc_free(ds);
+			return st;
+		}
+		ob_open(&ob, op->output);
+		if (m == M_DPC)
+			dpc_report_functions(ds, &ob);
+		else if (m == M_DPCISR)
+			dpc_report_xperf(ds, &ob);
+		else
+			dpc_report_stacks(ds, &ob);
+		ob_close(&ob);
+		dpc_free(ds);
+	}
+	return st;
+}
+
+static void
+parse_cpus(struct dpc_opts *d, const char *s)
+{
+	const char *p = s;
+
+	while (*p) {
+		char *end;
+		long a = strtol(p, &end, 10), b;
+
+		if (end == p || a < 0 || a >= DPC_MAX_CPUS)
+			cli_usage_error("--cpu: bad CPU list '%s' (e.g. 0,2,4-6)", s);
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a || b >= DPC_MAX_CPUS)
+				cli_usage_error("--cpu: bad CPU range in '%s'", s);
+		}
+		for (; a <= b; a++)
+			d->cpus[a] = 1;
+		d->cpu_filter = 1;
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			cli_usage_error("--cpu: bad CPU list '%s' (e.g. 0,2,4-6)", s);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct options op;
+	enum mode m = M_FLAME;
+	int c, found = 0;
+
+	cli_init("render");
+	memset(&op, 0, sizeof(op));
+	flame_opts_init(&op.fo);
+	op.kind = "Sample";
+	op.minpct = 0;
+	dpc_opts_init(&op.dpc);
+	if (argc > 1 && argv[1][0] != '-') {
+		m = parse_mode(argv[1], &found);
+		if (found) {
+			argv[1] = argv[0];
+			argc--;
+			argv++;
+		}
+	}
+	while ((c = getopt_long(argc, argv, "ho:f:m:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': help(); break;
+		case O_VERSION: cli_version(); break;
+		case 'o': op.output = optarg; break;
+		case O_TITLE: op.fo.title = optarg; break;
+		case O_SUBTITLE: op.fo.subtitle = optarg; break;
+		case O_WIDTH:
+			op.fo.width = cli_number("--width", optarg);
+			if (op.fo.width < 40 || op.fo.width > 1e6)
+				cli_usage_error("--width must be between 40 and 1000000");
+			op.dpc.width = op.fo.width;
+			break;
+		case O_HEIGHT:
+			op.fo.frameheight = cli_number("--height", optarg);
+			if (op.fo.frameheight < 2 || op.fo.frameheight > 1000)
+				cli_usage_error("--height must be between 2 and 1000");
+			op.dpc.height = op.fo.frameheight;
+			break;
+		case O_MINWIDTH: {
+			char buf[64];
+			size_t n = strlen(optarg);
+
+			if (n > 0 && n < sizeof(buf) && optarg[n - 1] == '%') {
+				memcpy(buf, optarg, n - 1);
+				buf[n - 1] = '\0';
+				op.fo.minwidth = cli_number("--minwidth", buf);
+				op.fo.minwidth_pct = 1;
+			} else
+				op.fo.minwidth = cli_number("--minwidth", optarg);
+			break;
+		}
+		case O_FONTTYPE: op.fo.fonttype = optarg; break;
+		case O_FONTSIZE:
+			op.fo.fontsize = cli_number("--fontsize", optarg);
+			if (op.fo.fontsize < 1 || op.fo.fontsize > 200)
+				cli_usage_error("--fontsize must be between 1 and 200");
+			break;
+		case O_FONTWIDTH:
+			op.fo.fontwidth = cli_number("--fontwidth", optarg);
+			if (op.fo.fontwidth <= 0)
+				cli_usage_error("--fontwidth must be positive");
+			break;
+		case O_COUNTNAME: op.fo.countname = optarg; op.countname_set = 1; break;
+		case O_NAMETYPE: op.fo.nametype = optarg; break;
+		case O_COLORS:
+			if (!flame_palette_known(optarg))
+				cli_usage_error("unknown palette '%s'", optarg);
+			op.fo.palette = optarg;
+			break;
+		case O_BGCOLORS: op.fo.bgcolors = optarg; break;
+		case O_HASH: break;	/* colours are always hashed from the name */
+		case O_CP: op.fo.palette_file = "palette.map"; break;
+		case O_PALFILE: op.fo.palette_file = optarg; break;
+		case O_REVERSE: op.fo.reverse = 1; break;
+		case O_INVERTED: op.fo.inverted = 1; break;
+		case O_FLAMECHART: op.fo.flamechart = 1; break;
+		case O_NEGATE: op.fo.negate = 1; break;
+		case O_FACTOR: op.fo.factor = cli_number("--factor", optarg); break;
+		case O_TOTAL: op.fo.total = cli_number("--total", optarg); break;
+		case O_NOTES: op.fo.notes = optarg; break;
+		case O_DIFF:
+			if (strcmp(optarg, "leaf") == 0)
+				op.fo.diffmode = FLAME_DIFF_LEAF;
+			else if (strcmp(optarg, "inclusive") == 0)
+				op.fo.diffmode = FLAME_DIFF_INCLUSIVE;
+			else
+				cli_usage_error("--diff must be leaf or inclusive");
+			break;
+		case O_NOUNESC: op.fo.no_unescape = 1; break;
+		case O_KIND: op.kind = optarg; break;
+		case O_SEARCHCOLOR: op.fo.searchcolor = optarg; break;
+		case O_TSV: op.tsv = 1; op.dpc.tsv = 1; break;
+		case O_MINPCT: op.minpct = cli_number("--min-percent", optarg); break;
+		case O_MAXDEPTH: op.maxdepth = (int)cli_integer("--max-depth", optarg); break;
+		case 'f': op.focus = optarg; break;
+		case O_BY:
+			if (strcmp(optarg, "thread") && strcmp(optarg, "process") &&
+			    strcmp(optarg, "all"))
+				cli_usage_error("--by must be thread, process or all");
+			op.by = optarg;
+			break;
+		case O_CPU: parse_cpus(&op.dpc, optarg); break;
+		case O_DPCONLY: op.dpc.want_isr = 0; op.dpc.want_dpc = 1; break;
+		case O_ISRONLY: op.dpc.want_dpc = 0; op.dpc.want_isr = 1; break;
+		case O_DPCLIMIT: op.dpc.dpc_limit_us = cli_number("--dpc-limit", optarg); break;
+		case O_ISRLIMIT: op.dpc.isr_limit_us = cli_number("--isr-limit", optarg); break;
+		case 'm': op.dpc.module = optarg; break;
+		case O_LABEL:
+			if (op.nlabels == 64)
+				cli_usage_error("at most 64 --label options");
+			op.labels[op.nlabels++] = optarg;
+			break;
+		case O_UNIT:
+			if (strcmp(optarg, "us") && strcmp(optarg, "ms") && strcmp(optarg, "samples"))
+				cli_usage_error("--unit must be us, ms or samples");
+			op.dpc.unit = optarg;
+			break;
+		case O_LOGY: op.dpc.log_y = 1; break;
+		default:
+			usage();
+			exit(EXIT_FATAL);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (!found && argc > 0) {
+		/* "render FILE" is a flame graph; a mode given after options is accepted too */
+		enum mode m2 = parse_mode(argv[0], &found);
+
+		if (found) {
+			m = m2;
+			argc--;
+			argv++;
+		}
+	}
+	if ((m == M_CALLERS || m == M_CALLEES) && op.focus == NULL)
+		cli_usage_error("%s needs -f FRAME", m == M_CALLERS ? "callers" : "callees");
+	switch (m) {
+	case M_FLAME:
+		return run_flame(&op, argc, argv);
+	case M_TREE: case M_CALLERS: case M_CALLEES: case M_BYNAME: case M_SPEEDSCOPE:
+		return run_view(&op, m, argc, argv);
+	default:
+		return run_dpc(&op, m, argc, argv);
+	}
+}

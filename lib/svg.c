@@ -1,0 +1,234 @@
+/*
+ * svg.c - XML/JSON escaping of untrusted text, UTF-8 helpers, numbers.
+ */
+#include "svg.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Length of the valid UTF-8 sequence at S (N bytes left), or 0 if invalid. */
+static size_t
+utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len, i;
+	unsigned cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, cp = c & 0x07;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* overlong forms, surrogates, beyond U+10FFFF */
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	/* U+FFFE/U+FFFF are not XML characters */
+	if (cp == 0xfffe || cp == 0xffff)
+		return 0;
+	return len;
+}
+
+static const char replacement[] = "\xef\xbf\xbd";	/* U+FFFD */
+
+void
+xml_escape(struct outbuf *ob, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, run = 0;
+
+	while (i < n) {
+		unsigned c = s[i];
+		const char *rep = NULL;
+		char pic[4];
+		size_t len;
+
+		if (c >= 0x20 && c < 0x7f && c != '&' && c != '<' && c != '>' &&
+		    c != '"' && c != '\'') {
+			i++;
+			continue;
+		}
+		if (c >= 0x80 && (len = utf8_seq(s + i, n - i)) > 0) {
+			i += len;
+			continue;
+		}
+		/* flush the clean run before this byte */
+		if (i > run)
+			ob_write(ob, s + run, i - run);
+		switch (c) {
+		case '&': rep = "&amp;"; break;
+		case '<': rep = "&lt;"; break;
+		case '>': rep = "&gt;"; break;
+		case '"': rep = "&quot;"; break;
+		case '\'': rep = "&#39;"; break;
+		default:
+			if (c < 0x20 || c == 0x7f) {
+				unsigned cp = c == 0x7f ? 0x2421 : 0x2400 + c;
+
+				pic[0] = (char)(0xe0 | cp >> 12);
+				pic[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+				pic[2] = (char)(0x80 | (cp & 0x3f));
+				pic[3] = '\0';
+				rep = pic;
+			} else
+				rep = replacement;
+		}
+		ob_puts(ob, rep);
+		i++;
+		run = i;
+	}
+	if (n > run)
+		ob_write(ob, s + run, n - run);
+}
+
+void
+xml_escape_str(struct outbuf *ob, const char *s)
+{
+	xml_escape(ob, s, strlen(s));
+}
+
+void
+json_escape(struct outbuf *ob, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, run = 0, len;
+
+	while (i < n) {
+		unsigned c = s[i];
+		char tmp[8];
+
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '<' &&
+		    c != '>' && c != '&') {
+			i++;
+			continue;
+		}
+		if (c >= 0x80 && (len = utf8_seq(s + i, n - i)) > 0) {
+			i += len;
+			continue;
+		}
+		if (i > run)
+			ob_write(ob, s + run, i - run);
+		if (c == '"')
+			ob_puts(ob, "\\\"");
+		else if (c == '\\')
+			ob_puts(ob, "\\\\");
+		else if (c == '\n')
+			ob_puts(ob, "\\n");
+		else if (c == '\t')
+			ob_puts(ob, "\\t");
+		else if (c < 0x80) {
+			snprintf(tmp, sizeof(tmp), "\\u%04x", c);
+			ob_puts(ob, tmp);
+		} else
+			ob_puts(ob, "\\ufffd");
+		i++;
+		run = i;
+	}
+	if (n > run)
+		ob_write(ob, s + run, n - run);
+}
+
+size_t
+utf8_cut(const char *s, size_t n, size_t max)
+{
+	size_t i = 0, len;
+
+	while (i < n) {
+		len = utf8_seq((const unsigned char *)s + i, n - i);
+		if (len == 0)
+			len = 1;
+		if (i + len > max)
+			break;
+		i += len;
+	}
+	return i;
+}
+
+size_t
+utf8_chars(const char *s, size_t n)
+{
+	size_t i = 0, k = 0, len;
+
+	while (i < n) {
+		if ((unsigned char)s[i] < 0x80)
+			len = 1;
+		else if ((len = utf8_seq((const unsigned char *)s + i, n - i)) == 0)
+			len = 1;
+		i += len;
+		k++;
+	}
+	return k;
+}
+
+size_t
+utf8_prefix(const char *s, size_t n, size_t maxch)
+{
+	size_t i = 0, k = 0, len;
+
+	while (i < n && k < maxch) {
+		if ((unsigned char)s[i] < 0x80)
+			len = 1;
+		else if ((len = utf8_seq((const unsigned char *)s + i, n - i)) == 0)
+			len = 1;
+		i += len;
+		k++;
+	}
+	return i;
+}
+
+int
+fmt_thousands(char *out, double v, int dec)
+{
+	char tmp[64], *dot;
+	int n, i, o = 0, intlen, start = 0;
+
+	n = snprintf(tmp, sizeof(tmp), "%.*f", dec, v);
+	if (n < 0 || n >= (int)sizeof(tmp))
+		return snprintf(out, 64, "%g", v);
+	if (dec > 0) {
+		while (n > 0 && tmp[n - 1] == '0')
+			tmp[--n] = '\0';
+		if (n > 0 && tmp[n - 1] == '.')
+			tmp[--n] = '\0';
+	}
+	if (tmp[0] == '-') {
+		out[o++] = '-';
+		start = 1;
+	}
+	dot = strchr(tmp, '.');
+	intlen = (dot ? (int)(dot - tmp) : n) - start;
+	for (i = 0; i < intlen; i++) {
+		if (i > 0 && (intlen - i) % 3 == 0)
+			out[o++] = ',';
+		out[o++] = tmp[start + i];
+	}
+	if (dot) {
+		strcpy(out + o, dot);
+		o += (int)strlen(dot);
+	}
+	out[o] = '\0';
+	if (strcmp(out, "-0") == 0)
+		strcpy(out, "0"), o = 1;
+	return o;
+}
+
+int
+fmt_num(char *out, double v)
+{
+	if (v == floor(v) && fabs(v) < 9e15)
+		return snprintf(out, 32, "%.0f", v);
+	return evt_format_weight(out, v);
+}

@@ -1,0 +1,44 @@
+/*
+ * svg.h - writing untrusted text into XML (SVG) and JSON, and number
+ * formatting shared by render's SVG and text writers.
+ *
+ * Frame names come from traces: they may hold "<script>", quotes, "&",
+ * control characters and invalid UTF-8.  Everything written into markup
+ * goes through these functions, which always produce well-formed,
+ * valid-UTF-8 output that displays the original bytes as text.
+ */
+#ifndef ETLKIT_SVG_H
+#define ETLKIT_SVG_H
+
+#include <stddef.h>
+#include "evt.h"
+
+/*
+ * Writes S[0..N) as XML character data or attribute value: & < > " '
+ * become entities; C0 controls and DEL (not allowed in XML 1.0) become
+ * their Unicode "control picture" (U+2400 + c, U+2421); each byte of an
+ * invalid UTF-8 sequence becomes U+FFFD.
+ */
+void xml_escape(struct outbuf *ob, const char *s, size_t n);
+void xml_escape_str(struct outbuf *ob, const char *s);
+
+/*
+ * Writes S[0..N) as the inside of a JSON string: " \ and controls are
+ * escaped (\n, \t, \u00XX), invalid UTF-8 bytes become U+FFFD, and "<",
+ * ">", "&" become \u003c etc. so the JSON is also safe inside HTML.
+ */
+void json_escape(struct outbuf *ob, const char *s, size_t n);
+
+/* Length of the longest prefix of S[0..N) that does not cut a UTF-8 sequence. */
+size_t utf8_cut(const char *s, size_t n, size_t max);
+/* Number of characters (code points; invalid bytes count one each). */
+size_t utf8_chars(const char *s, size_t n);
+/* Byte length of the first MAXCH characters of S[0..N). */
+size_t utf8_prefix(const char *s, size_t n, size_t maxch);
+
+/* "1234567.5" -> "1,234,567.5"; V printed with DEC fraction digits (trailing zeros trimmed). */
+int fmt_thousands(char *out, double v, int dec);
+/* Shortest decimal for V with up to 6 fraction digits ("12", "0.25"). */
+int fmt_num(char *out, double v);
+
+#endif
