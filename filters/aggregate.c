@@ -10,14 +10,14 @@
  *         a glob over the base name whose '*' runs are $1..$9 in --name
  *         (default "$1"; without --match, $1 is the base name without
  *         ".etl.zip", ".evt.gz", ".folded"... suffixes).  From evt, the
- *         weights of the chosen kinds count (default Sample), under a
- *         process frame:
+ *         weights of the chosen kinds count (default Sample), in
+ *         microseconds like stackfold's, under a process frame:
  *             0.104200 Sample 0 Backup.exe 2212 4100 1 ip=0x1 ntdll.dll!A;Backup.exe!0x1c3d4
- *         becomes  Backup.exe;ntdll.dll!A;Backup.exe!0x1c3d4 1
+ *         becomes  Backup.exe;ntdll.dll!A;Backup.exe!0x1c3d4 1000
  *
  * OUTPUT: folded stacks with the scenario as a pseudo-frame above the
  *         process, sorted by scenario then stack:
- *             nightly-17;Backup.exe;ntdll.dll!A;Backup.exe!0x1c3d4 12
+ *             nightly-17;Backup.exe;ntdll.dll!A;Backup.exe!0x1c3d4 12000
  *         (-S: without it, summed over the scenarios).  -b writes the
  *         by-name table with the per-scenario breakdown and PerfView's
  *         Which histogram.  Totals are exact: weights are summed as
@@ -57,7 +57,7 @@ help(void)
 	    "  -i, --integer            round to integers, keeping the rounded total exact\n"
 	    "  -M, --merge              inputs are partial aggregates (scenario frame first)\n"
 	    "  -k, --kinds LIST         evt kinds that count: cpu (default), dpc, all, or names\n"
-	    "  -u, --unit ms|us         unit of evt weights in the output [ms]\n"
+	    "  -u, --unit us|ms         unit of evt weights in the output [us, as stackfold]\n"
 	    "      --pid                process frame \"name (pid)\" for evt input\n"
 	    "  -b, --by-name FILE       write the by-name table (TSV) with Which histogram\n"
 	    "  -o, --output FILE        write the folded stacks to FILE (atomically) [stdout]\n"
@@ -139,7 +139,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *name_pat = NULL, *match = NULL, *byname = NULL, *output = NULL;
-	struct scenagg_evt_opts eo = { NULL, 0, 0 };
+	struct scenagg_evt_opts eo = { NULL, 1, 0 };
 	struct scenagg_out_opts oo = { 1, 0, 0 };
 	struct scenagg *sa;
 	struct atomic_out out, bn;

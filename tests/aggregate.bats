@@ -157,13 +157,13 @@ make_scenarios() {
 		printf '0.300000\tSample\t1\tBackup.exe\t2212\t4100\t0.1221\tip=0x1\tntdll.dll!A\n'
 		printf '0.400000\tCSwitch\t1\tBackup.exe\t2212\t4100\t0\told_tid=1\t\n'
 	} >"$T/x.evt"
-	run aggregate "$T/x.evt"
+	run aggregate -u ms "$T/x.evt"
 	[ "$status" -eq 0 ]
 	[ "$output" = "$(printf 'from-header;Backup.exe;ntdll.dll!A 0.1221\nfrom-header;Backup.exe;ntdll.dll!A;B.dll!b:c 1')" ]
-	run aggregate -k dpc -u us -n night "$T/x.evt"
+	run aggregate -k dpc -n night "$T/x.evt"
 	[ "$output" = "night;Idle;ndis.sys!0x1a2b0 220.5" ]
 	run aggregate -k all --pid -S "$T/x.evt"
-	[ "${lines[0]}" = "Backup.exe (2212);ntdll.dll!A 0.1221" ]
+	[ "${lines[0]}" = "Backup.exe (2212);ntdll.dll!A 122.1" ]
 	[ "${#lines[@]}" -eq 3 ]
 }
 

@@ -1,0 +1,1451 @@
+/*
+ * etlkit-run - run a a pipelines/NAME.yaml nightly job: convert every trace of
+ * every scenario (in parallel, cached), aggregate, write the outputs.
+ *
+ * USAGE:  etlkit-run [-j N] [--verify] [--retry-failed] PIPELINE.yaml
+ *         etlkit-run --list-jobs [--todo] PIPELINE.yaml    (for a scheduler)
+ *         etlkit-run --run-job ID [--emit] PIPELINE.yaml   (one trace)
+ *         etlkit-run --merge-only PIPELINE.yaml            (outputs from the cache)
+ *
+ * INPUT:  a pipeline (docs/pipelines.md): scenarios (globs over .etl,
+ *         .etl.zip, .evt[.gz] or folded files), steps (the options of
+ *         etl2evt | evtfilter | stackfold for each per-trace product),
+ *         outputs.  Every trace becomes CACHE/KEY.out.gz plus a record of
+ *         what produced it (path, size, mtime, SHA-256, commands); a trace
+ *         whose record still matches is not converted again.
+ *
+ * OUTPUT: the pipeline's outputs (aggregated folded stacks, by-name
+ *         tables, flame graphs, DPC reports, diff/overweight), each
+ *         written to a temporary file and renamed, and OUTDIR/run-report.tsv:
+ *             startup-3  /data/t3.etl  cpu  converted  ok  1.250
+ *         The tools run as child processes connected by pipes; values
+ *         from the YAML only ever become single argv elements, never
+ *         shell text.  Exit 0: every trace converted cleanly; 1: partial
+ *         (some trace failed or was only partly decoded; the others are
+ *         aggregated); 2: the pipeline or an output could not be used.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "atomicfile.h"
+#include "cli.h"
+#include "evt.h"
+#include "pipeline.h"
+#include "runcache.h"
+#include "scenagg.h"
+#include "sha256.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <glob.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+enum trace_type { T_ETL, T_EVT, T_FOLDED };
+enum job_state { J_TODO, J_CACHED, J_FAILED_CACHED, J_CONVERTED, J_FAILED, J_TIMEOUT };
+
+static const char *const state_names[] = {
+	"todo", "reused", "reused", "converted", "failed", "timeout"
+};
+
+#define MAX_CHAIN 3
+#define MAX_ARGV 256
+
+struct command {
+	const char *tool;	/* etl2evt, evtfilter, stackfold */
+	char *path;		/* executable */
+	char *argv[MAX_ARGV];
+	int argc;
+};
+
+struct job {
+	int scen;		/* pipeline scenario index */
+	char *name;		/* scenario name */
+	char *trace;		/* absolute path */
+	char *trace_id;		/* in keys and records: relative to the pipeline's directory when under it */
+	int prod;
+	enum trace_type type;
+	struct command cmd[MAX_CHAIN];
+	int ncmd;
+	char *settings;
+	char key[RC_KEYLEN + 1];
+	enum job_state state;
+	char *status;		/* ok, partial, failed (from the record) */
+	char *error;
+	double seconds;
+	pid_t pid;
+	double started;
+};
+
+static struct pipeline *pl;
+static struct job *jobs;
+static int njobs;
+static char *self_dir;
+static int opt_verify, opt_retry, opt_quiet;
+static volatile sig_atomic_t interrupted;
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: etlkit-run [-j n] [--verify] [--retry-failed] [--list-jobs [--todo]] "
+	    "[--run-job id [--emit]] [--merge-only] pipeline.yaml\n");
+}
+
+static void
+help(void)
+{
+	usage();
+	fputs("Runs a nightly multi-scenario pipeline (docs/pipelines.md).\n"
+	    "  -j, --jobs N        traces converted in parallel [pipeline 'jobs', else CPUs]\n"
+	    "      --verify        re-hash every trace, even when size and mtime match the record\n"
+	    "      --retry-failed  convert again traces whose last conversion failed\n"
+	    "      --list-jobs     print the per-trace jobs (INDEX KEY STATE STEP SCENARIO TRACE)\n"
+	    "      --todo          with --list-jobs: only the jobs that need converting\n"
+	    "      --run-job ID    convert one job (1-based INDEX or KEY), as a scheduler would\n"
+	    "      --emit          with --run-job: print its result as folded stacks with the\n"
+	    "                      scenario frame (a mapper for aggregate --merge)\n"
+	    "      --merge-only    convert nothing: write the outputs from the cache\n"
+	    "  -q, --quiet         no summary on stderr\n"
+	    "  -h, --help, --version\n"
+	    "Exit: 0 all traces ok, 1 partial (failed traces reported, others aggregated), 2 fatal.\n",
+	    stderr);
+	exit(0);
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static char *
+xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *
+xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	char *s;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	s = xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+/* ------------------------------------------------------------------ */
+/* tools                                                               */
+
+/* The tools next to this executable first, then $PATH. */
+static char *
+find_tool(const char *name)
+{
+	const char *path = getenv("PATH");
+	char *p;
+
+	if (self_dir) {
+		p = xasprintf("%s/%s", self_dir, name);
+		if (access(p, X_OK) == 0)
+			return p;
+		free(p);
+	}
+	while (path && *path) {
+		const char *colon = strchr(path, ':');
+		size_t n = colon ? (size_t)(colon - path) : strlen(path);
+
+		if (n > 0) {
+			p = xasprintf("%.*s/%s", (int)n, path, name);
+			if (access(p, X_OK) == 0)
+				return p;
+			free(p);
+		}
+		path = colon ? colon + 1 : NULL;
+	}
+	return NULL;
+}
+
+static void
+init_self_dir(const char *argv0)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	char *slash;
+
+	if (n > 0) {
+		buf[n] = '\0';
+	} else if (strchr(argv0, '/') && realpath(argv0, buf) != NULL) {
+		;
+	} else
+		return;
+	slash = strrchr(buf, '/');
+	if (slash) {
+		*slash = '\0';
+		self_dir = xstrdup(buf);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* jobs                                                                */
+
+static enum trace_type
+trace_type(const char *path)
+{
+	size_t n = strlen(path);
+
+#define ENDS(s) (n >= sizeof(s) - 1 && strcmp(path + n - (sizeof(s) - 1), s) == 0)
+	if (ENDS(".etl") || ENDS(".etl.zip") || ENDS(".ETL") || ENDS(".diagsession.zip"))
+		return T_ETL;
+	if (ENDS(".evt") || ENDS(".evt.gz"))
+		return T_EVT;
+	return T_FOLDED;
+#undef ENDS
+}
+
+static void
+cmd_arg(struct command *c, const char *s)
+{
+	if (c->argc >= MAX_ARGV - 1)
+		cli_fatal("%s: too many arguments for %s", pl->file, c->tool);
+	c->argv[c->argc++] = xstrdup(s);
+	c->argv[c->argc] = NULL;
+}
+
+static struct command *
+cmd_new(struct job *j, const char *tool)
+{
+	struct command *c = &j->cmd[j->ncmd++];
+
+	memset(c, 0, sizeof(*c));
+	c->tool = tool;
+	c->path = find_tool(tool);
+	cmd_arg(c, tool);
+	return c;
+}
+
+/*
+ * The chain for one trace: etl2evt (for ETL) | evtfilter (when the step
+ * or the scenario asks for it) | stackfold (when the step has it).  The
+ * trace is the first tool's file argument.
+ */
+/* "auto", "most-cpu", "first-long": evtfilter's --poi heuristics (PerfView's process of interest) */
+static int
+is_heuristic(const char *p)
+{
+	return p && (!strcmp(p, "auto") || !strcmp(p, "most-cpu") || !strcmp(p, "first-long"));
+}
+
+static void
+add_range(struct command *c, const struct pl_scenario *sc, const char *opt_s, const char *opt_e)
+{
+	char num[64];
+
+	if (sc->has_start) {
+		snprintf(num, sizeof(num), "%.6f", sc->start_ms);
+		cmd_arg(c, opt_s);
+		cmd_arg(c, num);
+	}
+	if (sc->has_end) {
+		snprintf(num, sizeof(num), "%.6f", sc->end_ms);
+		cmd_arg(c, opt_e);
+		cmd_arg(c, num);
+	}
+}
+
+/*
+ * The chain for one trace: etl2evt (for ETL; the scenario's process and
+ * time range are selected at the source) | evtfilter (when the step has
+ * it, for the process heuristic, or for an evt trace's process/range) |
+ * stackfold (when the step has it).  The trace is the first tool's file
+ * argument; folded traces skip the evt tools.
+ */
+static void
+build_chain(struct job *j)
+{
+	const struct pl_product *pr = &pl->prod[j->prod];
+	const struct pl_scenario *sc = &pl->scen[j->scen];
+	int i, first = 1;
+	int named = pr->scenario_process && sc->process && strcmp(sc->process, "*") != 0 &&
+	    !is_heuristic(sc->process);
+	int heuristic = pr->scenario_process && is_heuristic(sc->process);
+	char poi[32];
+	struct command *c;
+
+	if (j->type == T_ETL) {
+		c = cmd_new(j, "etl2evt");
+		if (named) {
+			cmd_arg(c, "-p");
+			cmd_arg(c, sc->process);
+		}
+		add_range(c, sc, "-s", "-e");
+		for (i = 0; i < pr->args[PL_ETL2EVT].n; i++)
+			cmd_arg(c, pr->args[PL_ETL2EVT].v[i]);
+		cmd_arg(c, j->trace);
+		first = 0;
+	}
+	if (j->type != T_FOLDED && (pr->has_step[PL_EVTFILTER] || heuristic ||
+	    (j->type == T_EVT && (named || sc->has_start || sc->has_end)))) {
+		c = cmd_new(j, "evtfilter");
+		if (heuristic) {
+			snprintf(poi, sizeof(poi), "--poi=%s", sc->process);
+			cmd_arg(c, poi);
+		}
+		if (j->type == T_EVT) {
+			if (named) {
+				cmd_arg(c, "-p");
+				cmd_arg(c, sc->process);
+			}
+			add_range(c, sc, "--start", "--end");
+		}
+		for (i = 0; i < pr->args[PL_EVTFILTER].n; i++)
+			cmd_arg(c, pr->args[PL_EVTFILTER].v[i]);
+		if (first)
+			cmd_arg(c, j->trace);
+		first = 0;
+	}
+	if (pr->has_step[PL_STACKFOLD]) {
+		c = cmd_new(j, "stackfold");
+		for (i = 0; i < pr->args[PL_STACKFOLD].n; i++)
+			cmd_arg(c, pr->args[PL_STACKFOLD].v[i]);
+		if (first)
+			cmd_arg(c, j->trace);
+	}
+}
+
+/* Settings text: every command with the identity of its executable. */
+static void
+build_settings(struct job *j)
+{
+	size_t cap = 256, len = 0;
+	char *s = xmalloc(cap);
+	int i, a;
+
+	s[0] = '\0';
+	for (i = 0; i < j->ncmd; i++) {
+		struct command *c = &j->cmd[i];
+		struct stat st;
+		char head[PATH_MAX + 128];
+
+		if (c->path && stat(c->path, &st) == 0)
+			snprintf(head, sizeof(head), "%s size=%lld mtime=%lld.%09ld\n", c->path,
+			    (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+		else
+			snprintf(head, sizeof(head), "%s (not found)\n", c->tool);
+		for (a = -1; a < c->argc; a++) {
+			/* the trace itself is in the key already (as trace_id) */
+			const char *t = a < 0 ? head : strcmp(c->argv[a], j->trace) == 0 ?
+			    "{trace}" : c->argv[a];
+			size_t n = strlen(t) + 2;
+
+			if (len + n >= cap) {
+				cap = (len + n) * 2;
+				s = xrealloc(s, cap);
+			}
+			memcpy(s + len, t, n - 2);
+			len += n - 2;
+			s[len++] = a < 0 ? ' ' : '\037';
+			s[len] = '\0';
+		}
+		s[len++] = '\n';
+		s[len] = '\0';
+	}
+	j->settings = s;
+}
+
+/* A readable command line for records and messages (never executed). */
+static char *
+command_text(const struct job *j)
+{
+	size_t cap = 256, len = 0;
+	char *s = xmalloc(cap);
+	int i, a;
+
+	s[0] = '\0';
+	if (j->ncmd == 0) {
+		free(s);
+		return xasprintf("(copy) %s", j->trace);
+	}
+	for (i = 0; i < j->ncmd; i++)
+		for (a = 0; a < j->cmd[i].argc; a++) {
+			const char *t = j->cmd[i].argv[a];
+			int quote = strpbrk(t, " \t'\"|;&$") != NULL || *t == '\0';
+			size_t n = strlen(t) + 8;
+
+			if (len + n >= cap) {
+				cap = (len + n) * 2;
+				s = xrealloc(s, cap);
+			}
+			if (a == 0 && i > 0)
+				len += (size_t)sprintf(s + len, " | ");
+			else if (a > 0)
+				s[len++] = ' ';
+			len += (size_t)sprintf(s + len, quote ? "'%s'" : "%s", t);
+		}
+	return s;
+}
+
+static void
+add_job(int scen, const char *name, const char *trace, int prod)
+{
+	struct job *j;
+
+	jobs = xrealloc(jobs, (size_t)(njobs + 1) * sizeof(*jobs));
+	j = &jobs[njobs++];
+	memset(j, 0, sizeof(*j));
+	j->scen = scen;
+	j->name = xstrdup(name);
+	j->trace = xstrdup(trace);
+	{
+		/* a pipeline directory moved with its traces and cache keeps its cache */
+		size_t n = strlen(pl->dir);
+
+		j->trace_id = xstrdup(strncmp(trace, pl->dir, n) == 0 && trace[n] == '/' ?
+		    trace + n + 1 : trace);
+	}
+	j->prod = prod;
+	j->type = trace_type(trace);
+	build_chain(j);
+	build_settings(j);
+	rc_key(j->key, pl->prod[prod].name, j->trace_id, j->settings);
+}
+
+static int
+excluded(const struct pl_scenario *sc, const char *path)
+{
+	int i;
+
+	for (i = 0; i < sc->exclude.n; i++)
+		if (scenagg_glob(sc->exclude.v[i], path, NULL, NULL, 0, NULL))
+			return 1;
+	return 0;
+}
+
+/* Expands the scenarios' globs into jobs; returns the number of empty scenarios. */
+static int
+expand_scenarios(void)
+{
+	int s, f, p, empty = 0;
+	size_t k;
+
+	for (s = 0; s < pl->nscen; s++) {
+		struct pl_scenario *sc = &pl->scen[s];
+		int found = 0;
+
+		for (f = 0; f < sc->files.n; f++) {
+			glob_t g;
+			int r = glob(sc->files.v[f], 0, NULL, &g);
+
+			if (r == GLOB_NOMATCH)
+				continue;
+			if (r != 0)
+				cli_fatal("%s:%d: cannot expand '%s'", pl->file, sc->line, sc->files.v[f]);
+			for (k = 0; k < g.gl_pathc; k++) {
+				const char *path = g.gl_pathv[k];
+				struct stat st;
+				char *name;
+
+				if (excluded(sc, path) || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+					continue;
+				name = scenagg_name_from_path(path, sc->files.v[f], sc->name);
+				if (name == NULL)
+					name = scenagg_name_from_path(path, NULL, sc->name);
+				found++;
+				for (p = 0; p < pl->nprod; p++)
+					add_job(s, name, path, p);
+				free(name);
+			}
+			globfree(&g);
+		}
+		if (found == 0) {
+			cli_warn("%s:%d: no trace matches %s%s", pl->file, sc->line, sc->files.v[0],
+			    sc->files.n > 1 ? " (or the other globs)" : "");
+			empty++;
+		}
+	}
+	return empty;
+}
+
+/* ------------------------------------------------------------------ */
+/* cache state                                                         */
+
+static char *
+cache_file(const struct job *j, const char *suffix)
+{
+	return rc_path(pl->cache, j->key, suffix);
+}
+
+/* Is the cached result of J still the product of the trace as it is now? */
+static enum job_state
+check_cache(struct job *j)
+{
+	struct rc_record r;
+	struct stat st, rs;
+	char *rec = cache_file(j, "rec"), *res = cache_file(j, "out.gz");
+	enum job_state state = J_TODO;
+
+	if (rc_read(rec, &r) == 0) {
+		if (stat(j->trace, &st) == 0 && strcmp(r.trace, j->trace_id) == 0 &&
+		    r.size == (uint64_t)st.st_size && r.mtime_s == (int64_t)st.st_mtim.tv_sec &&
+		    r.mtime_ns == st.st_mtim.tv_nsec) {
+			char hex[65];
+
+			if (opt_verify && (sha256_file(j->trace, hex) != 0 || strcmp(hex, r.sha256) != 0))
+				state = J_TODO;
+			else if (strcmp(r.status, "failed") == 0)
+				state = opt_retry ? J_TODO : J_FAILED_CACHED;
+			else if (stat(res, &rs) == 0 && (uint64_t)rs.st_size == r.result_size)
+				state = J_CACHED;
+		}
+		if (state != J_TODO) {
+			free(j->status);
+			free(j->error);
+			j->status = xstrdup(r.status);
+			j->error = r.error ? xstrdup(r.error) : NULL;
+			j->seconds = r.seconds;
+		}
+		rc_free(&r);
+	}
+	free(rec);
+	free(res);
+	return state;
+}
+
+/* ------------------------------------------------------------------ */
+/* converting one trace (in a worker process)                          */
+
+/* A worker or tool dies with its parent: a killed run leaves nothing running. */
+static void
+die_with_parent(pid_t parent)
+{
+#ifdef __linux__
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+	if (getppid() != parent)
+		_exit(EXIT_FATAL);
+}
+
+/* Copies the trace (plain or gzip) into GZ: a product with no tools. */
+static int
+copy_trace(const char *path, gzFile gz, char **why)
+{
+	struct linereader *lr = lr_open(path);
+	char *line;
+	size_t len;
+
+	if (lr == NULL) {
+		*why = xasprintf("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while ((line = lr_next(lr, &len)) != NULL) {
+		line[len] = '\n';
+		if (gzwrite(gz, line, (unsigned)(len + 1)) != (int)(len + 1)) {
+			*why = xasprintf("cache write error");
+			lr_close(lr);
+			return -1;
+		}
+	}
+	if (lr_error(lr)) {
+		*why = xasprintf("%s: byte %llu: %s", path, (unsigned long long)lr_offset(lr),
+		    lr_error(lr));
+		lr_close(lr);
+		return -1;
+	}
+	lr_close(lr);
+	return 0;
+}
+
+/*
+ * Runs the chain with pipes between the tools, the last one's output
+ * compressed into GZ.  Returns the worst status: 0, 1 (a tool skipped
+ * input), 2 (a tool failed or died).
+ */
+static int
+run_chain(struct job *j, gzFile gz, int logfd, char **why)
+{
+	pid_t pids[MAX_CHAIN], self = getpid();
+	int in = -1, i, worst = 0, status;
+	int fds[2];
+	char *buf;
+	ssize_t r;
+
+	for (i = 0; i < j->ncmd; i++)
+		if (j->cmd[i].path == NULL) {
+			*why = xasprintf("%s not found (next to etlkit-run or on PATH)", j->cmd[i].tool);
+			return 2;
+		}
+	in = open("/dev/null", O_RDONLY);
+	if (in < 0) {
+		*why = xasprintf("/dev/null: %s", strerror(errno));
+		return 2;
+	}
+	for (i = 0; i < j->ncmd; i++) {
+		if (pipe(fds) != 0) {
+			*why = xasprintf("pipe: %s", strerror(errno));
+			return 2;
+		}
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			*why = xasprintf("fork: %s", strerror(errno));
+			return 2;
+		}
+		if (pids[i] == 0) {
+			die_with_parent(self);
+			dup2(in, STDIN_FILENO);
+			dup2(fds[1], STDOUT_FILENO);
+			dup2(logfd, STDERR_FILENO);
+			close(in);
+			close(fds[0]);
+			close(fds[1]);
+			close(logfd);
+			signal(SIGPIPE, SIG_DFL);
+			execv(j->cmd[i].path, j->cmd[i].argv);
+			fprintf(stderr, "etlkit-run: cannot run %s: %s\n", j->cmd[i].path, strerror(errno));
+			_exit(127);
+		}
+		close(in);
+		close(fds[1]);
+		in = fds[0];
+	}
+	buf = xmalloc(1 << 18);
+	for (;;) {
+		r = read(in, buf, 1 << 18);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (gzwrite(gz, buf, (unsigned)r) != (int)r) {
+			*why = xasprintf("cache write error");
+			worst = 2;
+			break;
+		}
+	}
+	free(buf);
+	close(in);
+	for (i = 0; i < j->ncmd; i++) {
+		while (waitpid(pids[i], &status, 0) < 0 && errno == EINTR)
+			;
+		if (WIFSIGNALED(status)) {
+			/* SIGPIPE upstream is the echo of a failure downstream */
+			if (WTERMSIG(status) != SIGPIPE || worst < 2) {
+				if (*why == NULL)
+					*why = xasprintf("%s killed by signal %d", j->cmd[i].tool,
+					    WTERMSIG(status));
+				worst = 2;
+			}
+		} else if (WEXITSTATUS(status) != 0) {
+			int e = WEXITSTATUS(status) == 1 ? 1 : 2;
+
+			if (e == 2 && *why == NULL)
+				*why = xasprintf("%s exited with status %d", j->cmd[i].tool,
+				    WEXITSTATUS(status));
+			if (e > worst)
+				worst = e;
+		}
+	}
+	return worst;
+}
+
+/* The first lines of the log, joined, as the error of a record. */
+static char *
+log_excerpt(const char *logpath, const char *fallback)
+{
+	FILE *fp = fopen(logpath, "r");
+	char line[512], out[1024];
+	size_t o = 0;
+	int n = 0;
+
+	out[0] = '\0';
+	if (fp) {
+		while (n < 3 && fgets(line, sizeof(line), fp)) {
+			size_t k = strcspn(line, "\n");
+
+			line[k] = '\0';
+			if (k == 0)
+				continue;
+			o += (size_t)snprintf(out + o, sizeof(out) - o, "%s%s", n ? " / " : "", line);
+			if (o >= sizeof(out))
+				o = sizeof(out) - 1;
+			n++;
+		}
+		fclose(fp);
+	}
+	if (n == 0)
+		return xstrdup(fallback ? fallback : "failed");
+	if (fallback && strstr(out, fallback) == NULL && o + strlen(fallback) + 4 < sizeof(out))
+		snprintf(out + o, sizeof(out) - o, " / %s", fallback);
+	return xstrdup(out);
+}
+
+static char *
+utc_now(void)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	char buf[32];
+
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return xstrdup(buf);
+}
+
+/* Converts job J into the cache.  Exit status: 0 ok, 1 partial, 2 failed. */
+static int
+convert(struct job *j)
+{
+	char *res = cache_file(j, "out.gz"), *rec = cache_file(j, "rec");
+	char *logp = cache_file(j, "log"), *tmp = ao_tmpname(res), *why = NULL;
+	struct rc_record r;
+	struct stat st;
+	double t0 = now();
+	int logfd, status;
+	gzFile gz;
+
+	memset(&r, 0, sizeof(r));
+	memcpy(r.key, j->key, sizeof(r.key));
+	r.product = pl->prod[j->prod].name;
+	r.scenario = j->name;
+	r.trace = j->trace_id;
+	r.command = command_text(j);
+	logfd = open(logp, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0666);
+	if (logfd < 0)
+		cli_fatal("%s: %s", logp, strerror(errno));
+	if (stat(j->trace, &st) != 0 || sha256_file(j->trace, r.sha256) != 0) {
+		why = xasprintf("%s: %s", j->trace, strerror(errno));
+		status = 2;
+	} else {
+		r.size = (uint64_t)st.st_size;
+		r.mtime_s = (int64_t)st.st_mtim.tv_sec;
+		r.mtime_ns = st.st_mtim.tv_nsec;
+		gz = gzopen(tmp, "wb6");
+		if (gz == NULL)
+			cli_fatal("%s: %s", tmp, strerror(errno));
+		status = j->ncmd == 0 ? (copy_trace(j->trace, gz, &why) < 0 ? 2 : 0) :
+		    run_chain(j, gz, logfd, &why);
+		if (gzclose(gz) != Z_OK && status < 2) {
+			why = xasprintf("%s: write error", tmp);
+			status = 2;
+		}
+	}
+	close(logfd);
+	if (why && j->ncmd == 0) {
+		/* the copy has no tool to log for it */
+		FILE *fp = fopen(logp, "a");
+
+		if (fp) {
+			fprintf(fp, "%s\n", why);
+			fclose(fp);
+		}
+	}
+	r.exit = status;
+	r.status = status == 0 ? "ok" : status == 1 ? "partial" : "failed";
+	r.error = status == 0 ? NULL : log_excerpt(logp, why);
+	r.converted_utc = utc_now();
+	r.seconds = now() - t0;
+	if (status < 2) {
+		int fd = open(tmp, O_RDONLY);
+
+		if (fd >= 0) {
+			(void)fsync(fd);
+			close(fd);
+		}
+		if (rename(tmp, res) != 0)
+			cli_fatal("%s: %s", res, strerror(errno));
+		if (stat(res, &st) == 0)
+			r.result_size = (uint64_t)st.st_size;
+	} else
+		unlink(tmp);
+	rc_write(rec, &r);
+	free(r.command);
+	free(r.error);
+	free(r.converted_utc);
+	free(why);
+	free(res);
+	free(rec);
+	free(logp);
+	free(tmp);
+	return status;
+}
+
+/* ------------------------------------------------------------------ */
+/* running jobs in parallel                                            */
+
+static void
+on_signal(int sig)
+{
+	interrupted = sig;
+}
+
+static pid_t
+start_worker(struct job *j)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (pid < 0)
+		cli_fatal("fork: %s", strerror(errno));
+	if (pid == 0) {
+		setpgid(0, 0);	/* the worker and its tools form one group: killable together */
+		die_with_parent(parent);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		_exit(convert(j));
+	}
+	setpgid(pid, pid);
+	j->pid = pid;
+	j->started = now();
+	return pid;
+}
+
+/* Parent's record of a trace that ran out of time. */
+static void
+record_timeout(struct job *j)
+{
+	struct rc_record r;
+	struct stat st;
+	char *rec = cache_file(j, "rec");
+
+	memset(&r, 0, sizeof(r));
+	memcpy(r.key, j->key, sizeof(r.key));
+	r.product = pl->prod[j->prod].name;
+	r.scenario = j->name;
+	r.trace = j->trace_id;
+	if (stat(j->trace, &st) == 0) {
+		r.size = (uint64_t)st.st_size;
+		r.mtime_s = (int64_t)st.st_mtim.tv_sec;
+		r.mtime_ns = st.st_mtim.tv_nsec;
+	}
+	r.command = command_text(j);
+	r.status = "failed";
+	r.exit = 2;
+	r.error = xasprintf("timed out after %g s", pl->timeout_s);
+	r.converted_utc = utc_now();
+	r.seconds = pl->timeout_s;
+	rc_write(rec, &r);
+	free(r.command);
+	free(r.error);
+	free(r.converted_utc);
+	free(rec);
+}
+
+static void
+progress(int done, int total)
+{
+	static int tty = -1;
+
+	if (tty < 0)
+		tty = isatty(STDERR_FILENO);
+	if (tty && !opt_quiet)
+		fprintf(stderr, "\retlkit-run: %d/%d traces converted ", done, total);
+}
+
+static void
+run_jobs(int *todo, int ntodo, int parallel)
+{
+	int next = 0, running = 0, done = 0, i;
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	while ((next < ntodo || running > 0) && !interrupted) {
+		int status;
+		pid_t pid;
+
+		while (running < parallel && next < ntodo) {
+			start_worker(&jobs[todo[next++]]);
+			running++;
+		}
+		pid = waitpid(-1, &status, WNOHANG);
+		if (pid == 0) {
+			struct timespec ts = { 0, 20 * 1000000 };
+
+			if (pl->timeout_s > 0)
+				for (i = 0; i < njobs; i++)
+					if (jobs[i].pid > 0 && now() - jobs[i].started > pl->timeout_s) {
+						kill(-jobs[i].pid, SIGKILL);
+						jobs[i].state = J_TIMEOUT;
+					}
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (i = 0; i < njobs; i++)
+			if (jobs[i].pid == pid) {
+				jobs[i].pid = 0;
+				if (jobs[i].state == J_TIMEOUT)
+					record_timeout(&jobs[i]);
+				else if (WIFEXITED(status) && WEXITSTATUS(status) <= 1)
+					jobs[i].state = J_CONVERTED;
+				else
+					jobs[i].state = J_FAILED;
+				running--;
+				done++;
+				progress(done, ntodo);
+				break;
+			}
+	}
+	if (isatty(STDERR_FILENO) && !opt_quiet && ntodo > 0)
+		fputs("\r\033[K", stderr);
+	if (interrupted) {
+		for (i = 0; i < njobs; i++)
+			if (jobs[i].pid > 0)
+				kill(-jobs[i].pid, SIGTERM);
+		while (wait(NULL) > 0 || errno == EINTR)
+			;
+		cli_warn("interrupted: converted traces are kept in the cache; outputs not written");
+		signal(interrupted, SIG_DFL);
+		raise(interrupted);
+		exit(EXIT_FATAL);
+	}
+}
+
+/* Reads the record each finished job wrote, for the report. */
+static void
+collect_status(struct job *j)
+{
+	struct rc_record r;
+	char *rec = cache_file(j, "rec");
+
+	if (rc_read(rec, &r) == 0 && strcmp(r.key, j->key) == 0) {
+		free(j->status);
+		free(j->error);
+		j->status = xstrdup(r.status);
+		j->error = r.error ? xstrdup(r.error) : NULL;
+		j->seconds = r.seconds;
+		rc_free(&r);
+	} else if (j->status == NULL) {
+		j->status = xstrdup("failed");
+		j->error = xstrdup("conversion left no record (killed?)");
+	}
+	free(rec);
+}
+
+/* ------------------------------------------------------------------ */
+/* outputs                                                             */
+
+static int
+job_usable(const struct job *j)
+{
+	return j->status && strcmp(j->status, "failed") != 0;
+}
+
+static int
+cmp_job_order(const void *a, const void *b)
+{
+	const struct job *x = &jobs[*(const int *)a], *y = &jobs[*(const int *)b];
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : strcmp(x->trace, y->trace);
+}
+
+/* Aggregates product PROD over all usable traces. */
+static struct scenagg *
+aggregate_product(int prod)
+{
+	struct scenagg *sa = scenagg_new();
+	struct scenagg_evt_opts eo = { NULL, 1, 0 };
+	int *order = xmalloc(((size_t)njobs + 1) * sizeof(int)), n = 0, i;
+
+	for (i = 0; i < njobs; i++)
+		if (jobs[i].prod == prod && job_usable(&jobs[i]))
+			order[n++] = i;
+	qsort(order, (size_t)n, sizeof(int), cmp_job_order);
+	for (i = 0; i < n; i++) {
+		struct job *j = &jobs[order[i]];
+		struct scenagg_file_stats st;
+		char *res = cache_file(j, "out.gz");
+		int id = scenagg_scenario(sa, j->name);
+
+		scenagg_count_file(sa, id);
+		if (scenagg_read(sa, id, res, &eo, &st) < 0 || st.error || st.skipped) {
+			cli_warn("%s: cached result of %s unusable", res, j->trace);
+			free(j->status);
+			j->status = xstrdup("partial");
+		}
+		free(res);
+	}
+	free(order);
+	return sa;
+}
+
+/* Runs TOOL ARGS... with stdin from IN_PATH (or /dev/null) and stdout into OUT_PATH atomically. */
+static int
+run_output_tool(const char *tool, char **argv, const char *in_path, const char *out_path)
+{
+	char *path = find_tool(tool), *tmp = ao_tmpname(out_path);
+	int status = 0, in, out;
+	pid_t pid;
+
+	if (path == NULL) {
+		cli_warn("%s: %s not found (next to etlkit-run or on PATH); output not written",
+		    out_path, tool);
+		free(tmp);
+		return -1;
+	}
+	in = open(in_path ? in_path : "/dev/null", O_RDONLY);
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	if (in < 0 || out < 0)
+		cli_fatal("%s: %s", in < 0 ? in_path : tmp, strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		cli_fatal("fork: %s", strerror(errno));
+	if (pid == 0) {
+		dup2(in, STDIN_FILENO);
+		dup2(out, STDOUT_FILENO);
+		close(in);
+		close(out);
+		execv(path, argv);
+		fprintf(stderr, "etlkit-run: cannot run %s: %s\n", path, strerror(errno));
+		_exit(127);
+	}
+	close(in);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (fsync(out) != 0 && errno != EINVAL)
+		status = -1;
+	close(out);
+	free(path);
+	if (!(WIFEXITED(status) && WEXITSTATUS(status) <= 1)) {
+		cli_warn("%s: %s failed (status %d); output not written", out_path, tool,
+		    WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		unlink(tmp);
+		free(tmp);
+		return -1;
+	}
+	if (rename(tmp, out_path) != 0)
+		cli_fatal("%s: %s", out_path, strerror(errno));
+	ao_sync_dir(out_path);
+	free(tmp);
+	return 0;
+}
+
+/* Writes the aggregated folded stacks of O to a scratch file; returns its path. */
+static char *
+scratch_folded(struct scenagg *sa, const struct pl_output *o, int scenario_frame)
+{
+	struct scenagg_out_opts oo = { scenario_frame, o->mean, 1 };
+	struct outbuf ob;
+	char *path = xasprintf("%s/.scratch.%ld.%d.folded", pl->outdir, (long)getpid(), o->line);
+
+	ob_open(&ob, path);
+	scenagg_write_folded(sa, &ob, &oo);
+	ob_close(&ob);
+	return path;
+}
+
+/*
+ * Concatenates the evt results of product PROD into one stream for
+ * render's DPC/ISR reports: the first header is kept, later ones dropped.
+ */
+static char *
+scratch_evt(int prod, int yaml_line)
+{
+	char *path = xasprintf("%s/.scratch.%ld.%d.evt", pl->outdir, (long)getpid(), yaml_line);
+	int *order = xmalloc(((size_t)njobs + 1) * sizeof(int)), n = 0, i, header = 0;
+	struct outbuf ob;
+
+	for (i = 0; i < njobs; i++)
+		if (jobs[i].prod == prod && job_usable(&jobs[i]))
+			order[n++] = i;
+	qsort(order, (size_t)n, sizeof(int), cmp_job_order);
+	ob_open(&ob, path);
+	for (i = 0; i < n; i++) {
+		char *res = cache_file(&jobs[order[i]], "out.gz"), *line;
+		struct linereader *lr = lr_open(res);
+		size_t len;
+
+		while (lr && (line = lr_next(lr, &len)) != NULL) {
+			if (evt_classify(line, len) == EVT_HEADER) {
+				if (header++)
+					continue;
+			}
+			ob_write(&ob, line, len);
+			ob_putc(&ob, '\n');
+		}
+		lr_close(lr);
+		free(res);
+	}
+	ob_close(&ob);
+	free(order);
+	return path;
+}
+
+static int
+write_output(const struct pl_output *o)
+{
+	struct scenagg *sa;
+	struct atomic_out ao;
+	struct scenagg_out_opts oo = { o->scenario_frame, o->mean, o->integer };
+	char *argv[MAX_ARGV + 8], *scratch = NULL;
+	int argc = 0, i, rc = 0;
+	const char *tool = NULL;
+
+	sa = aggregate_product(o->product);
+	switch (o->type) {
+	case PL_OUT_FOLDED:
+		ao_open(&ao, o->path);
+		scenagg_write_folded(sa, &ao.ob, &oo);
+		ao_commit(&ao);
+		break;
+	case PL_OUT_BYNAME:
+		ao_open(&ao, o->path);
+		scenagg_write_byname(sa, &ao.ob, &oo);
+		ao_commit(&ao);
+		break;
+	case PL_OUT_FLAMEGRAPH:
+	case PL_OUT_DPC_REPORT:
+	case PL_OUT_DIFF:
+	case PL_OUT_OVERWEIGHT:
+		tool = o->type == PL_OUT_DIFF ? "diff" : o->type == PL_OUT_OVERWEIGHT ?
+		    "overweight" : "render";
+		/* diffs compare nights: scenario names differ, so they are summed away */
+		if (o->type == PL_OUT_DPC_REPORT)
+			scratch = scratch_evt(o->product, o->line);
+		else
+			scratch = scratch_folded(sa, o,
+			    o->type == PL_OUT_FLAMEGRAPH ? o->scenario_frame : 0);
+		argv[argc++] = (char *)tool;
+		if (o->type == PL_OUT_FLAMEGRAPH)
+			argv[argc++] = "flame";
+		else if (o->type == PL_OUT_DPC_REPORT)
+			argv[argc++] = "dpc";
+		for (i = 0; i < o->args.n && argc < MAX_ARGV; i++)
+			argv[argc++] = o->args.v[i];
+		if (o->baseline)
+			argv[argc++] = o->baseline;
+		argv[argc++] = scratch;
+		argv[argc] = NULL;
+		rc = run_output_tool(tool, argv, NULL, o->path);
+		unlink(scratch);
+		free(scratch);
+		break;
+	default:
+		break;
+	}
+	scenagg_free(sa);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* report                                                              */
+
+static void
+write_report(void)
+{
+	struct atomic_out ao;
+	char *path = xasprintf("%s/run-report.tsv", pl->outdir);
+	int i;
+
+	ao_open(&ao, path);
+	ob_puts(&ao.ob, "scenario\ttrace\tstep\taction\tstatus\tseconds\terror\n");
+	for (i = 0; i < njobs; i++) {
+		struct job *j = &jobs[i];
+		char *err = j->error ? xstrdup(j->error) : xstrdup("");
+		char *p;
+
+		for (p = err; *p; p++)
+			if (*p == '\t' || *p == '\n')
+				*p = ' ';
+		ob_printf(&ao.ob, "%s\t%s\t%s\t%s\t%s\t%.3f\t%s\n", j->name, j->trace,
+		    pl->prod[j->prod].name, state_names[j->state], j->status ? j->status : "failed",
+		    j->seconds, err);
+		free(err);
+	}
+	ao_commit(&ao);
+	free(path);
+}
+
+/* Finds a job by 1-based index or key. */
+static struct job *
+find_job(const char *id)
+{
+	char *end;
+	long n = strtol(id, &end, 10);
+	int i;
+
+	if (*end == '\0' && n >= 1 && n <= njobs)
+		return &jobs[n - 1];
+	for (i = 0; i < njobs; i++)
+		if (strcmp(jobs[i].key, id) == 0)
+			return &jobs[i];
+	return NULL;
+}
+
+/* Prints job J's result as folded stacks with the scenario frame (a mapper's output). */
+static int
+emit_job(struct job *j)
+{
+	struct scenagg *sa = scenagg_new();
+	struct scenagg_evt_opts eo = { NULL, 1, 0 };
+	struct scenagg_out_opts oo = { 1, 0, 0 };
+	struct scenagg_file_stats st;
+	struct outbuf ob;
+	char *res = cache_file(j, "out.gz");
+	int id = scenagg_scenario(sa, j->name), rc = 0;
+
+	if (scenagg_read(sa, id, res, &eo, &st) < 0 || st.error || st.skipped)
+		rc = 1;
+	ob_open(&ob, "-");
+	scenagg_write_folded(sa, &ob, &oo);
+	ob_close(&ob);
+	scenagg_free(sa);
+	free(res);
+	return rc;
+}
+
+/* Is PID gone (or a zombie nobody reaped, as under some container inits)? */
+static int
+process_gone(long pid)
+{
+	char path[64], buf[256], *paren;
+	FILE *fp;
+	size_t n;
+
+	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if ((fp = fopen(path, "r")) == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' && paren[2] == 'Z';
+}
+
+static void
+remove_stale_temps(void)
+{
+	DIR *d = opendir(pl->cache);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		const char *t = strstr(e->d_name, ".tmp.");
+		long pid;
+		char *end;
+
+		if (e->d_name[0] != '.' || t == NULL)
+			continue;
+		pid = strtol(t + 5, &end, 10);
+		/* only temporaries whose writer is gone: another run may share the cache */
+		if (*end == '\0' && pid > 0 && process_gone(pid)) {
+			char *p = xasprintf("%s/%s", pl->cache, e->d_name);
+
+			unlink(p);
+			free(p);
+		}
+	}
+	closedir(d);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "verify", no_argument, NULL, 'v' },
+		{ "retry-failed", no_argument, NULL, 'r' },
+		{ "list-jobs", no_argument, NULL, 'L' },
+		{ "todo", no_argument, NULL, 't' },
+		{ "run-job", required_argument, NULL, 'R' },
+		{ "emit", no_argument, NULL, 'e' },
+		{ "merge-only", no_argument, NULL, 'm' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int parallel = 0, list = 0, todo_only = 0, emit = 0, merge_only = 0, ch, i;
+	int *todo, ntodo = 0, nfailed = 0, npartial = 0, nconverted = 0, empty, status = 0;
+	const char *run_one = NULL;
+
+	cli_init(argv[0]);
+	while ((ch = getopt_long(argc, argv, "j:qhV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'j':
+			parallel = (int)cli_integer("--jobs", optarg);
+			if (parallel < 1)
+				cli_usage_error("--jobs: at least 1");
+			break;
+		case 'v':
+			opt_verify = 1;
+			break;
+		case 'r':
+			opt_retry = 1;
+			break;
+		case 'L':
+			list = 1;
+			break;
+		case 't':
+			todo_only = 1;
+			break;
+		case 'R':
+			run_one = optarg;
+			break;
+		case 'e':
+			emit = 1;
+			break;
+		case 'm':
+			merge_only = 1;
+			break;
+		case 'q':
+			opt_quiet = 1;
+			break;
+		case 'h':
+			help();
+			break;
+		case 'V':
+			cli_version();
+			break;
+		default:
+			usage();
+			exit(EXIT_FATAL);
+		}
+	}
+	if (optind != argc - 1)
+		cli_usage_error("give one pipeline file");
+	if (emit && run_one == NULL)
+		cli_usage_error("--emit goes with --run-job");
+	init_self_dir(argv[0]);
+	pl = pl_load(argv[optind]);
+	if (pl == NULL)
+		exit(EXIT_FATAL);
+	if (parallel == 0)
+		parallel = pl->jobs;
+	if (parallel == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		parallel = n > 0 ? (int)n : 1;
+	}
+	if (opt_verify == 0)
+		opt_verify = pl->verify;
+
+	empty = expand_scenarios();
+	if (njobs == 0)
+		cli_fatal("%s: no trace matches any scenario", pl->file);
+	if (rc_mkdirs(pl->cache) != 0)
+		cli_fatal("%s: %s", pl->cache, strerror(errno));
+	remove_stale_temps();
+	todo = xmalloc(((size_t)njobs + 1) * sizeof(int));
+	for (i = 0; i < njobs; i++) {
+		jobs[i].state = check_cache(&jobs[i]);
+		if (jobs[i].state == J_TODO)
+			todo[ntodo++] = i;
+	}
+
+	if (list) {
+		for (i = 0; i < njobs; i++)
+			if (!todo_only || jobs[i].state == J_TODO)
+				printf("%d\t%s\t%s\t%s\t%s\t%s\n", i + 1, jobs[i].key,
+				    jobs[i].state == J_TODO ? "todo" : jobs[i].state == J_CACHED ?
+				    "cached" : "failed", pl->prod[jobs[i].prod].name, jobs[i].name,
+				    jobs[i].trace);
+		if (fflush(stdout) != 0 || ferror(stdout))
+			cli_fatal("write error: %s", strerror(errno));
+		exit(0);
+	}
+	if (run_one) {
+		struct job *j = find_job(run_one);
+
+		if (j == NULL)
+			cli_usage_error("--run-job: no job '%s' (see --list-jobs)", run_one);
+		if (j->state == J_TODO)
+			status = convert(j);
+		collect_status(j);
+		if (strcmp(j->status, "failed") == 0) {
+			cli_warn("%s: failed: %s", j->trace, j->error ? j->error : "?");
+			exit(EXIT_FATAL);
+		}
+		status = strcmp(j->status, "partial") == 0;
+		if (emit && emit_job(j) != 0)
+			status = EXIT_PARTIAL;
+		exit(status);
+	}
+
+	if (!merge_only)
+		run_jobs(todo, ntodo, parallel);
+	for (i = 0; i < njobs; i++) {
+		if (merge_only && jobs[i].state == J_TODO) {
+			jobs[i].status = xstrdup("failed");
+			jobs[i].error = xstrdup("not converted yet (--merge-only)");
+			continue;
+		}
+		if (jobs[i].state == J_CONVERTED || jobs[i].state == J_FAILED ||
+		    jobs[i].state == J_TIMEOUT)
+			collect_status(&jobs[i]);
+	}
+	if (rc_mkdirs(pl->outdir) != 0)
+		cli_fatal("%s: %s", pl->outdir, strerror(errno));
+	for (i = 0; i < pl->nout; i++)
+		if (write_output(&pl->out[i]) != 0)
+			status = EXIT_PARTIAL;
+	for (i = 0; i < njobs; i++) {
+		struct job *j = &jobs[i];
+
+		if (j->state == J_CONVERTED || j->state == J_FAILED || j->state == J_TIMEOUT)
+			nconverted++;
+		if (strcmp(j->status, "failed") == 0) {
+			nfailed++;
+			cli_warn("FAILED %s (scenario '%s', step %s): %s [log: %s/%s.log]", j->trace,
+			    j->name, pl->prod[j->prod].name, j->error ? j->error : "?", pl->cache, j->key);
+		} else if (strcmp(j->status, "partial") == 0) {
+			npartial++;
+			cli_warn("partial %s (scenario '%s', step %s): %s", j->trace, j->name,
+			    pl->prod[j->prod].name, j->error ? j->error : "some input skipped");
+		}
+	}
+	write_report();
+	if (!opt_quiet)
+		cli_warn("%d trace job%s: %d converted, %d reused, %d failed, %d partial; outputs in %s",
+		    njobs, njobs == 1 ? "" : "s", nconverted, njobs - nconverted, nfailed, npartial,
+		    pl->outdir);
+	if (nfailed || npartial || empty)
+		status = EXIT_PARTIAL;
+	for (i = 0; i < njobs; i++) {
+		int c, a;
+
+		for (c = 0; c < jobs[i].ncmd; c++) {
+			for (a = 0; a < jobs[i].cmd[c].argc; a++)
+				free(jobs[i].cmd[c].argv[a]);
+			free(jobs[i].cmd[c].path);
+		}
+		free(jobs[i].name);
+		free(jobs[i].trace);
+		free(jobs[i].trace_id);
+		free(jobs[i].settings);
+		free(jobs[i].status);
+		free(jobs[i].error);
+	}
+	free(jobs);
+	free(todo);
+	free(self_dir);
+	pl_free(pl);
+	return status;
+}

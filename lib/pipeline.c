@@ -1,0 +1,682 @@
+/*
+ * pipeline.c - loading and validating etlkit-run's YAML pipelines with
+ * libyaml's document API (every node keeps its line for messages).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "pipeline.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <yaml.h>
+
+const char *const pl_tool_names[PL_NTOOLS] = { "etl2evt", "evtfilter", "stackfold" };
+const char *const pl_output_names[PL_OUT_NTYPES] = {
+	"folded", "by_name", "flamegraph", "dpc_report", "diff", "overweight"
+};
+
+#define MAX_ERRORS 20
+
+struct loader {
+	const char *file;
+	yaml_document_t doc;
+	int nerr;
+	struct pipeline *pl;
+};
+
+static void
+err(struct loader *ld, const yaml_node_t *node, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+err(struct loader *ld, const yaml_node_t *node, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[512];
+
+	ld->nerr++;
+	if (ld->nerr > MAX_ERRORS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (node)
+		cli_warn("%s:%lu: %s", ld->file, (unsigned long)node->start_mark.line + 1, msg);
+	else
+		cli_warn("%s: %s", ld->file, msg);
+}
+
+static int
+line_of(const yaml_node_t *n)
+{
+	return (int)n->start_mark.line + 1;
+}
+
+static const char *
+kind_name(const yaml_node_t *n)
+{
+	switch (n->type) {
+	case YAML_SCALAR_NODE:
+		return "a scalar";
+	case YAML_SEQUENCE_NODE:
+		return "a list";
+	case YAML_MAPPING_NODE:
+		return "a mapping";
+	default:
+		return "nothing";
+	}
+}
+
+static yaml_node_t *
+node(struct loader *ld, int id)
+{
+	return yaml_document_get_node(&ld->doc, id);
+}
+
+static const char *
+scalar(const yaml_node_t *n)
+{
+	return n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+/* A scalar that YAML would read as null ("~", "null", empty, unquoted). */
+static int
+is_null(const yaml_node_t *n)
+{
+	const char *s = scalar(n);
+
+	return s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+	    (*s == '\0' || strcmp(s, "~") == 0 || strcmp(s, "null") == 0);
+}
+
+/* ---------- typed getters: report and return -1 on a wrong type ---------- */
+
+static int
+get_string(struct loader *ld, yaml_node_t *n, const char *key, char **out)
+{
+	const char *s = scalar(n);
+
+	if (s == NULL || is_null(n)) {
+		err(ld, n, "'%s' must be a string, not %s", key, s ? "null" : kind_name(n));
+		return -1;
+	}
+	if (strlen(s) != n->data.scalar.length) {
+		err(ld, n, "'%s' contains a NUL byte", key);
+		return -1;
+	}
+	free(*out);
+	*out = xstrdup(s);
+	return 0;
+}
+
+static int
+get_bool(struct loader *ld, yaml_node_t *n, const char *key, int *out)
+{
+	const char *s = scalar(n);
+
+	if (s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+		if (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "on")) {
+			*out = 1;
+			return 0;
+		}
+		if (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off")) {
+			*out = 0;
+			return 0;
+		}
+	}
+	err(ld, n, "'%s' must be true or false, not %s%s%s", key, s ? "'" : "",
+	    s ? s : kind_name(n), s ? "'" : "");
+	return -1;
+}
+
+static int
+get_number(struct loader *ld, yaml_node_t *n, const char *key, double *out, int integer)
+{
+	const char *s = scalar(n);
+	char *end;
+	double v;
+
+	if (s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && *s) {
+		errno = 0;
+		v = strtod(s, &end);
+		if (errno == 0 && *end == '\0' && isfinite(v) && v >= 0 &&
+		    (!integer || (v == floor(v) && v <= INT_MAX))) {
+			*out = v;
+			return 0;
+		}
+	}
+	err(ld, n, "'%s' must be a non-negative %s, not %s%s%s", key,
+	    integer ? "integer" : "number", s ? "'" : "", s ? s : kind_name(n), s ? "'" : "");
+	return -1;
+}
+
+/* A string or a list of strings. */
+static int
+get_strings(struct loader *ld, yaml_node_t *n, const char *key, struct pl_strings *out,
+    int allow_single)
+{
+	yaml_node_item_t *it;
+
+	if (n->type == YAML_SCALAR_NODE && allow_single && !is_null(n)) {
+		out->v = xrealloc(out->v, (size_t)(out->n + 1) * sizeof(char *));
+		out->v[out->n++] = xstrdup(scalar(n));
+		return 0;
+	}
+	if (n->type != YAML_SEQUENCE_NODE) {
+		err(ld, n, "'%s' must be a list of strings%s, not %s", key,
+		    allow_single ? " (or one string)" : "", is_null(n) ? "null" : kind_name(n));
+		return -1;
+	}
+	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+		yaml_node_t *e = node(ld, *it);
+
+		if (e == NULL || e->type != YAML_SCALAR_NODE || is_null(e)) {
+			err(ld, e ? e : n, "each element of '%s' must be a string, not %s", key,
+			    e == NULL ? "nothing" : is_null(e) ? "null" : kind_name(e));
+			return -1;
+		}
+		if (strlen(scalar(e)) != e->data.scalar.length) {
+			err(ld, e, "an element of '%s' contains a NUL byte", key);
+			return -1;
+		}
+		out->v = xrealloc(out->v, (size_t)(out->n + 1) * sizeof(char *));
+		out->v[out->n++] = xstrdup(scalar(e));
+	}
+	return 0;
+}
+
+static void
+free_strings(struct pl_strings *s)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
+}
+
+/* Reports an unknown key with the list of known ones. */
+static void
+unknown_key(struct loader *ld, yaml_node_t *k, const char *where, const char *const *known)
+{
+	char list[512];
+	size_t o = 0;
+	int i;
+
+	list[0] = '\0';
+	for (i = 0; known[i] && o < sizeof(list) - 64; i++)
+		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "", known[i]);
+	err(ld, k, "unknown key '%s' in %s (known: %s)", scalar(k) ? scalar(k) : "?", where, list);
+}
+
+/* Checks that N is a mapping whose keys are scalars; reports duplicates. */
+static int
+check_mapping(struct loader *ld, yaml_node_t *n, const char *what)
+{
+	yaml_node_pair_t *p, *q;
+
+	if (n->type != YAML_MAPPING_NODE) {
+		err(ld, n, "%s must be a mapping (key: value), not %s", what,
+		    is_null(n) ? "null" : kind_name(n));
+		return -1;
+	}
+	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node(ld, p->key);
+
+		if (k == NULL || k->type != YAML_SCALAR_NODE) {
+			err(ld, k ? k : n, "keys in %s must be plain strings", what);
+			return -1;
+		}
+		for (q = n->data.mapping.pairs.start; q < p; q++)
+			if (strcmp(scalar(node(ld, q->key)), scalar(k)) == 0) {
+				err(ld, k, "duplicate key '%s' in %s (first at line %d)", scalar(k),
+				    what, line_of(node(ld, q->key)));
+				return -1;
+			}
+	}
+	return 0;
+}
+
+/* Relative paths are relative to the pipeline file's directory. */
+static char *
+resolve(struct loader *ld, const char *p)
+{
+	size_t n;
+	char *r;
+
+	if (p[0] == '/')
+		return xstrdup(p);
+	n = strlen(ld->pl->dir) + strlen(p) + 2;
+	r = xmalloc(n);
+	snprintf(r, n, "%s/%s", ld->pl->dir, p);
+	return r;
+}
+
+static void
+resolve_all(struct loader *ld, struct pl_strings *s)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		char *r = resolve(ld, s->v[i]);
+
+		free(s->v[i]);
+		s->v[i] = r;
+	}
+}
+
+/* ---------- sections ---------- */
+
+static void
+load_scenario(struct loader *ld, yaml_node_t *n, struct pl_scenario *sc)
+{
+	static const char *const known[] = {
+		"files", "exclude", "name", "process", "start_ms", "end_ms", NULL
+	};
+	yaml_node_pair_t *p;
+	int have_files = 0;
+
+	memset(sc, 0, sizeof(*sc));
+	sc->line = line_of(n);
+	if (check_mapping(ld, n, "a scenario") < 0)
+		return;
+	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node(ld, p->key), *v = node(ld, p->value);
+		const char *key = scalar(k);
+
+		if (!strcmp(key, "files")) {
+			have_files = get_strings(ld, v, key, &sc->files, 1) == 0;
+			if (have_files && sc->files.n == 0) {
+				err(ld, v, "'files' is an empty list");
+				have_files = 0;
+			}
+		} else if (!strcmp(key, "exclude"))
+			get_strings(ld, v, key, &sc->exclude, 1);
+		else if (!strcmp(key, "name"))
+			get_string(ld, v, key, &sc->name);
+		else if (!strcmp(key, "process"))
+			get_string(ld, v, key, &sc->process);
+		else if (!strcmp(key, "start_ms"))
+			sc->has_start = get_number(ld, v, key, &sc->start_ms, 0) == 0;
+		else if (!strcmp(key, "end_ms"))
+			sc->has_end = get_number(ld, v, key, &sc->end_ms, 0) == 0;
+		else
+			unknown_key(ld, k, "a scenario", known);
+	}
+	if (!have_files && sc->files.n == 0)
+		err(ld, n, "a scenario needs 'files' (a glob or a list of globs)");
+	if (sc->has_start && sc->has_end && sc->end_ms < sc->start_ms)
+		err(ld, n, "end_ms (%g) is before start_ms (%g)", sc->end_ms, sc->start_ms);
+	if (sc->name == NULL)
+		sc->name = xstrdup("$1");
+	resolve_all(ld, &sc->files);
+	resolve_all(ld, &sc->exclude);
+}
+
+static void
+load_product(struct loader *ld, yaml_node_t *k, yaml_node_t *n, struct pl_product *pr)
+{
+	static const char *const known[] = {
+		"etl2evt", "evtfilter", "stackfold", "scenario_process", NULL
+	};
+	yaml_node_pair_t *p;
+	const char *name = scalar(k);
+	size_t i;
+	int t;
+
+	memset(pr, 0, sizeof(*pr));
+	pr->name = xstrdup(name);
+	pr->line = line_of(k);
+	pr->scenario_process = 1;
+	for (i = 0; name[i]; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+		    (name[i] >= '0' && name[i] <= '9') || name[i] == '_' || name[i] == '-')) {
+			err(ld, k, "step name '%s': use letters, digits, '_' and '-' only", name);
+			break;
+		}
+	if (is_null(n))
+		return;		/* "cpu:" alone: the trace as it is */
+	if (check_mapping(ld, n, "a step") < 0)
+		return;
+	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		yaml_node_t *kk = node(ld, p->key), *v = node(ld, p->value);
+		const char *key = scalar(kk);
+
+		for (t = 0; t < PL_NTOOLS; t++)
+			if (!strcmp(key, pl_tool_names[t]))
+				break;
+		if (t < PL_NTOOLS) {
+			pr->has_step[t] = 1;
+			if (!is_null(v))
+				get_strings(ld, v, key, &pr->args[t], 0);
+		} else if (!strcmp(key, "scenario_process"))
+			get_bool(ld, v, key, &pr->scenario_process);
+		else
+			unknown_key(ld, kk, "a step", known);
+	}
+}
+
+static void
+load_output(struct loader *ld, yaml_node_t *n, struct pl_output *o)
+{
+	static const char *const known[] = {
+		"folded", "by_name", "flamegraph", "dpc_report", "diff", "overweight",
+		"from", "scenario_frame", "mode", "integer", "baseline", "args", NULL
+	};
+	yaml_node_pair_t *p;
+	int ntype = 0, t;
+	char *mode = NULL;
+
+	memset(o, 0, sizeof(*o));
+	o->line = line_of(n);
+	o->scenario_frame = 1;
+	o->product = -1;
+	if (check_mapping(ld, n, "an output") < 0)
+		return;
+	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node(ld, p->key), *v = node(ld, p->value);
+		const char *key = scalar(k);
+
+		for (t = 0; t < PL_OUT_NTYPES; t++)
+			if (!strcmp(key, pl_output_names[t]))
+				break;
+		if (t < PL_OUT_NTYPES) {
+			if (ntype++ > 0) {
+				err(ld, k, "an output has one type; '%s' comes after '%s'", key,
+				    pl_output_names[o->type]);
+				continue;
+			}
+			o->type = (enum pl_output_type)t;
+			get_string(ld, v, key, &o->path);	/* resolved against 'output' later */
+		} else if (!strcmp(key, "from"))
+			get_string(ld, v, key, &o->from);
+		else if (!strcmp(key, "scenario_frame"))
+			get_bool(ld, v, key, &o->scenario_frame);
+		else if (!strcmp(key, "integer"))
+			get_bool(ld, v, key, &o->integer);
+		else if (!strcmp(key, "mode")) {
+			if (get_string(ld, v, key, &mode) == 0) {
+				if (!strcmp(mode, "mean"))
+					o->mean = 1;
+				else if (strcmp(mode, "sum") != 0)
+					err(ld, v, "'mode' must be 'sum' or 'mean', not '%s'", mode);
+			}
+		} else if (!strcmp(key, "baseline")) {
+			if (get_string(ld, v, key, &o->baseline) == 0) {
+				char *r = resolve(ld, o->baseline);
+
+				free(o->baseline);
+				o->baseline = r;
+			}
+		} else if (!strcmp(key, "args"))
+			get_strings(ld, v, key, &o->args, 0);
+		else
+			unknown_key(ld, k, "an output", known);
+	}
+	free(mode);
+	if (ntype == 0)
+		err(ld, n, "an output needs a type key with its file: folded, by_name, flamegraph, "
+		    "dpc_report, diff or overweight");
+	if (ntype && (o->type == PL_OUT_DIFF || o->type == PL_OUT_OVERWEIGHT) && !o->baseline)
+		err(ld, n, "a %s output needs 'baseline' (a folded file from an earlier run)",
+		    pl_output_names[o->type]);
+	if (ntype && o->baseline && o->type != PL_OUT_DIFF && o->type != PL_OUT_OVERWEIGHT)
+		err(ld, n, "'baseline' only applies to diff and overweight outputs");
+}
+
+static void
+load_top(struct loader *ld, yaml_node_t *root)
+{
+	static const char *const known[] = {
+		"etlkit", "cache", "output", "jobs", "verify", "timeout_s",
+		"scenarios", "steps", "outputs", NULL
+	};
+	struct pipeline *pl = ld->pl;
+	yaml_node_pair_t *p;
+	yaml_node_item_t *it;
+	int have_version = 0, i, j;
+	yaml_node_t *outputs = NULL, *scenarios = NULL;
+
+	if (check_mapping(ld, root, "the pipeline") < 0)
+		return;
+	for (p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node(ld, p->key), *v = node(ld, p->value);
+		const char *key = scalar(k);
+		double d;
+
+		if (!strcmp(key, "etlkit")) {
+			if (get_number(ld, v, key, &d, 1) == 0) {
+				have_version = 1;
+				if (d != PL_VERSION)
+					err(ld, v, "pipeline version %g; this etlkit-run reads version %d",
+					    d, PL_VERSION);
+			}
+		} else if (!strcmp(key, "cache")) {
+			char *s = NULL;
+
+			if (get_string(ld, v, key, &s) == 0) {
+				free(pl->cache);
+				pl->cache = resolve(ld, s);
+			}
+			free(s);
+		} else if (!strcmp(key, "output")) {
+			char *s = NULL;
+
+			if (get_string(ld, v, key, &s) == 0) {
+				free(pl->outdir);
+				pl->outdir = resolve(ld, s);
+			}
+			free(s);
+		} else if (!strcmp(key, "jobs")) {
+			if (get_number(ld, v, key, &d, 1) == 0)
+				pl->jobs = (int)d;
+		} else if (!strcmp(key, "verify"))
+			get_bool(ld, v, key, &pl->verify);
+		else if (!strcmp(key, "timeout_s"))
+			get_number(ld, v, key, &pl->timeout_s, 0);
+		else if (!strcmp(key, "scenarios"))
+			scenarios = v;
+		else if (!strcmp(key, "steps")) {
+			yaml_node_pair_t *q;
+
+			if (check_mapping(ld, v, "'steps'") < 0)
+				continue;
+			for (q = v->data.mapping.pairs.start; q < v->data.mapping.pairs.top; q++) {
+				pl->prod = xrealloc(pl->prod, (size_t)(pl->nprod + 1) * sizeof(*pl->prod));
+				load_product(ld, node(ld, q->key), node(ld, q->value), &pl->prod[pl->nprod]);
+				pl->nprod++;
+			}
+		} else if (!strcmp(key, "outputs"))
+			outputs = v;
+		else
+			unknown_key(ld, k, "the pipeline", known);
+	}
+	if (!have_version)
+		err(ld, root, "missing 'etlkit: %d' (the pipeline format version)", PL_VERSION);
+	if (scenarios == NULL)
+		err(ld, root, "missing 'scenarios' (a list of traces to convert)");
+	else if (scenarios->type != YAML_SEQUENCE_NODE)
+		err(ld, scenarios, "'scenarios' must be a list, not %s", kind_name(scenarios));
+	else
+		for (it = scenarios->data.sequence.items.start; it < scenarios->data.sequence.items.top; it++) {
+			pl->scen = xrealloc(pl->scen, (size_t)(pl->nscen + 1) * sizeof(*pl->scen));
+			load_scenario(ld, node(ld, *it), &pl->scen[pl->nscen]);
+			pl->nscen++;
+		}
+	if (pl->nprod == 0) {
+		/* no steps: one product "stacks", the trace as it is (evt or folded) */
+		pl->prod = xcalloc(1, sizeof(*pl->prod));
+		pl->prod[0].name = xstrdup("stacks");
+		pl->prod[0].scenario_process = 1;
+		pl->nprod = 1;
+	}
+	if (outputs == NULL)
+		err(ld, root, "missing 'outputs' (what the run writes)");
+	else if (outputs->type != YAML_SEQUENCE_NODE)
+		err(ld, outputs, "'outputs' must be a list, not %s", kind_name(outputs));
+	else
+		for (it = outputs->data.sequence.items.start; it < outputs->data.sequence.items.top; it++) {
+			struct pl_output *o;
+
+			pl->out = xrealloc(pl->out, (size_t)(pl->nout + 1) * sizeof(*pl->out));
+			o = &pl->out[pl->nout++];
+			load_output(ld, node(ld, *it), o);
+			if (o->from == NULL && pl->nprod == 1)
+				o->from = xstrdup(pl->prod[0].name);
+			if (o->from == NULL)
+				err(ld, node(ld, *it), "this output needs 'from' (one of the steps)");
+			else if ((o->product = pl_product_index(pl, o->from)) < 0)
+				err(ld, node(ld, *it), "'from: %s' names no step under 'steps'", o->from);
+		}
+	for (i = 0; i < pl->nout; i++)
+		if (pl->out[i].path && pl->out[i].path[0] != '/') {
+			char *r = xmalloc(strlen(pl->outdir) + strlen(pl->out[i].path) + 2);
+
+			sprintf(r, "%s/%s", pl->outdir, pl->out[i].path);
+			free(pl->out[i].path);
+			pl->out[i].path = r;
+		}
+	/* two outputs writing one file would race */
+	for (i = 0; i < pl->nout; i++)
+		for (j = 0; j < i; j++)
+			if (pl->out[i].path && pl->out[j].path &&
+			    strcmp(pl->out[i].path, pl->out[j].path) == 0)
+				err(ld, NULL, "outputs at lines %d and %d write the same file %s",
+				    pl->out[j].line, pl->out[i].line, pl->out[i].path);
+}
+
+int
+pl_product_index(const struct pipeline *pl, const char *name)
+{
+	int i;
+
+	for (i = 0; i < pl->nprod; i++)
+		if (strcmp(pl->prod[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* Absolute directory of PATH. */
+static char *
+abs_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir, *res, cwd[PATH_MAX];
+
+	dir = slash ? xstrndup(path, (size_t)(slash - path) + (slash == path)) : xstrdup(".");
+	res = realpath(dir, NULL);
+	if (res == NULL) {
+		if (dir[0] == '/' || getcwd(cwd, sizeof(cwd)) == NULL)
+			return dir;
+		res = xmalloc(strlen(cwd) + strlen(dir) + 2);
+		sprintf(res, "%s/%s", cwd, dir);
+	}
+	free(dir);
+	return res;
+}
+
+struct pipeline *
+pl_load(const char *path)
+{
+	struct loader ld = { 0 };
+	yaml_parser_t parser;
+	FILE *fp;
+	yaml_node_t *root;
+	struct pipeline *pl;
+	const char *base;
+
+	ld.file = path;
+	fp = fopen(path, "rb");
+	if (fp == NULL) {
+		cli_warn("%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (!yaml_parser_initialize(&parser))
+		cli_fatal("cannot initialise libyaml");
+	yaml_parser_set_input_file(&parser, fp);
+	if (!yaml_parser_load(&parser, &ld.doc)) {
+		cli_warn("%s:%lu: YAML syntax error: %s%s%s", path,
+		    (unsigned long)parser.problem_mark.line + 1,
+		    parser.problem ? parser.problem : "unknown problem",
+		    parser.context ? " " : "", parser.context ? parser.context : "");
+		yaml_parser_delete(&parser);
+		fclose(fp);
+		return NULL;
+	}
+	yaml_parser_delete(&parser);
+	fclose(fp);
+
+	pl = xcalloc(1, sizeof(*pl));
+	ld.pl = pl;
+	pl->file = xstrdup(path);
+	pl->dir = abs_dir(path);
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	{
+		/* defaults: .etlkit-cache/NAME and out/NAME beside the pipeline */
+		char *stem = xstrdup(base), *dot = strrchr(stem, '.'), buf[PATH_MAX + 64];
+
+		if (dot && dot != stem)
+			*dot = '\0';
+		snprintf(buf, sizeof(buf), "%s/.etlkit-cache/%s", pl->dir, stem);
+		pl->cache = xstrdup(buf);
+		snprintf(buf, sizeof(buf), "%s/out/%s", pl->dir, stem);
+		pl->outdir = xstrdup(buf);
+		free(stem);
+	}
+	root = yaml_document_get_root_node(&ld.doc);
+	if (root == NULL)
+		err(&ld, NULL, "empty pipeline file");
+	else
+		load_top(&ld, root);
+	yaml_document_delete(&ld.doc);
+	if (ld.nerr > 0) {
+		if (ld.nerr > MAX_ERRORS)
+			cli_warn("%s: %d more errors", path, ld.nerr - MAX_ERRORS);
+		pl_free(pl);
+		return NULL;
+	}
+	return pl;
+}
+
+void
+pl_free(struct pipeline *pl)
+{
+	int i, t;
+
+	if (pl == NULL)
+		return;
+	for (i = 0; i < pl->nscen; i++) {
+		free_strings(&pl->scen[i].files);
+		free_strings(&pl->scen[i].exclude);
+		free(pl->scen[i].name);
+		free(pl->scen[i].process);
+	}
+	for (i = 0; i < pl->nprod; i++) {
+		free(pl->prod[i].name);
+		for (t = 0; t < PL_NTOOLS; t++)
+			free_strings(&pl->prod[i].args[t]);
+	}
+	for (i = 0; i < pl->nout; i++) {
+		free(pl->out[i].path);
+		free(pl->out[i].from);
+		free(pl->out[i].baseline);
+		free_strings(&pl->out[i].args);
+	}
+	free(pl->scen);
+	free(pl->prod);
+	free(pl->out);
+	free(pl->file);
+	free(pl->dir);
+	free(pl->cache);
+	free(pl->outdir);
+	free(pl);
+}

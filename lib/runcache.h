@@ -1,0 +1,56 @@
+/*
+ * runcache.h - etlkit-run's per-trace cache: a lean result (gzip) next
+ * to a record of what produced it.
+ *
+ * CACHE/KEY.out.gz   the product of one trace (folded stacks or evt)
+ * CACHE/KEY.rec      "key=value" lines: input path, size, mtime, SHA-256,
+ *                    the exact commands, tool identities, status, error
+ * CACHE/KEY.log      what the tools wrote on stderr
+ *
+ * KEY is a hash of the product name, the trace's absolute path and the
+ * step settings (commands and tool identities), so a change of settings
+ * gives a new key and a re-run converts again.  A record is written
+ * last and atomically; the result's size is in it, so a result that is
+ * not the one the record describes is never trusted.
+ */
+#ifndef ETLKIT_RUNCACHE_H
+#define ETLKIT_RUNCACHE_H
+
+#include <stdint.h>
+
+#define RC_KEYLEN 32
+
+struct rc_record {
+	char key[RC_KEYLEN + 1];
+	char *product;
+	char *scenario;
+	char *trace;
+	uint64_t size;
+	int64_t mtime_s;
+	long mtime_ns;
+	char sha256[65];
+	char *command;		/* human-readable: "etl2evt ARGS TRACE | evtfilter ..." */
+	char *status;		/* ok, partial, failed */
+	int exit;
+	char *error;		/* first lines of the tools' stderr when not ok */
+	uint64_t result_size;
+	char *converted_utc;
+	double seconds;
+};
+
+/* KEY from the product, trace path and settings text. */
+void rc_key(char key[RC_KEYLEN + 1], const char *product, const char *trace, const char *settings);
+
+/* Path of a cache file: CACHE/KEY.SUFFIX (malloc'ed). */
+char *rc_path(const char *cache, const char *key, const char *suffix);
+
+/* Reads a record; 0 on success, -1 when missing or unreadable (a record that does not parse is missing). */
+int rc_read(const char *path, struct rc_record *r);
+/* Writes a record atomically; exits 2 on failure. */
+void rc_write(const char *path, const struct rc_record *r);
+void rc_free(struct rc_record *r);
+
+/* mkdir -p; 0 or -1 with errno set. */
+int rc_mkdirs(const char *path);
+
+#endif
