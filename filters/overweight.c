@@ -61,7 +61,7 @@ noise_text(char *out, const struct ow_row *r, int tsv)
 	else if (tsv)
 		evt_format_weight(out, r->noise);
 	else
-		sprintf(out, "%.0f%s", r->noise, r->noisy ? "?" : "");
+		sprintf(out, r->noise < 9.95 ? "%.1f%s" : "%.0f%s", r->noise, r->noisy ? "?" : "");
 }
 
 enum { C_BASE, C_TEST, C_DELTA, C_RESP, C_OW, C_INT, C_NOISE, NCOL };

@@ -26,6 +26,7 @@ struct ds_entry {
 	const char *key;	/* NUL-terminated, in the table's arena */
 	uint32_t len;
 	uint32_t mark;		/* free for the caller (overweight: last stack seen) */
+	uint32_t depth;		/* free for the caller (overweight: least depth seen) */
 	uint64_t hash;
 	double w[2];		/* weight per side */
 	double n[2];		/* samples per side */

@@ -16,13 +16,17 @@ ow_inclusive(struct dstab *stacks, struct dstab *names)
 	size_t i, n = ds_size(stacks), ix;
 	struct ds_entry *s, *f;
 	const char *b, *e, *end;
+	uint32_t depth;
 
+	for (i = 0; i < ds_size(names); i++)
+		ds_at(names, i)->depth = UINT32_MAX;
 	for (i = 0; i < n; i++) {
 		s = ds_at(stacks, i);
 		if (s->w[0] == 0 && s->w[1] == 0)
 			continue;
 		end = s->key + s->len;
-		for (b = s->key; b <= end; b = e + 1) {
+		depth = 0;
+		for (b = s->key; b <= end; b = e + 1, depth++) {
 			e = memchr(b, ';', (size_t)(end - b));
 			if (e == NULL)
 				e = end;
@@ -30,6 +34,10 @@ ow_inclusive(struct dstab *stacks, struct dstab *names)
 				ix = ds_intern(names, b, (size_t)(e - b), ds_hash(b, (size_t)(e - b)));
 				f = ds_at(names, ix);
 				s = ds_at(stacks, i);
+				if (f->mark == 0)
+					f->depth = UINT32_MAX;	/* new name */
+				if (depth < f->depth)
+					f->depth = depth;
 				/* a name recurring on one stack is counted once (PerfView ByName) */
 				if (f->mark != (uint32_t)(i + 1)) {
 					f->mark = (uint32_t)(i + 1);
@@ -43,19 +51,24 @@ ow_inclusive(struct dstab *stacks, struct dstab *names)
 	}
 }
 
-/* Sampling noise: each side's count has a standard error of about sqrt(n). */
+/* Sampling noise: W from n samples has a standard error of about W / sqrt(n). */
 static void
 noise(struct ow_row *r)
 {
-	double dn = fabs(r->ntest - r->nbase), sigma = sqrt(r->nbase + r->ntest);
+	double var = 0, sigma, d = fabs(r->delta);
 
-	if (dn == 0) {
+	if (r->nbase > 0)
+		var += r->base * r->base / r->nbase;
+	if (r->ntest > 0)
+		var += r->test * r->test / r->ntest;
+	sigma = sqrt(var);
+	if (d == 0) {
 		r->noise = -1;
 		r->noisy = 1;
 		return;
 	}
-	r->noise = 100 * sigma / dn;
-	r->noisy = dn < 2 * sigma;
+	r->noise = 100 * sigma / d;
+	r->noisy = d < 2 * sigma;
 }
 
 static int ow_equal_totals;
@@ -74,6 +87,8 @@ cmp_rows(const void *a, const void *b)
 			return fabs(x->delta) > fabs(y->delta) ? -1 : 1;
 	} else if (x->delta != y->delta)
 		return x->delta < y->delta ? -1 : 1;
+	if (x->depth != y->depth)	/* a tie down one path: the caller first */
+		return x->depth < y->depth ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -84,6 +99,8 @@ cmp_only(const void *a, const void *b)
 
 	if (fabs(x->delta) != fabs(y->delta))
 		return fabs(x->delta) > fabs(y->delta) ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -116,6 +133,7 @@ ow_compute(struct dstab *names, double base_total, double test_total,
 		row.test = e->w[1];
 		row.nbase = e->n[0];
 		row.ntest = e->n[1];
+		row.depth = e->depth;
 		row.delta = row.test - row.base;
 		row.where = row.base == 0 ? OW_TEST_ONLY : row.test == 0 ? OW_BASE_ONLY : OW_BOTH;
 		if (r->equal_totals)

@@ -16,6 +16,16 @@
  * estimate, and equal totals (g = 1) do not divide by zero: overweight
  * is then undefined and "resp." becomes delta / total * 100 (the
  * share of the profile that moved), so the report still ranks changes.
+ * Rows that tie in PerfView's order (a regression keeps the same
+ * overweight down its whole path) are ordered caller first: the name
+ * that occurs nearest the root, where the regression enters.
+ *
+ * Noise: a weight W made of n samples is uncertain by about W / sqrt(n)
+ * (relative error 1/sqrt(n)), so the delta of a name has a standard
+ * error s = sqrt(b^2/n_b + t^2/n_t); the noise column is s / |delta|
+ * and a row is "noisy" when |delta| < 2 s.  For 1-ms samples this is
+ * sqrt(n_b + n_t) / |n_t - n_b|; for measured durations (DPC events) it
+ * treats the events as a sample of the routine's behaviour.
  */
 #ifndef ETLKIT_OVERWEIGHT_H
 #define ETLKIT_OVERWEIGHT_H
@@ -36,8 +46,9 @@ struct ow_row {
 	int has_overweight;
 	double resp;		/* % of the total delta (or of the total if totals are equal) */
 	int interest;
-	double noise;		/* relative error of the delta in %, sqrt(nb+nt)/|nt-nb|; <0: infinite */
+	double noise;		/* relative error of the delta in % (see ow_compute); <0: infinite */
 	int noisy;		/* the change is under two standard errors */
+	unsigned depth;		/* least depth (0 = root frame) at which the name occurs */
 };
 
 struct ow_report {

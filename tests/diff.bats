@@ -238,3 +238,62 @@ two_evt() {
 	run diff -q "$T/h" "$T/h"
 	[ "$output" = "a 10000000000000.5 10000000000000.5" ]
 }
+# The Windows 7 and Windows 8 PerfView traces of the corpus, decoded once.
+corpus_evt() {
+	require_corpus
+	local d="$BATS_FILE_TMPDIR"
+	[ -s "$d/win7.evt" ] || etl2evt "$CORPUS/perfview/ctf-net45-win7.etl.zip" >"$d/win7.evt"
+	[ -s "$d/win8.evt" ] || etl2evt "$CORPUS/perfview/net.4.5.2.x64.etl.zip" >"$d/win8.evt"
+	W7="$d/win7.evt" W8="$d/win8.evt"
+}
+
+# value NAME from diff -t output
+tot() { awk -F'\t' -v n="$1" '$1 == n { print $2 }' <<<"$output"; }
+
+@test "corpus: Win7 vs Win8 totals are the census sample counts and delta = test - base" {
+	corpus_evt
+	run diff -t --unit=samples "$W7" "$W8"
+	[ "$status" -eq 0 ]
+	# corpus/README.md: 16,865 and 79,528 SampledProfile events
+	[ "$(tot base)" = 16865 ]
+	[ "$(tot test)" = 79528 ]
+	[ "$(tot delta)" = 62663 ]
+	# in the default unit (us of the weight column) too
+	run diff -t "$W7" "$W8"
+	[ "$status" -eq 0 ]
+	[ "$(awk -v b="$(tot base)" -v t="$(tot test)" -v d="$(tot delta)" 'BEGIN { print (t - b == d) }')" = 1 ]
+	# the two-count lines add up to the totals, the signed lines to the delta
+	diff -q "$W7" "$W8" | awk -v b="$(tot base)" -v t="$(tot test)" \
+	    '{ sb += $(NF-1); st += $NF } END { exit !(sb == b && st == t) }'
+	diff -q -f signed "$W7" "$W8" | awk -v d="$(tot delta)" '{ s += $NF } END { exit !(s == d) }'
+	diff -q "$W7" "$W8" | evtcheck --folded=flamegraph
+}
+
+@test "corpus: two time halves of one trace add up, and a trace minus itself is empty" {
+	corpus_evt
+	awk -F'\t' -v a="$T/h1.evt" -v b="$T/h2.evt" '/^#/ { print > a; print > b; next }
+	    { if ($1 + 0 < 6290) print > a; else print > b }' "$W8"
+	run diff -t --unit=samples "$T/h1.evt" "$T/h2.evt"
+	[ "$status" -eq 0 ]
+	[ "$(tot base)" -gt 0 ] && [ "$(tot test)" -gt 0 ]
+	[ $(( $(tot base) + $(tot test) )) -eq 79528 ]
+	[ $(( $(tot test) - $(tot base) )) -eq "$(tot delta)" ]
+	run diff -q -f signed --roots=thread "$W8" "$W8"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	# grouped by module, the halves still add up
+	run diff -t --unit=samples --roots=process --preset=module "$T/h1.evt" "$T/h2.evt"
+	[ $(( $(tot base) + $(tot test) )) -eq 79528 ]
+}
+
+@test "corpus: overweight by module between Win7 and Win8 agrees with diff's totals" {
+	corpus_evt
+	run overweight --tsv --all --unit=samples --roots=process --preset=module "$W7" "$W8"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$(printf '#totals\tbase=16865\ttest=79528\tdelta=62663\tgrowth=4.7156')" ]
+	# every row: delta = test - base; resp = delta / 62663
+	awk -F'\t' 'NR > 2 { if ($4 != $3 - $2) exit 1; if ($5 != "" && ($5 - $4 / 62663 * 100) ^ 2 > 1e-6) exit 1 }' <<<"$output"
+	# the test's own process is new in Win8, the Win7 test process is gone
+	[ "$(awk -F'\t' '$10 == "Test.x64" { print $1 }' <<<"$output")" = test_only ]
+	[ "$(awk -F'\t' '$10 == "test" { print $1 }' <<<"$output")" = base_only ]
+}

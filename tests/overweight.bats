@@ -224,3 +224,39 @@ col() { awk -F'\t' -v n="$1" -v c="$2" '$10 == n { print $c }'; }
 	[ "$(col 'a' 6 <<<"$output")" = 100 ]
 	[ "$(col 'Thread' 6 <<<"$output")" = 100 ]
 }
+
+# The demo's incident, synthesised: backup-fixed (ndis.sys DPCs ~90 us) as
+# the baseline, backup-incident (~220 us) as the test.
+incident_evt() {
+	local d="$BATS_FILE_TMPDIR" s
+	for s in fixed incident; do
+		[ -s "$d/$s.evt" ] && continue
+		etlgen -o "$d/$s.etl" "$BATS_TEST_DIRNAME/scenarios/backup-$s.yaml" 2>/dev/null
+		etl2evt "$d/$s.etl" >"$d/$s.evt"
+	done
+	FIXED="$d/fixed.evt" BROKEN="$d/incident.evt"
+}
+
+# first data row of a TSV report: "where name noisy delta"
+first_row() { awk -F'\t' 'NR == 3 { print $1, $10, $9, ($4 > 0) }' <<<"$output"; }
+
+@test "DPC incident: fixed vs broken ranks ndis.sys's DPC path first" {
+	incident_evt
+	# the DPC/ISR view (WPA's DPC duration by module, function)
+	run overweight --tsv --kind=DPC,ThreadedDPC,TimerDPC,ISR --keep-addrs "$FIXED" "$BROKEN"
+	[ "$status" -eq 0 ]
+	[ "$(first_row)" = "both ndis.sys!0x1a2b0 0 1" ]
+	# the CPU view: the DPC routine, then what it calls (overweight is the same
+	# down the path; the caller comes first), not the idle loop that lost time
+	run overweight --tsv --keep-addrs "$FIXED" "$BROKEN"
+	[ "$status" -eq 0 ]
+	[ "$(first_row)" = "both ndis.sys!0x1a2b0 0 1" ]
+	[ "$(awk -F'\t' 'NR == 4 { print $10 }' <<<"$output")" = 'e1i65x64.sys!0x1b5e4' ]
+	run overweight --tsv --preset=module "$FIXED" "$BROKEN"
+	[ "$(first_row)" = "both module ndis.sys 0 1" ]
+	# diff: the DPC time more than doubled, all of it in ndis.sys's routine
+	run diff -t --kind=DPC,ThreadedDPC,TimerDPC,ISR "$FIXED" "$BROKEN"
+	[ "$(awk -F'\t' '$1 == "delta_pct" { print ($2 > 100) }' <<<"$output")" = 1 ]
+	run diff -q -f signed --kind=DPC,ThreadedDPC,TimerDPC,ISR --keep-addrs "$FIXED" "$BROKEN"
+	[ "$(sort -k2 -g <<<"$output" | tail -1 | cut -d' ' -f1)" = 'ndis.sys!0x1a2b0' ]
+}
