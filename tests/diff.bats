@@ -23,6 +23,16 @@ two_traces() {
 	evtcheck --folded=flamegraph "$T/out"
 }
 
+@test "the two-count output is what render's differential flame graph reads" {
+	two_traces
+	diff -q "$T/base" "$T/test" | render flame --title "diff" >"$T/d.svg"
+	grep -q '<svg' "$T/d.svg"
+	grep -q 'lex' "$T/d.svg"
+	# the other way round (what disappeared), as FlameGraph recommends
+	diff -q "$T/test" "$T/base" | render flame --negate >"$T/n.svg"
+	grep -q 'parse' "$T/n.svg"
+}
+
 @test "PerfView's negated-baseline merge: signed test - base per stack, zeros left out" {
 	two_traces
 	run diff -q -f signed "$T/base" "$T/test"
