@@ -1,0 +1,69 @@
+/*
+ * fuzz_zip - libFuzzer harness for the zip reader (lib/zip.c) that opens
+ * PerfView .etl.zip and Visual Studio .diagsession files.
+ *
+ * INPUT:  a zip archive (any bytes), handed over through a memfd.
+ * CHECKS: no crash/UB/leak; a message on every failure; every member that
+ *         extracts without error produced exactly its uncompressed size;
+ *         zip_find finds each listed name.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "zip.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct zip_archive z;
+	char err[512];
+	int fd = memfd_create("zip", 0), outfd;
+	size_t i;
+
+	if (fd < 0)
+		abort();
+	if (size > 0 && write(fd, data, size) != (ssize_t)size)
+		abort();
+	lseek(fd, 0, SEEK_SET);
+	(void)zip_magic(data, size);
+	memset(&z, 0, sizeof(z));
+	err[0] = '\0';
+	if (zip_open_fd(&z, fd, err, sizeof(err)) != 0) {
+		if (err[0] == '\0')
+			abort();
+		close(fd);
+		return 0;
+	}
+	outfd = memfd_create("member", 0);
+	for (i = 0; i < z.n && i < 16; i++) {
+		struct stat st;
+		long found;
+
+		if (z.m[i].name == NULL)
+			abort();
+		found = zip_find(&z, z.m[i].name);
+		if (found < 0 || (size_t)found > i)
+			abort();	/* the first member of that name */
+		if (ftruncate(outfd, 0) != 0 || lseek(outfd, 0, SEEK_SET) != 0)
+			abort();
+		err[0] = '\0';
+		if (zip_extract_fd(&z, i, outfd, err, sizeof(err)) == 0) {
+			if (fstat(outfd, &st) != 0 || (uint64_t)st.st_size != z.m[i].usize)
+				abort();	/* "ok" but a short or long member */
+		} else if (err[0] == '\0')
+			abort();
+	}
+	close(outfd);
+	zip_close(&z);
+	close(fd);
+	return 0;
+}
