@@ -2,7 +2,8 @@
  * etl2evt - decode a Windows ETW trace (.etl or PerfView .etl.zip) into evt.
  *
  * USAGE:  etl2evt [-k KINDS] [-p PROCS] [-s MS] [-e MS] [--utc] [--full-paths]
- *                 [--addrs] [--member NAME] [--census] [-o FILE] [FILE|-]
+ *                 [--addrs] [--symbols PATH] [--no-symbols] [--member NAME]
+ *                 [--census] [-o FILE] [FILE|-]
  * INPUT:  an .etl file, a zip holding one (PerfView .etl.zip, .diagsession),
  *         or either on stdin.
  * OUTPUT: the evt stream (docs/evt-format.md), e.g.
@@ -25,6 +26,7 @@
 #include "etl.h"
 #include "etl_evt.h"
 #include "evt.h"
+#include "symbols.h"
 #include "zip.h"
 
 static const char *input_name;
@@ -35,7 +37,7 @@ usage(int status)
 {
 	fprintf(status ? stderr : stdout,
 	    "usage: etl2evt [-k KINDS] [-p PROCS] [-s MS] [-e MS] [--utc] [--full-paths] [--addrs] "
-	    "[--member NAME] [--census] [-o FILE] [FILE|-]\n");
+	    "[--symbols PATH] [--no-symbols] [--member NAME] [--census] [-o FILE] [FILE|-]\n");
 	exit(status);
 }
 
@@ -144,6 +146,35 @@ open_zip_member(int zfd, const char *member)
 	return fd;
 }
 
+/* "#symbols" metadata: which PDBs named frames, and why the others did not. */
+static void
+write_symbol_lines(struct outbuf *ob, const struct symctx *sym)
+{
+	char esc[3 * 1024];
+	for (size_t i = 0; i < sym_image_count(sym); i++) {
+		struct sym_image_info in;
+		sym_image_info(sym, i, &in);
+		if (in.lookups == 0)
+			continue;
+		const char *fields[][2] = { { "image", in.image }, { "pdb", in.pdb }, { "key", in.key },
+		    { "status", sym_status_name(in.status) }, { "path", in.path },
+		    { "detail", in.detail } };
+		ob_puts(ob, "#symbols");
+		for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+			const char *v = fields[f][1];
+			if (!v || !*v)
+				continue;
+			size_t n = strlen(v);
+			if (n > 1000)
+				n = 1000;
+			ob_printf(ob, "\t%s=", fields[f][0]);
+			ob_write(ob, esc, evt_escape(esc, v, n, 0));
+		}
+		ob_printf(ob, "\tlookups=%llu\tresolved=%llu\n", (unsigned long long)in.lookups,
+		    (unsigned long long)in.resolved);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -158,13 +189,16 @@ main(int argc, char **argv)
 		{ "addrs", no_argument, NULL, 'A' },
 		{ "member", required_argument, NULL, 'm' },
 		{ "census", no_argument, NULL, 'C' },
+		{ "symbols", required_argument, NULL, 'S' },
+		{ "no-symbols", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct etl2evt_opts o;
 	const char *out = NULL, *member = NULL;
-	int ch, census = 0;
+	int ch, census = 0, use_symbols = 1, explicit_symbols = 0;
+	struct symctx *sym = NULL;
 
 	cli_init("etl2evt");
 	memset(&o, 0, sizeof o);
@@ -180,6 +214,13 @@ main(int argc, char **argv)
 		case 'A': o.addrs = 1; break;
 		case 'm': member = optarg; break;
 		case 'C': census = 1; break;
+		case 'S':
+			if (!sym)
+				sym = sym_new();
+			sym_add_path(sym, optarg);
+			explicit_symbols = 1;
+			break;
+		case 'N': use_symbols = 0; break;
 		case 'h': usage(0); break;
 		case 'V': cli_version(); break;
 		default: usage(2);
@@ -230,9 +271,24 @@ main(int argc, char **argv)
 	} else {
 		o.source = input_name;
 		o.progress = isatty(2);
+		if (use_symbols) {
+			/* --symbols paths, then _NT_SYMBOL_PATH, the trace's directory and a .etl.zip's symbols\ */
+			if (!sym)
+				sym = sym_new();
+			sym_add_env(sym);
+			if (strcmp(input_name, "-") != 0)
+				sym_add_trace(sym, input_name);
+			o.sym = sym_etl_hook;
+			o.symctx = sym;
+		}
 		partial = etl2evt_convert(r, &o, &ob, NULL);
+		if (use_symbols)
+			write_symbol_lines(&ob, sym);
 	}
 	ob_close(&ob);
+	if (sym && use_symbols && explicit_symbols)
+		sym_report(sym, stderr, "etl2evt", 0);
+	sym_free(sym);
 	if (nproblems)
 		cli_warn("%s: %lu problem%s; the rest was decoded", input_name, nproblems,
 		    nproblems == 1 ? "" : "s");

@@ -237,8 +237,8 @@ PY
 }
 
 @test "input: .etl.zip, stdin (plain and zip), -o, and the same bytes each way" {
-	etl2evt -k Sample,ImageDCStart "$CORPUS/perfview/net.4.5.2.x64.etl.zip" | tail -n +2 >"$T/a"
-	etl2evt -k Sample,ImageDCStart - <"$CORPUS/perfview/net.4.5.2.x64.etl.zip" | tail -n +2 >"$T/b"
+	etl2evt -k Sample,ImageDCStart "$CORPUS/perfview/net.4.5.2.x64.etl.zip" | grep -v '^#' >"$T/a"
+	etl2evt -k Sample,ImageDCStart - <"$CORPUS/perfview/net.4.5.2.x64.etl.zip" | grep -v '^#' >"$T/b"
 	cmp "$T/a" "$T/b"
 	cat "$CORPUS/tx/HTTP_Server.etl" | etl2evt -o "$T/c.evt"
 	[ "$(grep -c $'\tEvent\t' "$T/c.evt")" -eq 2041 ]
@@ -275,4 +275,22 @@ PY
 	run etl2evt "$T/junk.etl"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"junk.etl"*"offset"* ]]
+}
+
+@test "symbols: the NGEN PDBs inside ctf-net45-win7.etl.zip name managed frames; --no-symbols keeps RVAs" {
+	z="$CORPUS/perfview/ctf-net45-win7.etl.zip"
+	etl2evt -k Sample "$z" >"$T/s.evt"
+	grep -q 'mscorlib\.ni\.dll!System\.Reflection\.Assembly\.LoadFrom(System\.String)' "$T/s.evt"
+	grep -q $'^#symbols\timage=mscorlib.ni.dll\t.*status=resolved' "$T/s.evt"
+	evtcheck "$T/s.evt"
+	etl2evt -k Sample --no-symbols "$z" >"$T/n.evt"
+	! grep -q 'mscorlib\.ni\.dll![A-Za-z]' "$T/n.evt"
+	grep -q 'mscorlib\.ni\.dll!0x' "$T/n.evt"
+	! grep -q '^#symbols' "$T/n.evt"
+	# the same samples either way
+	[ "$(grep -vc '^#' "$T/s.evt")" -eq "$(grep -vc '^#' "$T/n.evt")" ]
+	# an explicit --symbols directory without the PDBs: reported on stderr, still named from the zip
+	run etl2evt -k Sample --symbols "$T" -o "$T/e.evt" "$z"
+	[ "$status" -eq 0 ]
+	grep -q 'mscorlib\.ni\.dll!System\.' "$T/e.evt"
 }
