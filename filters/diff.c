@@ -154,7 +154,7 @@ main(int argc, char **argv)
 	int c, normalize = 0, quiet = 0, totals_only = 0, fractions = 0, side;
 	const char *out = NULL;
 	double base, test, scale = 1, delta;
-	char b[64], s[64], d[64];
+	char b[64], s[64], d[64], unit[20] = "";
 	size_t only_base, only_test;
 
 	cli_init(argv[0]);
@@ -218,6 +218,8 @@ main(int argc, char **argv)
 			cli_warn("baseline total is 0: nothing to normalise");
 	}
 	delta = test - base;
+	if (st[1].unit[0] || st[0].unit[0])
+		snprintf(unit, sizeof(unit), " %s", st[1].unit[0] ? st[1].unit : st[0].unit);
 	ds_format(b, base);
 	ds_format(s, test);
 	ds_format(d, delta);
@@ -234,6 +236,8 @@ main(int argc, char **argv)
 			ob_printf(&ob, "scale\t%.6g\n", scale);
 		ob_printf(&ob, "stacks\t%zu\nonly_base\t%zu\nonly_test\t%zu\n",
 		    ds_size(t), only_base, only_test);
+		if (unit[0])
+			ob_printf(&ob, "unit\t%s\n", unit + 1);
 	} else
 		write_stacks(&ob, t, form, scale, fractions);
 	ob_close(&ob);
@@ -245,8 +249,8 @@ main(int argc, char **argv)
 			snprintf(pct, sizeof(pct), "%+.2f%%", delta / base * 100);
 		else
 			snprintf(pct, sizeof(pct), "n/a");
-		cli_warn("base %s, test %s, delta %s%s (%s)%s; %zu stack%s, %zu only in base, %zu only in test",
-		    b, s, delta > 0 ? "+" : "", d, pct,
+		cli_warn("base %s%s, test %s%s, delta %s%s%s (%s)%s; %zu stack%s, %zu only in base, %zu only in test",
+		    b, unit, s, unit, delta > 0 ? "+" : "", d, unit, pct,
 		    normalize && base > 0 ? "; base scaled to the test total" : "",
 		    ds_size(t), ds_size(t) == 1 ? "" : "s", only_base, only_test);
 	}

@@ -153,7 +153,7 @@ tsv_rows(struct outbuf *ob, const struct ow_row *rows, size_t n)
 
 static void
 report(struct outbuf *ob, const struct ow_report *r, const char *bname,
-    const char *tname, double min_resp, int tsv)
+    const char *tname, const char *unit, double min_resp, int tsv)
 {
 	char b[64], t[64], d[64], g[64], dp[64];
 	double delta = r->test_total - r->base_total;
@@ -169,14 +169,16 @@ report(struct outbuf *ob, const struct ow_report *r, const char *bname,
 		strcpy(dp, "n/a");
 	}
 	if (tsv) {
-		ob_printf(ob, "#totals\tbase=%s\ttest=%s\tdelta=%s\tgrowth=%s\n", b, t, d, g);
+		ob_printf(ob, "#totals\tbase=%s\ttest=%s\tdelta=%s\tgrowth=%s%s%s\n", b, t, d, g,
+		    *unit ? "\tunit=" : "", unit);
 		ob_puts(ob, "where\tbase\ttest\tdelta\tresp_pct\toverweight_pct\tinterest\tnoise_pct\tnoisy\tname\n");
 		tsv_rows(ob, r->rows, r->nrows);
 		tsv_rows(ob, r->only, r->nonly);
 		return;
 	}
-	ob_printf(ob, "Base (old) %s: %s\nTest (new) %s: %s\nDelta: %s%s (%s), growth %s\n",
-	    bname, b, tname, t, delta > 0 ? "+" : "", d, dp, g);
+	ob_printf(ob, "Base (old) %s: %s%s%s\nTest (new) %s: %s%s%s\nDelta: %s%s%s%s (%s), growth %s\n",
+	    bname, b, *unit ? " " : "", unit, tname, t, *unit ? " " : "", unit,
+	    delta > 0 ? "+" : "", d, *unit ? " " : "", unit, dp, g);
 	if (r->equal_totals)
 		ob_puts(ob, "Totals are equal (no growth): overweight is undefined; "
 		    "Resp% is the delta as a share of the total.\n");
@@ -275,8 +277,8 @@ main(int argc, char **argv)
 	ow_compute(names, st[0].total[0], st[1].total[1], st[0].samples[0],
 	    st[1].samples[1], min_resp, &r);
 	ob_open(&ob, out);
-	report(&ob, &r, argc == 1 ? argv[0] : argv[0], argc == 1 ? argv[0] : argv[1],
-	    min_resp, tsv);
+	report(&ob, &r, argv[0], argc == 1 ? argv[0] : argv[1],
+	    st[1].unit[0] ? st[1].unit : st[0].unit, min_resp, tsv);
 	ob_close(&ob);
 	ow_free(&r);
 	ds_free(names);

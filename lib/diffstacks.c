@@ -567,6 +567,8 @@ take_tree(struct reader *r)
 	r->st->dropped += (unsigned long)(ss->excluded_events + ss->notincluded_events);
 	r->st->dropped_weight += (double)(ss->excluded_metric + ss->notincluded_metric) / div;
 	r->st->fractional = r->o->stk->decimals > 0;
+	if (strcmp(stk_unit_name(S), "count") != 0)
+		snprintf(r->st->unit, sizeof(r->st->unit), "%s", stk_unit_name(S));
 }
 
 int

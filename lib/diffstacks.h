@@ -72,6 +72,7 @@ struct ds_stats {
 	double total[2];	/* weight counted per side (after the transform) */
 	double samples[2];
 	double dropped_weight;
+	char unit[16];		/* "us", "ms", "samples" for evt input; "" when unknown */
 };
 
 /*

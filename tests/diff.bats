@@ -4,6 +4,9 @@
 # files are compared with cmp or /usr/bin/diff.
 load helpers
 
+# value NAME from diff -t output
+tot() { awk -F'\t' -v n="$1" '$1 == n { print $2 }' <<<"$output"; }
+
 two_traces() {
 	printf 'main;parse;lex 30\nmain;parse 10\nmain;render 60\n' >"$T/base"
 	printf 'main;parse;lex 50\nmain;render 60\nmain;net 15\n' >"$T/test"
@@ -231,9 +234,12 @@ two_evt() {
 @test "evt input: totals follow the unit, garbage evt lines are reported" {
 	two_evt
 	run diff -t --kind=DPC "$T/a.evt" "$T/b.evt"
+	[ "$(tot unit)" = us ]
 	[ "${lines[0]}" = "$(printf 'base\t220.5')" ]
 	[ "${lines[1]}" = "$(printf 'test\t90')" ]
 	[ "${lines[2]}" = "$(printf 'delta\t-130.5')" ]
+	run diff --kind=DPC "$T/a.evt" "$T/b.evt"
+	[[ "$output" == *"diff: base 220.5 us, test 90 us, delta -130.5 us (-59.18%)"* ]]
 	printf '0.4\tSample\tx\n' >>"$T/a.evt"
 	run diff -t "$T/a.evt" "$T/b.evt"
 	[ "$status" -eq 1 ]
@@ -257,8 +263,6 @@ corpus_evt() {
 	W7="$d/win7.evt" W8="$d/win8.evt"
 }
 
-# value NAME from diff -t output
-tot() { awk -F'\t' -v n="$1" '$1 == n { print $2 }' <<<"$output"; }
 
 @test "corpus: Win7 vs Win8 totals are the census sample counts and delta = test - base" {
 	corpus_evt
@@ -300,7 +304,7 @@ tot() { awk -F'\t' -v n="$1" '$1 == n { print $2 }' <<<"$output"; }
 	corpus_evt
 	run overweight --tsv --all --unit=samples --roots=process --preset=module "$W7" "$W8"
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "$(printf '#totals\tbase=16865\ttest=79528\tdelta=62663\tgrowth=4.7156')" ]
+	[ "${lines[0]}" = "$(printf '#totals\tbase=16865\ttest=79528\tdelta=62663\tgrowth=4.7156\tunit=samples')" ]
 	# every row: delta = test - base; resp = delta / 62663
 	awk -F'\t' 'NR > 2 { if ($4 != $3 - $2) exit 1; if ($5 != "" && ($5 - $4 / 62663 * 100) ^ 2 > 1e-6) exit 1 }' <<<"$output"
 	# the test's own process is new in Win8, the Win7 test process is gone

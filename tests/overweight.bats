@@ -218,7 +218,7 @@ col() { awk -F'\t' -v n="$1" -v c="$2" '$10 == n { print $c }'; }
 	} >"$T/b.evt"
 	run overweight --tsv --roots=thread --unit=samples "$T/a.evt" "$T/b.evt"
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "$(printf '#totals\tbase=8\ttest=12\tdelta=4\tgrowth=1.5000')" ]
+	[ "${lines[0]}" = "$(printf '#totals\tbase=8\ttest=12\tdelta=4\tgrowth=1.5000\tunit=samples')" ]
 	# f: 4 -> 8, expected 4 * 0.5 = 2, overweight 200 %
 	[ "$(col 'app.exe!f' 6 <<<"$output")" = 200 ]
 	[ "$(col 'a' 6 <<<"$output")" = 100 ]
