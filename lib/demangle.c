@@ -577,6 +577,22 @@ char *sym_demangle(const char *name, int x86)
 	if (name[1] == '?' && name[2] == '_' && (name[3] == 'C' ||
 	    name[3] == 'R'))
 		return NULL;	/* string literals, RTTI descriptors */
+	if (strncmp(name, "??__E", 5) == 0 || strncmp(name, "??__F", 5) == 0) {
+		/* `dynamic initializer for 'x'' / `dynamic atexit destructor for 'x'' */
+		struct str s = {0};
+		d.s = name + 5;
+		if (*d.s == '?' || !(r = qualified_name(&d, &c))) {
+			ctx_free(&c);
+			return NULL;
+		}
+		puts_(&s, name[4] == 'E' ? "`dynamic initializer for '" :
+		    "`dynamic atexit destructor for '");
+		puts_(&s, r);
+		puts_(&s, "''");
+		free(r);
+		ctx_free(&c);
+		return s.p;
+	}
 	d.s = name + 1;
 	r = qualified_name(&d, &c);
 	ctx_free(&c);
