@@ -20,6 +20,61 @@ expect_count() {
 	awk -F'\t' -v k="$2" '$2 == k { n++ } END { print n + 0 }' "$1"
 }
 
+# evt_match EXPECT DECODED: every line of etlgen's --expect is in etl2evt's
+# output with the same time, kind, CPU, process, pid, tid, weight, listed
+# attributes and stack ("*" = any); decoded events of the kinds the
+# expectation covers must all be expected.  Prints at most 15 differences.
+evt_match() {
+	awk -F'\t' '
+	function fail(msg) { if (++nerr <= 15) print msg > "/dev/stderr" }
+	function check(e, d,    ne, nd, ef, df, i, j, k, v, hit) {
+		ne = split(e, ef, "\t"); nd = split(d, df, "\t")
+		for (i = 1; i <= 7; i++)
+			if (ef[i] != "*" && ef[i] != df[i]) { fail("column " i ": want " ef[i] " got " df[i] "\n  want: " e "\n  got:  " d); return }
+		if (ef[ne] != "*" && ef[ne] != df[nd]) { fail("stack: want " ef[ne] " got " df[nd] "\n  at: " e); return }
+		for (i = 8; i < ne; i++) {
+			k = substr(ef[i], 1, index(ef[i], "=")); v = substr(ef[i], length(k) + 1); hit = 0
+			for (j = 8; j < nd; j++)
+				if (index(df[j], k) == 1 && (v == "*" || substr(df[j], length(k) + 1) == v)) hit = 1
+			if (!hit) { fail("attribute " ef[i] " missing\n  want: " e "\n  got:  " d); return }
+		}
+	}
+	FNR == NR {
+		if (/^#evt/) { for (i = 3; i <= NF; i++) if ($i !~ /^source=/) hdr[$i] = 1; next }
+		if (/^#/ || $0 == "") next
+		kinds[$2] = 1; key = $1 SUBSEP $2 SUBSEP $3; want[key SUBSEP (++nw[key])] = $0; total++
+		next
+	}
+	/^#evt/ { for (i = 3; i <= NF; i++) delete hdr[$i]; for (h in hdr) fail("header lacks " h); next }
+	/^#/ || $0 == "" { next }
+	!($2 in kinds) { next }
+	{
+		key = $1 SUBSEP $2 SUBSEP $3; k = key SUBSEP (++ng[key])
+		if (!(k in want)) { fail("unexpected: " $0); next }
+		check(want[k], $0); seen[k] = 1; matched++
+	}
+	END {
+		for (k in want) if (!(k in seen)) fail("missing: " want[k])
+		if (nerr) { print nerr " differences; " matched + 0 " of " total " expected lines matched" > "/dev/stderr"; exit 1 }
+		if (!total) { print "nothing expected" > "/dev/stderr"; exit 1 }
+	}' "$1" "$2"
+}
+
+# evt_canon FILE: DPC/ISR and Sample lines reduced to what the demo
+# scenario decides (fast enough for 450,000 lines), sorted.
+evt_canon() {
+	awk -F'\t' '
+	/^#/ { next }
+	$2 == "DPC" || $2 == "ThreadedDPC" || $2 == "TimerDPC" || $2 == "ISR" || $2 == "Sample" {
+		delete a
+		for (i = 8; i < NF; i++) { j = index($i, "="); a[substr($i, 1, j - 1)] = substr($i, j + 1) }
+		if ($2 == "Sample")
+			print $1, $2, $3, $4, $5, $6, $7, a["ip"], a["prio"], a["count"], a["dpc"], a["isr"], $NF
+		else
+			print $1, $2, $3, $7, a["routine"], a["module"], a["duration_us"], a["end_ms"], a["vector"], a["msi"], a["message"], a["ret"]
+	}' OFS='\t' "$1" | LC_ALL=C sort
+}
+
 @test "etlgen --walk agrees with the census of the real corpus files" {
 	require_corpus
 	unzip_member "$CORPUS/perfview/net.4.5.2.x64.etl.zip" net.4.5.2.x64.etl "$T/net.etl"
@@ -68,7 +123,7 @@ expect_count() {
 		[ "$(walk_count "$v.walk" COMPACT$hp 0x05 0x24)" = 2 ] || fail "$v: compact CSwitch"
 		[ "$(walk_count "$v.walk" SYSTEM$hp 0x05 0x24)" = 1 ] || fail "$v: full CSwitch"
 		[ "$(walk_count "$v.walk" COMPACT$hp 0x05 0x32)" = 1 ] || fail "$v: ReadyThread"
-		[ "$(walk_count "$v.walk" FULL$hp 0x00 0x24)" = 2 ] || fail "$v: DbgID_RSDS"
+		[ "$(walk_count "$v.walk" FULL$hp 0x00 0x24)" = 4 ] || fail "$v: DbgID_RSDS (rundown start and end)"
 		case $s in
 		# (two samples of the scenario have an ip and no stack)
 		full) [ "$(walk_count "$v.walk" PERFINFO$hp 0x18 0x20)" = "$(( $(expect_count "$v.exp" Sample) - 2 ))" ] || fail "$v: one Stack per sample" ;;
@@ -168,4 +223,113 @@ expect_count() {
 	run etlgen --walk "$T/flip.etl"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"offset 8264: record size out of bounds"* ]]
+}
+
+@test "round trip through etl2evt: every kind, pointer size 4 and 8, plain and compressed, full/split/keyed stacks" {
+	for p in 4 8; do for z in --compress --no-compress; do for s in full split keys; do
+		v="$T/k$p$z$s"
+		etlgen -o "$v.etl" --expect "$v.exp" --pointer-size "$p" "$z" --stacks "$s" "$SCEN/kinds.yaml" 2>/dev/null
+		etl2evt -o "$v.evt" "$v.etl" || fail "etl2evt failed on $v.etl"
+		evt_match "$v.exp" "$v.evt" || fail "$v: decode differs from the scenario"
+	done; done; done
+}
+
+@test "round trip: DPC, ISR, CSwitch and ReadyThread attributes are the scenario's" {
+	etlgen -o "$T/k.etl" "$SCEN/kinds.yaml" 2>/dev/null
+	etl2evt -o "$T/k.evt" "$T/k.etl"
+	line() { awk -F'\t' -v t="$1" -v k="$2" '$1 == t && $2 == k' "$T/k.evt"; }
+	l=$(line 2.900000 DPC)
+	[[ "$l" == *$'\t0.2205\t'* && "$l" == *$'\troutine=ndis.sys!0x1a2b0\t'* && "$l" == *$'\tmodule=ndis.sys\t'* &&
+	   "$l" == *$'\tduration_us=220.500\t'* && "$l" == *$'\tend_ms=3.120500\t'* ]] || fail "DPC: $l"
+	l=$(line 4.000000 ThreadedDPC)
+	[[ "$l" == *$'\troutine=e1i65x64.sys!0x12340\t'* && "$l" == *$'\tduration_us=31.700\t'* ]] || fail "ThreadedDPC: $l"
+	l=$(line 5.000000 TimerDPC)
+	[[ "$l" == *$'\troutine=ntoskrnl.exe!0x9a010\t'* && "$l" == *$'\t0.0123\t'* ]] || fail "TimerDPC: $l"
+	l=$(line 6.000000 ISR)
+	[[ "$l" == *$'\tvector=145\t'* && "$l" == *$'\tret=1\t'* && "$l" != *msi=* && "$l" == *$'\tduration_us=4.200\t'* ]] || fail "ISR: $l"
+	l=$(line 6.500000 ISR)
+	[[ "$l" == *$'\tvector=434\t'* && "$l" == *$'\tmsi=1\t'* && "$l" == *$'\tmessage=3\t'* && "$l" == *$'\troutine=ndis.sys!0x3100\t'* ]] || fail "ISR-MSI: $l"
+	l=$(line 7.000000 CSwitch)
+	[[ "$l" == $'7.000000\tCSwitch\t1\tBackupSvc.exe\t2212\t4104\t0\t'* && "$l" == *$'\told_tid=4100\t'* && "$l" == *$'\told_pid=2212\t'* &&
+	   "$l" == *$'\tnew_prio=10\t'* && "$l" == *$'\told_prio=8\t'* && "$l" == *$'\twait_reason=WrQueue\t'* &&
+	   "$l" == *$'\twait_mode=user\t'* && "$l" == *$'\told_state=Waiting\t'* && "$l" == *$'\twait_time=17\t'* ]] || fail "CSwitch: $l"
+	l=$(line 7.500000 CSwitch)	# the full-header variant
+	[[ "$l" == $'7.500000\tCSwitch\t1\tIdle\t0\t0\t'* && "$l" == *$'\told_tid=4104\t'* && "$l" == *$'\twait_reason=UserRequest\t'* ]] || fail "CSwitch (full header): $l"
+	l=$(line 7.900000 ReadyThread)
+	[[ "$l" == $'7.900000\tReadyThread\t3\tSystem\t4\t8\t'* && "$l" == *$'\tready_tid=4100\t'* && "$l" == *$'\tready_pid=2212\t'* &&
+	   "$l" == *$'\tadjust_reason=1\t'* && "$l" == *$'\tadjust_incr=-2\t'* ]] || fail "ReadyThread: $l"
+	# a DPC after a CSwitch on its CPU is charged to the thread running there
+	l=$(line 3.200000 Sample)
+	[[ "$l" == $'3.200000\tSample\t3\tSystem\t4\t8\t1\t'* ]] || fail "Sample of tid 8: $l"
+	# lost events: the header count and the buffer flag
+	head -1 "$T/k.evt" | grep -q $'\tevents_lost=5\t'
+	awk -F'\t' '$2 == "Lost" && $3 == 2' "$T/k.evt" | grep -q .
+}
+
+@test "round trip: the demo incident, every DPC, ISR and sample exactly" {
+	etlgen -o "$T/i.etl" --expect "$T/i.exp" "$SCEN/backup-incident.yaml" 2>/dev/null
+	etl2evt -o "$T/i.evt" "$T/i.etl"
+	evt_canon "$T/i.exp" >"$T/want"
+	evt_canon "$T/i.evt" >"$T/got"
+	[ "$(wc -l <"$T/want")" -eq 456800 ]
+	textdiff "$T/want" "$T/got" | head -20
+	cmp -s "$T/want" "$T/got"
+}
+
+@test "rundown records and header mirrored from net.4.5.2.x64 decode exactly as the real ones" {
+	require_corpus
+	unzip_member "$CORPUS/perfview/net.4.5.2.x64.etl.zip" net.4.5.2.x64.etl "$T/net.etl"
+	etl2evt -o "$T/real.evt" "$T/net.etl"
+	etlgen -o "$T/m.etl" --expect "$T/m.exp" "$SCEN/mirror-net452.yaml" 2>/dev/null
+	etl2evt -o "$T/m.evt" "$T/m.etl"
+	evt_match "$T/m.exp" "$T/m.evt"
+	# the same records, apart from time and CPU
+	sel() {
+		awk -F'\t' '($2 ~ /^ProcessDC/ && ($5 == 0 || $5 == 4 || $5 == 456)) || ($2 ~ /^ThreadDC/ && $5 == 0) ||
+		    ($2 ~ /^(ImageDCStart|ImageDCEnd|ImageID|DbgID_RSDS)$/ && ($5 == 0 || $5 == 4) &&
+		     $0 ~ /\tbase=0x(fffff80021489000|fffff8002141d000|77710000|7f9d02f0000)\t/) { $1 = ""; $3 = ""; print }' OFS='\t' "$1" | LC_ALL=C sort -u
+	}
+	sel "$T/real.evt" >"$T/real.sel"
+	sel "$T/m.evt" >"$T/m.sel"
+	[ "$(wc -l <"$T/real.sel")" -eq 28 ]
+	textdiff "$T/real.sel" "$T/m.sel"
+	# and the header fields that describe the machine and clock
+	hdr() { head -1 "$1" | tr '\t' '\n' | grep -E '^(os_version|os_build|cpus|pointer_size|clock|clock_freq|start_utc|events_lost|buffers_lost|sample_interval_ms|logger)='; }
+	textdiff <(hdr "$T/real.evt") <(hdr "$T/m.evt")
+}
+
+@test "corrupted synthetic files behave like corrupted real ones in etl2evt" {
+	require_corpus
+	etlgen -o "$T/s.etl" --no-compress "$SCEN/kinds.yaml" 2>/dev/null
+	etlgen -o "$T/z.etl" --compress "$SCEN/kinds.yaml" 2>/dev/null
+	real="$CORPUS/airbus/ShutdownPerfDiagLogger.etl"
+	unzip_member "$CORPUS/perfview/net.4.5.2.x64.etl.zip" net.4.5.2.x64.etl "$T/net.etl"
+	# truncated inside the second data buffer: plain synthetic vs plain real,
+	# compressed synthetic vs compressed real
+	for pair in "$T/s.etl:20000" "$real:150000" "$T/z.etl:$(( $(stat -c %s "$T/z.etl") - 100 ))" "$T/net.etl:100000"; do
+		f=${pair%%:*} n=${pair#*:} b=$T/$(basename "$f").trunc
+		etl2evt -o "$T/full.evt" "$f"
+		head -c "$n" "$f" >"$b"
+		run etl2evt -o "$T/cut.evt" "$b"
+		[ "$status" -eq 1 ] || fail "$b: status $status"
+		[[ "$output" == *"$b: offset "[0-9]*": "* ]] || fail "$b: no offset in: $output"
+		grep -q $'^#skipped\twhat=buffer\tcount=[1-9]' "$T/cut.evt" || fail "$b: nothing counted as skipped"
+		# what was decoded is what the whole file holds (nothing invented)
+		# (attributes may differ: frames resolve against the images seen)
+		comm -23 <(grep -v '^#' "$T/cut.evt" | cut -f1-3,5,6 | LC_ALL=C sort) \
+		    <(grep -v '^#' "$T/full.evt" | cut -f1-3,5,6 | LC_ALL=C sort) >"$T/new"
+		[ ! -s "$T/new" ] || { head -3 "$T/new"; fail "$b: events not in the whole file"; }
+		[ "$(grep -vc '^#' "$T/cut.evt")" -gt 10 ] || fail "$b: the intact buffers were not decoded"
+	done
+	# a record size flipped to 0xfff0 (past the fill) in the first data buffer: the rest of that buffer is skipped, the file goes on
+	for pair in "$T/s.etl:8192" "$real:65536"; do
+		f=${pair%%:*} off=$(( ${pair#*:} + 72 + 4 )) b=$T/$(basename "$f").flip
+		cp "$f" "$b"
+		printf '\xf0\xff' | dd of="$b" bs=1 seek="$off" conv=notrunc 2>/dev/null
+		run etl2evt -o "$T/flip.evt" "$b"
+		[ "$status" -eq 1 ] || fail "$b: status $status"
+		[[ "$output" == *"$b: offset $(( off - 4 )): record size"* ]] || fail "$b: $output"
+		grep -q $'^#skipped\twhat=buffer' "$T/flip.evt"
+		[ "$(grep -vc '^#' "$T/flip.evt")" -gt 50 ] || fail "$b: the other buffers were lost"
+	done
 }

@@ -40,7 +40,7 @@ enum kind {
 	K_PSTART, K_PEND, K_PDCSTART, K_PDCEND,
 	K_TSTART, K_TEND, K_TDCSTART, K_TDCEND,
 	K_ILOAD, K_IUNLOAD, K_IDCSTART, K_IDCEND,
-	K_LOST, K_INTERVAL, K_STACKWALK, NKINDS
+	K_LOST, K_INTERVAL, K_STACKWALK, K_IMAGEID, K_DBGID, NKINDS
 };
 
 static const char *kind_names[NKINDS] = {
@@ -48,7 +48,7 @@ static const char *kind_names[NKINDS] = {
 	"ProcessStart", "ProcessEnd", "ProcessDCStart", "ProcessDCEnd",
 	"ThreadStart", "ThreadEnd", "ThreadDCStart", "ThreadDCEnd",
 	"ImageLoad", "ImageUnload", "ImageDCStart", "ImageDCEnd",
-	"Lost", "SampleInterval", "StackWalk",
+	"Lost", "SampleInterval", "StackWalk", "ImageID", "DbgID_RSDS",
 };
 
 static const char *wait_reasons[] = {
@@ -76,7 +76,8 @@ struct proc;
 struct image {
 	char *path, *name;
 	uint64_t base, size;
-	uint32_t checksum, timestamp;
+	uint32_t checksum, timestamp, image_timestamp;
+	char *original;			/* ImageID OriginalFileName */
 	char *pdb;
 	uint8_t guid[16];
 	char guidtext[40];
@@ -139,6 +140,7 @@ static struct {
 	int stack_mode;			/* 0 full, 1 keys, 2 split user part */
 	uint64_t seed;
 	uint32_t events_lost, buffers_lost;
+	uint32_t rundown_pid, rundown_tid, rundown_end_tid;
 	char *logger_name;
 	/* model */
 	struct proc *procs;
@@ -622,7 +624,7 @@ parse_machine(const yaml_node_t *m)
 	static const char *const keys[] = {"cpus", "pointer_size", "os_version", "os_build",
 	    "clock_freq", "cpu_mhz", "start_utc", "boot_utc", "start_qpc", "duration_ms",
 	    "sample_interval_ms", "buffer_size", "compress", "stacks", "seed", "events_lost",
-	    "buffers_lost", "logger_name", NULL};
+	    "buffers_lost", "logger_name", "rundown_pid", "rundown_tid", "rundown_end_tid", NULL};
 	const char *v;
 	unsigned a, b, c, d;
 	yaml_node_t *n;
@@ -676,6 +678,9 @@ parse_machine(const yaml_node_t *m)
 	S.events_lost = (uint32_t)u64_or(m, "events_lost", 0);
 	S.buffers_lost = (uint32_t)u64_or(m, "buffers_lost", 0);
 	S.logger_name = xstrdup(str_or(m, "logger_name", "NT Kernel Logger"));
+	S.rundown_pid = (uint32_t)u64_or(m, "rundown_pid", 0);
+	S.rundown_tid = (uint32_t)u64_or(m, "rundown_tid", 0);
+	S.rundown_end_tid = (uint32_t)u64_or(m, "rundown_end_tid", S.rundown_tid);
 }
 
 /*
@@ -705,7 +710,7 @@ static void
 parse_image(struct proc *p, struct image *im, const yaml_node_t *n)
 {
 	static const char *const keys[] = {"path", "base", "size", "checksum", "timestamp",
-	    "pdb", "guid", "age", "load_ms", "unload_ms", NULL};
+	    "image_timestamp", "original_name", "pdb", "guid", "age", "load_ms", "unload_ms", NULL};
 	yaml_node_t *g;
 
 	check_keys(n, keys);
@@ -720,6 +725,8 @@ parse_image(struct proc *p, struct image *im, const yaml_node_t *n)
 		bad(n, "image %s: base/size do not fit the pointer size", im->name);
 	im->checksum = (uint32_t)u64_or(n, "checksum", 0);
 	im->timestamp = (uint32_t)u64_or(n, "timestamp", 0);
+	im->image_timestamp = (uint32_t)u64_or(n, "image_timestamp", im->timestamp);
+	im->original = xstrdup(str_or(n, "original_name", im->name));
 	im->pdb = get(n, "pdb") ? xstrdup(str_or(n, "pdb", "")) : NULL;
 	if ((g = get(n, "guid")) != NULL) {
 		const char *s = scalar(g);
@@ -763,6 +770,7 @@ parse_processes(const yaml_node_t *list)
 	static const char *const tkeys[] = {"tid", "start_addr", "name", "prio", "start_ms",
 	    "end_ms", NULL};
 	int i, j, np = seq_len(list), have_idle = 0, have_system = 0;
+	yaml_node_t *idle_tn = NULL;
 
 	S.procs = xcalloc((size_t)np + 2, sizeof *S.procs);
 	for (i = 0; i < np; i++) {
@@ -824,6 +832,10 @@ parse_processes(const yaml_node_t *list)
 			if (!get(tn, "tid"))
 				bad(tn, "a thread needs tid");
 			tid = (uint32_t)u64_of(get(tn, "tid"));
+			if (tid == 0 && p->pid == 0) {
+				idle_tn = tn;	/* settings for every CPU's idle thread */
+				continue;
+			}
 			if (tid == 0 || thread_by_tid(tid))
 				bad(tn, "tid %u is 0 or declared twice", tid);
 			add_thread(p, tid, -1);
@@ -840,9 +852,15 @@ parse_processes(const yaml_node_t *list)
 		for (j = 0; j < seq_len(thr); j++) {
 			yaml_node_t *tn = seq_at(thr, j), *sa = get(tn, "start_addr");
 			struct thread *t = thread_by_tid((uint32_t)u64_of(get(tn, "tid")));
-			if (sa)
+			if (sa && tn != idle_tn)
 				t->start_addr = frame_addr(sa, t->proc->pid);
 		}
+	}
+	if (idle_tn && get(idle_tn, "start_addr")) {
+		uint64_t a = frame_addr(get(idle_tn, "start_addr"), 0);
+		for (i = 0; i < S.nthr; i++)
+			if (S.thr[i].idle_cpu >= 0)
+				S.thr[i].start_addr = a;
 	}
 	for (i = 0; i < S.nthr; i++) {
 		struct proc *p = S.thr[i].proc;
@@ -1233,12 +1251,16 @@ gen_samples(const yaml_node_t *n)
 			if (di < ndpcs && dpcs[di].cpu == cpu && dpcs[di].t0 <= t)
 				in = &dpcs[di];
 			e = add_event(K_SAMPLE, cpu, t);
-			if (in) {
+			if (in && in->st) {
+				/* the DPC's stack, charged to the thread it interrupted */
 				e->a[0] = in->tid;
 				e->a[1] = in->prio;
 				e->a[3] = in->kind == K_ISR ? 2 : 1;
-				e->stack = in->st ? in->st : w->st;
+				e->stack = in->st;
 			} else {
+				/* a DPC without a stack: the interrupted thread's, flagged */
+				if (in)
+					e->a[3] = in->kind == K_ISR ? 2 : 1;
 				e->a[0] = w->tid;
 				e->a[1] = (uint32_t)w->prio;
 				e->stack = w->st;
@@ -1390,19 +1412,39 @@ ex_escaped(struct outbuf *ob, const char *s, int in_stack)
 	ob_commit(ob, evt_escape(p, s, n, in_stack));
 }
 
-/* the fixed columns; PROC NULL = "*" columns */
+#define ANY (-2)	/* a "*" column */
+
+/* the fixed columns; NAME NULL and ANY ids are written as "*" */
 static void
-ex_head(struct out *o, int64_t t, int kind, int cpu, const struct thread *th, const char *weight)
+ex_cols(struct out *o, int64_t t, int kind, int cpu, const char *name, long pid, long tid,
+    const char *weight)
 {
 	char tb[40];
 
 	fmt_ms(tb, t);
 	ob_printf(o->ex, "%s\t%s\t%d\t", tb, kind_names[kind], cpu);
-	if (th) {
-		ex_escaped(o->ex, th->proc->name, 0);
-		ob_printf(o->ex, "\t%u\t%u\t%s", th->proc->pid, th->tid, weight);
-	} else
-		ob_printf(o->ex, "*\t*\t*\t%s", weight);
+	if (name)
+		ex_escaped(o->ex, name, 0);
+	else
+		ob_putc(o->ex, '*');
+	if (pid == ANY)
+		ob_puts(o->ex, "\t*");
+	else
+		ob_printf(o->ex, "\t%ld", pid);
+	if (tid == ANY)
+		ob_puts(o->ex, "\t*");
+	else
+		ob_printf(o->ex, "\t%ld", tid);
+	ob_printf(o->ex, "\t%s", weight);
+}
+
+static void
+ex_head(struct out *o, int64_t t, int kind, int cpu, const struct thread *th, const char *weight)
+{
+	if (th)
+		ex_cols(o, t, kind, cpu, th->proc->name, (long)th->proc->pid, (long)th->tid, weight);
+	else
+		ex_cols(o, t, kind, cpu, NULL, ANY, ANY, weight);
 }
 
 /*
@@ -1501,15 +1543,8 @@ write_sample(struct out *o, const struct gev *e)
 		ob_puts(o->ex, "\tdpc=1");
 	if (e->a[3] & 2)
 		ob_puts(o->ex, "\tisr=1");
-	ob_putc(o->ex, '\t');
-	if (e->stack)
-		ob_puts(o->ex, e->stack->text);
-	else {
-		char f[300];
-		frame_text(f, sizeof f, th->proc->pid, e->addr);
-		ob_puts(o->ex, f);
-	}
-	ob_putc(o->ex, '\n');
+	/* without StackWalk events the stack is the decoder's choice (empty or the ip) */
+	ob_printf(o->ex, "\t%s\n", e->stack ? e->stack->text : "*");
 }
 
 static void
@@ -1599,6 +1634,13 @@ write_ready(struct out *o, const struct gev *e)
 	    rt->tid, rt->proc->pid, (int8_t)e->a[2], (int8_t)e->a[3], (int8_t)e->a[4]);
 }
 
+/* a running process's ExitStatus is STATUS_PENDING (259), Idle's 0 (as in net.4.5.2.x64) */
+static uint32_t
+rundown_exit(const struct proc *p)
+{
+	return p->pid == 0 ? 0 : 259;
+}
+
 static void
 write_process(struct out *o, const struct gev *e)
 {
@@ -1616,7 +1658,7 @@ write_process(struct out *o, const struct gev *e)
 	etlw_u32(&o->r, p->pid);
 	etlw_u32(&o->r, p->parent);
 	etlw_u32(&o->r, p->session);
-	etlw_u32(&o->r, e->kind == K_PEND ? p->exit : (e->kind == K_PDCEND ? 259 : 0));
+	etlw_u32(&o->r, e->kind == K_PEND ? p->exit : e->kind == K_PSTART ? 0 : rundown_exit(p));
 	etlw_ptr(&o->r, 0x1aa000ull + 0x1000ull * p->pid);	/* DirectoryTableBase */
 	etlw_u32(&o->r, 0);					/* Flags */
 	etlw_ptr(&o->r, p->key + 0x800);			/* TOKEN_USER: SID pointer */
@@ -1629,15 +1671,15 @@ write_process(struct out *o, const struct gev *e)
 	emit(o, e->cpu);
 	if (!o->ex)
 		return;
-	ex_head(o, e->t, e->kind, e->cpu, NULL, "0");
-	ob_printf(o->ex, "\tparent=%u\timage=", p->parent);
+	ex_cols(o, e->t, e->kind, e->cpu, p->name, (long)p->pid, ANY, "0");
+	ob_printf(o->ex, "\tparent=%u\tsession=%d\timage=", p->parent, (int32_t)p->session);
 	ex_escaped(o->ex, p->name, 0);
 	if (*p->cmdline) {
 		ob_puts(o->ex, "\tcmdline=");
 		ex_escaped(o->ex, p->cmdline, 0);
 	}
-	if (e->kind == K_PEND)
-		ob_printf(o->ex, "\texit=%u", p->exit);
+	if (e->kind == K_PEND || e->kind == K_PDCEND)
+		ob_printf(o->ex, "\texit=%u", e->kind == K_PEND ? p->exit : rundown_exit(p));
 	ob_puts(o->ex, "\t*\n");
 }
 
@@ -1675,10 +1717,21 @@ write_thread(struct out *o, const struct gev *e)
 	}
 	if (!o->ex)
 		return;
-	ex_head(o, e->t, e->kind, e->cpu, NULL, "0");
-	ob_printf(o->ex, "\tstart_addr=0x%llx\t*\n", (unsigned long long)t->start_addr);
+	ex_cols(o, e->t, e->kind, e->cpu, t->proc->name, (long)t->proc->pid, (long)t->tid, "0");
+	if (resolve(t->proc->pid, t->start_addr)) {
+		char f[300];
+		frame_text(f, sizeof f, t->proc->pid, t->start_addr);
+		ob_printf(o->ex, "\tstart_addr=%s", f);
+	}
+	ob_puts(o->ex, "\t*\n");
 }
 
+/*
+ * Images as the kernel and xperf's merge write them (net.4.5.2.x64): for a
+ * rundown or load, first ImageID and (with a PDB) DbgID_RSDS, then the
+ * Image event at the same time.  Kernel images use the SYSTEM header with
+ * the rundown thread, user ones the PERFINFO header.
+ */
 static void
 write_image(struct out *o, const struct gev *e)
 {
@@ -1686,33 +1739,22 @@ write_image(struct out *o, const struct gev *e)
 	uint32_t pid = im->proc->pid;
 	int group = e->kind == K_ILOAD ? 3 : 20;
 	int type = e->kind == K_ILOAD ? 10 : e->kind == K_IUNLOAD ? 2 : e->kind == K_IDCSTART ? 3 : 4;
-	int system_hdr = e->kind == K_ILOAD || e->kind == K_IUNLOAD || is_kernel_addr(im->base);
+	int kernel = is_kernel_addr(im->base);
+	int system_hdr = e->kind == K_ILOAD || e->kind == K_IUNLOAD || kernel;
+	int ids = e->kind != K_IUNLOAD;
+	uint32_t rtid = e->kind == K_IDCEND ? S.rundown_end_tid : S.rundown_tid;
+	uint32_t htid = kernel ? rtid : 0xFFFFFFFFu;
 
-	if (system_hdr)
-		etlw_rec_kernel(&o->r, ETLW_SYSTEM, S.psize, group, type, 2, 0, pid, ts(e->t));
-	else
-		etlw_rec_kernel(&o->r, ETLW_PERFINFO, S.psize, group, type, 2, 0, 0, ts(e->t));
-	etlw_ptr(&o->r, im->base);
-	etlw_ptr(&o->r, im->size);
-	etlw_u32(&o->r, pid);
-	etlw_u32(&o->r, im->checksum);
-	etlw_u32(&o->r, im->timestamp);
-	etlw_u32(&o->r, 0);			/* SignatureLevel/Type/Reserved0 */
-	etlw_ptr(&o->r, im->base);		/* DefaultBase */
-	etlw_bytes(&o->r, (uint8_t[16]){0}, 16);
-	etlw_wstr(&o->r, im->path);
-	emit(o, e->cpu);
-	if (e->kind == K_IDCSTART || e->kind == K_ILOAD) {
-		/* what xperf's merge adds: ImageID and, with a PDB, DbgID_RSDS */
-		etlw_rec_classic(&o->r, S.psize, imageid_guid, 0, 0, 2, 0xFFFFFFFFu, pid, ts(e->t));
+	if (ids) {
+		etlw_rec_classic(&o->r, S.psize, imageid_guid, 0, 0, 2, htid, pid, ts(e->t));
 		etlw_ptr(&o->r, im->base);
 		etlw_ptr(&o->r, im->size);
 		etlw_u32(&o->r, pid);
 		etlw_u32(&o->r, im->timestamp);
-		etlw_wstr(&o->r, im->name);
+		etlw_wstr(&o->r, im->original);
 		emit(o, e->cpu);
 		if (im->pdb) {
-			etlw_rec_classic(&o->r, S.psize, imageid_guid, 36, 0, 2, 0xFFFFFFFFu, pid, ts(e->t));
+			etlw_rec_classic(&o->r, S.psize, imageid_guid, 36, 0, 2, htid, pid, ts(e->t));
 			etlw_ptr(&o->r, im->base);
 			etlw_u32(&o->r, pid);
 			etlw_bytes(&o->r, im->guid, 16);
@@ -1721,13 +1763,44 @@ write_image(struct out *o, const struct gev *e)
 			emit(o, e->cpu);
 		}
 	}
+	if (system_hdr)
+		etlw_rec_kernel(&o->r, ETLW_SYSTEM, S.psize, group, type, 2,
+		    kernel ? rtid : 0, kernel ? S.rundown_pid : pid, ts(e->t));
+	else
+		etlw_rec_kernel(&o->r, ETLW_PERFINFO, S.psize, group, type, 2, 0, 0, ts(e->t));
+	etlw_ptr(&o->r, im->base);
+	etlw_ptr(&o->r, im->size);
+	etlw_u32(&o->r, pid);
+	etlw_u32(&o->r, im->checksum);
+	etlw_u32(&o->r, im->image_timestamp);
+	etlw_u32(&o->r, 0);			/* SignatureLevel/Type/Reserved0 */
+	etlw_ptr(&o->r, kernel ? 0 : im->base);	/* DefaultBase */
+	etlw_bytes(&o->r, (uint8_t[16]){0}, 16);
+	etlw_wstr(&o->r, im->path);
+	emit(o, e->cpu);
 	if (!o->ex)
 		return;
-	ex_head(o, e->t, e->kind, e->cpu, NULL, "0");
+	if (ids) {
+		ex_cols(o, e->t, K_IMAGEID, e->cpu, im->proc->name, (long)pid,
+		    htid == 0xFFFFFFFFu ? -1 : (long)htid, "0");
+		ob_printf(o->ex, "\tbase=0x%llx\tsize=0x%llx\ttimestamp=%u\timage=",
+		    (unsigned long long)im->base, (unsigned long long)im->size, im->timestamp);
+		ex_escaped(o->ex, im->original, 0);
+		ob_puts(o->ex, "\t*\n");
+		if (im->pdb) {
+			ex_cols(o, e->t, K_DBGID, e->cpu, im->proc->name, (long)pid,
+			    htid == 0xFFFFFFFFu ? -1 : (long)htid, "0");
+			ob_printf(o->ex, "\tbase=0x%llx\tguid=%s\tage=%u\tpdb=",
+			    (unsigned long long)im->base, im->guidtext, im->age);
+			ex_escaped(o->ex, im->pdb, 0);
+			ob_puts(o->ex, "\t*\n");
+		}
+	}
+	ex_cols(o, e->t, e->kind, e->cpu, im->proc->name, (long)pid, ANY, "0");
 	ob_printf(o->ex, "\tbase=0x%llx\tsize=0x%llx\tpath=", (unsigned long long)im->base,
 	    (unsigned long long)im->size);
 	ex_escaped(o->ex, im->path, 0);
-	ob_puts(o->ex, "\t*\n");
+	ob_printf(o->ex, "\tchecksum=0x%x\ttimestamp=%u\t*\n", im->checksum, im->image_timestamp);
 }
 
 static void
