@@ -176,13 +176,48 @@ l_str(struct line *l, const char *s)
 	l_mem(l, s, strlen(s));
 }
 
-/* escaped per evt-format §4 (S is valid UTF-8 already) */
+/*
+ * Escaped per evt-format §4 (S is valid UTF-8 already).  The same rules
+ * as evt_escape(), with a table and a copy of each clean run: names and
+ * paths rarely need escaping and this is the decoder's hottest loop.
+ */
+static uint8_t esc_table[256];	/* 1: escape always, 2: escape in the stack column */
+
+static void
+esc_init(void)
+{
+	for (int i = 0; i < 0x20; i++)
+		esc_table[i] = 1;
+	esc_table[0x7f] = 1;
+	esc_table['%'] = 1;
+	esc_table[';'] = 2;
+}
+
 static void
 l_esc(struct line *l, const char *s, size_t n, int in_stack)
 {
+	static const char hx[] = "0123456789ABCDEF";
+	unsigned mask = in_stack ? 3 : 1;
+
 	if (l->n + 3 * n + 1 > l->cap)
 		l_grow(l, 3 * n);
-	l->n += evt_escape(l->b + l->n, s, n, in_stack);
+	char *o = l->b + l->n;
+	size_t i = 0;
+	while (i < n) {
+		size_t j = i;
+		while (j < n && !(esc_table[(uint8_t)s[j]] & mask))
+			j++;
+		memcpy(o, s + i, j - i);
+		o += j - i;
+		if (j == n)
+			break;
+		uint8_t c = (uint8_t)s[j];
+		*o++ = '%';
+		*o++ = hx[c >> 4];
+		*o++ = hx[c & 15];
+		i = j + 1;
+	}
+	l->n = (size_t)(o - l->b);
 }
 
 static void
@@ -263,13 +298,16 @@ l_kv_s(struct line *l, const char *k, const char *v)
 static void
 l_kv_hexbytes(struct line *l, const char *k, const uint8_t *p, size_t n)
 {
+	static const char hx[] = "0123456789abcdef";
 	l_key(l, k);
 	if (l->n + 2 * n + 1 > l->cap)
 		l_grow(l, 2 * n);
+	char *o = l->b + l->n;
 	for (size_t i = 0; i < n; i++) {
-		l->b[l->n++] = "0123456789abcdef"[p[i] >> 4];
-		l->b[l->n++] = "0123456789abcdef"[p[i] & 15];
+		o[2 * i] = hx[p[i] >> 4];
+		o[2 * i + 1] = hx[p[i] & 15];
 	}
+	l->n += 2 * n;
 }
 
 /* ms with 6 decimals from ns */
@@ -328,6 +366,7 @@ struct conv {
 	struct stk *stk;
 	size_t nstk, capstk;
 	struct hmap stkmap;	/* (tid, ts) → stk */
+	struct hmap framemap;	/* (hash, length) → frames in fr[] */
 	uint64_t *fr;
 	size_t nfr, capfr;
 	struct keydef *kd;
@@ -372,9 +411,28 @@ ptr_at(const struct conv *c, const uint8_t *p)
 	return c->P == 8 ? etl_u64(p) : etl_u32(p);
 }
 
+/*
+ * Stores N frames (P-sized, innermost first) once: identical stacks share
+ * one copy, so memory grows with distinct stacks, not with samples.
+ */
 static uint32_t
 add_frames(struct conv *c, const uint8_t *p, size_t n)
 {
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= ptr_at(c, p + i * c->P);
+		h *= 1099511628211ull;
+		h ^= h >> 29;
+	}
+	uint32_t *known = hmap_get(&c->framemap, h, n);
+	if (known) {
+		size_t i;
+		for (i = 0; i < n; i++)
+			if (c->fr[*known + i] != ptr_at(c, p + i * c->P))
+				break;
+		if (i == n)
+			return *known;
+	}
 	uint32_t start = (uint32_t)c->nfr;
 	while (c->nfr + n > c->capfr) {
 		c->capfr = c->capfr ? c->capfr * 2 : 4096;
@@ -382,6 +440,8 @@ add_frames(struct conv *c, const uint8_t *p, size_t n)
 	}
 	for (size_t i = 0; i < n; i++)
 		c->fr[c->nfr++] = ptr_at(c, p + i * c->P);
+	if (!known)
+		hmap_put(&c->framemap, h, n, start);
 	return start;
 }
 
@@ -1645,6 +1705,7 @@ etl2evt_convert(struct etl_reader *r, const struct etl2evt_opts *o, struct outbu
 	uint64_t total = 0, n = 0;
 
 	memset(c, 0, sizeof *c);
+	esc_init();
 	c->r = r;
 	c->o = o;
 	c->ob = ob;
@@ -1654,6 +1715,7 @@ etl2evt_convert(struct etl_reader *r, const struct etl2evt_opts *o, struct outbu
 	if (o->sym)
 		images_set_symbols(c->img, o->sym, o->symctx);
 	hmap_init(&c->stkmap);
+	hmap_init(&c->framemap);
 	c->kinds = split_list(o->kinds, &c->nkinds);
 	c->procs = split_list(o->procs, &c->nprocs);
 	c->from_ns = o->has_from ? (int64_t)(o->from_ms * 1e6) : INT64_MIN;
@@ -1759,6 +1821,7 @@ etl2evt_convert(struct etl_reader *r, const struct etl2evt_opts *o, struct outbu
 	free(c->cur_tid);
 	free(c->l.b);
 	hmap_free(&c->stkmap);
+	hmap_free(&c->framemap);
 	images_free(c->img);
 	return partial;
 }
