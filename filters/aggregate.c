@@ -38,16 +38,16 @@
 #include <string.h>
 
 static void
-usage(void)
+usage(FILE *fp)
 {
-	fprintf(stderr, "usage: aggregate [-SMi] [-m sum|mean] [-p glob] [-n name] [-l list] "
+	fprintf(fp, "usage: aggregate [-SMi] [-m sum|mean] [-p glob] [-n name] [-l list] "
 	    "[-k kinds] [-b file] [-o file] file...\n");
 }
 
 static void
 help(void)
 {
-	usage();
+	usage(stdout);
 	fputs("Sums many scenarios' stacks into one folded view (PerfView scenario sets).\n"
 	    "  -n, --name PATTERN       scenario name; $1..$9 = '*' of --match, $0 = base name [$1]\n"
 	    "  -p, --match GLOB         glob over each file's base name (a '/' in it: the whole path)\n"
@@ -63,7 +63,7 @@ help(void)
 	    "  -o, --output FILE        write the folded stacks to FILE (atomically) [stdout]\n"
 	    "  -h, --help, --version\n"
 	    "Exit: 0 ok, 1 some input unreadable or malformed (skipped, counted), 2 fatal.\n",
-	    stderr);
+	    stdout);
 	exit(0);
 }
 
@@ -203,7 +203,7 @@ main(int argc, char **argv)
 			cli_version();
 			break;
 		default:
-			usage();
+			usage(stderr);
 			exit(EXIT_FATAL);
 		}
 	}

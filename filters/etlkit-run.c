@@ -98,16 +98,16 @@ static int opt_verify, opt_retry, opt_quiet;
 static volatile sig_atomic_t interrupted;
 
 static void
-usage(void)
+usage(FILE *fp)
 {
-	fprintf(stderr, "usage: etlkit-run [-j n] [--verify] [--retry-failed] [--list-jobs [--todo]] "
+	fprintf(fp, "usage: etlkit-run [-j n] [--verify] [--retry-failed] [--list-jobs [--todo]] "
 	    "[--run-job id [--emit]] [--merge-only] pipeline.yaml\n");
 }
 
 static void
 help(void)
 {
-	usage();
+	usage(stdout);
 	fputs("Runs a nightly multi-scenario pipeline (docs/pipelines.md).\n"
 	    "  -j, --jobs N        traces converted in parallel [pipeline 'jobs', else CPUs]\n"
 	    "      --verify        re-hash every trace, even when size and mtime match the record\n"
@@ -121,7 +121,7 @@ help(void)
 	    "  -q, --quiet         no summary on stderr\n"
 	    "  -h, --help, --version\n"
 	    "Exit: 0 all traces ok, 1 partial (failed traces reported, others aggregated), 2 fatal.\n",
-	    stderr);
+	    stdout);
 	exit(0);
 }
 
@@ -736,7 +736,7 @@ convert(struct job *j)
 		r.size = (uint64_t)st.st_size;
 		r.mtime_s = (int64_t)st.st_mtim.tv_sec;
 		r.mtime_ns = st.st_mtim.tv_nsec;
-		gz = gzopen(tmp, "wb6");
+		gz = gzopen(tmp, "wb1");	/* fast: the lean result is read back once a night */
 		if (gz == NULL)
 			cli_fatal("%s: %s", tmp, strerror(errno));
 		status = j->ncmd == 0 ? (copy_trace(j->trace, gz, &why) < 0 ? 2 : 0) :
@@ -955,6 +955,12 @@ job_usable(const struct job *j)
 }
 
 static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
 cmp_job_order(const void *a, const void *b)
 {
 	const struct job *x = &jobs[*(const int *)a], *y = &jobs[*(const int *)b];
@@ -1063,14 +1069,15 @@ scratch_folded(struct scenagg *sa, const struct pl_output *o, int scenario_frame
  * render's DPC/ISR reports: the first header is kept, later ones dropped.
  */
 static char *
-scratch_evt(int prod, int yaml_line)
+scratch_evt(int prod, int yaml_line, const char *scen)
 {
 	char *path = xasprintf("%s/.scratch.%ld.%d.evt", pl->outdir, (long)getpid(), yaml_line);
 	int *order = xmalloc(((size_t)njobs + 1) * sizeof(int)), n = 0, i, header = 0;
 	struct outbuf ob;
 
 	for (i = 0; i < njobs; i++)
-		if (jobs[i].prod == prod && job_usable(&jobs[i]))
+		if (jobs[i].prod == prod && job_usable(&jobs[i]) &&
+		    (scen == NULL || strcmp(jobs[i].name, scen) == 0))
 			order[n++] = i;
 	qsort(order, (size_t)n, sizeof(int), cmp_job_order);
 	ob_open(&ob, path);
@@ -1095,6 +1102,88 @@ scratch_evt(int prod, int yaml_line)
 	return path;
 }
 
+/* Replaces "{scenario}" in PATH by NAME ('/' made safe); malloc'ed. */
+static char *
+scenario_path(const char *path, const char *name)
+{
+	const char *at = strstr(path, "{scenario}");
+	char *safe = xstrdup(name), *p, *r;
+
+	for (p = safe; *p; p++)
+		if (*p == '/')
+			*p = '_';
+	r = xasprintf("%.*s%s%s", (int)(at - path), path, safe, at + 10);
+	free(safe);
+	return r;
+}
+
+/*
+ * DPC/ISR reports are per trace timeline: one report per scenario, either
+ * into its own file ("{scenario}" in the path) or one after the other in
+ * one file, each under a "== scenario NAME" line.
+ */
+static int
+write_dpc_reports(const struct pl_output *o)
+{
+	char **names = NULL, *argv[MAX_ARGV + 8];
+	int nnames = 0, i, k, rc = 0, per_file = strstr(o->path, "{scenario}") != NULL;
+	struct atomic_out ao;
+
+	for (i = 0; i < njobs; i++) {
+		if (jobs[i].prod != o->product || !job_usable(&jobs[i]))
+			continue;
+		for (k = 0; k < nnames; k++)
+			if (strcmp(names[k], jobs[i].name) == 0)
+				break;
+		if (k == nnames) {
+			names = xrealloc(names, (size_t)(nnames + 1) * sizeof(*names));
+			names[nnames++] = jobs[i].name;
+		}
+	}
+	qsort(names, (size_t)nnames, sizeof(*names), cmp_str);
+	if (!per_file)
+		ao_open(&ao, o->path);
+	for (k = 0; k < nnames; k++) {
+		char *scratch = scratch_evt(o->product, o->line, names[k]);
+		char *out = per_file ? scenario_path(o->path, names[k]) :
+		    xasprintf("%s/.scratch.%ld.%d.txt", pl->outdir, (long)getpid(), o->line);
+		int argc = 0;
+
+		argv[argc++] = "render";
+		argv[argc++] = "dpc";
+		for (i = 0; i < o->args.n && argc < MAX_ARGV; i++)
+			argv[argc++] = o->args.v[i];
+		argv[argc++] = scratch;
+		argv[argc] = NULL;
+		if (run_output_tool("render", argv, NULL, out) != 0)
+			rc = -1;
+		else if (!per_file) {
+			struct linereader *lr = lr_open(out);
+			char *line;
+			size_t len;
+
+			ob_printf(&ao.ob, "%s== scenario %s\n\n", k ? "\n" : "", names[k]);
+			while (lr && (line = lr_next(lr, &len)) != NULL) {
+				ob_write(&ao.ob, line, len);
+				ob_putc(&ao.ob, '\n');
+			}
+			lr_close(lr);
+			unlink(out);
+		}
+		unlink(scratch);
+		free(scratch);
+		free(out);
+	}
+	if (!per_file) {
+		if (rc == 0)
+			ao_commit(&ao);
+		else
+			ao_abort(&ao);
+	}
+	free(names);
+	return rc;
+}
+
 static int
 write_output(const struct pl_output *o)
 {
@@ -1105,6 +1194,8 @@ write_output(const struct pl_output *o)
 	int argc = 0, i, rc = 0;
 	const char *tool = NULL;
 
+	if (o->type == PL_OUT_DPC_REPORT)
+		return write_dpc_reports(o);
 	sa = aggregate_product(o->product);
 	switch (o->type) {
 	case PL_OUT_FOLDED:
@@ -1124,16 +1215,10 @@ write_output(const struct pl_output *o)
 		tool = o->type == PL_OUT_DIFF ? "diff" : o->type == PL_OUT_OVERWEIGHT ?
 		    "overweight" : "render";
 		/* diffs compare nights: scenario names differ, so they are summed away */
-		if (o->type == PL_OUT_DPC_REPORT)
-			scratch = scratch_evt(o->product, o->line);
-		else
-			scratch = scratch_folded(sa, o,
-			    o->type == PL_OUT_FLAMEGRAPH ? o->scenario_frame : 0);
+		scratch = scratch_folded(sa, o, o->type == PL_OUT_FLAMEGRAPH ? o->scenario_frame : 0);
 		argv[argc++] = (char *)tool;
 		if (o->type == PL_OUT_FLAMEGRAPH)
 			argv[argc++] = "flame";
-		else if (o->type == PL_OUT_DPC_REPORT)
-			argv[argc++] = "dpc";
 		for (i = 0; i < o->args.n && argc < MAX_ARGV; i++)
 			argv[argc++] = o->args.v[i];
 		if (o->baseline)
@@ -1325,7 +1410,7 @@ main(int argc, char **argv)
 			cli_version();
 			break;
 		default:
-			usage();
+			usage(stderr);
 			exit(EXIT_FATAL);
 		}
 	}

@@ -57,6 +57,14 @@ ao_open(struct atomic_out *ao, const char *path)
 	}
 	ao->path = xstrdup(path);
 	ao->tmp = ao_tmpname(path);
+	{
+		/* an unwritable place is reported under the name the user gave */
+		FILE *fp = fopen(ao->tmp, "w");
+
+		if (fp == NULL)
+			cli_fatal("%s: %s", path, strerror(errno));
+		fclose(fp);
+	}
 	ob_open(&ao->ob, ao->tmp);
 	ao->ob.name = ao->path;	/* messages name the real output */
 }

@@ -245,6 +245,36 @@ check_mapping(struct loader *ld, yaml_node_t *n, const char *what)
 	return 0;
 }
 
+/* Removes "." and "dir/.." components in place (lexically; PATH is absolute). */
+static void
+normalize(char *path)
+{
+	char *out = path, *p = path;
+
+	while (*p) {
+		char *seg = p + 1, *end;
+		size_t n;
+
+		end = strchr(seg, '/');
+		if (end == NULL)
+			end = seg + strlen(seg);
+		n = (size_t)(end - seg);
+		if (n == 0 || (n == 1 && seg[0] == '.')) {
+			/* "//" or "/." */
+		} else if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+			while (out > path && *--out != '/')
+				;
+		} else {
+			memmove(out, p, n + 1);
+			out += n + 1;
+		}
+		p = end;
+	}
+	if (out == path)
+		*out++ = '/';
+	*out = '\0';
+}
+
 /* Relative paths are relative to the pipeline file's directory. */
 static char *
 resolve(struct loader *ld, const char *p)
@@ -253,10 +283,13 @@ resolve(struct loader *ld, const char *p)
 	char *r;
 
 	if (p[0] == '/')
-		return xstrdup(p);
-	n = strlen(ld->pl->dir) + strlen(p) + 2;
-	r = xmalloc(n);
-	snprintf(r, n, "%s/%s", ld->pl->dir, p);
+		r = xstrdup(p);
+	else {
+		n = strlen(ld->pl->dir) + strlen(p) + 2;
+		r = xmalloc(n);
+		snprintf(r, n, "%s/%s", ld->pl->dir, p);
+	}
+	normalize(r);
 	return r;
 }
 

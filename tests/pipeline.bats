@@ -278,6 +278,9 @@ actions() { awk -F'\t' -v a="$1" 'NR > 1 && $4 == a' "$T/out/run-report.tsv" | w
 	head -c 200 "$T/out/cpu.svg" | grep -q '<svg\|<?xml'
 	grep -q 'nightly CPU' "$T/out/cpu.svg"
 	[ -s "$T/out/cpu-diff.folded" ]
+	# one DPC/ISR report per scenario (each its own timeline), under its own heading
+	[ "$(grep -c '^== scenario ' "$T/out/dpc.txt")" -eq 20 ]
+	grep -q '^== scenario synth 3$' "$T/out/dpc.txt"
 	grep -qi 'ndis' "$T/out/dpc.txt"
 	[ "$(ls -A "$T/out" | grep -c 'scratch\|\.tmp\.')" -eq 0 ]
 }
@@ -329,4 +332,24 @@ actions() { awk -F'\t' -v a="$1" 'NR > 1 && $4 == a' "$T/out/run-report.tsv" | w
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"p.yaml:4: no trace matches $T/nothing/*.etl"* ]]
 	[ "$(cat "$T/out/p/all.folded")" = "a;app;a 3" ]
+}
+
+@test "pipelines/demo.yaml diagnoses the backup-server incident: ndis.sys DPCs at ~220 us, scenario by scenario" {
+	[ -x "$ETLKIT_BIN/render" ] || skip "render is not built yet"
+	mkdir -p "$T/pipelines" "$T/bin/demo"
+	cp "$BATS_TEST_DIRNAME/../pipelines/demo.yaml" "$T/pipelines/"
+	for v in incident fixed; do
+		etlgen -o "$T/bin/demo/$v.etl" "$BATS_TEST_DIRNAME/scenarios/backup-$v.yaml" 2>/dev/null
+	done
+	run etlkit-run -q "$T/pipelines/demo.yaml"
+	[ "$status" -eq 0 ]
+	out=$T/bin/demo/pipeline
+	# the DPC report of each scenario: ndis.sys, 163,000 DPCs, average 220 us (incident) vs 90 us (fixed)
+	awk '/^== scenario incident/ { s = 1 } /^== scenario fixed/ { s = 0 } s && $1 == "DPC" && $2 == "ndis.sys" && NF == 12 { print $3, int($5 + 0.5) }' "$out/dpc.txt" >"$T/inc"
+	[ "$(head -1 "$T/inc")" = "163000 220" ]
+	awk '/^== scenario fixed/ { s = 1 } /^== scenario incident/ { s = 0 } s && $1 == "DPC" && $2 == "ndis.sys" && NF == 12 { print $3, int($5 + 0.5) }' "$out/dpc.txt" >"$T/fix"
+	[ "$(head -1 "$T/fix")" = "163000 90" ]
+	# both scenarios in one folded view, the scenario as the root frame
+	[ "$(cut -d';' -f1 "$out/cpu.folded" | sort -u | tr '\n' ' ')" = "fixed incident " ]
+	grep -q '<svg' "$out/cpu.svg"
 }
