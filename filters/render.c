@@ -118,7 +118,8 @@ usage(void)
 static void
 help(void)
 {
-	usage();
+	printf("usage: render [flame|tree|callers|callees|byname|speedscope|"
+	    "dpc|dpcisr|dpcstacks|dpcchart] [options] [-o FILE] [FILE...]\n");
 	fputs(
 "Flame graphs (folded or evt input):\n"
 "  --title T --subtitle T --width PX --height PX(per frame) --minwidth PX|PCT%\n"
@@ -134,7 +135,7 @@ help(void)
 "  dpcchart -m MODULE [--label L]... FILE..., with --cpu LIST --dpc --isr\n"
 "  --dpc-limit US (100) --isr-limit US (25) --log\n"
 "  -o FILE  output (default stdout)   -h --help   --version\n"
-"See render(1).\n", stderr);
+"See render(1).\n", stdout);
 	exit(0);
 }
 
