@@ -253,6 +253,14 @@ main(int argc, char **argv)
 		    b, unit, s, unit, delta > 0 ? "+" : "", d, unit, pct,
 		    normalize && base > 0 ? "; base scaled to the test total" : "",
 		    ds_size(t), ds_size(t) == 1 ? "" : "s", only_base, only_test);
+		for (side = 0; side < 2; side++)
+			if (st[side].dropped > 0) {
+				char w[64];
+
+				ds_format(w, st[side].dropped_weight);
+				cli_warn("%s: %lu %s (%s%s) dropped by --include/--exclude",
+				    argv[side], st[side].dropped, st[side].is_evt ? "events" : "lines", w, unit);
+			}
 	}
 	ds_free(t);
 	stk_config_free(&cfg);

@@ -153,8 +153,10 @@ tsv_rows(struct outbuf *ob, const struct ow_row *rows, size_t n)
 
 static void
 report(struct outbuf *ob, const struct ow_report *r, const char *bname,
-    const char *tname, const char *unit, double min_resp, int tsv)
+    const char *tname, const char *unit, const struct ds_stats *st, double min_resp,
+    int tsv)
 {
+	int i;
 	char b[64], t[64], d[64], g[64], dp[64];
 	double delta = r->test_total - r->base_total;
 
@@ -179,6 +181,15 @@ report(struct outbuf *ob, const struct ow_report *r, const char *bname,
 	ob_printf(ob, "Base (old) %s: %s%s%s\nTest (new) %s: %s%s%s\nDelta: %s%s%s%s (%s), growth %s\n",
 	    bname, b, *unit ? " " : "", unit, tname, t, *unit ? " " : "", unit,
 	    delta > 0 ? "+" : "", d, *unit ? " " : "", unit, dp, g);
+	for (i = 0; i < 2; i++)
+		if (st[i].dropped > 0) {
+			char w[64];
+
+			ds_format(w, st[i].dropped_weight);
+			ob_printf(ob, "%s: %lu %s (%s%s%s) dropped by --include/--exclude before the analysis.\n",
+			    i ? tname : bname, st[i].dropped, st[i].is_evt ? "events" : "lines", w,
+			    *unit ? " " : "", unit);
+		}
 	if (r->equal_totals)
 		ob_puts(ob, "Totals are equal (no growth): overweight is undefined; "
 		    "Resp% is the delta as a share of the total.\n");
@@ -278,7 +289,7 @@ main(int argc, char **argv)
 	    st[1].samples[1], min_resp, &r);
 	ob_open(&ob, out);
 	report(&ob, &r, argv[0], argc == 1 ? argv[0] : argv[1],
-	    st[1].unit[0] ? st[1].unit : st[0].unit, min_resp, tsv);
+	    st[1].unit[0] ? st[1].unit : st[0].unit, st, min_resp, tsv);
 	ob_close(&ob);
 	ow_free(&r);
 	ds_free(names);

@@ -564,6 +564,7 @@ take_tree(struct reader *r)
 	free(path);
 	ss = stk_get_stats(S);
 	r->st->ignored += (unsigned long)ss->other_kinds;
+	r->st->counted = (unsigned long)ss->kept_events;
 	r->st->dropped += (unsigned long)(ss->excluded_events + ss->notincluded_events);
 	r->st->dropped_weight += (double)(ss->excluded_metric + ss->notincluded_metric) / div;
 	r->st->fractional = r->o->stk->decimals > 0;
@@ -646,6 +647,9 @@ ds_read(struct dstab *t, int side, const char *path, const struct ds_opts *o,
 		if (rc == 0)
 			take_tree(&r);
 		stk_free(r.S);
+		if (rc == 0 && st->is_evt && st->counted == 0 && st->dropped == 0 && st->ignored > 0)
+			cli_warn("%s: none of its %lu events is of the kinds read (Sample unless --kind)",
+			    lr_name(r.lr), st->ignored);
 	}
 	if (rc == 0 && (err = lr_error(r.lr)) != NULL) {
 		cli_warn("%s: %s", lr_name(r.lr), err);

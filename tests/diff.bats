@@ -225,6 +225,12 @@ two_evt() {
 	[[ "$output" != *render* ]]
 	run diff -t --include=parse "$T/base" "$T/test"
 	[ "${lines[0]}" = "$(printf 'base\t40')" ]
+	# filtering changes the totals, and diff says by how much (decision 3)
+	run diff -q --include=parse "$T/base" "$T/test"
+	[ "$status" -eq 0 ]
+	run diff --include=parse "$T/base" "$T/test"
+	[[ "$output" == *"diff: $T/base: 1 lines (60) dropped by --include/--exclude"* ]]
+	[[ "$output" == *"diff: $T/test: 2 lines (75) dropped by --include/--exclude"* ]]
 	run diff --fold-pct=5 "$T/base" "$T/test"
 	[[ "$output" == *"--fold-pct ignored"* ]]
 	run diff --group='{bad' "$T/base" "$T/test"
@@ -244,6 +250,8 @@ two_evt() {
 	run diff -t "$T/a.evt" "$T/b.evt"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"diff: $T/a.evt:5: "* ]]
+	run diff --kind=Bogus "$T/a.evt" "$T/b.evt"
+	[[ "$output" == *"a.evt: none of its 3 events is of the kinds read"* ]]
 	printf '#evt\t2\n' >"$T/new.evt"
 	run diff "$T/new.evt" "$T/b.evt"
 	[ "$status" -eq 2 ]
