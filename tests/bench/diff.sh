@@ -41,3 +41,10 @@ report "overweight" "$(best "$bin/overweight" "$a" "$b")"
 report "overweight --tsv" "$(best "$bin/overweight" --tsv "$a" "$b")"
 report "diff --preset=module" "$(best "$bin/diff" -q --preset=module "$a" "$b")"
 report "overweight --preset=module" "$(best "$bin/overweight" --preset=module "$a" "$b")"
+
+# memory grows with distinct stacks, not input size
+if [ -x /usr/bin/time ]; then
+	rss=$(/usr/bin/time -f %M "$bin/diff" -q "$a" "$b" 2>&1 >/dev/null | tail -1)
+	stacks=$("$bin/diff" -t "$a" "$b" | awk -F'\t' '$1 == "stacks" { print $2 }')
+	echo "diff peak RSS: $rss KB for $mb MB of input, $stacks distinct stacks"
+fi
