@@ -371,7 +371,8 @@ write_cpp_program() {
 	[ "$(wc -l <"$T/names")" -ge 15 ]
 	# and forms CppCon.pdb lacks: function pointers, rvalue refs, enums, anonymous namespaces
 	printf '%s\n' '??$apply@P6AHH@Z@inner@outer@@YAHP6AHH@ZH@Z' '?f@?A0x1234abcd@@YAH$$QEAH@Z' \
-		'??$g@W4Color@@$0?5@ns@@YAXXZ' '??_G?$vector@V?$basic_string@_WU?$char_traits@_W@std@@@std@@@std@@UAEPAXI@Z' >>"$T/names"
+		'??$g@W4Color@@$0?5@ns@@YAXXZ' '??_G?$vector@V?$basic_string@_WU?$char_traits@_W@std@@@std@@@std@@UAEPAXI@Z' \
+		'??__Ex@ns@@YAXXZ' >>"$T/names"
 	python3 - "$T/names" >"$T/mutants" <<-'EOF'
 	import random, sys
 	r = random.Random(3)
@@ -387,6 +388,7 @@ write_cpp_program() {
 	grep -qx 'outer::inner::apply<int (\*)(int)>' "$T/readable"
 	grep -qx "\`anonymous namespace'::f" "$T/readable"
 	grep -qx 'ns::g<Color,-6>' "$T/readable"
+	grep -qx "\`dynamic initializer for 'ns::x''" "$T/readable"
 	grep -qx "std::vector<std::basic_string<wchar_t,std::char_traits<wchar_t> > >::\`scalar deleting destructor'" "$T/readable"
 }
 
@@ -513,4 +515,92 @@ with open(sys.argv[3], "w") as i, open(sys.argv[4], "w") as w:
 		    assert at.get(w.split('!', 1)[1]) == at.get(g.split('!', 1)[1]), (w, g)
 		EOF
 	done
+}
+
+# --- end to end: etl2evt names frames through lib/symbols ---
+
+# "module!name" frame counts of Sample stacks: MODULE -> "named total"
+frame_share() {	# EVT MODULE
+	awk -F'\t' -v m="$2!" '$2 == "Sample" { n = split($NF, f, ";")
+		for (i = 1; i <= n; i++) if (index(f[i], m) == 1) { all++; if (f[i] !~ /!0x[0-9a-f]+$/) named++ } }
+		END { print named + 0, all + 0 }' "$1"
+}
+
+@test "ctf-net45-win7.etl.zip: etl2evt names every sample frame in mscorlib/System/System.Xml .ni.dll through the zip's PDBs" {
+	require_corpus
+	run etl2evt -o "$T/ctf.evt" "$CTF"
+	[ "$status" -le 1 ]
+	for m in mscorlib System System.Xml; do
+		set -- $(frame_share "$T/ctf.evt" $m.ni.dll)
+		echo "$m.ni.dll: $1 of $2 sample frames named"
+		[ "$2" -ge 5 ]
+		[ "$1" -eq "$2" ]
+		grep -P "^#symbols\timage=$m.ni.dll\t" "$T/ctf.evt" | grep -q "status=resolved"
+		# the assumed NGEN section layout ends exactly at the image size the trace records
+		member=$(python3 -c 'import sys, zipfile; print([n for n in zipfile.ZipFile(sys.argv[1]).namelist() if n.startswith("symbols\\" + sys.argv[2] + ".ni.pdb\\")][0])' "$CTF" $m)
+		unzip_member "$CTF" "$member" "$T/$m.pdb"
+		end=$(pdbdump -H "$T/$m.pdb" | awk '/^SECTION/ { va = $4; sz = $5 } END { print va, sz }' |
+			python3 -c 'import sys; va, sz = sys.stdin.read().split(); print(hex((int(va[3:], 16) + int(sz[5:], 16) + 0xfff) & ~0xfff))')
+		echo "$m.ni.dll: assumed layout ends at $end"
+		grep -P '\tImageDCStart\t' "$T/ctf.evt" | grep -i "\\\\$m.ni.dll	" | grep -q "size=$end	"
+	done
+	[ "$(frame_share "$T/ctf.evt" mscorlib.ni.dll | cut -d' ' -f2)" -ge 300 ]
+	# named frames form real call chains (root first)
+	grep -q 'mscorlib.ni.dll!System.IO.File.InternalExists(System.String);mscorlib.ni.dll!System.IO.File.FillAttributeInfo(' "$T/ctf.evt"
+	grep -q 'mscorlib.ni.dll!System.Enum.GetName(System.Type, System.Object);mscorlib.ni.dll!System.RuntimeType.GetEnumName(System.Object)' "$T/ctf.evt"
+	# images without a PDB keep module!0xRVA and say why
+	grep -P '^#symbols\timage=ntdll.dll\t' "$T/ctf.evt" | grep -q 'status=pdb-not-found'
+	run etl2evt --no-symbols -o "$T/raw.evt" "$CTF"
+	[ "$(frame_share "$T/raw.evt" mscorlib.ni.dll)" = "0 $(frame_share "$T/ctf.evt" mscorlib.ni.dll | cut -d' ' -f2)" ]
+}
+
+@test "clang-cl program + synthesised trace: samples at known offsets in every function get its name in etl2evt's stacks" {
+	write_c_program "$T/prog.c"
+	/usr/lib/llvm-14/bin/clang-cl /nologo /c /O1 /Z7 /GS- --target=x86_64-pc-windows-msvc "$T/prog.c" /Fo"$T/prog.obj" >/dev/null
+	lld-link /nologo /debug /nodefaultlib /entry:mainCRTStartup /subsystem:console \
+		/out:"$T/prog.exe" /pdb:"$T/prog.pdb" /map:"$T/prog.map" "$T/prog.obj"
+	key=$(pdbdump -H "$T/prog.pdb" | sed -n 's/.* key=\([0-9A-F]*\) .*/\1/p')
+	guid=$(pdbdump -H "$T/prog.pdb" | sed -n 's/.* guid={\([0-9A-F-]*\)}.*/\1/p')
+	mkdir -p "$T/syms/prog.pdb/$key" "$T/trace"
+	cp "$T/prog.pdb" "$T/syms/prog.pdb/$key/"
+	# samples: first, middle and last byte of every function in the .map
+	python3 - "$T/prog.map" "$guid" "$T/trace" <<-'EOF'
+	import re, sys
+	base, funcs, end = 0, [], None
+	for l in open(sys.argv[1]):
+	    m = re.search(r'Preferred load address is ([0-9a-f]+)', l)
+	    if m: base = int(m.group(1), 16)
+	    m = re.match(r' 0001:00000000 ([0-9a-f]+)H \.text', l)
+	    if m: end = int(m.group(1), 16)
+	    m = re.match(r' 0001:([0-9a-f]{8})\s+(\S+)\s+([0-9a-f]{8,16})\s+\S+$', l)
+	    if m: funcs.append((int(m.group(1), 16), int(m.group(3), 16) - base, m.group(2)))
+	funcs.sort()
+	samples, want = [], []
+	for i, (off, rva, name) in enumerate(funcs):
+	    n = (funcs[i + 1][0] if i + 1 < len(funcs) else end) - off
+	    for at in (rva, rva + n // 2, rva + n - 1):
+	        samples.append(at); want.append('prog.exe!' + name)
+	# one more stack with every function at once, root first
+	for age, tag in ((1, 'ok'), (7, 'stale')):
+	    with open('%s/%s.yaml' % (sys.argv[3], tag), 'w') as y:
+	        y.write('machine: {cpus: 2, duration_ms: 100}\nprocesses:\n  - name: prog.exe\n    pid: 1000\n    parent: 4\n')
+	        y.write("    images:\n      - {path: '\\Device\\HarddiskVolume2\\app\\prog.exe', base: 0x140000000, size: 0x10000,\n")
+	        y.write("         pdb: 'C:\\src\\prog.pdb', guid: %s, age: %d}\n" % (sys.argv[2].lower(), age))
+	        y.write('    threads:\n      - {tid: 1004}\nevents:\n')
+	        for k, at in enumerate(samples):
+	            y.write('  - {kind: Sample, t_ms: %d, cpu: 1, tid: 1004, stack: [prog.exe+0x%x]}\n' % (k + 1, at))
+	        y.write('  - {kind: Sample, t_ms: 99, cpu: 1, tid: 1004, stack: [%s]}\n' % ', '.join('prog.exe+0x%x' % (f[1] + 1) for f in reversed(funcs)))
+	open(sys.argv[3] + '/want', 'w').write('\n'.join(want + [';'.join('prog.exe!' + f[2] for f in reversed(funcs))]) + '\n')
+	EOF
+	etlgen -o "$T/trace/ok.etl" "$T/trace/ok.yaml" 2>/dev/null
+	etl2evt --symbols "$T/syms" "$T/trace/ok.etl" >"$T/ok.evt"
+	awk -F'\t' '$2 == "Sample" { print $NF }' "$T/ok.evt" >"$T/got"
+	[ "$(wc -l <"$T/got")" -ge 16 ]
+	textdiff "$T/trace/want" "$T/got"
+	grep -P '^#symbols\timage=prog.exe\t' "$T/ok.evt" | grep -q "status=resolved"
+	# the same trace claiming another age: the PDB is never used
+	etlgen -o "$T/trace/stale.etl" "$T/trace/stale.yaml" 2>/dev/null
+	run etl2evt --symbols "$T/syms" -o "$T/stale.evt" "$T/trace/stale.etl"
+	[ "$(awk -F'\t' '$2 == "Sample" && $NF ~ /^prog.exe!0x[0-9a-f]+$/' "$T/stale.evt" | wc -l)" -eq "$(($(wc -l <"$T/got") - 1))" ]
+	grep -P '^#symbols\timage=prog.exe\t' "$T/stale.evt" | grep -q "status=pdb-mismatch"
 }
