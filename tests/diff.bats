@@ -319,3 +319,27 @@ corpus_evt() {
 	[ "$(awk -F'\t' '$10 == "Test.x64" { print $1 }' <<<"$output")" = test_only ]
 	[ "$(awk -F'\t' '$10 == "test" { print $1 }' <<<"$output")" = base_only ]
 }
+
+@test "random bytes: no crash, every unusable line counted, exit 1" {
+	python3 -c '
+import random, sys
+r = random.Random(7)
+alpha = b"ab;; !0x1234\t\r\n#evt%3B(-/)Process64 Thread ."
+sys.stdout.buffer.write(bytes(r.choice(alpha) if r.random() < 0.9 else r.randrange(256) for _ in range(100000)))' >"$T/rnd"
+	two_traces
+	for opts in "" "--preset=module" "--keep-ids --strip-hex"; do
+		run diff -q $opts "$T/rnd" "$T/test"
+		[ "$status" -eq 1 ] || fail "diff $opts: status $status"
+		[[ "$output" == *"unusable lines skipped"* ]]
+		run overweight $opts "$T/test" "$T/rnd"
+		[ "$status" -eq 1 ] || fail "overweight $opts: status $status"
+	done
+	{ printf '#evt\t1\n'; cat "$T/rnd"; } >"$T/rnd.evt"
+	run diff -q "$T/rnd.evt" "$T/test"
+	[ "$status" -eq 1 ]
+	head -c 3000 "$T/rnd" | gzip >"$T/r.gz"
+	head -c 40 "$T/r.gz" >"$T/cut.gz"
+	run diff -q "$T/cut.gz" "$T/test"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"cut.gz: "* ]]
+}
