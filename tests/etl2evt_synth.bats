@@ -47,6 +47,17 @@ PY
 	grep -q $'\tISR\t2\t.*\tvector=434\tmsi=1\tmessage=3\tret=1' "$T/k.evt"
 }
 
+@test "32-bit and compressed variants of every kind round-trip too" {
+	for v in "--pointer-size 4" "--compress" "--pointer-size 4 --compress"; do
+		etlgen $v -o "$T/k.etl" --expect "$T/k.expect" "$BATS_TEST_DIRNAME/scenarios/kinds.yaml" 2>/dev/null
+		etl2evt "$T/k.etl" >"$T/k.evt"
+		evtcheck "$T/k.evt"
+		matches_expect "$T/k.expect" "$T/k.evt" || fail "variant $v"
+	done
+	grep -q $'\tpointer_size=4\t' "$T/k.evt"
+	grep -q $'\tcompressed_buffers=[1-9]' "$T/k.evt"
+}
+
 @test "the backup-server incident: NDIS DPCs on CPUs 0,2,4,6 average 220 us" {
 	etlgen -o "$T/i.etl" --expect "$T/i.expect" "$BATS_TEST_DIRNAME/scenarios/backup-incident.yaml"
 	etl2evt -k DPC,ThreadedDPC,TimerDPC,ISR,Sample "$T/i.etl" >"$T/i.evt"
@@ -67,4 +78,38 @@ PY
 	run awk -F'\t' '$2=="DPC" && $0 ~ /module=ndis.sys/ {n++; w+=$7; c[$3]++} END{printf "%d %.0f", n, w/n*1000; for (k in c) printf " %s", k; print ""}' "$T/i.evt"
 	[[ "$output" == "163000 22"[0-9]* ]] || fail "$output"
 	for cpu in 0 2 4 6; do [[ " ${output#* * } " == *" $cpu "* ]] || fail "cpu $cpu: $output"; done
+}
+
+@test "WPP trace messages (raw): header fields decoded, arguments as hex" {
+	# no public trace has WPP messages: splice one into a copy of lxcore_kernel.etl's
+	# header buffer (flags 0x90 marker, GUID + timestamp + system info present)
+	python3 - "$CORPUS/airbus/lxcore_kernel.etl" "$T/w.etl" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+bs = struct.unpack_from("<I", d, 0)[0]
+head = d[:bs]
+ts0 = struct.unpack_from("<Q", head, 0x48 + 16)[0]
+guid = bytes.fromhex("78563412" "3412" "7856" "0102030405060708")
+args = bytes(range(1, 13))
+flags = 0x02 | 0x08 | 0x20
+body = struct.pack("<HH", 7, flags) + guid + struct.pack("<QII", ts0 + 12345, 4242, 77) + args
+rec = struct.pack("<HH", 4 + len(body), 0x9000) + body
+buf = bytearray(b"\xff" * bs)
+buf[:0x48] = d[bs:bs + 0x48]
+struct.pack_into("<II", buf, 0, bs, 0x48 + ((len(rec) + 7) & ~7))
+struct.pack_into("<I", buf, 0x30, 0x48 + ((len(rec) + 7) & ~7))
+buf[0x48:0x48 + len(rec)] = rec
+open(sys.argv[2], "wb").write(head + bytes(buf))
+PY
+	run etl2evt "$T/w.etl"
+	[ "$status" -eq 0 ]
+	line=$(printf '%s\n' "$output" | grep $'\tWPP\t')
+	[[ "$line" == 1.234500$'\tWPP\t'*$'\t?\t77\t4242\t0\tprovider=12345678-1234-5678-0102-030405060708\tguid=12345678-1234-5678-0102-030405060708\tid=7\thex=0102030405060708090a0b0c\t' ]] || fail "$line"
+	etl2evt --census "$T/w.etl" | grep -q '^ *1  W WPP id=7$'
+}
+
+@test "lost events from the logfile header are a Lost line (AMSITrace: 3)" {
+	etl2evt -k Lost "$CORPUS/airbus/AMSITrace.etl" >"$T/l.evt"
+	grep -q $'\tLost\t.*\tevents=3\tbuffers=0\tsource=header\t$' "$T/l.evt"
+	grep -q $'\tevents_lost=3\t' "$T/l.evt"
 }
