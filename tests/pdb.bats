@@ -604,3 +604,76 @@ frame_share() {	# EVT MODULE
 	[ "$(awk -F'\t' '$2 == "Sample" && $NF ~ /^prog.exe!0x[0-9a-f]+$/' "$T/stale.evt" | wc -l)" -eq "$(($(wc -l <"$T/got") - 1))" ]
 	grep -P '^#symbols\timage=prog.exe\t' "$T/stale.evt" | grep -q "status=pdb-mismatch"
 }
+
+@test "OMAP (binaries reordered after linking, as Windows system DLLs are): RVAs go through OMAP from source" {
+	# A clang-cl program whose PDB is rewritten with an OMAP-from-source
+	# stream that lays its functions out in reverse order, plus the
+	# original section headers, as BBT-optimised Windows binaries have.
+	write_c_program "$T/prog.c"
+	/usr/lib/llvm-14/bin/clang-cl /nologo /c /O1 /Z7 /GS- --target=x86_64-pc-windows-msvc "$T/prog.c" /Fo"$T/prog.obj" >/dev/null
+	lld-link /nologo /debug /nodefaultlib /entry:mainCRTStartup /subsystem:console \
+		/out:"$T/prog.exe" /pdb:"$T/prog.pdb" /map:"$T/prog.map" "$T/prog.obj"
+	python3 - "$T/prog.pdb" "$T/omap.pdb" "$T/prog.map" "$T/want" <<-'EOF'
+	import re, struct, sys
+	u16 = lambda b, o: struct.unpack_from('<H', b, o)[0]
+	u32 = lambda b, o: struct.unpack_from('<I', b, o)[0]
+	d = open(sys.argv[1], 'rb').read()
+	bs, dirbytes, mapblk = u32(d, 32), u32(d, 44), u32(d, 52)
+	nb = lambda n: (n + bs - 1) // bs
+	dirdata = b''.join(d[u32(d, mapblk * bs + 4 * i) * bs:][:bs] for i in range(nb(dirbytes)))[:dirbytes]
+	ns = u32(dirdata, 0); pos = 4 + 4 * ns; streams = []
+	for i in range(ns):
+	    s = u32(dirdata, 4 + 4 * i); n = 0 if s == 0xffffffff else nb(s)
+	    bl = [u32(dirdata, pos + 4 * j) for j in range(n)]; pos += 4 * n
+	    streams.append(b''.join(d[b * bs:][:bs] for b in bl)[:s] if n else b'')
+	# functions from the map, then their new (reversed) places
+	base, funcs, end = 0, [], None
+	for l in open(sys.argv[3]):
+	    m = re.search(r'Preferred load address is ([0-9a-f]+)', l)
+	    if m: base = int(m.group(1), 16)
+	    m = re.match(r' 0001:00000000 ([0-9a-f]+)H \.text', l)
+	    if m: end = int(m.group(1), 16)
+	    m = re.match(r' 0001:([0-9a-f]{8})\s+(\S+)\s+([0-9a-f]{8,16})\s+\S+$', l)
+	    if m: funcs.append((int(m.group(3), 16) - base, m.group(2)))
+	funcs.sort()
+	text = funcs[0][0]
+	sizes = [(funcs[i + 1][0] if i + 1 < len(funcs) else text + end) - funcs[i][0] for i in range(len(funcs))]
+	omap, want, at = [], [], text
+	for i in reversed(range(len(funcs))):
+	    omap.append((funcs[i][0], at)); want.append((at, sizes[i], funcs[i][1])); at += sizes[i]
+	omap.append((text + end, 0))
+	omap.sort()
+	dbi = bytearray(streams[3])
+	mod, sc, smap, src, tsm, dbgsz, ec = (u32(dbi, o) for o in (24, 28, 32, 36, 40, 48, 52))
+	dbg = 64 + mod + sc + smap + src + tsm + ec
+	assert dbgsz >= 22, dbgsz
+	streams.append(b''.join(struct.pack('<II', a, b) for a, b in omap))
+	struct.pack_into('<H', dbi, dbg + 8, len(streams) - 1)		# [4] OMAP from source
+	streams.append(streams[u16(dbi, dbg + 10)])			# [10] original section headers
+	struct.pack_into('<H', dbi, dbg + 20, len(streams) - 1)
+	streams[3] = bytes(dbi)
+	# write a new MSF: superblock, two free block maps, streams, directory, block map
+	blocks = [b'', b'\xff' * bs, b'\xff' * bs]
+	def put(data):
+	    first = len(blocks)
+	    for o in range(0, len(data), bs): blocks.append(data[o:o + bs].ljust(bs, b'\0'))
+	    return list(range(first, len(blocks)))
+	lists = [put(s) for s in streams]
+	directory = struct.pack('<I', len(streams)) + b''.join(struct.pack('<I', len(s)) for s in streams) + \
+	    b''.join(struct.pack('<%dI' % len(l), *l) for l in lists)
+	dirblocks = put(directory)
+	mapb = put(struct.pack('<%dI' % len(dirblocks), *dirblocks))[0]
+	blocks[0] = (d[:32] + struct.pack('<6I', bs, 1, len(blocks), len(directory), 0, mapb)).ljust(bs, b'\0')
+	open(sys.argv[2], 'wb').write(b''.join(blocks))
+	with open(sys.argv[4], 'w') as w:
+	    for at, n, name in sorted(want):
+	        for a in (at, at + n // 2, at + n - 1): w.write('%x %s\n' % (a, name))
+	EOF
+	# llvm-pdbutil still reads the rewritten file: it is a valid PDB
+	llvm-pdbutil dump -summary "$T/omap.pdb" | grep -q 'Has Debug Info: true'
+	cut -d' ' -f1 "$T/want" | pdbdump -r "$T/omap.pdb" | sed -E 's/^0x//; s/\t/ /; s/\+0x[0-9a-f]+$//' >"$T/got"
+	textdiff "$T/want" "$T/got"
+	# and without the OMAP the same addresses name other functions
+	cut -d' ' -f1 "$T/want" | pdbdump -r "$T/prog.pdb" | sed -E 's/^0x//; s/\t/ /; s/\+0x[0-9a-f]+$//' >"$T/plain"
+	! cmp -s "$T/want" "$T/plain"
+}
