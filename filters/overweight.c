@@ -271,6 +271,8 @@ main(int argc, char **argv)
 	o.stk = &cfg;
 	if (argc != 1 && argc != 2)
 		cli_usage_error("need the baseline and the test, or one two-count file");
+	if (argc == 1 && o.shape_folded)
+		cli_usage_error("pattern options need the two inputs, not a two-count file");
 	if (argc == 2 && strcmp(argv[0], "-") == 0 && strcmp(argv[1], "-") == 0)
 		cli_usage_error("only one input can be stdin");
 

@@ -146,6 +146,8 @@ col() { awk -F'\t' -v n="$1" -v c="$2" '$10 == n { print $c }'; }
 	[ "$(tail -n +2 "$T/two")" = "$(tail -n +2 <<<"$output")" ]
 	run overweight --tsv - <"$T/d.folded"
 	[ "$(col x 6 <<<"$output")" = 400 ]
+	run overweight --preset=module "$T/d.folded"
+	[ "$status" -eq 2 ]
 }
 
 @test "empty inputs, one side empty, zero totals" {
