@@ -7,12 +7,13 @@
 # where the DPC time went: per module and CPU, count / average / max
 # durations against the 100 us guidance, and the stacks of the samples
 # taken inside the DPCs.  Builds nothing itself (make does); downloads
-# nothing.  Environment: ETLKIT_BIN (the built tools, default bin/).
+# nothing.  Environment: ETLKIT_BIN (the built tools, default bin/),
+# ETLKIT_DEMO_OUT (where the traces and reports go, default bin/demo/).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 : "${ETLKIT_BIN:=$root/bin}"
-out=$root/bin/demo
+out=${ETLKIT_DEMO_OUT:-$root/bin/demo}
 mkdir -p "$out"
 PATH="$ETLKIT_BIN:$PATH"
 
@@ -82,23 +83,48 @@ dpc_summary() {
 	}' "$1"
 }
 
-step "where the DPC time went (the incident)"
-dpc_summary "$out/incident.evt" "incident"
-step "after the fix"
-dpc_summary "$out/fixed.evt" "fixed"
+if have render; then
+	step "DPC/ISR duration by module, function (render dpc $out/incident.evt)"
+	render dpc "$out/incident.evt" | awk '
+	    /^Share of each CPU/ { print; getline; print; getline; print; share = 1; next }
+	    share && NF == 0 { share = 0; print "  (CPUs under 5% not shown)"; print; next }
+	    share { if ($6 + 0 >= 5) print; next }
+	    { print }'
+	step "where the DPC time went: stacks of the samples inside DPCs/ISRs (render dpcstacks, top 6, leaf last)"
+	render dpcstacks "$out/incident.evt" >"$out/incident.dpcstacks.folded"
+	awk '{ print $NF "\t" $0 }' "$out/incident.dpcstacks.folded" | sort -t"$(printf '\t')" -k1,1nr | cut -f2- | awk '
+	    { c = $NF; sub(/ [0-9.]+$/, ""); n = split($0, f, ";"); t = ""
+	      for (i = (n > 7 ? n - 5 : 2); i <= n; i++) t = t (t == "" ? "" : " > ") f[i]
+	      total += c; line[NR] = sprintf("%s %s%s", f[1], (n > 7 ? "... > " : ""), t); w[NR] = c }
+	    END { for (i = 1; i <= NR && i <= 6; i++) printf "  %5.1f%%  %s\n", 100 * w[i] / total, line[i] }'
+	echo "  (% of the DPC/ISR time in the sampled stacks)"
+	render dpcstacks "$out/incident.evt" | render flame --title "DPC/ISR time by module and stack: the incident" \
+	    --countname us -o "$out/incident-dpc.svg" && echo "  flame graph: $out/incident-dpc.svg"
+	step "after the fix (render dpc $out/fixed.evt, by module)"
+	render dpc "$out/fixed.evt" | sed -n '/^By module$/,/^$/p'
+	render dpcchart -m ndis.sys --label fixed --label incident "$out/fixed.evt" "$out/incident.evt" \
+	    -o "$out/ndis-dpc-durations.svg" && echo "  ndis.sys DPC durations, fixed vs incident: $out/ndis-dpc-durations.svg"
+else
+	step "where the DPC time went (the incident)"
+	dpc_summary "$out/incident.evt" "incident"
+	step "after the fix"
+	dpc_summary "$out/fixed.evt" "fixed"
+fi
 
-# The rest of the pipeline, as far as it is built.
-if have stackfold; then
-	step "folded DPC stacks: stackfold -> $out/incident.dpc.folded"
-	grep -E '^#|	dpc=1(	|$)' "$out/incident.evt" | stackfold -o "$out/incident.dpc.folded" || true
-	grep -E '^#|	dpc=1(	|$)' "$out/fixed.evt" | stackfold -o "$out/fixed.dpc.folded" || true
-	if have diff && [ -s "$out/incident.dpc.folded" ]; then
-		step "diff fixed vs incident (DPC samples)"
-		diff "$out/incident.dpc.folded" "$out/fixed.dpc.folded" 2>/dev/null | head -12 || true
+if have overweight; then
+	step "what regressed from the fixed to the broken server, DPC/ISR time by routine (overweight)"
+	overweight --kind=DPC,ThreadedDPC,TimerDPC,ISR --keep-addrs "$out/fixed.evt" "$out/incident.evt" | head -12
+fi
+if have diff; then
+	step "DPC/ISR totals, fixed -> incident (diff -t)"
+	diff -t --kind=DPC,ThreadedDPC,TimerDPC,ISR "$out/fixed.evt" "$out/incident.evt" 2>&1 | head -8
+	if have render; then
+		diff -q "$out/fixed.evt" "$out/incident.evt" | render flame --title "CPU samples: fixed -> incident" \
+		    -o "$out/cpu-diff.svg" && echo "  differential flame graph: $out/cpu-diff.svg"
 	fi
 fi
-if have render; then
-	step "render: flame graph of the incident -> $out/incident.svg"
-	render -o "$out/incident.svg" "$out/incident.evt" 2>/dev/null || echo "(render could not draw it yet)"
+if have stackfold; then
+	stackfold "$out/incident.evt" >"$out/incident.folded" 2>/dev/null &&
+	    echo "  CPU samples as folded stacks (flamegraph.pl input): $out/incident.folded"
 fi
 printf '\nTraces, evt and reports are in %s\n' "$out"

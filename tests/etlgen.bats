@@ -333,3 +333,17 @@ evt_canon() {
 		[ "$(grep -vc '^#' "$T/flip.evt")" -gt 50 ] || fail "$b: the other buffers were lost"
 	done
 }
+
+@test "make demo: the pipeline diagnoses ndis.sys DPCs on CPUs 0,2,4,6 and the fix" {
+	ETLKIT_DEMO_OUT="$T/demo" run "$BATS_TEST_DIRNAME/demo.sh"
+	[ "$status" -eq 0 ] || fail "demo.sh: $output"
+	for f in incident.etl fixed.etl incident.evt fixed.evt; do [ -s "$T/demo/$f" ] || fail "no $f"; done
+	# the culprit flagged against the 100 us guidance, with its average
+	[[ "$output" == *"ndis.sys"*"163000"*"220.0"*"!"* ]] || fail "no flagged ndis.sys line"
+	# the pinned CPUs, and only those, above 5% DPC/ISR time
+	cpus=$(printf '%s\n' "$output" | awk '/^Share of each CPU/ { s = 1; next } s && NF == 0 { exit } s && $1 ~ /^[0-9]+$/ { printf "%s,", $1 }')
+	[ "$cpus" = "0,2,4,6," ] || fail "pinned CPUs: $cpus"
+	# the stacks point at the IDS filter on the NDIS receive path
+	[[ "$output" == *"[DPC] ndis.sys ... > "*"idsflt64.sys!0x8a6c"* ]] || fail "no DPC stacks"
+	[[ "$output" == *"ndis.sys"*"163000"*"90.0"* ]] || fail "the fixed trace"
+}
