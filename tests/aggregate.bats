@@ -209,3 +209,23 @@ make_scenarios() {
 	run aggregate -o /dev/full "$T/a.folded"
 	[ "$status" -eq 2 ]
 }
+
+@test "real traces: the Sample weight of each corpus trace's decode is conserved, gzip evt read in place" {
+	require_corpus
+	etl2evt "$CORPUS/perfview/net.4.5.2.x64.etl.zip" >"$T/net.evt"
+	etl2evt "$CORPUS/perfview/ctf-net45-win7.etl.zip" | gzip >"$T/ctf.evt.gz"
+	run aggregate -b "$T/bn.tsv" -o "$T/all.folded" "$T/net.evt" "$T/ctf.evt.gz"
+	[ "$status" -eq 0 ]
+	for s in net ctf; do
+		f=$T/net.evt; [ $s = ctf ] && f=$T/ctf.evt.gz
+		want=$(evtcheck -c "$f" | awk -F'\t' '$1 == "Sample" { printf "%d\n", $3 * 1000 + 0.5 }')
+		got=$(awk -F'\t' -v s="$s" '$1 == "#scenario" && $3 == s { sub(/total=/, "", $5); print $5 }' "$T/bn.tsv")
+		[ "$got" = "$want" ] || fail "$s: aggregated $got us, decoded $want us"
+		[ "$(grep "^$s;" "$T/all.folded" | awk '{ s += $NF } END { printf "%d\n", s }')" = "$want" ]
+	done
+	# the busiest process of net.4.5.2.x64 (README: Test.x64.exe, 5,129 samples of 1 ms)
+	[ "$(grep '^net;Test.x64.exe;' "$T/all.folded" | awk '{ s += $NF } END { print s }')" -eq 5129000 ]
+	# Which (scenarios in name order: ctf, net): Test.x64.exe is net's only
+	awk -F'\t' '$1 == "Test.x64.exe" { print $6 }' "$T/bn.tsv" | grep -q '^_[0-9A-Z]$'
+	evtcheck --folded=speedscope "$T/all.folded"
+}

@@ -353,3 +353,44 @@ actions() { awk -F'\t' -v a="$1" 'NR > 1 && $4 == a' "$T/out/run-report.tsv" | w
 	[ "$(cut -d';' -f1 "$out/cpu.folded" | sort -u | tr '\n' ' ')" = "fixed incident " ]
 	grep -q '<svg' "$out/cpu.svg"
 }
+
+@test "a scenario's process and time range select at the source (etl2evt), or with evtfilter for evt traces" {
+	require_corpus
+	mkdir -p "$T/tr"
+	ln -s "$CORPUS/perfview/net.4.5.2.x64.etl.zip" "$T/tr/net.etl.zip"
+	cat >"$T/p.yaml" <<-'EOF2'
+	etlkit: 1
+	scenarios:
+	  - files: tr/*.etl.zip
+	    name: "window $1"
+	    process: Test.x64.exe
+	    start_ms: 1000
+	    end_ms: 5000
+	  - files: tr/*.etl.zip
+	    name: "all $1"
+	steps:
+	  cpu:
+	    stackfold: [--roots=comm]
+	outputs:
+	  - folded: cpu.folded
+	EOF2
+	run etlkit-run -q "$T/p.yaml"
+	[ "$status" -eq 0 ]
+	grep -q "command=etl2evt -p Test.x64.exe -s 1000.000000 -e 5000.000000 .*net.etl.zip | stackfold --roots=comm" "$T"/.etlkit-cache/p/*.rec
+	# the window scenario is exactly what the same commands give by hand
+	etl2evt -p Test.x64.exe -s 1000 -e 5000 "$T/tr/net.etl.zip" | stackfold --roots=comm >"$T/want"
+	grep '^window net;' "$T/out/p/cpu.folded" | sed 's/^[^;]*;//' >"$T/got"
+	cmp "$T/want" "$T/got"
+	[ "$(cut -d';' -f1 "$T/got" | sort -u)" = Test.x64.exe ]
+	w=$(awk '{ s += $NF } END { print s }' "$T/got")
+	a=$(grep '^all net;Test.x64.exe;' "$T/out/p/cpu.folded" | awk '{ s += $NF } END { print s }')
+	[ "$w" -gt 0 ] && [ "$w" -lt "$a" ]
+	# an evt trace gets the same selection through evtfilter
+	[ -x "$ETLKIT_BIN/evtfilter" ] || skip "evtfilter is not built yet"
+	etl2evt "$T/tr/net.etl.zip" | gzip >"$T/tr/net.evt.gz"
+	sed -i 's|tr/\*.etl.zip|tr/*.etl.zip|; 0,/files: tr\/\*.etl.zip/s//files: [tr\/*.etl.zip, tr\/*.evt.gz]/' "$T/p.yaml"
+	run etlkit-run -q "$T/p.yaml"
+	[ "$status" -eq 0 ]
+	grep -q "command=evtfilter -p Test.x64.exe --start 1000.000000 --end 5000.000000 .*net.evt.gz | stackfold --roots=comm" "$T"/.etlkit-cache/p/*.rec
+	[ "$(grep '^window net;' "$T/out/p/cpu.folded" | cut -d';' -f2 | sort -u)" = Test.x64.exe ]
+}
