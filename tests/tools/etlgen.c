@@ -5,7 +5,7 @@
  *
  * USAGE:  etlgen [-o OUT.etl] [--expect FILE] [--pointer-size 4|8]
  *                [--compress|--no-compress] [--stacks full|keys|split]
- *                [--seed N] SCENARIO.yaml
+ *                [--key-cache N] [--seed N] SCENARIO.yaml
  *         etlgen --walk FILE.etl      (independent buffer walk and census)
  *
  * INPUT:  a YAML scenario (docs/scenario-format.md): machine, processes with
@@ -112,6 +112,7 @@ struct rstack {
 	uint64_t *addr;			/* root first */
 	char *text;			/* the evt stack column */
 	uint64_t kkey, ukey;		/* stack keys, 0 = not assigned */
+	int kslot, uslot;		/* with a key cache: the slot holding it, or -1 */
 };
 
 struct gev {
@@ -141,6 +142,7 @@ static struct {
 	uint64_t seed;
 	uint32_t events_lost, buffers_lost;
 	uint32_t rundown_pid, rundown_tid, rundown_end_tid;
+	int key_cache;			/* stack key cache entries, 0 = no eviction */
 	char *logger_name;
 	/* model */
 	struct proc *procs;
@@ -501,6 +503,7 @@ make_stack(const yaml_node_t *n, uint32_t pid)
 	if (n->type != YAML_SEQUENCE_NODE || seq_len(n) == 0)
 		bad(n, "a stack is a non-empty list of frames, root first");
 	st = xcalloc(1, sizeof *st);
+	st->kslot = st->uslot = -1;
 	st->n = seq_len(n);
 	st->addr = xmalloc((size_t)st->n * sizeof *st->addr);
 	cap = (size_t)st->n * 64 + 1;
@@ -624,7 +627,7 @@ parse_machine(const yaml_node_t *m)
 	static const char *const keys[] = {"cpus", "pointer_size", "os_version", "os_build",
 	    "clock_freq", "cpu_mhz", "start_utc", "boot_utc", "start_qpc", "duration_ms",
 	    "sample_interval_ms", "buffer_size", "compress", "stacks", "seed", "events_lost",
-	    "buffers_lost", "logger_name", "rundown_pid", "rundown_tid", "rundown_end_tid", NULL};
+	    "buffers_lost", "logger_name", "rundown_pid", "rundown_tid", "rundown_end_tid", "stack_key_cache", NULL};
 	const char *v;
 	unsigned a, b, c, d;
 	yaml_node_t *n;
@@ -681,6 +684,10 @@ parse_machine(const yaml_node_t *m)
 	S.rundown_pid = (uint32_t)u64_or(m, "rundown_pid", 0);
 	S.rundown_tid = (uint32_t)u64_or(m, "rundown_tid", 0);
 	S.rundown_end_tid = (uint32_t)u64_or(m, "rundown_end_tid", S.rundown_tid);
+	if (S.key_cache < 0)
+		S.key_cache = (int)u64_or(m, "stack_key_cache", 0);
+	if (S.key_cache > 1000000)
+		bad(get(m, "stack_key_cache"), "stack_key_cache too large");
 }
 
 /*
@@ -1490,6 +1497,67 @@ add_stackwalks(void)
 	}
 }
 
+/*
+ * With a key cache of N entries (machine: stack_key_cache), keys are
+ * handed out as the kernel does: when the cache is full the least recently
+ * used key is evicted with a KeyDelete event carrying its frames, and its
+ * value is reused for the new stack.  A decoder must resolve each
+ * reference with the definition current at its time.
+ */
+struct kslot {
+	struct rstack *st;
+	int part;
+	uint64_t key, last;
+};
+static struct kslot *kslots;
+static int nkslots;
+static uint64_t kclock;
+
+static void
+key_frames(struct etlw_rec *r, const struct rstack *st, int part)
+{
+	int lo = part == PART_KERNEL ? st->n - st->nk : 0;
+	int hi = part == PART_USER ? st->n - st->nk : st->n, j;
+
+	for (j = hi - 1; j >= lo; j--)		/* innermost first */
+		etlw_ptr(r, st->addr[j]);
+}
+
+static uint64_t
+key_for(struct out *o, struct rstack *st, int part, int64_t t, int cpu)
+{
+	int *slot = part == PART_KERNEL ? &st->kslot : &st->uslot, i, victim = 0;
+	struct kslot *k;
+
+	if (!S.key_cache)
+		return part == PART_KERNEL ? st->kkey : st->ukey;
+	if (*slot >= 0) {
+		kslots[*slot].last = ++kclock;
+		return kslots[*slot].key;
+	}
+	if (nkslots < S.key_cache) {
+		victim = nkslots++;
+		kslots[victim].key = (S.psize == 8 ? 0xFFFFFA8003400000ull : 0x88400000ull) + 0x40ull * (uint64_t)(victim + 1);
+	} else {
+		for (i = 1; i < nkslots; i++)
+			if (kslots[i].last < kslots[victim].last)
+				victim = i;
+		k = &kslots[victim];
+		/* logged just before the reference that reuses the key */
+		etlw_rec_kernel(&o->r, ETLW_PERFINFO, S.psize, 24, 35, 2, 0, 0, ts(t) - 1);
+		etlw_ptr(&o->r, k->key);
+		key_frames(&o->r, k->st, k->part);
+		emit(o, cpu);
+		*(k->part == PART_KERNEL ? &k->st->kslot : &k->st->uslot) = -1;
+	}
+	k = &kslots[victim];
+	k->st = st;
+	k->part = part;
+	k->last = ++kclock;
+	*slot = victim;
+	return k->key;
+}
+
 static void
 write_stackwalk(struct out *o, const struct gev *e)
 {
@@ -1500,13 +1568,16 @@ write_stackwalk(struct out *o, const struct gev *e)
 	int hi = part == PART_USER ? st->n - st->nk : st->n;
 
 	if (S.stack_mode == 1) {
-		etlw_rec_kernel(&o->r, ETLW_PERFINFO, S.psize, 24, part == PART_KERNEL ? 37 : 38, 2,
-		    0, 0, ts(e->t));
-		etlw_u64(&o->r, ts(e->t0));
-		etlw_u32(&o->r, th->proc->pid);
-		etlw_u32(&o->r, th->tid);
-		etlw_ptr(&o->r, part == PART_KERNEL ? st->kkey : st->ukey);
-		emit(o, e->cpu);
+		{
+			uint64_t key = key_for(o, e->stack, part, e->t, e->cpu);
+			etlw_rec_kernel(&o->r, ETLW_PERFINFO, S.psize, 24, part == PART_KERNEL ? 37 : 38, 2,
+			    0, 0, ts(e->t));
+			etlw_u64(&o->r, ts(e->t0));
+			etlw_u32(&o->r, th->proc->pid);
+			etlw_u32(&o->r, th->tid);
+			etlw_ptr(&o->r, key);
+			emit(o, e->cpu);
+		}
 		return;
 	}
 	etlw_rec_kernel(&o->r, ETLW_PERFINFO, S.psize, 24, 32, 2, 0, 0, ts(e->t));
@@ -1829,6 +1900,16 @@ write_key_rundown(struct out *o, int64_t t)
 {
 	int i, j, part;
 
+	if (S.key_cache) {
+		for (i = 0; i < nkslots; i++) {
+			etlw_rec_kernel(&o->r, ETLW_PERFINFO, S.psize, 24, 36, 2, 0, 0, ts(t));
+			etlw_ptr(&o->r, kslots[i].key);
+			key_frames(&o->r, kslots[i].st, kslots[i].part);
+			emit(o, 0);
+		}
+		return;
+	}
+
 	for (i = 0; i < S.nstacks; i++) {
 		struct rstack *st = S.stacks[i];
 		for (part = 0; part < 2; part++) {
@@ -1921,6 +2002,8 @@ write_trace(const char *path, const char *expect)
 	qsort(S.ev, S.nev, sizeof *S.ev, cmp_time);
 	if (S.stack_mode == 1)
 		assign_keys();
+	if (S.key_cache)
+		kslots = xcalloc((size_t)S.key_cache, sizeof *kslots);
 	memset(&o, 0, sizeof o);
 	etlw_rec_init(&o.r);
 	o.w = etlw_open(path, &cfg);
@@ -2183,7 +2266,7 @@ static void
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-	    "usage: etlgen [-o OUT.etl] [--expect FILE] [--pointer-size 4|8] [--compress|--no-compress] [--stacks full|split|keys] [--seed N] SCENARIO.yaml | --walk FILE.etl\n");
+	    "usage: etlgen [-o OUT.etl] [--expect FILE] [--pointer-size 4|8] [--compress|--no-compress] [--stacks full|split|keys] [--key-cache N] [--seed N] SCENARIO.yaml | --walk FILE.etl\n");
 	exit(status);
 }
 
@@ -2198,6 +2281,7 @@ main(int argc, char **argv)
 		{"no-compress", no_argument, NULL, 'Z'},
 		{"stacks", required_argument, NULL, 's'},
 		{"seed", required_argument, NULL, 'S'},
+		{"key-cache", required_argument, NULL, 'K'},
 		{"walk", no_argument, NULL, 'w'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -2213,6 +2297,7 @@ main(int argc, char **argv)
 	cli_init(argv[0]);
 	S.compress = -1;
 	S.stack_mode = -1;
+	S.key_cache = -1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
@@ -2231,6 +2316,7 @@ main(int argc, char **argv)
 				cli_usage_error("--stacks is full, split or keys");
 			break;
 		case 'S': S.seed = (uint64_t)cli_integer("--seed", optarg); break;
+		case 'K': S.key_cache = (int)cli_integer("--key-cache", optarg); break;
 		case 'w': dowalk = 1; break;
 		case 'h': usage(0); break;
 		case 'V': cli_version(); break;
