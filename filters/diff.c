@@ -41,7 +41,7 @@ static void
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-	    "usage: diff [-nqt] [-f fg|signed] [--keep-ids] [--strip-hex] [-o file] base test\n");
+	    "usage: diff [-nqt] [-f fg|signed] [--keep-ids] [--perf-ids] [--strip-hex] [-o file] base test\n");
 	if (status == 0)
 		printf("stack options (as stackfold):\n  %s\n", STK_OPTIONS_HELP);
 	exit(status);
@@ -137,6 +137,7 @@ main(int argc, char **argv)
 		{ "totals", no_argument, NULL, 't' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "keep-ids", no_argument, NULL, 'K' },
+		{ "perf-ids", no_argument, NULL, 'I' },
 		{ "strip-hex", no_argument, NULL, 'X' },
 		{ "fractions", no_argument, NULL, 'F' },
 		STK_LONGOPTS,
@@ -183,6 +184,7 @@ main(int argc, char **argv)
 		case 't': totals_only = 1; break;
 		case 'o': out = optarg; break;
 		case 'K': o.keep_ids = 1; break;
+		case 'I': o.perf_ids = 1; break;
 		case 'X': o.strip_hex = 1; break;
 		case 'F': fractions = 1; break;
 		case 'h': usage(0); break;
@@ -195,8 +197,12 @@ main(int argc, char **argv)
 	if (fold_pct_given && cfg.fold_pct > 0)
 		cli_warn("--fold-pct ignored: stacks are compared unfolded (PerfView clears Fold%% on both inputs)");
 	cfg.fold_pct = 0;
-	if (!o.keep_ids)
+	if (!o.keep_ids) {
 		cfg.no_scenario = 1;	/* a scenario name is an id too: it must not split stacks */
+		/* evt: build the root frames without ids rather than strip them after */
+		if (cfg.roots == STK_ROOTS_PID || cfg.roots == STK_ROOTS_TID)
+			cfg.roots = STK_ROOTS_COMM;
+	}
 	o.stk = &cfg;
 	if (argc != 2)
 		cli_usage_error("need two inputs, the baseline and the test");

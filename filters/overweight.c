@@ -213,6 +213,7 @@ main(int argc, char **argv)
 		{ "all", no_argument, NULL, 'a' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "keep-ids", no_argument, NULL, 'K' },
+		{ "perf-ids", no_argument, NULL, 'I' },
 		{ "strip-hex", no_argument, NULL, 'X' },
 		{ "per-sample", required_argument, NULL, 'P' },
 		STK_LONGOPTS,
@@ -250,6 +251,7 @@ main(int argc, char **argv)
 		case 'a': min_resp = 0; break;
 		case 'o': out = optarg; break;
 		case 'K': o.keep_ids = 1; break;
+		case 'I': o.perf_ids = 1; break;
 		case 'X': o.strip_hex = 1; break;
 		case 'P':
 			o.per_sample = cli_number("--per-sample", optarg);
@@ -266,8 +268,12 @@ main(int argc, char **argv)
 	if (fold_pct_given && cfg.fold_pct > 0)
 		cli_warn("--fold-pct ignored: stacks are compared unfolded (PerfView clears Fold%% on both inputs)");
 	cfg.fold_pct = 0;
-	if (!o.keep_ids)
+	if (!o.keep_ids) {
 		cfg.no_scenario = 1;	/* a scenario name is an id too: it must not split stacks */
+		/* evt: build the root frames without ids rather than strip them after */
+		if (cfg.roots == STK_ROOTS_PID || cfg.roots == STK_ROOTS_TID)
+			cfg.roots = STK_ROOTS_COMM;
+	}
 	o.stk = &cfg;
 	if (argc != 1 && argc != 2)
 		cli_usage_error("need the baseline and the test, or one two-count file");

@@ -260,7 +260,7 @@ has_prefix(const char *b, const char *e, const char *pfx)
  * (the result is always a prefix-or-shorter rewrite of the frame).
  */
 static size_t
-strip_frame(char *b, char *e, int first)
+strip_frame(char *b, char *e, int perf_first)
 {
 	const char *p;
 	size_t n = (size_t)(e - b), skip;
@@ -287,7 +287,7 @@ strip_frame(char *b, char *e, int first)
 			return (size_t)(p - 1 - b);
 	}
 	/* perf's comm-PID and comm-PID/TID (stackcollapse-perf --pid/--tid), root frame only */
-	if (first && n > 2 && is_digit(e[-1])) {
+	if (perf_first && n > 2 && is_digit(e[-1])) {
 		p = e - 1;
 		while (p > b && is_digit(*p))
 			p--;
@@ -307,7 +307,7 @@ strip_frame(char *b, char *e, int first)
 #define STRIP_FRAMES 3		/* scenario, process, thread: ids live only there */
 
 size_t
-ds_strip_ids(char *stack, size_t len)
+ds_strip_ids(char *stack, size_t len, int perf)
 {
 	char *b = stack, *end = stack + len, *e;
 	int i;
@@ -319,7 +319,7 @@ ds_strip_ids(char *stack, size_t len)
 			e = end;
 		if (memchr(b, '!', (size_t)(e - b)) != NULL)
 			break;		/* a code frame: the pseudo-frames are over */
-		n = strip_frame(b, e, i == 0);
+		n = strip_frame(b, e, perf && i == 0);
 		if (b + n < e) {
 			memmove(b + n, e, (size_t)(end - e));
 			end -= e - (b + n);
@@ -414,7 +414,7 @@ count_stack(struct reader *r, char *stack, size_t len, double w0, double w1,
 	size_t ix;
 
 	if (!r->o->keep_ids)
-		len = ds_strip_ids(stack, len);
+		len = ds_strip_ids(stack, len, r->o->perf_ids);
 	if (r->o->strip_hex)
 		stack = strip_hex(&r->hex, stack, &len);
 	ix = ds_intern(r->t, stack, len, ds_hash(stack, len));

@@ -47,6 +47,7 @@ size_t *ds_sorted(struct dstab *t);
 
 struct ds_opts {
 	int keep_ids;		/* do not strip pids/tids */
+	int perf_ids;		/* also strip "comm-PID[/TID]" from the first frame */
 	int strip_hex;		/* rewrite 0x<hex> to 0x... (difffolded -s) */
 	double per_sample;	/* folded input: weight of one sample (default 1) */
 	/*
@@ -87,11 +88,13 @@ int ds_read(struct dstab *t, int side, const char *path,
 /*
  * Strips process/thread ids from the leading pseudo-frames of STACK in
  * place (see diff.1): "Process64 app (12) Args: x" -> "app",
- * "Thread (7) CPU=3ms" -> "Thread", "app.exe (12)" -> "app.exe",
- * "app-12" and "app-12/34" as the first frame -> "app".  Returns the new
- * length.
+ * "Thread (7) CPU=3ms" -> "Thread", "app.exe (12)" -> "app.exe"; with
+ * PERF also "app-12" and "app-12/34" as the first frame -> "app" (off by
+ * default: "nightly-17" is more likely aggregate's scenario name than a
+ * pid, and merging two scenarios would be silent data loss).  Returns
+ * the new length.
  */
-size_t ds_strip_ids(char *stack, size_t len);
+size_t ds_strip_ids(char *stack, size_t len, int perf);
 
 /* Formats a weight: integer form when integral, else up to 6 decimals. */
 int ds_format(char *out, double v);

@@ -68,7 +68,7 @@ two_traces() {
 	[ "$output" = "$(printf 'base\t100\ntest\t125\ndelta\t25\ndelta_pct\t25.00\nstacks\t4\nonly_base\t1\nonly_test\t1')" ]
 }
 
-@test "ids are stripped so the same path cancels: PerfView, perf and name (pid) frames" {
+@test "ids are stripped so the same path cancels: PerfView, WPA and perf frames" {
 	printf '%s\n' 'Process64 my-app (1234) Args: -x;Thread (11) CPU=5ms;my-app.exe!main 10' \
 	    'my-app-1234/11;do_work 5' 'svc.exe (88);ntdll.dll!Wait 7' 'my-app;a;b;f (1) 1' >"$T/base"
 	printf '%s\n' 'Process64 my-app (999) Args: -y;Thread (12) CPU=9ms;my-app.exe!main 12' \
@@ -77,14 +77,27 @@ two_traces() {
 	[ "$status" -eq 0 ]
 	# PerfView's own rule (^Process% {%}) would have cut "my-app" to "my"
 	[[ "$output" == *"my-app;Thread;my-app.exe!main 10 12"* ]]
-	[[ "$output" == *"my-app;do_work 5 6"* ]]
 	[[ "$output" == *"svc.exe;ntdll.dll!Wait 7 7"* ]]
 	# a name without an id and "(1)" past the root pseudo-frames are not touched
 	[[ "$output" == *"my-app;a;b;f (1) 1 1"* ]]
+	# perf's comm-PID/TID only with --perf-ids (see the scenario test below)
+	[[ "$output" == *"my-app-1234/11;do_work 5 0"* ]]
+	[ "${#lines[@]}" -eq 5 ]
+	run diff -q --perf-ids "$T/base" "$T/test"
+	[[ "$output" == *"my-app;do_work 5 6"* ]]
 	[ "${#lines[@]}" -eq 4 ]
 	run diff -q --keep-ids "$T/base" "$T/test"
 	[ "${#lines[@]}" -eq 7 ]
 	[[ "$output" == *"Process64 my-app (1234) Args: -x;Thread (11) CPU=5ms;my-app.exe!main 10 0"* ]]
+}
+
+@test "aggregate's scenario frames (nightly-17) are names, not ids: never merged" {
+	printf 'nightly-17;Backup.exe;ntdll.dll!A 5\nnightly-18;Backup.exe;ntdll.dll!A 7\n' >"$T/base"
+	printf 'nightly-17;Backup.exe;ntdll.dll!A 6\nnightly-18;Backup.exe;ntdll.dll!A 9\n' >"$T/test"
+	run diff -q "$T/base" "$T/test"
+	[ "$output" = "$(printf 'nightly-17;Backup.exe;ntdll.dll!A 5 6\nnightly-18;Backup.exe;ntdll.dll!A 7 9')" ]
+	run overweight --tsv -r 0 "$T/base" "$T/test"
+	[ "$(awk -F'\t' '$10 == "nightly-18" { print $4 }' <<<"$output")" = 2 ]
 }
 
 @test "--strip-hex merges addresses like difffolded.pl -s" {
@@ -199,6 +212,9 @@ two_evt() {
 	run diff -q --roots=thread "$T/a.evt" "$T/b.evt"
 	[ "$status" -eq 0 ]
 	[ "$output" = "$(printf 'Backup;Thread;ntdll.dll!RtlUserThreadStart;Backup.exe!Copy 1000 2000\nBackup;Thread;ntdll.dll!RtlUserThreadStart;Backup.exe!Main 1000 1000')" ]
+	# FlameGraph-style roots lose their ids at the source
+	run diff -q --roots=tid "$T/a.evt" "$T/b.evt"
+	[ "$output" = "$(printf 'Backup.exe;ntdll.dll!RtlUserThreadStart;Backup.exe!Copy 1000 2000\nBackup.exe;ntdll.dll!RtlUserThreadStart;Backup.exe!Main 1000 1000')" ]
 	run diff -q --roots=tid --keep-ids "$T/a.evt" "$T/b.evt"
 	[[ "$output" == *"nightly-1;Backup.exe-2212/4100;ntdll.dll!RtlUserThreadStart;Backup.exe!Copy 1000 0"* ]]
 	[[ "$output" == *"nightly-2;Backup.exe-3000/5;ntdll.dll!RtlUserThreadStart;Backup.exe!Copy 0 2000"* ]]
