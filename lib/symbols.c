@@ -290,6 +290,9 @@ static int try_pdb(struct sym_image *im, struct pdb *p, const char *where)
 		im->pdb = p;
 		im->path = xstrdup(where);
 		im->status = SYM_OK;
+		if (pdb_damaged(p))	/* usable, but say what was skipped */
+			note(im, "%zu damaged records skipped, first: %s",
+			    pdb_damaged(p), pdb_first_damage(p));
 		im->x86 = pdb_machine(p) == 0x14c;
 		return 1;
 	}
@@ -647,11 +650,12 @@ void sym_report(const struct symctx *c, FILE *f, const char *prefix, int all)
 			continue;
 		if (im->status == SYM_OK)
 			fprintf(f, "%s: symbols: %s: %s (%llu of %llu addresses "
-			    "named)%s\n", prefix, im->image, im->path,
+			    "named)%s%s%s\n", prefix, im->image, im->path,
 			    (unsigned long long)im->resolved,
 			    (unsigned long long)im->lookups,
 			    pdb_rvas_guessed(im->pdb) ? "; NGEN PDB without "
-			    "section headers, section layout assumed" : "");
+			    "section headers, section layout assumed" : "",
+			    im->detail ? "; " : "", im->detail ? im->detail : "");
 		else
 			fprintf(f, "%s: symbols: %s: %s%s%s: %s (%llu addresses)\n",
 			    prefix, im->image, sym_status_name(im->status),

@@ -677,3 +677,40 @@ frame_share() {	# EVT MODULE
 	cut -d' ' -f1 "$T/want" | pdbdump -r "$T/prog.pdb" | sed -E 's/^0x//; s/\t/ /; s/\+0x[0-9a-f]+$//' >"$T/plain"
 	! cmp -s "$T/want" "$T/plain"
 }
+
+@test "a PDB with one damaged module stream is still used: publics name its functions, the damage is reported" {
+	require_corpus
+	mkdir -p "$T/cache/CppCon.pdb/$CPPCON_KEY"
+	# the first record length of CppCon.obj's module stream becomes 0xffff
+	python3 - "$CPPCON" "$T/cache/CppCon.pdb/$CPPCON_KEY/CppCon.pdb" <<-'EOF'
+	import struct, sys
+	u16 = lambda b, o: struct.unpack_from('<H', b, o)[0]
+	u32 = lambda b, o: struct.unpack_from('<I', b, o)[0]
+	d = bytearray(open(sys.argv[1], 'rb').read())
+	bs, dirbytes, mapblk = u32(d, 32), u32(d, 44), u32(d, 52)
+	dirp = u32(d, mapblk * bs) * bs		# one directory block here
+	ns = u32(d, dirp); sizes = [u32(d, dirp + 4 + 4 * i) for i in range(ns)]
+	first, pos = [], dirp + 4 + 4 * ns
+	for s in sizes:
+	    n = 0 if s == 0xffffffff else (s + bs - 1) // bs
+	    first.append(u32(d, pos) if n else None); pos += 4 * n
+	dbi = first[3] * bs
+	# walk module infos properly
+	off, mods = dbi + 64, []
+	end = off + u32(d, dbi + 24)
+	while off + 64 <= end:
+	    mods.append(u16(d, off + 34))
+	    z1 = d.index(b'\0', off + 64); z2 = d.index(b'\0', z1 + 1)
+	    off = (z2 + 1 - dbi + 3) // 4 * 4 + dbi
+	s = mods[1]
+	struct.pack_into('<H', d, first[s] * bs + 4, 0xffff)
+	open(sys.argv[2], 'wb').write(d)
+	EOF
+	printf '%s\n' "CppCon.exe CppCon.pdb $CPPCON_ID 5 1000" "CppCon.exe CppCon.pdb $CPPCON_ID 5 12ea" >"$T/in"
+	run symlookup -a -s "$T/cache" "$T/in"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "CppCon.exe!main" ]
+	[ "${lines[1]}" = "CppCon.exe!__security_check_cookie" ]
+	[[ "$output" == *"(2 of 2 addresses named); 1 damaged records skipped, first: "*"CppCon.pdb: offset "*"module stream "*"overruns"* ]]
+}
