@@ -123,6 +123,15 @@ if have diff; then
 		    -o "$out/cpu-diff.svg" && echo "  differential flame graph: $out/cpu-diff.svg"
 	fi
 fi
+# The nightly-pipeline form of the same diagnosis (pipelines/demo.yaml reads bin/demo/).
+if have etlkit-run && [ "$out" = "$root/bin/demo" ] && [ -f "$root/pipelines/demo.yaml" ]; then
+	step "the same as a two-scenario pipeline: etlkit-run pipelines/demo.yaml -> $out/pipeline/"
+	if etlkit-run -q "$root/pipelines/demo.yaml"; then
+		ls "$out/pipeline" | sed 's/^/  /'
+	else
+		echo "  (etlkit-run failed; see above)"
+	fi
+fi
 if have stackfold; then
 	stackfold "$out/incident.evt" >"$out/incident.folded" 2>/dev/null &&
 	    echo "  CPU samples as folded stacks (flamegraph.pl input): $out/incident.folded"
