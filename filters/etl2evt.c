@@ -3,9 +3,10 @@
  *
  * USAGE:  etl2evt [-k KINDS] [-p PROCS] [-s MS] [-e MS] [--utc] [--full-paths]
  *                 [--addrs] [--symbols PATH] [--no-symbols] [--member NAME]
- *                 [--census] [-o FILE] [FILE|-]
- * INPUT:  an .etl file, a zip holding one (PerfView .etl.zip, .diagsession),
- *         or either on stdin.
+ *                 [--census] [-o FILE] [FILE|- ...]
+ * INPUT:  an .etl file, a zip holding one or several (PerfView .etl.zip,
+ *         .diagsession), or either on stdin.  Several files of one session
+ *         are merged on their absolute times.
  * OUTPUT: the evt stream (docs/evt-format.md), e.g.
  *   29.446000	Sample	7	System	4	584	1	ip=0xffffffffffd03003	prio=14	kframes=3	ntoskrnl.exe!0x1a3f0;...
  *
@@ -37,19 +38,40 @@ usage(int status)
 {
 	fprintf(status ? stderr : stdout,
 	    "usage: etl2evt [-k KINDS] [-p PROCS] [-s MS] [-e MS] [--utc] [--full-paths] [--addrs] "
-	    "[--symbols PATH] [--no-symbols] [--member NAME] [--census] [-o FILE] [FILE|-]\n");
+	    "[--symbols PATH] [--no-symbols] [--member NAME] [--census] [-o FILE] [FILE|- ...]\n");
 	exit(status);
 }
 
 static void
 on_error(void *ctx, uint64_t off, const char *msg)
 {
-	(void)ctx;
+	const char *name = ctx ? ctx : input_name;
 	nproblems++;
 	if (nproblems <= 50)
-		cli_warn("%s: offset %llu: %s", input_name, (unsigned long long)off, msg);
+		cli_warn("%s: offset %llu: %s", name, (unsigned long long)off, msg);
 	else if (nproblems == 51)
-		cli_warn("%s: more problems; not reporting them one by one", input_name);
+		cli_warn("%s: more problems; not reporting them one by one", name);
+}
+
+/* One trace file to decode: a descriptor, its mapping, its reader. */
+struct input {
+	char *name;		/* for messages: FILE or ZIP:MEMBER */
+	int fd;
+	const uint8_t *data;
+	size_t len;
+	struct etl_reader *r;
+};
+static struct input *inputs;
+static size_t ninputs;
+
+static void
+add_input(const char *name, int fd)
+{
+	inputs = xrealloc(inputs, (ninputs + 1) * sizeof *inputs);
+	struct input *in = &inputs[ninputs++];
+	memset(in, 0, sizeof *in);
+	in->name = xstrdup(name);
+	in->fd = fd;
 }
 
 /* Copies stdin (or a zip member) into an unlinked temporary file. */
@@ -96,17 +118,20 @@ ends_with(const char *s, const char *suf)
 	return a >= b && strcasecmp(s + a - b, suf) == 0;
 }
 
-/* The .etl member to decode: NAME if given, else the only .etl in the zip. */
-static int
-open_zip_member(int zfd, const char *member)
+/*
+ * The .etl members to decode: NAME if given, else every .etl in the zip
+ * (a .diagsession holds a kernel and user files of one session: they are
+ * merged).  Each is inflated into a temporary file.
+ */
+static void
+add_zip_members(int zfd, const char *zipname, const char *member)
 {
 	struct zip_archive z;
-	char err[512];
+	char err[512], name[4096];
 	long pick = -1;
-	size_t netl = 0;
 
 	if (zip_open_fd(&z, zfd, err, sizeof err) < 0)
-		cli_fatal("%s: %s", input_name, err);
+		cli_fatal("%s: %s", zipname, err);
 	if (member) {
 		pick = zip_find(&z, member);
 		if (pick < 0)
@@ -119,31 +144,22 @@ open_zip_member(int zfd, const char *member)
 					pick = (long)i;
 			}
 		if (pick < 0)
-			cli_fatal("%s: no member named %s", input_name, member);
-	} else {
-		for (size_t i = 0; i < z.n; i++)
-			if (ends_with(z.m[i].name, ".etl")) {
-				netl++;
-				pick = (long)i;
-			}
-		if (netl == 0)
-			cli_fatal("%s: the zip holds no .etl file", input_name);
-		if (netl > 1) {
-			char list[2048] = "";
-			for (size_t i = 0; i < z.n; i++)
-				if (ends_with(z.m[i].name, ".etl") && strlen(list) + strlen(z.m[i].name) + 3 < sizeof list) {
-					strcat(list, " ");
-					strcat(list, z.m[i].name);
-				}
-			cli_fatal("%s: the zip holds %zu .etl files (%s ); choose one with --member NAME",
-			    input_name, netl, list);
-		}
+			cli_fatal("%s: no member named %s", zipname, member);
 	}
-	int fd = temp_file();
-	if (zip_extract_fd(&z, (size_t)pick, fd, err, sizeof err) < 0)
-		cli_fatal("%s: %s", input_name, err);
+	size_t found = 0;
+	for (size_t i = 0; i < z.n; i++) {
+		if (pick >= 0 ? (long)i != pick : !ends_with(z.m[i].name, ".etl"))
+			continue;
+		int fd = temp_file();
+		if (zip_extract_fd(&z, i, fd, err, sizeof err) < 0)
+			cli_fatal("%s: %s", zipname, err);
+		snprintf(name, sizeof name, "%s:%s", zipname, z.m[i].name);
+		add_input(name, fd);
+		found++;
+	}
+	if (!found)
+		cli_fatal("%s: the zip holds no .etl file", zipname);
 	zip_close(&z);
-	return fd;
 }
 
 /* "#symbols" metadata: which PDBs named frames, and why the others did not. */
@@ -228,39 +244,48 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc > 1)
-		cli_usage_error("one input file at most");
-	input_name = argc == 1 ? argv[0] : "-";
+	input_name = argc >= 1 ? argv[0] : "-";
 	if (o.has_from && o.has_to && o.to_ms < o.from_ms)
 		cli_usage_error("--end is before --start");
 
-	int fd;
-	if (strcmp(input_name, "-") == 0)
-		fd = spool_stdin();
-	else if ((fd = open(input_name, O_RDONLY)) < 0)
-		cli_fatal("%s: %s", input_name, strerror(errno));
-	unsigned char magic[4] = { 0 };
-	if (pread(fd, magic, 4, 0) == 4 && zip_magic(magic, 4)) {
-		int efd = open_zip_member(fd, member);
-		close(fd);
-		fd = efd;
-	} else if (member)
-		cli_usage_error("--member is for zip inputs");
-
-	struct stat st;
-	if (fstat(fd, &st) < 0)
-		cli_fatal("%s: %s", input_name, strerror(errno));
-	size_t len = (size_t)st.st_size;
-	const uint8_t *data = NULL;
-	if (len > 0) {
-		data = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (data == MAP_FAILED)
-			cli_fatal("%s: cannot map: %s", input_name, strerror(errno));
-		madvise((void *)data, len, MADV_SEQUENTIAL);
+	for (int a = 0; a < (argc ? argc : 1); a++) {
+		const char *name = argc ? argv[a] : "-";
+		int fd;
+		if (strcmp(name, "-") == 0)
+			fd = spool_stdin();
+		else if ((fd = open(name, O_RDONLY)) < 0)
+			cli_fatal("%s: %s", name, strerror(errno));
+		unsigned char magic[4] = { 0 };
+		if (pread(fd, magic, 4, 0) == 4 && zip_magic(magic, 4)) {
+			add_zip_members(fd, name, member);
+			close(fd);
+		} else if (member)
+			cli_usage_error("--member is for zip inputs");
+		else
+			add_input(name, fd);
 	}
-	struct etl_reader *r = etl_open(data ? data : (const uint8_t *)"", len, on_error, NULL);
-	if (!r)
-		exit(EXIT_FATAL);
+	if (census && ninputs != 1)
+		cli_usage_error("--census takes one trace (use --member for zips holding several)");
+
+	struct etl_reader **readers = xcalloc(ninputs, sizeof *readers);
+	for (size_t i = 0; i < ninputs; i++) {
+		struct input *in = &inputs[i];
+		struct stat st;
+		if (fstat(in->fd, &st) < 0)
+			cli_fatal("%s: %s", in->name, strerror(errno));
+		in->len = (size_t)st.st_size;
+		if (in->len > 0) {
+			in->data = mmap(NULL, in->len, PROT_READ, MAP_PRIVATE, in->fd, 0);
+			if (in->data == MAP_FAILED)
+				cli_fatal("%s: cannot map: %s", in->name, strerror(errno));
+			madvise((void *)in->data, in->len, MADV_SEQUENTIAL);
+		}
+		in->r = etl_open(in->data ? in->data : (const uint8_t *)"", in->len, on_error, in->name);
+		if (!in->r)
+			exit(EXIT_FATAL);
+		readers[i] = in->r;
+	}
+	struct etl_reader *r = readers[0];
 
 	struct outbuf ob;
 	ob_open(&ob, out);
@@ -269,19 +294,34 @@ main(int argc, char **argv)
 		etl_census(r, &ob);
 		partial = etl_damage(r)->buffers > 0;
 	} else {
-		o.source = input_name;
+		char *joined = NULL;
+		if (argc > 1) {
+			/* several files: their names, comma-separated */
+			size_t len = 1;
+			for (int a = 0; a < argc; a++)
+				len += strlen(argv[a]) + 1;
+			joined = xcalloc(1, len);
+			for (int a = 0; a < argc; a++) {
+				if (a)
+					strcat(joined, ",");
+				strcat(joined, argv[a]);
+			}
+		}
+		o.source = joined ? joined : input_name;
 		o.progress = isatty(2);
 		if (use_symbols) {
 			/* --symbols paths, then _NT_SYMBOL_PATH, the trace's directory and a .etl.zip's symbols\ */
 			if (!sym)
 				sym = sym_new();
 			sym_add_env(sym);
-			if (strcmp(input_name, "-") != 0)
-				sym_add_trace(sym, input_name);
+			for (int a = 0; a < argc; a++)
+				if (strcmp(argv[a], "-") != 0)
+					sym_add_trace(sym, argv[a]);
 			o.sym = sym_etl_hook;
 			o.symctx = sym;
 		}
-		partial = etl2evt_convert(r, &o, &ob, NULL);
+		partial = etl2evt_convert(readers, ninputs, &o, &ob, NULL);
+		free(joined);
 		if (use_symbols)
 			write_symbol_lines(&ob, sym);
 	}
@@ -290,11 +330,16 @@ main(int argc, char **argv)
 		sym_report(sym, stderr, "etl2evt", 0);
 	sym_free(sym);
 	if (nproblems)
-		cli_warn("%s: %lu problem%s; the rest was decoded", input_name, nproblems,
+		cli_warn("%s: %lu problem%s; the rest was decoded", ninputs > 1 ? "input" : inputs[0].name, nproblems,
 		    nproblems == 1 ? "" : "s");
-	etl_close(r);
-	if (data)
-		munmap((void *)data, len);
-	close(fd);
+	for (size_t i = 0; i < ninputs; i++) {
+		etl_close(inputs[i].r);
+		if (inputs[i].data)
+			munmap((void *)inputs[i].data, inputs[i].len);
+		close(inputs[i].fd);
+		free(inputs[i].name);
+	}
+	free(inputs);
+	free(readers);
 	return partial || nproblems ? EXIT_PARTIAL : 0;
 }

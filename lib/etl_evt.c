@@ -355,8 +355,20 @@ struct keydef {
 	int create;
 };
 
-struct conv {
+#define GBIAS ((uint64_t)1 << 62)	/* global times are GBIAS + ns since the earliest start */
+
+struct source {
 	struct etl_reader *r;
+	int64_t off_ns;		/* this file's start relative to the earliest start */
+	struct etl_event ev;	/* pass 2: its next event (ts already global) */
+	int have;
+};
+
+struct conv {
+	struct source *src;
+	size_t nsrc, cur;
+	uint64_t ft0;		/* FILETIME of the earliest start */
+	struct etl_reader *r;	/* the current source's reader */
 	const struct etl_info *info;
 	const struct etl2evt_opts *o;
 	struct outbuf *ob;
@@ -409,6 +421,22 @@ static uint64_t
 ptr_at(const struct conv *c, const uint8_t *p)
 {
 	return c->P == 8 ? etl_u64(p) : etl_u32(p);
+}
+
+/* A raw timestamp of the current source → global time (GBIAS + ns). */
+static uint64_t
+gts(const struct conv *c, uint64_t raw)
+{
+	return GBIAS + (uint64_t)(c->src[c->cur].off_ns + etl_ns(c->r, raw));
+}
+
+static void
+use_source(struct conv *c, size_t i)
+{
+	c->cur = i;
+	c->r = c->src[i].r;
+	c->info = etl_info(c->r);
+	c->P = c->info->pointer_size;
 }
 
 /*
@@ -472,7 +500,7 @@ collect_stackwalk(struct conv *c, const struct etl_event *ev)
 	case 32:	/* Stack: ts, pid, tid, frames */
 		if (n >= 16 + c->P) {
 			size_t nf = (n - 16) / c->P;
-			struct stk *s = stk_get(c, etl_u32(p + 12), etl_u64(p), 1);
+			struct stk *s = stk_get(c, etl_u32(p + 12), gts(c, etl_u64(p)), 1);
 			s->pid = etl_u32(p + 8);
 			int kernel = images_is_kernel(c->img, ptr_at(c, p + 16));
 			if (kernel && !s->has_k) {
@@ -488,7 +516,7 @@ collect_stackwalk(struct conv *c, const struct etl_event *ev)
 		break;
 	case 37: case 38:	/* StackKeyKernel / StackKeyUser: ts, pid, tid, key */
 		if (n >= 16 + c->P) {
-			struct stk *s = stk_get(c, etl_u32(p + 12), etl_u64(p), 1);
+			struct stk *s = stk_get(c, etl_u32(p + 12), gts(c, etl_u64(p)), 1);
 			s->pid = etl_u32(p + 8);
 			if (ev->type == 37) {
 				s->kkey = ptr_at(c, p + 16);
@@ -692,15 +720,18 @@ collect_clr(struct conv *c, const struct etl_event *ev, int rundown)
 static int
 ts_sane(struct conv *c, const struct etl_event *ev)
 {
-	int64_t ns = etl_ns(c->r, ev->ts);
-	return ns >= c->lo_ns && ns <= c->hi_ns;
+	int64_t ns = etl_ns(c->r, ev->ts), hi = c->hi_ns;
+	if (c->info->end_time > c->info->start_time &&
+	    c->info->end_time - c->info->start_time < (uint64_t)365 * 86400 * 10000000)
+		hi += (int64_t)(c->info->end_time - c->info->start_time) * 100;
+	return ns >= c->lo_ns && ns <= hi;
 }
 
 static void
 collect(struct conv *c, const struct etl_event *ev)
 {
 	if (!ts_sane(c, ev)) {
-		char msg[128];
+		char msg[160];
 		if (c->bad_ts++ == 0) {
 			snprintf(msg, sizeof msg, "event with a timestamp outside the session "
 			    "(record at buffer offset %u); such events are skipped", ev->rec_offset);
@@ -708,6 +739,9 @@ collect(struct conv *c, const struct etl_event *ev)
 		}
 		return;
 	}
+	struct etl_event gev = *ev;
+	gev.ts = gts(c, ev->ts);
+	ev = &gev;
 	if (ev->ts) {
 		if (!c->have_ts || ev->ts < c->min_ts)
 			c->min_ts = ev->ts;
@@ -887,7 +921,7 @@ begin(struct conv *c, const char *kind, int64_t time_ns, int cpu, int64_t pid, i
 		l_weight_ns(l, weight_ns);
 	if (c->o->utc) {
 		char u[32];
-		etl_filetime_str(u, etl_filetime(c->r, ts));
+		etl_filetime_str(u, c->ft0 + (uint64_t)((int64_t)(ts - GBIAS) / 100));
 		l_kv_s(l, "utc", u);
 	}
 	return 1;
@@ -1029,7 +1063,7 @@ emit_dpc_isr(struct conv *c, const struct etl_event *ev, int64_t ns)
 		return;
 	}
 	uint64_t initial = etl_u64(p), routine = ptr_at(c, p + 8);
-	int64_t start_ns = etl_ns(c->r, initial), dur = ns - start_ns;
+	int64_t start_ns = (int64_t)(gts(c, initial) - GBIAS), dur = ns - start_ns;
 	if (dur < 0 || initial == 0) {
 		start_ns = ns;	/* an InitialTime after the end is corrupt; keep the event */
 		dur = 0;
@@ -1578,7 +1612,7 @@ emit_classic(struct conv *c, const struct etl_event *ev, int64_t ns)
 static void
 emit(struct conv *c, const struct etl_event *ev)
 {
-	int64_t ns = etl_ns(c->r, ev->ts);
+	int64_t ns = (int64_t)(ev->ts - GBIAS);	/* ts is global already */
 
 	switch (ev->hkind) {
 	case ETL_HK_SYSTEM: case ETL_HK_COMPACT: case ETL_HK_PERFINFO:
@@ -1655,14 +1689,28 @@ split_list(const char *s, size_t *n)
 }
 
 static void
-write_header(struct conv *c, const struct etl_reader *r)
+write_header(struct conv *c)
 {
-	const struct etl_info *in = c->info;
+	const struct etl_info *in = etl_info(c->src[0].r);
 	struct outbuf *ob = c->ob;
 	char st[32];
 	static const char *const clocks[] = { "qpc", "qpc", "systime", "cycles" };
+	uint32_t ncpu = 0, lost = 0, blost = 0;
+	size_t nbuf = 0, ncomp = 0;
 
-	etl_filetime_str(st, in->start_time);
+	/* several files (a .diagsession): one machine, the earliest start, sums */
+	for (size_t s = 0; s < c->nsrc; s++) {
+		const struct etl_info *si = etl_info(c->src[s].r);
+		if (si->ncpu > ncpu)
+			ncpu = si->ncpu;
+		lost += si->events_lost;
+		blost += si->buffers_lost;
+		nbuf += etl_nbuffers(c->src[s].r);
+		for (size_t i = 0; i < etl_nbuffers(c->src[s].r); i++)
+			if (etl_buffers(c->src[s].r)[i].flags & 0x40)
+				ncomp++;
+	}
+	etl_filetime_str(st, c->ft0);
 	ob_puts(ob, "#evt\t1\tsource=");
 	{
 		struct line tmp = { 0 };
@@ -1672,46 +1720,76 @@ write_header(struct conv *c, const struct etl_reader *r)
 	}
 	ob_printf(ob, "\tos_version=%u.%u.%u.%u\tos_build=%u\tcpus=%u\tpointer_size=%u"
 	    "\tclock=%s\tclock_freq=%llu\tstart_utc=%s", in->version[0], in->version[1],
-	    in->version[2], in->version[3], in->build, in->ncpu, in->pointer_size,
+	    in->version[2], in->version[3], in->build, ncpu, in->pointer_size,
 	    clocks[in->clock_type <= 3 ? in->clock_type : 1], (unsigned long long)in->clock_freq, st);
-	int64_t dur = c->have_ts ? etl_ns(c->r, c->max_ts) - etl_ns(c->r, c->min_ts) : 0;
+	int64_t dur = c->have_ts ? (int64_t)(c->max_ts - c->min_ts) : 0;
 	char dbuf[40];
 	evt_format_time_ns(dbuf, dur);
 	uint32_t iv = c->first_interval ? c->first_interval : 10000;
 	char ibuf[40];
 	evt_format_weight(ibuf, iv / 10000.0);
 	ob_printf(ob, "\tduration_ms=%s\tevents_lost=%u\tbuffers_lost=%u\tsample_interval_ms=%s",
-	    dbuf, in->events_lost, in->buffers_lost, ibuf);
-	size_t ncomp = 0;
-	for (size_t i = 0; i < etl_nbuffers(r); i++)
-		if (etl_buffers(r)[i].flags & 0x40)
-			ncomp++;
-	ob_printf(ob, "\tbuffers=%zu\tcompressed_buffers=%zu\tlogger=", etl_nbuffers(r), ncomp);
+	    dbuf, lost, blost, ibuf);
+	ob_printf(ob, "\tbuffers=%zu\tcompressed_buffers=%zu\tlogger=", nbuf, ncomp);
 	{
 		struct line tmp = { 0 };
 		l_esc(&tmp, in->logger_name, strlen(in->logger_name), 0);
 		ob_write(ob, tmp.b, tmp.n);
 		free(tmp.b);
 	}
+	if (c->nsrc > 1)
+		ob_printf(ob, "\tfiles=%zu", c->nsrc);
 	ob_putc(ob, '\n');
 }
 
+/* Pass 2 for source I: its next sane event, with a global timestamp. */
+static void
+source_next(struct conv *c, size_t i)
+{
+	struct source *s = &c->src[i];
+	use_source(c, i);
+	s->have = 0;
+	while (etl_next(s->r, &s->ev)) {
+		if (!ts_sane(c, &s->ev))
+			continue;
+		s->ev.ts = gts(c, s->ev.ts);
+		s->have = 1;
+		return;
+	}
+}
+
 int
-etl2evt_convert(struct etl_reader *r, const struct etl2evt_opts *o, struct outbuf *ob,
-    struct etl2evt_result *res)
+etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
+    struct outbuf *ob, struct etl2evt_result *res)
 {
 	struct conv cv, *c = &cv;
 	struct etl_event ev;
-	uint64_t total = 0, n = 0;
+	uint64_t total = 0, done = 0, n = 0;
+	unsigned maxp = 4;
 
 	memset(c, 0, sizeof *c);
 	esc_init();
-	c->r = r;
 	c->o = o;
 	c->ob = ob;
-	c->info = etl_info(r);
-	c->P = c->info->pointer_size;
-	c->img = images_new(c->P);
+	c->nsrc = nr;
+	c->src = xcalloc(nr ? nr : 1, sizeof *c->src);
+	for (size_t i = 0; i < nr; i++) {
+		const struct etl_info *in = etl_info(rs[i]);
+		c->src[i].r = rs[i];
+		if (i == 0 || in->start_time < c->ft0)
+			c->ft0 = in->start_time;
+		if (in->pointer_size > maxp)
+			maxp = in->pointer_size;
+		for (size_t b = 0; b < etl_nbuffers(rs[i]); b++) {
+			total += etl_buffers(rs[i])[b].size;
+			if (etl_buffers(rs[i])[b].cpu + 1u > c->ncur)
+				c->ncur = etl_buffers(rs[i])[b].cpu + 1u;
+		}
+	}
+	for (size_t i = 0; i < nr; i++)
+		c->src[i].off_ns = (int64_t)(etl_info(rs[i])->start_time - c->ft0) * 100;
+	use_source(c, 0);
+	c->img = images_new(maxp);
 	if (o->sym)
 		images_set_symbols(c->img, o->sym, o->symctx);
 	hmap_init(&c->stkmap);
@@ -1720,65 +1798,79 @@ etl2evt_convert(struct etl_reader *r, const struct etl2evt_opts *o, struct outbu
 	c->procs = split_list(o->procs, &c->nprocs);
 	c->from_ns = o->has_from ? (int64_t)(o->from_ms * 1e6) : INT64_MIN;
 	c->to_ns = o->has_to ? (int64_t)(o->to_ms * 1e6) : INT64_MAX;
-	for (size_t i = 0; i < etl_nbuffers(r); i++) {
-		total += etl_buffers(r)[i].size;
-		if (etl_buffers(r)[i].cpu + 1u > c->ncur)
-			c->ncur = etl_buffers(r)[i].cpu + 1u;
-	}
 	c->cur_tid = xmalloc((c->ncur ? c->ncur : 1) * sizeof *c->cur_tid);
 	for (size_t i = 0; i < c->ncur; i++)
 		c->cur_tid[i] = -1;
-
 	c->lo_ns = -7 * 86400 * 1000000000LL;
 	c->hi_ns = 7 * 86400 * 1000000000LL;
-	if (c->info->end_time > c->info->start_time &&
-	    c->info->end_time - c->info->start_time < (uint64_t)365 * 86400 * 10000000)
-		c->hi_ns += (int64_t)(c->info->end_time - c->info->start_time) * 100;
 
-	/* pass 1: the model */
-	etl_rewind(r, ETL_FILE_ORDER);
-	while (etl_next(r, &ev)) {
-		collect(c, &ev);
-		if (o->progress && (++n & 0xffff) == 0)
-			cli_progress(etl_progress(r) / 2, total);
+	/* pass 1: the model, from every file */
+	for (size_t i = 0; i < nr; i++) {
+		use_source(c, i);
+		etl_rewind(c->r, ETL_FILE_ORDER);
+		while (etl_next(c->r, &ev)) {
+			collect(c, &ev);
+			if (o->progress && (++n & 0xffff) == 0)
+				cli_progress((done + etl_progress(c->r)) / 2, total);
+		}
+		done += etl_progress(c->r);
 	}
 	images_finish(c->img);
 	if (c->nkd)
 		qsort(c->kd, c->nkd, sizeof *c->kd, cmp_keydef);
 	c->interval = c->first_interval ? c->first_interval : 10000;
 
-	write_header(c, r);
-	const struct etl_damage *dm = etl_damage(r);
-	if (c->info->events_lost) {
-		if (begin(c, "Lost", 0, -1, -1, -1, 0, c->info->ts0)) {
+	write_header(c);
+	uint64_t damaged = 0, damaged_bytes = 0;
+	for (size_t i = 0; i < nr; i++) {
+		use_source(c, i);
+		uint64_t t0 = gts(c, c->info->ts0);
+		if (c->info->events_lost && begin(c, "Lost", (int64_t)(t0 - GBIAS), -1, -1, -1, 0, t0)) {
 			l_kv_u(&c->l, "events", c->info->events_lost);
 			l_kv_u(&c->l, "buffers", c->info->buffers_lost);
 			l_kv_s(&c->l, "source", "header");
-			finish(c, 0, NULL, 0, c->info->ts0);
+			finish(c, 0, NULL, 0, t0);
 		}
-	}
-	for (size_t i = 0; i < etl_nbuffers(r); i++) {
-		const struct etl_buffer *b = &etl_buffers(r)[i];
-		if ((b->flags & 0x6) && begin(c, "Lost", 0, b->cpu, -1, -1, 0, c->info->ts0)) {
-			l_kv_u(&c->l, "events", 0);
-			l_kv_u(&c->l, "buffers", (b->flags & 4) ? 1 : 0);
-			l_kv_u(&c->l, "offset", b->offset);
-			l_kv_s(&c->l, "source", (b->flags & 4) ? "buffer_lost" : "events_lost");
-			finish(c, 0, NULL, 0, c->info->ts0);
+		for (size_t k = 0; k < etl_nbuffers(c->r); k++) {
+			const struct etl_buffer *b = &etl_buffers(c->r)[k];
+			if ((b->flags & 0x6) && begin(c, "Lost", (int64_t)(t0 - GBIAS), b->cpu, -1, -1, 0, t0)) {
+				l_kv_u(&c->l, "events", 0);
+				l_kv_u(&c->l, "buffers", (b->flags & 4) ? 1 : 0);
+				l_kv_u(&c->l, "offset", b->offset);
+				l_kv_s(&c->l, "source", (b->flags & 4) ? "buffer_lost" : "events_lost");
+				finish(c, 0, NULL, 0, t0);
+			}
 		}
 	}
 
-	/* pass 2: the events in time order */
-	etl_rewind(r, ETL_TIME_ORDER);
-	while (etl_next(r, &ev)) {
-		if (!ts_sane(c, &ev))
-			continue;
-		emit(c, &ev);
-		if (o->progress && (++n & 0xffff) == 0)
-			cli_progress(total / 2 + etl_progress(r) / 2, total);
+	/* pass 2: the events of all files in time order */
+	for (size_t i = 0; i < nr; i++) {
+		etl_rewind(c->src[i].r, ETL_TIME_ORDER);
+		source_next(c, i);
+	}
+	for (;;) {
+		size_t best = nr;
+		for (size_t i = 0; i < nr; i++)
+			if (c->src[i].have && (best == nr || c->src[i].ev.ts < c->src[best].ev.ts))
+				best = i;
+		if (best == nr)
+			break;
+		use_source(c, best);
+		emit(c, &c->src[best].ev);
+		source_next(c, best);
+		if (o->progress && (++n & 0xffff) == 0) {
+			uint64_t p = 0;
+			for (size_t i = 0; i < nr; i++)
+				p += etl_progress(c->src[i].r);
+			cli_progress(total / 2 + p / 2, total);
+		}
 	}
 	if (o->progress)
 		cli_progress_end();
+	for (size_t i = 0; i < nr; i++) {
+		damaged += etl_damage(c->src[i].r)->buffers;
+		damaged_bytes += etl_damage(c->src[i].r)->bytes;
+	}
 
 	/* what could not be used */
 	uint64_t unmatched = 0;
@@ -1797,9 +1889,9 @@ etl2evt_convert(struct etl_reader *r, const struct etl2evt_opts *o, struct outbu
 	if (c->skipped_events)
 		ob_printf(ob, "#skipped\twhat=event\tcount=%llu\tdetail=events too short for their "
 		    "kind\n", (unsigned long long)c->skipped_events);
-	if (dm->buffers)
+	if (damaged)
 		ob_printf(ob, "#skipped\twhat=buffer\tcount=%llu\tdetail=corrupt or truncated buffers "
-		    "(%llu bytes)\n", (unsigned long long)dm->buffers, (unsigned long long)dm->bytes);
+		    "(%llu bytes)\n", (unsigned long long)damaged, (unsigned long long)damaged_bytes);
 	ob_printf(ob, "#stats\tevents=%llu\n", (unsigned long long)c->events);
 
 	if (res) {
@@ -1807,7 +1899,7 @@ etl2evt_convert(struct etl_reader *r, const struct etl2evt_opts *o, struct outbu
 		res->unmatched_stacks = unmatched;
 		res->unresolved_keys = c->unresolved;
 	}
-	int partial = dm->buffers > 0 || c->skipped_events > 0 || c->bad_ts > 0;
+	int partial = damaged > 0 || c->skipped_events > 0 || c->bad_ts > 0;
 	for (size_t i = 0; i < c->nkinds; i++)
 		free(c->kinds[i]);
 	for (size_t i = 0; i < c->nprocs; i++)
@@ -1822,6 +1914,7 @@ etl2evt_convert(struct etl_reader *r, const struct etl2evt_opts *o, struct outbu
 	free(c->l.b);
 	hmap_free(&c->stkmap);
 	hmap_free(&c->framemap);
+	free(c->src);
 	images_free(c->img);
 	return partial;
 }

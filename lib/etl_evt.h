@@ -32,9 +32,14 @@ struct etl2evt_result {
 	uint64_t unresolved_keys;	/* stack keys with no definition */
 };
 
-/* Writes the evt stream for the trace.  Returns 0, or 1 if anything was skipped. */
-int etl2evt_convert(struct etl_reader *r, const struct etl2evt_opts *o, struct outbuf *ob,
-    struct etl2evt_result *res);
+/*
+ * Writes the evt stream for the trace held in NR files (usually one;
+ * several files of one session, e.g. a .diagsession's kernel and user
+ * files, are merged on their absolute times).  Returns 0, or 1 if
+ * anything was skipped.
+ */
+int etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
+    struct outbuf *ob, struct etl2evt_result *res);
 
 /*
  * Writes the per-kind counts in the layout of ../shared/corpus/census:

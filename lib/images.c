@@ -57,7 +57,19 @@ struct volmap {
 	size_t ntlen;
 };
 
+/* ImageID/DbgID seen before their image (another file of the session) */
+struct pending_id {
+	uint32_t pid;
+	uint64_t base;
+	char *orig, *pdb;
+	uint8_t guid[16];
+	uint32_t age;
+	int is_dbg;
+};
+
 struct images {
+	struct pending_id *pend;
+	size_t npend, cappend;
 	unsigned psize;
 	struct proc *p;
 	size_t np, capp;
@@ -272,10 +284,31 @@ images_image(struct images *m, uint32_t pid, uint64_t base, uint64_t size, uint6
 	}
 }
 
+static void
+add_pending(struct images *m, uint32_t pid, uint64_t base, const char *orig, const char *pdb,
+    const uint8_t *guid, uint32_t age)
+{
+	GROW(m->pend, m->npend, m->cappend);
+	struct pending_id *p = &m->pend[m->npend++];
+	memset(p, 0, sizeof *p);
+	p->pid = pid;
+	p->base = base;
+	p->orig = orig ? xstrdup(orig) : NULL;
+	p->pdb = pdb ? xstrdup(pdb) : NULL;
+	p->is_dbg = pdb != NULL;
+	if (guid)
+		memcpy(p->guid, guid, 16);
+	p->age = age;
+}
+
 void
 images_image_id(struct images *m, uint32_t pid, uint64_t base, const char *orig_name)
 {
 	struct image *im = image_slot(m, pid, base);
+	if (!im && !m->finished) {
+		add_pending(m, pid, base, orig_name, NULL, NULL, 0);
+		return;
+	}
 	if (im && !im->orig && orig_name && *orig_name)
 		im->orig = xstrdup(orig_name);
 }
@@ -285,6 +318,10 @@ images_dbgid(struct images *m, uint32_t pid, uint64_t base, const uint8_t guid[1
     uint32_t age, const char *pdb)
 {
 	struct image *im = image_slot(m, pid, base);
+	if (!im && !m->finished) {
+		add_pending(m, pid, base, NULL, pdb ? pdb : "", guid, age);
+		return;
+	}
 	if (!im || im->pdb)
 		return;
 	memcpy(im->guid, guid, 16);
@@ -378,6 +415,22 @@ cmp_method(const void *a, const void *b)
 void
 images_finish(struct images *m)
 {
+	/* identities that arrived before their image, now that all images are known */
+	for (size_t i = 0; i < m->npend; i++) {
+		struct pending_id *p = &m->pend[i];
+		struct image *im = image_slot(m, p->pid, p->base);
+		if (im && p->is_dbg && !im->pdb) {
+			memcpy(im->guid, p->guid, 16);
+			im->age = p->age;
+			im->pdb = xstrdup(p->pdb);
+		} else if (im && !p->is_dbg && !im->orig && p->orig && *p->orig)
+			im->orig = xstrdup(p->orig);
+		free(p->orig);
+		free(p->pdb);
+	}
+	free(m->pend);
+	m->pend = NULL;
+	m->npend = 0;
 	if (m->np)
 		qsort(m->p, m->np, sizeof *m->p, cmp_proc);
 	if (m->nt)

@@ -242,9 +242,35 @@ PY
 	cmp "$T/a" "$T/b"
 	cat "$CORPUS/tx/HTTP_Server.etl" | etl2evt -o "$T/c.evt"
 	[ "$(grep -c $'\tEvent\t' "$T/c.evt")" -eq 2041 ]
-	run etl2evt "$CORPUS/$DIAG"
+	run etl2evt --census "$CORPUS/$DIAG"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--member"* ]]
+}
+
+@test "a .diagsession's four .etl files are merged: user stacks resolve through the kernel file's images" {
+	etl2evt "$CORPUS/$DIAG" >"$T/d.evt"
+	evtcheck "$T/d.evt"
+	head -1 "$T/d.evt" | grep -q $'\tfiles=4'
+	# events of every file: kernel rundown, ImageID/DbgID, user events
+	for k in ProcessDCStart ImageDCEnd ImageID DbgID_RSDS Event MethodLoad; do
+		grep -q $'\t'"$k"$'\t' "$T/d.evt" || fail "no $k"
+	done
+	# 176 user events carry stacks (census: ext type 6); their frames name modules and JIT methods
+	[ "$(awk -F'\t' '$2=="Event" && $NF!=""' "$T/d.evt" | wc -l)" -eq 176 ]
+	awk -F'\t' '$2=="Event" && $NF!=""{print $NF}' "$T/d.evt" | tr ';' '\n' | cut -d'!' -f1 | sort -u >"$T/mods"
+	for m in ntdll.dll kernel32.dll coreclr.dll locProject.exe; do grep -qx "$m" "$T/mods" || fail "no $m"; done
+	grep -q 'locProject.dll!EFTestApp.Program.Main' "$T/d.evt"
+	# the user file alone has JIT methods but no native image for these frames
+	etl2evt --member diaghub.user_paged.1.etl "$CORPUS/$DIAG" | awk -F'\t' '$2=="Event" && $NF!=""{print $NF}' |
+	    tr ';' '\n' | grep -Ec '^(ntdll|coreclr)\.dll!' | grep -qx 0
+	# the same events as the four files decoded one by one
+	total=0
+	for m in diaghub.etl diaghub.kernel.1.etl diaghub.user_injected.1.etl diaghub.user_paged.1.etl; do
+		total=$((total + $(etl2evt --member $m "$CORPUS/$DIAG" | grep -vc '^#')))
+	done
+	[ "$(grep -vc '^#' "$T/d.evt")" -eq "$total" ]
+	# and time-ordered across files
+	awk -F'\t' '!/^#/{ if ($1 + 0 < prev - 0.0000005) bad++; prev = $1 } END{exit bad > 0}' "$T/d.evt"
 }
 
 @test "source filters: kinds, processes, time range" {
