@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ------------------------------------------------------------------ */
 /* the table                                                           */
@@ -248,6 +249,21 @@ find_paren_id(const char *b, const char *e)
 }
 
 static int
+process_name(const char *s, size_t n)
+{
+	static const char *const names[] = { "Idle", "System", "Registry", "Secure System",
+	    "Memory Compression", "Interrupts", "DPCs" };
+	size_t i;
+
+	if (n > 4 && strncasecmp(s + n - 4, ".exe", 4) == 0)
+		return 1;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == n && memcmp(s, names[i], n) == 0)
+			return 1;
+	return 0;
+}
+
+static int
 has_prefix(const char *b, const char *e, const char *pfx)
 {
 	size_t n = strlen(pfx);
@@ -279,11 +295,16 @@ strip_frame(char *b, char *e, int perf_first)
 	/* PerfView: "Thread (TID) CPU=12ms (label)" -> "Thread" */
 	if (has_prefix(b, e, "Thread") && paren_id(b + 6, e))
 		return 6;
-	/* "app.exe (1234)" at the end of the frame */
+	/*
+	 * WPA's process column, "app.exe (1234)", "System (4)", "Idle (0)".
+	 * Only process-looking names: "trace (2)" is a scenario (Windows
+	 * names file copies so) and must stay apart from "trace".
+	 */
 	if (n > 4 && e[-1] == ')') {
 		for (p = e - 2; p > b && is_digit(*p); p--)
 			;
-		if (p < e - 2 && p - b >= 2 && p[0] == '(' && p[-1] == ' ' && p - 1 > b)
+		if (p < e - 2 && p - b >= 2 && p[0] == '(' && p[-1] == ' ' && p - 1 > b &&
+		    process_name(b, (size_t)(p - 1 - b)))
 			return (size_t)(p - 1 - b);
 	}
 	/* perf's comm-PID and comm-PID/TID (stackcollapse-perf --pid/--tid), root frame only */

@@ -96,6 +96,10 @@ two_traces() {
 	printf 'nightly-17;Backup.exe;ntdll.dll!A 6\nnightly-18;Backup.exe;ntdll.dll!A 9\n' >"$T/test"
 	run diff -q "$T/base" "$T/test"
 	[ "$output" = "$(printf 'nightly-17;Backup.exe;ntdll.dll!A 5 6\nnightly-18;Backup.exe;ntdll.dll!A 7 9')" ]
+	# nor are Windows' copy names: "trace (2)" is not "trace" with pid 2; "System (4)" is
+	printf 'trace;a.dll!f 1\ntrace (2);a.dll!f 2\nSystem (4);a.dll!f 3\n' >"$T/w"
+	run diff -q "$T/w" "$T/w"
+	[ "$output" = "$(printf 'System;a.dll!f 3 3\ntrace (2);a.dll!f 2 2\ntrace;a.dll!f 1 1')" ]
 	run overweight --tsv -r 0 "$T/base" "$T/test"
 	[ "$(awk -F'\t' '$10 == "nightly-18" { print $4 }' <<<"$output")" = 2 ]
 }
