@@ -37,6 +37,8 @@
 #include "evt.h"
 #include "flame.h"
 #include "dpcisr.h"
+#include "stacks.h"
+#include "views.h"
 
 enum mode {
 	M_FLAME, M_TREE, M_CALLERS, M_CALLEES, M_BYNAME, M_SPEEDSCOPE,
@@ -89,7 +91,6 @@ static const struct option longopts[] = {
 	{ "notes", required_argument, NULL, O_NOTES },
 	{ "diff", required_argument, NULL, O_DIFF },
 	{ "no-unescape", no_argument, NULL, O_NOUNESC },
-	{ "kind", required_argument, NULL, O_KIND },
 	{ "search-color", required_argument, NULL, O_SEARCHCOLOR },
 	{ "tsv", no_argument, NULL, O_TSV },
 	{ "min-percent", required_argument, NULL, O_MINPCT },
@@ -102,9 +103,9 @@ static const struct option longopts[] = {
 	{ "isr-limit", required_argument, NULL, O_ISRLIMIT },
 	{ "module", required_argument, NULL, 'm' },
 	{ "label", required_argument, NULL, O_LABEL },
-	{ "unit", required_argument, NULL, O_UNIT },
 	{ "log", no_argument, NULL, O_LOGY },
 	{ "max-depth", required_argument, NULL, O_MAXDEPTH },
+	STK_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -130,7 +131,8 @@ help(void)
 "  --fontsize N --fontwidth N --search-color #rrggbb --no-unescape --kind KIND\n"
 "  differential (\"stack base test\" lines): --diff leaf|inclusive --negate\n"
 "Text views: tree [--min-percent P] [--max-depth N], callers|callees -f FRAME,\n"
-"  byname, speedscope [--by thread|process|all]; --tsv for tab-separated output\n"
+"  byname, speedscope [--by thread|process|all]; --tsv for tab-separated output;\n"
+"  tree/callers/callees/byname take stackfold's options:\n  " STK_OPTIONS_HELP "\n"
 "DPC/ISR (evt input): dpc, dpcisr, dpcstacks [--unit us|ms|samples],\n"
 "  dpcchart -m MODULE [--label L]... FILE..., with --cpu LIST --dpc --isr\n"
 "  --dpc-limit US (100) --isr-limit US (25) --log\n"
@@ -171,6 +173,106 @@ bad_line(struct stack_sink *s, const struct linereader *lr, const char *why)
 {
 	if (++s->bad <= 5)
 		cli_warn("%s:%lu: %s, line skipped", lr_name(lr), lr_lineno(lr), why);
+}
+
+/* Unsigned decimal "12" or "1.5" in S[0..N); -1 if it is not one. */
+static int
+parse_count(const char *s, size_t n, double *out)
+{
+	double v = 0, scale = 1;
+	size_t i = 0;
+	int digits = 0, frac = 0;
+
+	for (; i < n; i++) {
+		if (s[i] >= '0' && s[i] <= '9') {
+			if (frac)
+				scale /= 10, v += (s[i] - '0') * scale;
+			else
+				v = v * 10 + (s[i] - '0');
+			digits++;
+		} else if (s[i] == '.' && !frac && digits && i + 1 < n)
+			frac = 1;
+		else
+			return -1;
+	}
+	if (!digits || v > 9e15)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int
+is_blank(int c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/*
+ * folded_parse() with the same grammar ("stack count" or "stack c1 c2"),
+ * but it never scans the stack itself: only the digits at the end.  On
+ * long stacks that is most of the parsing time.
+ */
+static int
+parse_folded_line(char *line, size_t len, char **stack, size_t *slen,
+    double *c1, double *c2, int *has2)
+{
+	size_t e = len, t1, s1, t0, s0;
+	double a, b;
+
+	while (e > 0 && is_blank(line[e - 1]))
+		e--;
+	t1 = e;
+	while (t1 > 0 && ((line[t1 - 1] >= '0' && line[t1 - 1] <= '9') || line[t1 - 1] == '.'))
+		t1--;
+	if (t1 == e || t1 == 0 || !is_blank(line[t1 - 1]) || parse_count(line + t1, e - t1, &a) < 0)
+		return -1;
+	s1 = t1;
+	while (s1 > 0 && is_blank(line[s1 - 1]))
+		s1--;
+	if (s1 == 0)
+		return -1;
+	t0 = s1;
+	while (t0 > 0 && ((line[t0 - 1] >= '0' && line[t0 - 1] <= '9') || line[t0 - 1] == '.'))
+		t0--;
+	if (t0 < s1 && t0 > 0 && is_blank(line[t0 - 1]) && parse_count(line + t0, s1 - t0, &b) == 0) {
+		s0 = t0;
+		while (s0 > 0 && is_blank(line[s0 - 1]))
+			s0--;
+		if (s0 > 0) {
+			line[s0] = '\0';
+			*stack = line;
+			*slen = s0;
+			*c1 = b;
+			*c2 = a;
+			*has2 = 1;
+			return 0;
+		}
+	}
+	line[s1] = '\0';
+	*stack = line;
+	*slen = s1;
+	*c1 = a;
+	*c2 = 0;
+	*has2 = 0;
+	return 0;
+}
+
+/* Is KIND in the comma-separated LIST? */
+static int
+kind_in(const char *list, const char *kind)
+{
+	size_t n = strlen(kind);
+	const char *p = list;
+
+	while (*p) {
+		const char *e = strchr(p, ',');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+
+		if (l == n && memcmp(p, kind, n) == 0)
+			return 1;
+		p += l + (e != NULL);
+	}
+	return 0;
 }
 
 /* Reads one input into the sink.  Returns 0, or -1 if it cannot be opened. */
@@ -214,7 +316,7 @@ read_stacks(const char *path, struct stack_sink *s)
 				bad_line(s, lr, why);
 				continue;
 			}
-			if (strcmp(ev.kind, s->kind) != 0) {
+			if (!kind_in(s->kind, ev.kind)) {
 				s->other_kinds++;
 				continue;
 			}
@@ -225,7 +327,7 @@ read_stacks(const char *path, struct stack_sink *s)
 			double c1, c2;
 			int has2;
 
-			if (folded_parse(line, len, &stack, &slen, &c1, &c2, &has2) < 0) {
+			if (parse_folded_line(line, len, &stack, &slen, &c1, &c2, &has2) < 0) {
 				bad_line(s, lr, "not a folded stack line (\"frames count\")");
 				continue;
 			}
@@ -283,6 +385,7 @@ struct options {
 	const char *focus;
 	const char *by;
 	struct dpc_opts dpc;
+	struct stk_config stk;
 	const char *labels[64];
 	int nlabels;
 };
@@ -321,11 +424,91 @@ run_flame(struct options *op, int argc, char **argv)
 	return report_bad(&s);
 }
 
+static void
+speedscope_sink(void *ctx, char *stack, size_t len, double c1, double c2, int has2,
+    const struct evt_event *ev)
+{
+	speedscope_add(ctx, stack, len, has2 ? c2 : c1, ev);
+}
+
+static int
+run_speedscope(struct options *op, int argc, char **argv)
+{
+	struct speedscope *ss;
+	struct stack_sink s;
+	struct outbuf ob;
+	int st, r;
+	enum speedscope_by by = SS_THREAD;
+
+	if (op->by && strcmp(op->by, "process") == 0)
+		by = SS_PROCESS;
+	else if (op->by && strcmp(op->by, "all") == 0)
+		by = SS_ALL;
+	ss = speedscope_new(by, op->fo.no_unescape);
+	memset(&s, 0, sizeof(s));
+	s.add = speedscope_sink;
+	s.ctx = ss;
+	s.kind = op->kind;
+	st = read_all(argc, argv, &s);
+	if (st == EXIT_FATAL) {
+		speedscope_free(ss);
+		return st;
+	}
+	ob_open(&ob, op->output);
+	r = speedscope_write(ss, op->fo.title ? op->fo.title :
+	    (argc > 0 ? argv[0] : "etlkit profile"), s.is_evt, &ob);
+	ob_close(&ob);
+	speedscope_free(ss);
+	if (r < 0) {
+		cli_warn("no valid input (no stacks%s%s)", s.is_evt ? " of kind " : "",
+		    s.is_evt ? op->kind : "");
+		return EXIT_FATAL;
+	}
+	return st ? st : report_bad(&s);
+}
+
+/* tree, callers, callees, byname: lib/stacks does grouping/folding, lib/views prints */
 static int
 run_view(struct options *op, enum mode m, int argc, char **argv)
 {
-	(void)op; (void)m; (void)argc; (void)argv;
-	cli_fatal("text views: not built yet");
+	struct view_opts vo;
+	struct stk *S;
+	struct outbuf ob;
+	long bad = 0;
+	int i, r;
+
+	if (m == M_SPEEDSCOPE)
+		return run_speedscope(op, argc, argv);
+	memset(&vo, 0, sizeof(vo));
+	vo.tsv = op->tsv;
+	vo.min_percent = op->minpct;
+	vo.max_depth = op->maxdepth;
+	vo.focus = op->focus;
+	S = stk_new(&op->stk);
+	if (argc == 0)
+		bad += stk_read(S, "-");
+	for (i = 0; i < argc; i++)
+		bad += stk_read(S, argv[i]);
+	stk_finish(S);
+	ob_open(&ob, op->output);
+	switch (m) {
+	case M_TREE: r = view_tree(S, &vo, &ob); break;
+	case M_CALLERS: r = view_caller_callee(S, &vo, 1, &ob); break;
+	case M_CALLEES: r = view_caller_callee(S, &vo, 0, &ob); break;
+	default: r = view_byname(S, &vo, &ob); break;
+	}
+	ob_close(&ob);
+	stk_free(S);
+	if (r < 0) {
+		if (m == M_TREE || m == M_BYNAME)
+			cli_warn("no valid input (no stacks with a weight)");
+		return EXIT_FATAL;
+	}
+	if (bad) {
+		cli_warn("%ld unusable input line%s skipped", bad, bad == 1 ? "" : "s");
+		return EXIT_PARTIAL;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -430,6 +613,7 @@ main(int argc, char **argv)
 	op.kind = "Sample";
 	op.minpct = 0;
 	dpc_opts_init(&op.dpc);
+	stk_config_init(&op.stk);
 	if (argc > 1 && argv[1][0] != '-') {
 		m = parse_mode(argv[1], &found);
 		if (found) {
@@ -439,6 +623,15 @@ main(int argc, char **argv)
 		}
 	}
 	while ((c = getopt_long(argc, argv, "ho:f:m:", longopts, NULL)) != -1) {
+		if (c == STK_OPT_KIND)
+			op.kind = optarg;	/* flame, speedscope; and lib/stacks below */
+		if (c == STK_OPT_UNIT) {
+			if (strcmp(optarg, "us") && strcmp(optarg, "ms") && strcmp(optarg, "samples"))
+				cli_usage_error("--unit must be us, ms or samples");
+			op.dpc.unit = optarg;
+		}
+		if (stk_option(&op.stk, c, optarg))
+			continue;
 		switch (c) {
 		case 'h': help(); break;
 		case O_VERSION: cli_version(); break;
@@ -508,7 +701,6 @@ main(int argc, char **argv)
 				cli_usage_error("--diff must be leaf or inclusive");
 			break;
 		case O_NOUNESC: op.fo.no_unescape = 1; break;
-		case O_KIND: op.kind = optarg; break;
 		case O_SEARCHCOLOR: op.fo.searchcolor = optarg; break;
 		case O_TSV: op.tsv = 1; op.dpc.tsv = 1; break;
 		case O_MINPCT: op.minpct = cli_number("--min-percent", optarg); break;
@@ -530,11 +722,6 @@ main(int argc, char **argv)
 			if (op.nlabels == 64)
 				cli_usage_error("at most 64 --label options");
 			op.labels[op.nlabels++] = optarg;
-			break;
-		case O_UNIT:
-			if (strcmp(optarg, "us") && strcmp(optarg, "ms") && strcmp(optarg, "samples"))
-				cli_usage_error("--unit must be us, ms or samples");
-			op.dpc.unit = optarg;
 			break;
 		case O_LOGY: op.dpc.log_y = 1; break;
 		default:
@@ -559,8 +746,12 @@ main(int argc, char **argv)
 	switch (m) {
 	case M_FLAME:
 		return run_flame(&op, argc, argv);
-	case M_TREE: case M_CALLERS: case M_CALLEES: case M_BYNAME: case M_SPEEDSCOPE:
-		return run_view(&op, m, argc, argv);
+	case M_TREE: case M_CALLERS: case M_CALLEES: case M_BYNAME: case M_SPEEDSCOPE: {
+		int r = run_view(&op, m, argc, argv);
+
+		stk_config_free(&op.stk);
+		return r;
+	}
 	default:
 		return run_dpc(&op, m, argc, argv);
 	}
