@@ -42,6 +42,26 @@ report "overweight --tsv" "$(best "$bin/overweight" --tsv "$a" "$b")"
 report "diff --preset=module" "$(best "$bin/diff" -q --preset=module "$a" "$b")"
 report "overweight --preset=module" "$(best "$bin/overweight" --preset=module "$a" "$b")"
 
+# evt input (through stackfold's lib): the synthetic incident, fixed vs broken
+scen="$(cd "$(dirname "$0")/.." && pwd)/scenarios"
+if [ -x "$bin/etlgen" ] && [ -x "$bin/etl2evt" ] && [ -f "$scen/backup-incident.yaml" ]; then
+	for s in fixed incident; do
+		f="$tmp/diff-$s.evt"
+		if [ ! -s "$f" ]; then
+			"$bin/etlgen" -o "$tmp/diff-$s.etl" "$scen/backup-$s.yaml" 2>/dev/null
+			"$bin/etl2evt" "$tmp/diff-$s.etl" >"$f"
+		fi
+	done
+	fa="$tmp/diff-fixed.evt" fb="$tmp/diff-incident.evt"
+	emb=$(( ($(stat -c %s "$fa") + $(stat -c %s "$fb")) / 1000000 ))
+	ev=$(cat "$fa" "$fb" | grep -vc '^#')
+	for cmd in "diff -t" "diff -t --kind=DPC,ThreadedDPC,TimerDPC,ISR" "overweight --preset=module"; do
+		t=$(best "$bin"/$cmd "$fa" "$fb")
+		awk -v n="$cmd (evt)" -v t="$t" -v mb="$emb" -v ev="$ev" \
+		    'BEGIN { printf "%-28s %6d MB in %6.3f s  %8.0f MB/s  %5.1f M events/s\n", substr(n, 1, 28), mb, t, mb / t, ev / t / 1e6 }'
+	done
+fi
+
 # memory grows with distinct stacks, not input size
 if [ -x /usr/bin/time ]; then
 	rss=$(/usr/bin/time -f %M "$bin/diff" -q "$a" "$b" 2>&1 >/dev/null | tail -1)
