@@ -196,8 +196,8 @@ report(struct outbuf *ob, const struct ow_report *r, const char *bname,
 	ob_printf(ob, "Rows with |Resp%%| >= %g: %zu of %zu names in both traces, "
 	    "%zu of %zu names in one trace only.\n", min_resp, r->nrows, r->nboth_all,
 	    r->nonly, r->nonly_all);
-	ob_puts(ob, "Noise%: relative error of the delta from sampling, sqrt(nb+nt)/|nt-nb|; "
-	    "'?' = under two standard errors.\n");
+	ob_puts(ob, "Noise%: relative error of the delta from sampling, sqrt(b^2/nb + t^2/nt)/|delta| "
+	    "(n = samples); '?' = under two standard errors.\n");
 	table(ob, "Names in both traces (PerfView order: interest, overweight, delta):",
 	    r->rows, r->nrows, 1);
 	table(ob, "Names in only one trace (Base 0: new in test; Test 0: gone):",

@@ -262,3 +262,51 @@ first_row() { awk -F'\t' 'NR == 3 { print $1, $10, $9, ($4 > 0) }' <<<"$output";
 	run diff -q -f signed --kind=DPC,ThreadedDPC,TimerDPC,ISR --keep-addrs "$FIXED" "$BROKEN"
 	[ "$(sort -k2 -g <<<"$output" | tail -1 | cut -d' ' -f1)" = 'ndis.sys!0x1a2b0' ]
 }
+
+@test "gen_folded data: every row agrees with an independent implementation of §2.8" {
+	# the two halves of one file, with ndis.sys's stacks three times heavier in the second
+	python3 "$SHARED/tools/gen_folded.py" --size 4M --seed 3 >"$T/g"
+	n=$(wc -l <"$T/g")
+	head -n $((n / 2)) "$T/g" >"$T/a"
+	tail -n +$((n / 2 + 1)) "$T/g" | awk '/ndis.sys/ { $NF = $NF * 3 } { print }' >"$T/b"
+	overweight --tsv -r 0 "$T/a" "$T/b" >"$T/got"
+	[ "$(grep -c '^both' "$T/got")" -gt 1000 ]
+	python3 - "$T/a" "$T/b" "$T/got" <<'PY'
+import sys
+def load(path):
+    inc, total = {}, 0
+    for line in open(path):
+        stack, count = line.rstrip("\n").rsplit(" ", 1)
+        count = int(count)
+        total += count
+        for name in set(stack.split(";")):
+            inc[name] = inc.get(name, 0) + count
+    return inc, total
+b, B = load(sys.argv[1])
+t, T = load(sys.argv[2])
+g = T / B
+rows = {}
+for line in open(sys.argv[3]):
+    f = line.rstrip("\n").split("\t")
+    if f[0] in ("both", "base_only", "test_only"):
+        rows[f[9]] = f
+both = [n for n in b if n in t]
+assert sum(1 for r in rows.values() if r[0] == "both") == len(both), "row count"
+assert sum(1 for r in rows.values() if r[0] != "both") == len(set(b) ^ set(t)), "one-side count"
+close = lambda x, y: abs(x - y) <= 1e-5 * max(1, abs(y))
+for n in both:
+    r = rows[n]
+    d = t[n] - b[n]
+    ow = d / (b[n] * (g - 1)) * 100
+    resp = d / (T - B) * 100
+    i = (abs(ow) > 110) + (abs(resp) > 5) + (abs(resp) > 20) + (abs(resp) > 100) + (t[n] / T < 0.95) + (t[n] / T < 0.75)
+    assert (int(r[1]), int(r[2]), int(r[3])) == (b[n], t[n], d), n
+    assert close(float(r[4]), resp) and close(float(r[5]), ow), (n, r, resp, ow)
+    assert int(r[6]) == i, (n, r[6], i)
+# the order: interest desc, overweight desc, delta asc
+order = [r for r in rows.values() if r[0] == "both"]
+got = [line.split("\t")[9].rstrip("\n") for line in open(sys.argv[3]) if line.startswith("both\t")]
+key = lambda n: (-int(rows[n][6]), -float(rows[n][5]), int(rows[n][3]))
+assert got == sorted(got, key=key), "order"
+PY
+}
