@@ -83,6 +83,8 @@ struct pdb {
 	uint32_t *pub_rva, *pub_idx;
 	size_t npub_sorted;
 	uint32_t *proc_top, *pub_top;	/* every TOP_STEP-th rva: cache-hot */
+	struct pdb_contrib *contrib;	/* section contributions */
+	size_t ncontrib;
 
 	void **bufs;			/* stream copies to free */
 	size_t nbufs, capbufs;
@@ -382,6 +384,7 @@ void pdb_close(struct pdb *p)
 	free(p->pub_idx);
 	free(p->proc_top);
 	free(p->pub_top);
+	free(p->contrib);
 	free(p->name);
 	free(p);
 }
@@ -689,6 +692,76 @@ static uint32_t *build_top(const uint32_t *a, size_t n)
 	return t;
 }
 
+/*
+ * Section contributions: u32 version, then 28-byte entries (V60) or
+ * 32-byte ones (V2, with the COFF section index appended).
+ */
+#define SC_V60 (0xeffe0000u + 19970605u)
+#define SC_V2 (0xeffe0000u + 20140516u)
+
+static void read_contributions(struct pdb *p, const uint8_t *sc, uint32_t len,
+    uint64_t at)
+{
+	uint32_t ver, esize, n, i;
+	if (len < 4)
+		return;
+	ver = rd32(sc);
+	if (ver != SC_V60 && ver != SC_V2) {
+		damage(p, at, "section contributions: unknown version 0x%x", ver);
+		return;
+	}
+	esize = ver == SC_V2 ? 32 : 28;
+	n = (len - 4) / esize;
+	if ((len - 4) % esize)
+		damage(p, at, "section contributions: %u bytes are not whole "
+		    "%u-byte entries", len - 4, esize);
+	p->contrib = xcalloc(n ? n : 1, sizeof *p->contrib);
+	for (i = 0; i < n; i++) {
+		const uint8_t *e = sc + 4 + (size_t)esize * i;
+		struct pdb_contrib *c = &p->contrib[i];
+		c->section = rd16(e);
+		c->offset = rd32(e + 4);
+		c->size = rd32(e + 8);
+		c->characteristics = rd32(e + 12);
+		c->module = rd16(e + 16);
+		c->data_crc = rd32(e + 20);
+		c->reloc_crc = rd32(e + 24);
+	}
+	p->ncontrib = n;
+}
+
+static int cmp_contrib(const void *a, const void *b)
+{
+	const struct pdb_contrib *x = a, *y = b;
+	if (x->section != y->section)
+		return x->section < y->section ? -1 : 1;
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	return 0;
+}
+
+/* Publics get the size of the contribution that starts where they do. */
+static void size_publics(struct pdb *p)
+{
+	struct pdb_contrib *sorted, key;
+	size_t i;
+	if (!p->ncontrib)
+		return;
+	sorted = xmalloc(p->ncontrib * sizeof *sorted);
+	memcpy(sorted, p->contrib, p->ncontrib * sizeof *sorted);
+	qsort(sorted, p->ncontrib, sizeof *sorted, cmp_contrib);
+	memset(&key, 0, sizeof key);
+	for (i = p->nproc; i < p->nproc + p->npub; i++) {
+		const struct pdb_contrib *c;
+		key.section = p->syms[i].section;
+		key.offset = p->syms[i].offset;
+		c = bsearch(&key, sorted, p->ncontrib, sizeof *sorted, cmp_contrib);
+		if (c)
+			p->syms[i].size = c->size;
+	}
+	free(sorted);
+}
+
 static const uint32_t *sort_rvas;
 static int cmp_by_rva(const void *a, const void *b)
 {
@@ -782,6 +855,7 @@ static int load(struct pdb *p)
 	}
 	if (!p->nsec)
 		guess_sections(p, d + 64 + modsz + scsz, mapsz);
+	read_contributions(p, d + 64 + modsz, scsz, file_off(p, 3, 64 + modsz));
 
 	/* module infos -> procedure symbols */
 	m = d + 64;
@@ -817,6 +891,7 @@ static int load(struct pdb *p)
 	for (i = 0; i < p->nproc + p->npub; i++)
 		p->syms[i].rva = seg_rva(p, p->syms[i].section,
 		    p->syms[i].offset);
+	size_publics(p);
 	p->nproc_sorted = build_sorted(p, 0, p->nproc, &p->proc_rva,
 	    &p->proc_idx);
 	p->npub_sorted = build_sorted(p, p->nproc, p->npub, &p->pub_rva,
@@ -843,6 +918,13 @@ unsigned pdb_machine(struct pdb *p)
 {
 	pdb_load(p);
 	return p->machine;
+}
+
+size_t pdb_contributions(struct pdb *p, const struct pdb_contrib **out)
+{
+	pdb_load(p);
+	*out = p->contrib;
+	return p->ncontrib;
 }
 
 size_t pdb_sections(struct pdb *p, const struct pdb_section **out)

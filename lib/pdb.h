@@ -42,7 +42,8 @@ struct pdb;
 
 struct pdb_symbol {
 	uint32_t rva;		/* image-relative address (0 if unmappable) */
-	uint32_t size;		/* code size; 0 when unknown (publics) */
+	uint32_t size;		/* code size; for publics the size of the
+				   section contribution starting there, or 0 */
 	uint32_t offset;	/* offset inside the section */
 	uint16_t section;	/* 1-based section number */
 	uint16_t kind;		/* PDB_S_* record kind */
@@ -95,6 +96,18 @@ size_t pdb_damaged(const struct pdb *p);
 const char *pdb_first_damage(const struct pdb *p);
 /* IMAGE_FILE_MACHINE from the DBI stream (0x14c x86, 0x8664 x64). */
 unsigned pdb_machine(struct pdb *p);
+
+/* A DBI section contribution: which module (object file) put which bytes where. */
+struct pdb_contrib {
+	uint16_t section;	/* 1-based */
+	uint16_t module;	/* index into the DBI module list */
+	uint32_t offset, size;
+	uint32_t characteristics;
+	uint32_t data_crc, reloc_crc;
+};
+
+/* Section contributions in file order; NULL/0 if the PDB has none. */
+size_t pdb_contributions(struct pdb *p, const struct pdb_contrib **out);
 
 /* Section headers (from the PDB, or the layout guessed for NGEN PDBs). */
 size_t pdb_sections(struct pdb *p, const struct pdb_section **out);

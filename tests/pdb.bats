@@ -76,6 +76,18 @@ check_rvas() {	# PDB DUMPFILE
 	[[ "$output" == "286 rvas checked" ]]
 }
 
+@test "CppCon.pdb: all 310 DBI section contributions agree with llvm-pdbutil" {
+	require_corpus
+	llvm-pdbutil dump -section-contribs "$CPPCON" |
+		sed -n 's/^ *SC\[[^]]*\] *| mod = \([0-9]*\), \([0-9:]*\), size = \([0-9]*\), data crc = \([0-9]*\), reloc crc = \([0-9]*\)$/SC mod=\1 \2 size=\3 data_crc=\4 reloc_crc=\5/p' >"$T/llvm"
+	pdbdump -C "$CPPCON" | grep '^SC ' | sed 's/ chars=0x[0-9a-f]*//' >"$T/ours"
+	[ "$(wc -l <"$T/llvm")" -eq 310 ]
+	textdiff "$T/llvm" "$T/ours"
+	# the characteristics too: llvm-pdbutil names CNT_CODE|LNK_COMDAT|ALIGN_16BYTES|MEM_EXECUTE|MEM_READ
+	# (0x60501020) for main's COMDAT; the stored word also has 0x2000, which it does not name
+	pdbdump -C "$CPPCON" | grep -q '^SC mod=1 0001:0000 size=14 chars=0x60503020 '
+}
+
 @test "CppCon.pdb: first and last byte of each procedure resolve to it, with the offset" {
 	require_corpus
 	# identical procedures folded to one address (ICF) may answer with any of their names

@@ -2,8 +2,9 @@
  * pdbdump - print what lib/pdb.c reads from a PDB, in a form easy to
  * compare with `llvm-pdbutil dump -publics -symbols` (a test tool).
  *
- * USAGE:  pdbdump [-PSH] [-r] [-d] FILE.pdb
+ * USAGE:  pdbdump [-PSHC] [-r] [-d] FILE.pdb
  *   -P  publics only     -S  procedures only    -H  header and sections only
+ *   -C  section contributions only ("SC mod=1 0001:0016 size=541 ...")
  *   -D  no PDB: read decorated names from stdin, print readable ones
  *       (-x: with the x86 C rules)
  *   -d  add a column with the public's readable name (sym_demangle)
@@ -30,7 +31,7 @@
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: pdbdump [-PSH] [-r] [-d] FILE.pdb | pdbdump -D [-x]\n");
+	fprintf(stderr, "usage: pdbdump [-PSHC] [-r] [-d] FILE.pdb | pdbdump -D [-x]\n");
 	exit(EXIT_FATAL);
 }
 
@@ -80,9 +81,9 @@ int main(int argc, char **argv)
 	size_t i, n;
 
 	cli_init("pdbdump");
-	while ((c = getopt_long(argc, argv, "PSHrdDxh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "PSHCrdDxh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'P': case 'S': case 'H': only = c; break;
+		case 'P': case 'S': case 'H': case 'C': only = c; break;
 		case 'r': resolve = 1; break;
 		case 'd': demangle = 1; break;
 		case 'D': names = 1; break;
@@ -141,7 +142,16 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		printf("SECTION %zu %s va=0x%x size=0x%x flags=0x%x\n", i + 1,
 		    sec[i].name, sec[i].va, sec[i].size, sec[i].characteristics);
-	if (only != 'S' && only != 'H') {
+	if (only == 'C') {
+		const struct pdb_contrib *sc;
+		n = pdb_contributions(p, &sc);
+		for (i = 0; i < n; i++)
+			printf("SC mod=%u %04u:%04u size=%u chars=0x%x data_crc=%u "
+			    "reloc_crc=%u\n", sc[i].module, sc[i].section,
+			    sc[i].offset, sc[i].size, sc[i].characteristics,
+			    sc[i].data_crc, sc[i].reloc_crc);
+	}
+	if (only != 'S' && only != 'H' && only != 'C') {
 		n = pdb_publics(p, &syms);
 		for (i = 0; i < n; i++) {
 			pub_flags(syms[i].flags, fl, sizeof fl);
@@ -156,7 +166,7 @@ int main(int argc, char **argv)
 			putchar('\n');
 		}
 	}
-	if (only != 'P' && only != 'H') {
+	if (only != 'P' && only != 'H' && only != 'C') {
 		n = pdb_procedures(p, &syms);
 		for (i = 0; i < n; i++)
 			printf("%s %04u:%04u rva=0x%x size=%u %s\n",
