@@ -232,8 +232,10 @@ etl_astr(const uint8_t *p, size_t maxb, char *out, size_t cap, size_t *consumed)
 int64_t
 etl_ns(const struct etl_reader *r, uint64_t ts)
 {
-	__int128 d = (__int128)(int64_t)(ts - r->info.ts0);
-	return (int64_t)(d * 1000000000 / (__int128)r->info.clock_freq);
+	/* rounded to the nearest ns, as TraceEvent's double arithmetic does */
+	__int128 d = (__int128)(int64_t)(ts - r->info.ts0) * 1000000000;
+	__int128 f = (__int128)r->info.clock_freq;
+	return (int64_t)(d >= 0 ? (d + f / 2) / f : -((-d + f / 2) / f));
 }
 
 uint64_t

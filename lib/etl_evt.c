@@ -346,11 +346,12 @@ struct stk {
 	uint32_t tid, pid;
 	uint32_t kidx, klen, uidx, ulen;	/* frames in the arena, innermost first */
 	uint64_t kkey, ukey;
+	uint64_t kref_ts, uref_ts, kref_seq, uref_seq;	/* where the StackKey records are */
 	uint8_t has_k, has_u, has_kkey, has_ukey, used;
 };
 
 struct keydef {
-	uint64_t key, ts;
+	uint64_t key, ts, seq;
 	uint32_t idx, len;
 	int create;
 };
@@ -399,6 +400,7 @@ struct conv {
 	int64_t from_ns, to_ns;
 	int64_t lo_ns, hi_ns;	/* sane event times */
 	uint64_t bad_ts;
+	uint64_t seq;		/* pass 1: events seen, for ordering ties */
 	/* output */
 	struct line l;
 	size_t line_mark;	/* where attributes start */
@@ -521,9 +523,13 @@ collect_stackwalk(struct conv *c, const struct etl_event *ev)
 			if (ev->type == 37) {
 				s->kkey = ptr_at(c, p + 16);
 				s->has_kkey = 1;
+				s->kref_ts = ev->ts;
+				s->kref_seq = c->seq;
 			} else {
 				s->ukey = ptr_at(c, p + 16);
 				s->has_ukey = 1;
+				s->uref_ts = ev->ts;
+				s->uref_seq = c->seq;
 			}
 		}
 		break;
@@ -534,6 +540,7 @@ collect_stackwalk(struct conv *c, const struct etl_event *ev)
 			struct keydef *d = &c->kd[c->nkd++];
 			d->key = ptr_at(c, p);
 			d->ts = ev->ts;
+			d->seq = c->seq;
 			d->idx = add_frames(c, p + c->P, nf);
 			d->len = (uint32_t)nf;
 			d->create = ev->type == 34;
@@ -548,22 +555,28 @@ cmp_keydef(const void *a, const void *b)
 	const struct keydef *x = a, *y = b;
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
-	return x->ts < y->ts ? -1 : x->ts > y->ts;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /*
- * The frames of KEY as referenced at time TS: a KeyDelete/KeyRundown
- * carries the frames of the key's life that ends there, so the first
- * definition at or after TS; a KeyCreate starts a life, so the last
- * create at or before TS when no delete follows.
+ * The frames of KEY as referenced by a StackKey record at (TS, SEQ)
+ * (its own header time and its place in the file).  A KeyDelete or
+ * KeyRundown carries the frames of the key's life that ends there, so
+ * the first of them after the reference: a key evicted and reused at
+ * the same moment is deleted before the new reference is logged.  A
+ * KeyCreate starts a life: the last create before the reference, when
+ * no delete follows.
  */
 static const struct keydef *
-resolve_key(const struct conv *c, uint64_t key, uint64_t ts)
+resolve_key(const struct conv *c, uint64_t key, uint64_t ts, uint64_t seq)
 {
 	size_t lo = 0, hi = c->nkd;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (c->kd[mid].key < key || (c->kd[mid].key == key && c->kd[mid].ts < ts))
+		const struct keydef *d = &c->kd[mid];
+		if (d->key < key || (d->key == key && (d->ts < ts || (d->ts == ts && d->seq < seq))))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -573,8 +586,6 @@ resolve_key(const struct conv *c, uint64_t key, uint64_t ts)
 			return &c->kd[i];
 	if (lo > 0 && c->kd[lo - 1].key == key)
 		return &c->kd[lo - 1];
-	if (lo < c->nkd && c->kd[lo].key == key)
-		return &c->kd[lo];
 	return NULL;
 }
 
@@ -739,6 +750,7 @@ collect(struct conv *c, const struct etl_event *ev)
 		}
 		return;
 	}
+	c->seq++;
 	struct etl_event gev = *ev;
 	gev.ts = gts(c, ev->ts);
 	ev = &gev;
@@ -968,7 +980,8 @@ stack_of(struct conv *c, uint32_t tid, uint64_t ts, uint32_t *pid)
 			f = c->fr + s->uidx;
 			n = s->ulen;
 		} else if ((part == 0 && s->has_kkey) || (part == 1 && s->has_ukey)) {
-			const struct keydef *d = resolve_key(c, part ? s->ukey : s->kkey, ts);
+			const struct keydef *d = part ? resolve_key(c, s->ukey, s->uref_ts, s->uref_seq) :
+			    resolve_key(c, s->kkey, s->kref_ts, s->kref_seq);
 			if (!d) {
 				c->unresolved++;
 				continue;
@@ -1029,8 +1042,17 @@ emit_sample(struct conv *c, const struct etl_event *ev, int64_t ns)
 		l_kv_u(l, "dpc", 1);
 	if (fl & 2)
 		l_kv_u(l, "isr", 1);
-	if (nf)
-		l_kv_u(l, "kframes", count_kernel(c, c->frames, nf));
+	if (nf == 0) {
+		/* no stack was recorded: the sampled address alone, as PerfView shows it */
+		if (c->capframes < 1) {
+			c->capframes = 256;
+			c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
+		}
+		c->frames[0] = ip;
+		nf = 1;
+		l_kv_u(l, "nostack", 1);
+	}
+	l_kv_u(l, "kframes", count_kernel(c, c->frames, nf));
 	finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
 	return;
 generic:

@@ -47,15 +47,16 @@ PY
 	grep -q $'\tISR\t2\t.*\tvector=434\tmsi=1\tmessage=3\tret=1' "$T/k.evt"
 }
 
-@test "32-bit and compressed variants of every kind round-trip too" {
-	for v in "--pointer-size 4" "--compress" "--pointer-size 4 --compress"; do
+@test "32-bit, compressed and stack-key-cache variants of every kind round-trip too" {
+	for v in "--pointer-size 4" "--compress" "--pointer-size 4 --compress" "--stacks keys --key-cache 1" \
+	    "--stacks keys --key-cache 2 --pointer-size 4" "--stacks split"; do
 		etlgen $v -o "$T/k.etl" --expect "$T/k.expect" "$BATS_TEST_DIRNAME/scenarios/kinds.yaml" 2>/dev/null
 		etl2evt "$T/k.etl" >"$T/k.evt"
 		evtcheck "$T/k.evt"
 		matches_expect "$T/k.expect" "$T/k.evt" || fail "variant $v"
+		case "$v" in *"pointer-size 4"*) grep -q $'\tpointer_size=4\t' "$T/k.evt" || fail "$v: not 32-bit" ;; esac
+		case "$v" in *compress*) grep -q $'\tcompressed_buffers=[1-9]' "$T/k.evt" || fail "$v: not compressed" ;; esac
 	done
-	grep -q $'\tpointer_size=4\t' "$T/k.evt"
-	grep -q $'\tcompressed_buffers=[1-9]' "$T/k.evt"
 }
 
 @test "the backup-server incident: NDIS DPCs on CPUs 0,2,4,6 average 220 us" {
