@@ -37,7 +37,7 @@ static void
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-	    "usage: overweight [--tsv] [-r pct] [--keep-ids] [-o file] base test | diff.folded\n");
+	    "usage: overweight [-ac] [--tsv] [-r pct] [--keep-ids] [-o file] base test | diff.folded\n");
 	if (status == 0)
 		printf("stack options (as stackfold):\n  %s\n", STK_OPTIONS_HELP);
 	exit(status);
@@ -96,6 +96,18 @@ static const char *heads[NCOL] = {
 	"Base", "Test", "Delta", "Resp%", "Overweight%", "Interest", "Noise%"
 };
 
+/* --collapse: the names folded into a row, which follow it in the array. */
+static void
+same_names(struct outbuf *ob, const struct ow_row *rows, size_t n)
+{
+	size_t i, show = n < 3 ? n : 3;
+
+	ob_printf(ob, "  [+%zu on the same stacks: ", n);
+	for (i = 0; i < show; i++)
+		ob_printf(ob, "%s%s", i ? ", " : "", rows[i].name);
+	ob_puts(ob, n > show ? ", ...]" : "]");
+}
+
 static void
 table(struct outbuf *ob, const char *title, const struct ow_row *rows, size_t n,
     int with_ow)
@@ -118,11 +130,15 @@ table(struct outbuf *ob, const char *title, const struct ow_row *rows, size_t n,
 			ob_printf(ob, "%*s  ", (int)w[j], heads[j]);
 	ob_puts(ob, "Name\n");
 	for (i = 0; i < n; i++) {
+		if (rows[i].follower)
+			continue;
 		row_cells(&rows[i], 0, &k);
 		for (j = 0; j < NCOL; j++)
 			if (with_ow || (j != C_OW && j != C_INT))
 				ob_printf(ob, "%*s  ", (int)w[j], k.c[j]);
 		ob_puts(ob, rows[i].name);
+		if (rows[i].nsame > 0)
+			same_names(ob, rows + i + 1, rows[i].nsame);
 		ob_putc(ob, '\n');
 	}
 	if (n == 0)
@@ -209,6 +225,7 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "tsv", no_argument, NULL, 'T' },
+		{ "collapse", no_argument, NULL, 'c' },
 		{ "min-resp", required_argument, NULL, 'r' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "output", required_argument, NULL, 'o' },
@@ -228,7 +245,7 @@ main(int argc, char **argv)
 	struct dstab *stacks, *names;
 	struct ow_report r;
 	struct outbuf ob;
-	int c, tsv = 0, side;
+	int c, tsv = 0, collapse = 0, side;
 	double min_resp = 2;
 	const char *out = NULL;
 
@@ -236,7 +253,7 @@ main(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	stk_config_init(&cfg);
 	memset(st, 0, sizeof(st));
-	while ((c = getopt_long(argc, argv, "ar:o:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "acr:o:hV", longopts, NULL)) != -1) {
 		if (stk_option(&cfg, c, optarg)) {
 			if (c == STK_OPT_GROUP || c == STK_OPT_FOLD || c == STK_OPT_INCLUDE ||
 			    c == STK_OPT_EXCLUDE || c == STK_OPT_PRESET)
@@ -247,6 +264,7 @@ main(int argc, char **argv)
 		}
 		switch (c) {
 		case 'T': tsv = 1; break;
+		case 'c': collapse = 1; break;
 		case 'r': min_resp = cli_number("--min-resp", optarg); break;
 		case 'a': min_resp = 0; break;
 		case 'o': out = optarg; break;
@@ -295,6 +313,8 @@ main(int argc, char **argv)
 	ow_inclusive(stacks, names);
 	ow_compute(names, st[0].total[0], st[1].total[1], st[0].samples[0],
 	    st[1].samples[1], min_resp, &r);
+	if (collapse && !tsv)
+		ow_collapse(&r);
 	ob_open(&ob, out);
 	report(&ob, &r, argv[0], argc == 1 ? argv[0] : argv[1],
 	    st[1].unit[0] ? st[1].unit : st[0].unit, st, min_resp, tsv);

@@ -28,6 +28,7 @@ struct ds_entry {
 	uint32_t mark;		/* free for the caller (overweight: last stack seen) */
 	uint32_t depth;		/* free for the caller (overweight: least depth seen) */
 	uint64_t hash;
+	uint64_t set;		/* free for the caller (overweight: fingerprint of its stacks) */
 	double w[2];		/* weight per side */
 	double n[2];		/* samples per side */
 };

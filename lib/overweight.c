@@ -10,6 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A well-mixed 64-bit value per stack index: XOR-ed, they fingerprint a set of stacks. */
+static uint64_t
+stack_print(uint64_t i)
+{
+	uint64_t z = (i + 1) * 0x9e3779b97f4a7c15ull;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
 void
 ow_inclusive(struct dstab *stacks, struct dstab *names)
 {
@@ -34,13 +45,16 @@ ow_inclusive(struct dstab *stacks, struct dstab *names)
 				ix = ds_intern(names, b, (size_t)(e - b), ds_hash(b, (size_t)(e - b)));
 				f = ds_at(names, ix);
 				s = ds_at(stacks, i);
-				if (f->mark == 0)
+				if (f->mark == 0) {
 					f->depth = UINT32_MAX;	/* new name */
+					f->set = 0;
+				}
 				if (depth < f->depth)
 					f->depth = depth;
 				/* a name recurring on one stack is counted once (PerfView ByName) */
 				if (f->mark != (uint32_t)(i + 1)) {
 					f->mark = (uint32_t)(i + 1);
+					f->set ^= stack_print(i);
 					f->w[0] += s->w[0];
 					f->w[1] += s->w[1];
 					f->n[0] += s->n[0];
@@ -134,6 +148,7 @@ ow_compute(struct dstab *names, double base_total, double test_total,
 		row.nbase = e->n[0];
 		row.ntest = e->n[1];
 		row.depth = e->depth;
+		row.set = e->set;
 		row.delta = row.test - row.base;
 		row.where = row.base == 0 ? OW_TEST_ONLY : row.test == 0 ? OW_BASE_ONLY : OW_BOTH;
 		if (r->equal_totals)
@@ -165,6 +180,28 @@ ow_compute(struct dstab *names, double base_total, double test_total,
 	ow_equal_totals = r->equal_totals;
 	qsort(r->rows, r->nrows, sizeof(*r->rows), cmp_rows);
 	qsort(r->only, r->nonly, sizeof(*r->only), cmp_only);
+}
+
+static void
+collapse_rows(struct ow_row *rows, size_t n)
+{
+	size_t i, lead = 0;
+
+	for (i = 1; i < n; i++) {
+		if (rows[i].set == rows[lead].set && rows[i].base == rows[lead].base &&
+		    rows[i].test == rows[lead].test && rows[i].where == rows[lead].where) {
+			rows[i].follower = 1;
+			rows[lead].nsame++;
+		} else
+			lead = i;
+	}
+}
+
+void
+ow_collapse(struct ow_report *r)
+{
+	collapse_rows(r->rows, r->nrows);
+	collapse_rows(r->only, r->nonly);
 }
 
 void

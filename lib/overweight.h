@@ -49,6 +49,9 @@ struct ow_row {
 	double noise;		/* relative error of the delta in % (see ow_compute); <0: infinite */
 	int noisy;		/* the change is under two standard errors */
 	unsigned depth;		/* least depth (0 = root frame) at which the name occurs */
+	unsigned long long set;	/* fingerprint of the stacks the name occurs on */
+	size_t nsame;		/* ow_collapse: rows folded into this one */
+	int follower;		/* ow_collapse: same stacks as the row above; not shown */
 };
 
 struct ow_report {
@@ -78,6 +81,14 @@ void ow_inclusive(struct dstab *stacks, struct dstab *names);
 void ow_compute(struct dstab *names, double base_total, double test_total,
     double base_samples, double test_samples, double min_resp,
     struct ow_report *r);
+/*
+ * Optional, beyond PerfView: a row whose name occurs on exactly the same
+ * stacks as the row above it (same weights, same stack set) is marked a
+ * follower and counted in the first row's nsame.  A regression path
+ * A -> B -> C where B and C are only ever called from A then reads as
+ * one row, "A (+2 on the same stacks)".  Rows stay in the arrays.
+ */
+void ow_collapse(struct ow_report *r);
 void ow_free(struct ow_report *r);
 
 #endif

@@ -81,6 +81,19 @@ col() { awk -F'\t' -v n="$1" -v c="$2" '$10 == n { print $c }'; }
 	[ "$(col b 3 <<<"$output")" = 30 ]
 }
 
+@test "--collapse: names on exactly the same stacks read as one row, caller first" {
+	printf 'm;a;b;c 10\nm;z;c 10\nm;y 10\n' >"$T/base"
+	printf 'm;a;b;c 30\nm;z;c 10\nm;y 10\n' >"$T/test"
+	run overweight -c "$T/base" "$T/test"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *" a  [+1 on the same stacks: b]"* ]]
+	[ -z "$(grep -E ' b$' <<<"$output")" ]
+	# c is also on m;z;c: not the same stacks, its own row
+	[[ "$(grep -E ' c$' <<<"$output")" == *"+20"* ]]
+	run overweight "$T/base" "$T/test"
+	[[ "$(grep -E ' b$' <<<"$output")" == *"+20"* ]]
+}
+
 @test "names present in only one trace are listed in their own section" {
 	printf 'main;old 40\nmain;same 60\n' >"$T/base"
 	printf 'main;new 50\nmain;same 60\n' >"$T/test"
@@ -256,6 +269,8 @@ first_row() { awk -F'\t' 'NR == 3 { print $1, $10, $9, ($4 > 0) }' <<<"$output";
 	[ "$(awk -F'\t' 'NR == 4 { print $10 }' <<<"$output")" = 'e1i65x64.sys!0x1b5e4' ]
 	run overweight --tsv --preset=module "$FIXED" "$BROKEN"
 	[ "$(first_row)" = "both module ndis.sys 0 1" ]
+	run overweight --collapse --keep-addrs "$FIXED" "$BROKEN"
+	[[ "$(grep -m1 -E '^ +[0-9]' <<<"$output")" == *" ndis.sys!0x1a2b0  [+1 on the same stacks: e1i65x64.sys!0x1b5e4]" ]]
 	# diff: the DPC time more than doubled, all of it in ndis.sys's routine
 	run diff -t --kind=DPC,ThreadedDPC,TimerDPC,ISR "$FIXED" "$BROKEN"
 	[ "$(awk -F'\t' '$1 == "delta_pct" { print ($2 > 100) }' <<<"$output")" = 1 ]
