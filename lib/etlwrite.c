@@ -37,7 +37,7 @@ struct etlw {
 	uint64_t next_seq;
 	uint32_t nbuffers;
 	uint64_t bytes;
-	uint32_t events_lost;
+	uint32_t events_lost, buffers_lost;
 	uint32_t header_bufsize;
 	uint8_t *zbuf;
 };
@@ -330,7 +330,7 @@ logfile_header(struct etlw *w, struct etlw_rec *r)
 	etlw_u64(r, c->clock_freq);
 	etlw_u64(r, c->start_filetime);
 	etlw_u32(r, 1);				/* ReservedFlags: clock = QPC */
-	etlw_u32(r, c->buffers_lost);
+	etlw_u32(r, c->buffers_lost + w->buffers_lost);
 	etlw_wstr(r, c->logger_name ? c->logger_name : "NT Kernel Logger");
 	etlw_wstr(r, c->logfile_name ? c->logfile_name : "");
 	etlw_rec_finish(r);
@@ -499,6 +499,18 @@ etlw_events_lost(struct etlw *w, int cpu, uint32_t n)
 		start_buffer(w, cpu);
 	w->cpu[cpu].flags |= ETLW_BUF_EVENTS_LOST;
 	w->events_lost += n;
+}
+
+void
+etlw_buffers_lost(struct etlw *w, int cpu, uint32_t n)
+{
+	if (cpu < 0 || cpu >= w->cfg.ncpus)
+		cli_fatal("lost buffers on CPU %d, but the trace has %d CPUs", cpu, w->cfg.ncpus);
+	if (!w->cpu[cpu].used)
+		start_buffer(w, cpu);
+	w->cpu[cpu].flags |= ETLW_BUF_BUFFER_LOST;
+	w->next_seq += n;
+	w->buffers_lost += n;
 }
 
 uint64_t

@@ -67,6 +67,11 @@ struct etlw *etlw_open(const char *path, const struct etlw_config *cfg);
 void etlw_append(struct etlw *w, int cpu, const void *rec, size_t len);
 /* Marks CPU's current buffer EVENTS_LOST and counts N lost events. */
 void etlw_events_lost(struct etlw *w, int cpu, uint32_t n);
+/*
+ * N buffers of CPU were lost after its current one: that buffer gets the
+ * BUFFER_LOST flag, N sequence numbers are skipped, BuffersLost counts them.
+ */
+void etlw_buffers_lost(struct etlw *w, int cpu, uint32_t n);
 /* Flushes all buffers, rewrites the header buffer, closes.  Returns bytes written. */
 uint64_t etlw_close(struct etlw *w);
 /* Number of buffers written so far (incl. the header buffer). */

@@ -113,6 +113,7 @@ evt_canon() {
 		[ "$(od -An -tu4 -j$((72 + 32 + 44)) -N4 "$v.etl" | tr -d ' ')" = "$p" ] || fail "$v: PointerSize"
 		[ "$(od -An -tu4 -j$((72 + 32 + 12)) -N4 "$v.etl" | tr -d ' ')" = 4 ] || fail "$v: NumberOfProcessors"
 		[ "$(od -An -tu4 -j$((72 + 32 + 48)) -N4 "$v.etl" | tr -d ' ')" = 5 ] || fail "$v: EventsLost"
+		[ "$(od -An -tu4 -j$((72 + 32 + 260 + 2 * p)) -N4 "$v.etl" | tr -d ' ')" = 2 ] || fail "$v: BuffersLost"
 		# one record per expected event, with the documented header kinds
 		[ "$(walk_count "$v.walk" PERFINFO$hp 0x0f 0x2e)" = "$(expect_count "$v.exp" Sample)" ] || fail "$v: samples"
 		[ "$(walk_count "$v.walk" PERFINFO$hp 0x0f 0x44)" = "$(expect_count "$v.exp" DPC)" ] || fail "$v: DPC"
@@ -167,8 +168,8 @@ evt_canon() {
 	etlgen -o "$T/k4.etl" --expect "$T/k4.exp" --pointer-size 4 "$SCEN/kinds.yaml" 2>/dev/null
 	grep -q $'^3.000000\tSample\t2\tIdle\t0\t0\t1\tip=0x81604410\t' "$T/k4.exp"
 	grep -q $'pointer_size=4\t' "$T/k4.exp"
-	# the header's events_lost includes the scenario's lost events
-	grep -q $'\tevents_lost=5\t' "$T/k.exp"
+	# the header's events_lost/buffers_lost include the scenario's Lost events
+	grep -q $'\tevents_lost=5\tbuffers_lost=2\t' "$T/k.exp"
 }
 
 @test "the demo traces: 163,000 ndis.sys DPCs averaging ~220 us on CPUs 0,2,4,6, fixed ~90 us" {
@@ -261,9 +262,10 @@ evt_canon() {
 	# a DPC after a CSwitch on its CPU is charged to the thread running there
 	l=$(line 3.200000 Sample)
 	[[ "$l" == $'3.200000\tSample\t3\tSystem\t4\t8\t1\t'* ]] || fail "Sample of tid 8: $l"
-	# lost events: the header count and the buffer flag
-	head -1 "$T/k.evt" | grep -q $'\tevents_lost=5\t'
+	# lost events and buffers: the header counts and the buffer flags
+	head -1 "$T/k.evt" | grep -q $'\tevents_lost=5\tbuffers_lost=2\t'
 	awk -F'\t' '$2 == "Lost" && $3 == 2' "$T/k.evt" | grep -q .
+	awk -F'\t' '$2 == "Lost" && $3 == 1 && /\tbuffers=[1-9]/' "$T/k.evt" | grep -q .
 }
 
 @test "round trip: the demo incident, every DPC, ISR and sample exactly" {

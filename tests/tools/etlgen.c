@@ -153,7 +153,7 @@ static struct {
 	int nstacks;
 	struct gev *ev;
 	size_t nev, capev;
-	uint32_t lost_total;
+	uint32_t lost_total, lost_buffers;
 	yaml_document_t doc;
 	const char *file;
 } S;
@@ -464,8 +464,15 @@ frame_addr(const yaml_node_t *n, uint32_t pid)
 	char *end;
 	uint64_t rva;
 
-	if ((alias = get(routines, s)) != NULL && alias != n)
-		return frame_addr(alias, pid);
+	if ((alias = get(routines, s)) != NULL && alias != n) {
+		static int depth;
+		uint64_t a;
+		if (++depth > 16)
+			bad(n, "routine '%s': aliases nested too deep (a loop?)", s);
+		a = frame_addr(alias, pid);
+		depth--;
+		return a;
+	}
 	sep = strpbrk(s, "+!");
 	if (!sep) {
 		uint64_t a = strtoull(s, &end, 0);
@@ -911,7 +918,7 @@ parse_events(const yaml_node_t *list)
 	    "count", "dpc", "isr", "routine", "duration_us", "vector", "msi", "message", "ret",
 	    "new_tid", "old_tid", "new_prio", "old_prio", "wait_reason", "wait_mode", "old_state",
 	    "wait_time", "header", "ready_tid", "adjust_reason", "adjust_incr", "flags",
-	    "events", "interval_ms", NULL};
+	    "events", "buffers", "interval_ms", NULL};
 	int i;
 
 	for (i = 0; i < seq_len(list); i++) {
@@ -981,8 +988,12 @@ parse_events(const yaml_node_t *list)
 			e->a[5] = strcmp(str_or(n, "header", "compact"), "full") == 0;
 			break;
 		case K_LOST:
-			e->a[0] = (uint32_t)u64_or(n, "events", 1);
+			e->a[0] = (uint32_t)u64_or(n, "events", get(n, "buffers") ? 0 : 1);
+			e->a[1] = (uint32_t)u64_or(n, "buffers", 0);
+			if (e->a[1] > 1000)
+				bad(n, "at most 1000 lost buffers");
 			S.lost_total += e->a[0];
+			S.lost_buffers += e->a[1];
 			break;
 		case K_INTERVAL:
 			e->a[0] = (uint32_t)llround(num_or(n, "interval_ms", 1) * 10000);
@@ -1957,7 +1968,7 @@ expect_header(struct outbuf *ex, const char *etl)
 	    etl, S.version[0], S.version[1], S.version[2], S.version[3], S.os_build, S.cpus,
 	    S.psize, (unsigned long long)S.freq, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
 	    tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned long long)(ft % 10000000ull),
-	    S.events_lost + S.lost_total, S.buffers_lost, iv);
+	    S.events_lost + S.lost_total, S.buffers_lost + S.lost_buffers, iv);
 }
 
 static uint64_t
@@ -2022,7 +2033,12 @@ write_trace(const char *path, const char *expect)
 		case K_PSTART: case K_PEND: case K_PDCSTART: case K_PDCEND: write_process(&o, e); break;
 		case K_TSTART: case K_TEND: case K_TDCSTART: case K_TDCEND: write_thread(&o, e); break;
 		case K_ILOAD: case K_IUNLOAD: case K_IDCSTART: case K_IDCEND: write_image(&o, e); break;
-		case K_LOST: etlw_events_lost(o.w, e->cpu, e->a[0]); break;
+		case K_LOST:
+			if (e->a[0])
+				etlw_events_lost(o.w, e->cpu, e->a[0]);
+			if (e->a[1])
+				etlw_buffers_lost(o.w, e->cpu, e->a[1]);
+			break;
 		case K_INTERVAL: write_interval(&o, e); break;
 		case K_STACKWALK: write_stackwalk(&o, e); break;
 		default: break;
