@@ -83,7 +83,12 @@ xpress_lz77_decompress(const uint8_t *in, size_t inlen, uint8_t *out, size_t out
 		}
 		uint8_t *d = out + op;
 		const uint8_t *s = d - dist;
-		if (dist >= len)
+		if (dist >= 8 && op + len + 8 <= outlen) {
+			/* 8 bytes at a time (may write up to 7 bytes past the match, inside OUT,
+			 * which later output overwrites): most matches are short */
+			for (size_t i = 0; i < len; i += 8)
+				memcpy(d + i, s + i, 8);
+		} else if (dist >= len)
 			memcpy(d, s, len);
 		else
 			for (size_t i = 0; i < len; i++)
