@@ -136,18 +136,15 @@ main(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "totals", no_argument, NULL, 't' },
 		{ "output", required_argument, NULL, 'o' },
-		{ "keep-ids", no_argument, NULL, 'K' },
-		{ "perf-ids", no_argument, NULL, 'I' },
-		{ "strip-hex", no_argument, NULL, 'X' },
 		{ "fractions", no_argument, NULL, 'F' },
 		STK_LONGOPTS,
+		DS_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct ds_opts o;
 	struct stk_config cfg;
-	int fold_pct_given = 0;
 	struct ds_stats st[2];
 	struct dstab *t;
 	struct outbuf ob;
@@ -162,14 +159,8 @@ main(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	stk_config_init(&cfg);
 	while ((c = getopt_long(argc, argv, "f:nqto:hV", longopts, NULL)) != -1) {
-		if (stk_option(&cfg, c, optarg)) {
-			if (c == STK_OPT_GROUP || c == STK_OPT_FOLD || c == STK_OPT_INCLUDE ||
-			    c == STK_OPT_EXCLUDE || c == STK_OPT_PRESET)
-				o.shape_folded = 1;
-			if (c == STK_OPT_FOLDPCT)
-				fold_pct_given = 1;
+		if (ds_option(&o, &cfg, c, optarg))
 			continue;
-		}
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "fg") == 0 || strcmp(optarg, "flamegraph") == 0)
@@ -183,9 +174,6 @@ main(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case 't': totals_only = 1; break;
 		case 'o': out = optarg; break;
-		case 'K': o.keep_ids = 1; break;
-		case 'I': o.perf_ids = 1; break;
-		case 'X': o.strip_hex = 1; break;
 		case 'F': fractions = 1; break;
 		case 'h': usage(0); break;
 		case 'V': cli_version(); break;
@@ -194,16 +182,7 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (fold_pct_given && cfg.fold_pct > 0)
-		cli_warn("--fold-pct ignored: stacks are compared unfolded (PerfView clears Fold%% on both inputs)");
-	cfg.fold_pct = 0;
-	if (!o.keep_ids) {
-		cfg.no_scenario = 1;	/* a scenario name is an id too: it must not split stacks */
-		/* evt: build the root frames without ids rather than strip them after */
-		if (cfg.roots == STK_ROOTS_PID || cfg.roots == STK_ROOTS_TID)
-			cfg.roots = STK_ROOTS_COMM;
-	}
-	o.stk = &cfg;
+	ds_options_done(&o, &cfg);
 	if (argc != 2)
 		cli_usage_error("need two inputs, the baseline and the test");
 	if (strcmp(argv[0], "-") == 0 && strcmp(argv[1], "-") == 0)

@@ -229,18 +229,15 @@ main(int argc, char **argv)
 		{ "min-resp", required_argument, NULL, 'r' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "output", required_argument, NULL, 'o' },
-		{ "keep-ids", no_argument, NULL, 'K' },
-		{ "perf-ids", no_argument, NULL, 'I' },
-		{ "strip-hex", no_argument, NULL, 'X' },
 		{ "per-sample", required_argument, NULL, 'P' },
 		STK_LONGOPTS,
+		DS_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct ds_opts o;
 	struct stk_config cfg;
-	int fold_pct_given = 0;
 	struct ds_stats st[2];
 	struct dstab *stacks, *names;
 	struct ow_report r;
@@ -254,23 +251,14 @@ main(int argc, char **argv)
 	stk_config_init(&cfg);
 	memset(st, 0, sizeof(st));
 	while ((c = getopt_long(argc, argv, "acr:o:hV", longopts, NULL)) != -1) {
-		if (stk_option(&cfg, c, optarg)) {
-			if (c == STK_OPT_GROUP || c == STK_OPT_FOLD || c == STK_OPT_INCLUDE ||
-			    c == STK_OPT_EXCLUDE || c == STK_OPT_PRESET)
-				o.shape_folded = 1;
-			if (c == STK_OPT_FOLDPCT)
-				fold_pct_given = 1;
+		if (ds_option(&o, &cfg, c, optarg))
 			continue;
-		}
 		switch (c) {
 		case 'T': tsv = 1; break;
 		case 'c': collapse = 1; break;
 		case 'r': min_resp = cli_number("--min-resp", optarg); break;
 		case 'a': min_resp = 0; break;
 		case 'o': out = optarg; break;
-		case 'K': o.keep_ids = 1; break;
-		case 'I': o.perf_ids = 1; break;
-		case 'X': o.strip_hex = 1; break;
 		case 'P':
 			o.per_sample = cli_number("--per-sample", optarg);
 			if (o.per_sample <= 0)
@@ -283,16 +271,7 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (fold_pct_given && cfg.fold_pct > 0)
-		cli_warn("--fold-pct ignored: stacks are compared unfolded (PerfView clears Fold%% on both inputs)");
-	cfg.fold_pct = 0;
-	if (!o.keep_ids) {
-		cfg.no_scenario = 1;	/* a scenario name is an id too: it must not split stacks */
-		/* evt: build the root frames without ids rather than strip them after */
-		if (cfg.roots == STK_ROOTS_PID || cfg.roots == STK_ROOTS_TID)
-			cfg.roots = STK_ROOTS_COMM;
-	}
-	o.stk = &cfg;
+	ds_options_done(&o, &cfg);
 	if (argc != 1 && argc != 2)
 		cli_usage_error("need the baseline and the test, or one two-count file");
 	if (argc == 1 && o.shape_folded)

@@ -187,6 +187,50 @@ ds_sorted(struct dstab *t)
 }
 
 /* ------------------------------------------------------------------ */
+/* options                                                             */
+
+int
+ds_option(struct ds_opts *o, struct stk_config *cfg, int opt, const char *arg)
+{
+	switch (opt) {
+	case DS_OPT_KEEPIDS:
+		o->keep_ids = 1;
+		return 1;
+	case DS_OPT_PERFIDS:
+		o->perf_ids = 1;
+		return 1;
+	case DS_OPT_STRIPHEX:
+		o->strip_hex = 1;
+		return 1;
+	}
+	if (!stk_option(cfg, opt, arg))
+		return 0;
+	/* patterns reshape folded input too; without them it is compared as it is */
+	if (opt == STK_OPT_GROUP || opt == STK_OPT_FOLD || opt == STK_OPT_INCLUDE ||
+	    opt == STK_OPT_EXCLUDE || opt == STK_OPT_PRESET)
+		o->shape_folded = 1;
+	if (opt == STK_OPT_FOLDPCT)
+		o->fold_pct_given = 1;
+	return 1;
+}
+
+void
+ds_options_done(struct ds_opts *o, struct stk_config *cfg)
+{
+	if (o->fold_pct_given && cfg->fold_pct > 0)
+		cli_warn("--fold-pct ignored: stacks are compared unfolded "
+		    "(PerfView clears Fold%% on both inputs)");
+	cfg->fold_pct = 0;
+	if (!o->keep_ids) {
+		cfg->no_scenario = 1;	/* a scenario name is an id too: it must not split stacks */
+		/* evt: build the root frames without ids rather than strip them after */
+		if (cfg->roots == STK_ROOTS_PID || cfg->roots == STK_ROOTS_TID)
+			cfg->roots = STK_ROOTS_COMM;
+	}
+	o->stk = cfg;
+}
+
+/* ------------------------------------------------------------------ */
 /* numbers                                                             */
 
 int

@@ -60,8 +60,23 @@ struct ds_opts {
 	 */
 	const struct stk_config *stk;
 	int shape_folded;
+	int fold_pct_given;
 	int max_reports;	/* bad lines reported one by one per file (default 10) */
 };
+
+/*
+ * The options diff and overweight share: stackfold's (STK_LONGOPTS)
+ * and DS_LONGOPTS below.  ds_option() returns 1 when it took OPT;
+ * ds_options_done() after getopt: Fold% off (with a warning if it was
+ * asked for), scenario and FlameGraph root ids off unless --keep-ids.
+ */
+enum { DS_OPT_KEEPIDS = 0x5200, DS_OPT_PERFIDS, DS_OPT_STRIPHEX };
+#define DS_LONGOPTS \
+	{ "keep-ids", no_argument, NULL, DS_OPT_KEEPIDS }, \
+	{ "perf-ids", no_argument, NULL, DS_OPT_PERFIDS }, \
+	{ "strip-hex", no_argument, NULL, DS_OPT_STRIPHEX }
+int ds_option(struct ds_opts *o, struct stk_config *cfg, int opt, const char *arg);
+void ds_options_done(struct ds_opts *o, struct stk_config *cfg);
 
 struct ds_stats {
 	int is_evt;
