@@ -10,8 +10,9 @@
  *         a glob over the base name whose '*' runs are $1..$9 in --name
  *         (default "$1"; without --match, $1 is the base name without
  *         ".etl.zip", ".evt.gz", ".folded"... suffixes).  From evt, the
- *         weights of the chosen kinds count (default Sample), in
- *         microseconds like stackfold's, under a process frame:
+ *         stacks are made exactly as stackfold(1) makes them (lib/stacks:
+ *         kinds, units, grouping and folding options are stackfold's), with
+ *         the process name as root frame by default (--roots=comm):
  *             0.104200 Sample 0 Backup.exe 2212 4100 1 ip=0x1 ntdll.dll!A;Backup.exe!0x1c3d4
  *         becomes  Backup.exe;ntdll.dll!A;Backup.exe!0x1c3d4 1000
  *
@@ -30,18 +31,20 @@
 #include "cli.h"
 #include "evt.h"
 #include "scenagg.h"
+#include "stacks.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void
 usage(FILE *fp)
 {
 	fprintf(fp, "usage: aggregate [-SMi] [-m sum|mean] [-p glob] [-n name] [-l list] "
-	    "[-k kinds] [-b file] [-o file] file...\n");
+	    "[-k kinds] [-b file] [-o file] [stackfold options] file...\n");
 }
 
 static void
@@ -56,9 +59,11 @@ help(void)
 	    "  -m, --mode sum|mean      sum (default) or mean over the scenarios\n"
 	    "  -i, --integer            round to integers, keeping the rounded total exact\n"
 	    "  -M, --merge              inputs are partial aggregates (scenario frame first)\n"
-	    "  -k, --kinds LIST         evt kinds that count: cpu (default), dpc, all, or names\n"
-	    "  -u, --unit us|ms         unit of evt weights in the output [us, as stackfold]\n"
-	    "      --pid                process frame \"name (pid)\" for evt input\n"
+	    "  -k, --kind LIST          evt kinds that count: Sample (default), dpc, isr, all...\n"
+	    "  -u, --unit us|ms|samples unit of evt weights in the output [us, as stackfold]\n"
+	    "      --pid                process frame \"name-pid\" (same as --roots=pid)\n"
+	    "  stackfold's options shape the stacks of every input (Fold% per file):\n  "
+	    STK_OPTIONS_HELP "\n"
 	    "  -b, --by-name FILE       write the by-name table (TSV) with Which histogram\n"
 	    "  -o, --output FILE        write the folded stacks to FILE (atomically) [stdout]\n"
 	    "  -h, --help, --version\n"
@@ -118,6 +123,32 @@ read_list(const char *file)
 	return bad;
 }
 
+/* Copies standard input into a temporary file; returns its name. */
+static char *
+spool_stdin(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char *path, buf[1 << 16];
+	ssize_t r;
+	int fd;
+
+	path = xmalloc(strlen(dir ? dir : "/tmp") + 32);
+	sprintf(path, "%s/aggregate.XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0)
+		cli_fatal("%s: %s", path, strerror(errno));
+	while ((r = read(STDIN_FILENO, buf, sizeof(buf))) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || write(fd, buf, (size_t)r) != r) {
+			unlink(path);
+			cli_fatal("<stdin>: %s", strerror(errno));
+		}
+	}
+	close(fd);
+	return path;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -130,8 +161,8 @@ main(int argc, char **argv)
 		{ "integer", no_argument, NULL, 'i' },
 		{ "merge", no_argument, NULL, 'M' },
 		{ "kinds", required_argument, NULL, 'k' },
-		{ "unit", required_argument, NULL, 'u' },
 		{ "pid", no_argument, NULL, 'P' },
+		STK_LONGOPTS,
 		{ "by-name", required_argument, NULL, 'b' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
@@ -139,15 +170,26 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *name_pat = NULL, *match = NULL, *byname = NULL, *output = NULL;
-	struct scenagg_evt_opts eo = { NULL, 1, 0 };
 	struct scenagg_out_opts oo = { 1, 0, 0 };
+	struct stk_config cfg;
+	int roots_set = 0, shaping;
+	char *spool = NULL;
 	struct scenagg *sa;
 	struct atomic_out out, bn;
 	int merge = 0, status = 0, ch;
 	size_t i;
 
 	cli_init(argv[0]);
+	stk_config_init(&cfg);
 	while ((ch = getopt_long(argc, argv, "n:p:l:Sm:iMk:u:b:o:hV", longopts, NULL)) != -1) {
+		if (ch == STK_OPT_ROOTS)
+			roots_set = 1;
+		if (ch == 'k')
+			ch = STK_OPT_KIND;
+		if (ch == 'u')
+			ch = STK_OPT_UNIT;
+		if (stk_option(&cfg, ch, optarg))
+			continue;
 		switch (ch) {
 		case 'n':
 			name_pat = optarg;
@@ -176,19 +218,9 @@ main(int argc, char **argv)
 		case 'M':
 			merge = 1;
 			break;
-		case 'k':
-			eo.kinds = optarg;
-			break;
-		case 'u':
-			if (strcmp(optarg, "ms") == 0)
-				eo.unit_us = 0;
-			else if (strcmp(optarg, "us") == 0)
-				eo.unit_us = 1;
-			else
-				cli_usage_error("--unit: 'ms' or 'us', not '%s'", optarg);
-			break;
 		case 'P':
-			eo.pid = 1;
+			cfg.roots = STK_ROOTS_PID;
+			roots_set = 1;
 			break;
 		case 'b':
 			byname = optarg;
@@ -213,23 +245,39 @@ main(int argc, char **argv)
 		cli_usage_error("no input files (give files, or --list)");
 	if (merge && (name_pat || match))
 		cli_usage_error("--merge takes scenario names from the partial aggregates; no --name/--match");
+	shaping = cfg.group || cfg.fold || cfg.include || cfg.exclude || cfg.fold_pct > 0;
+	if (merge && shaping)
+		cli_usage_error("--merge sums partial aggregates as they are; group and fold before");
+	if (!roots_set)
+		cfg.roots = STK_ROOTS_COMM;	/* the scenario frame sits above the process */
+	cfg.no_scenario = 1;		/* the header's scenario= is the scenario, not one more frame */
+	for (i = 0; i < ninputs; i++)
+		if (strcmp(inputs[i].path, "-") == 0) {
+			/* stdin is read twice (evt or folded?), so it is kept in a file first */
+			if (spool == NULL)
+				spool = spool_stdin();
+			free(inputs[i].path);
+			inputs[i].path = xstrdup(spool);
+			if (inputs[i].name == NULL && !merge) {
+				inputs[i].name = scenagg_name_from_path("stdin", match, name_pat);
+				if (inputs[i].name == NULL)
+					inputs[i].name = xstrdup("stdin");
+			}
+		}
 
 	sa = scenagg_new();
 	for (i = 0; i < ninputs; i++) {
 		struct scenagg_file_stats st;
 		char *scen = NULL;
-		int id = SCENAGG_MERGE;
+		int id = SCENAGG_MERGE, evt;
 
 		if (!merge) {
 			if (inputs[i].name)
 				scen = xstrdup(inputs[i].name);
-			else if (name_pat == NULL && match == NULL &&
-			    strcmp(inputs[i].path, "-") != 0)
+			else if (name_pat == NULL && match == NULL)
 				scen = scenagg_header_scenario(inputs[i].path);
 			if (scen == NULL) {
-				scen = scenagg_name_from_path(
-				    strcmp(inputs[i].path, "-") == 0 ? "stdin" : inputs[i].path,
-				    match, name_pat);
+				scen = scenagg_name_from_path(inputs[i].path, match, name_pat);
 				if (scen == NULL) {
 					cli_warn("%s: file name does not match --match '%s'; skipped",
 					    inputs[i].path, match);
@@ -240,7 +288,10 @@ main(int argc, char **argv)
 			id = scenagg_scenario(sa, scen);
 			scenagg_count_file(sa, id);
 		}
-		if (scenagg_read(sa, id, inputs[i].path, &eo, &st) < 0) {
+		evt = merge ? 0 : scenagg_is_evt(inputs[i].path);
+		if (evt < 0 || (evt || shaping ?
+		    scenagg_read_stacks(sa, id, inputs[i].path, &cfg, &st) :
+		    scenagg_read(sa, id, inputs[i].path, &st)) < 0) {
 			cli_warn("%s: %s; skipped", inputs[i].path, strerror(errno));
 			status = EXIT_PARTIAL;
 		} else if (st.skipped > 0 || st.error) {
@@ -266,6 +317,11 @@ main(int argc, char **argv)
 		ao_commit(&bn);
 	}
 	scenagg_free(sa);
+	if (spool) {
+		unlink(spool);
+		free(spool);
+	}
+	stk_config_free(&cfg);
 	for (i = 0; i < ninputs; i++) {
 		free(inputs[i].name);
 		free(inputs[i].path);

@@ -32,6 +32,7 @@
 #include "runcache.h"
 #include "scenagg.h"
 #include "sha256.h"
+#include "stacks.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -969,12 +970,34 @@ cmp_job_order(const void *a, const void *b)
 	return c ? c : strcmp(x->trace, y->trace);
 }
 
+/*
+ * Reads one cached result into scenario ID: folded stacks as they are,
+ * evt (a product without stackfold) as stackfold would fold it, with the
+ * process as the root frame.
+ */
+static int
+read_result(struct scenagg *sa, int id, const char *path, struct scenagg_file_stats *st)
+{
+	static struct stk_config cfg;
+	static int cfg_ready;
+	int evt = scenagg_is_evt(path);
+
+	if (!cfg_ready) {
+		stk_config_init(&cfg);
+		cfg.roots = STK_ROOTS_COMM;
+		cfg.no_scenario = 1;
+		cfg_ready = 1;
+	}
+	if (evt < 0)
+		return -1;
+	return evt ? scenagg_read_stacks(sa, id, path, &cfg, st) : scenagg_read(sa, id, path, st);
+}
+
 /* Aggregates product PROD over all usable traces. */
 static struct scenagg *
 aggregate_product(int prod)
 {
 	struct scenagg *sa = scenagg_new();
-	struct scenagg_evt_opts eo = { NULL, 1, 0 };
 	int *order = xmalloc(((size_t)njobs + 1) * sizeof(int)), n = 0, i;
 
 	for (i = 0; i < njobs; i++)
@@ -988,7 +1011,7 @@ aggregate_product(int prod)
 		int id = scenagg_scenario(sa, j->name);
 
 		scenagg_count_file(sa, id);
-		if (scenagg_read(sa, id, res, &eo, &st) < 0 || st.error || st.skipped) {
+		if (read_result(sa, id, res, &st) < 0 || st.error || st.skipped) {
 			cli_warn("%s: cached result of %s unusable", res, j->trace);
 			free(j->status);
 			j->status = xstrdup("partial");
@@ -1286,14 +1309,13 @@ static int
 emit_job(struct job *j)
 {
 	struct scenagg *sa = scenagg_new();
-	struct scenagg_evt_opts eo = { NULL, 1, 0 };
 	struct scenagg_out_opts oo = { 1, 0, 0 };
 	struct scenagg_file_stats st;
 	struct outbuf ob;
 	char *res = cache_file(j, "out.gz");
 	int id = scenagg_scenario(sa, j->name), rc = 0;
 
-	if (scenagg_read(sa, id, res, &eo, &st) < 0 || st.error || st.skipped)
+	if (read_result(sa, id, res, &st) < 0 || st.error || st.skipped)
 		rc = 1;
 	ob_open(&ob, "-");
 	scenagg_write_folded(sa, &ob, &oo);

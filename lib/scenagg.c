@@ -6,11 +6,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include "scenagg.h"
 #include "cli.h"
+#include "stacks.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_LINE_WARNINGS 5
 
@@ -264,138 +266,33 @@ line_warning(const char *path, unsigned long lineno, const char *why,
 		cli_warn("%s: more malformed lines; counting them", path);
 }
 
-/* Does KIND count under the comma list KINDS? */
-static int
-kind_selected(const char *kinds, const char *kind)
-{
-	const char *p = kinds;
-	size_t kl = strlen(kind);
-
-	if (kinds == NULL || *kinds == '\0')
-		kinds = p = "cpu";
-	while (*p) {
-		const char *q = strchr(p, ',');
-		size_t n = q ? (size_t)(q - p) : strlen(p);
-
-		if (n == 3 && strncmp(p, "all", 3) == 0)
-			return 1;
-		if (n == 3 && strncmp(p, "cpu", 3) == 0 && strcmp(kind, "Sample") == 0)
-			return 1;
-		if (n == 3 && strncmp(p, "dpc", 3) == 0 &&
-		    (strcmp(kind, "DPC") == 0 || strcmp(kind, "ThreadedDPC") == 0 ||
-		    strcmp(kind, "TimerDPC") == 0 || strcmp(kind, "ISR") == 0))
-			return 1;
-		if (n == kl && strncmp(p, kind, n) == 0)
-			return 1;
-		p = q ? q + 1 : p + n;
-	}
-	return 0;
-}
-
-/*
- * Appends FRAME to BUF as folded text: "%3B" (an escaped ';') becomes ':'
- * as the collapsers do, a raw ';' too (it is a separator in folded).
- */
-static size_t
-put_frame_text(char *buf, const char *s, size_t n, int stack)
-{
-	size_t i, o = 0;
-
-	for (i = 0; i < n; i++) {
-		if (s[i] == '%' && i + 2 < n && s[i + 1] == '3' &&
-		    (s[i + 2] == 'B' || s[i + 2] == 'b')) {
-			buf[o++] = ':';
-			i += 2;
-		} else if (s[i] == ';' && !stack)
-			buf[o++] = ':';
-		else
-			buf[o++] = s[i];
-	}
-	return o;
-}
-
-static void
-add_evt_event(struct scenagg *sa, int scen, struct evt_event *ev,
-    const struct scenagg_evt_opts *eo, char **buf, size_t *cap,
-    struct scenagg_file_stats *st)
-{
-	size_t plen = strlen(ev->process), need, o;
-	const char *routine = NULL;
-	int64_t w;
-
-	if (ev->stack_len == 0 && ev->kind[0] != 'S')
-		routine = evt_attr(ev, "routine");	/* a DPC/ISR without a stack */
-	need = plen + 32 + ev->stack_len + (routine ? strlen(routine) + 1 : 0);
-	if (need > *cap) {
-		*cap = need * 2;
-		*buf = xrealloc(*buf, *cap);
-	}
-	o = put_frame_text(*buf, ev->process, plen, 0);
-	if (o == 0)
-		(*buf)[o++] = '?';
-	if (eo && eo->pid)
-		o += (size_t)snprintf(*buf + o, 32, " (%ld)", ev->pid);
-	if (ev->stack_len > 0) {
-		(*buf)[o++] = ';';
-		o += put_frame_text(*buf + o, ev->stack, ev->stack_len, 1);
-	} else if (routine) {
-		(*buf)[o++] = ';';
-		o += put_frame_text(*buf + o, routine, strlen(routine), 0);
-	}
-	w = to_micro(ev->weight * (eo && eo->unit_us ? 1000.0 : 1.0));
-	scenagg_add(sa, scen, *buf, o, w);
-	st->lines++;
-	st->weight += w;
-}
-
 int
-scenagg_read(struct scenagg *sa, int scen, const char *path,
-    const struct scenagg_evt_opts *eo, struct scenagg_file_stats *st)
+scenagg_read(struct scenagg *sa, int scen, const char *path, struct scenagg_file_stats *st)
 {
 	struct linereader *lr = lr_open(path);
-	char *line, *buf = NULL;
-	size_t len, cap = 0;
-	int is_evt = -1;
+	char *line;
+	size_t len;
+	int first = 1;
 
 	memset(st, 0, sizeof(*st));
 	if (lr == NULL)
 		return -1;
 	while ((line = lr_next(lr, &len)) != NULL) {
 		enum evt_linetype t = evt_classify(line, len);
-		const char *why;
 
 		if (t == EVT_BLANK)
 			continue;
-		if (is_evt < 0) {
-			is_evt = t == EVT_HEADER;
-			if (is_evt && scen == SCENAGG_MERGE) {
-				cli_warn("%s:%lu: merge input must be folded stacks with a scenario frame, not evt",
-				    path, lr_lineno(lr));
+		if (first) {
+			first = 0;
+			if (t == EVT_HEADER) {
+				cli_warn("%s:%lu: %s", path, lr_lineno(lr), scen == SCENAGG_MERGE ?
+				    "merge input must be folded stacks with a scenario frame, not evt" :
+				    "evt input goes through scenagg_read_stacks");
 				st->skipped++;
 				break;
 			}
 		}
-		if (is_evt) {
-			struct evt_event ev;
-			struct evt_header h;
-
-			if (t == EVT_HEADER) {
-				if (evt_parse_header(line, len, &h, &why) < 0)
-					line_warning(path, lr_lineno(lr), why, st);
-				continue;
-			}
-			if (t == EVT_META)
-				continue;
-			if (evt_parse(line, len, &ev, &why) < 0) {
-				line_warning(path, lr_lineno(lr), why, st);
-				continue;
-			}
-			if (ev.weight == 0 || !kind_selected(eo ? eo->kinds : NULL, ev.kind)) {
-				st->ignored++;
-				continue;
-			}
-			add_evt_event(sa, scen, &ev, eo, &buf, &cap, st);
-		} else {
+		{
 			char *stack;
 			size_t slen;
 			double c1, c2;
@@ -439,9 +336,69 @@ scenagg_read(struct scenagg *sa, int scen, const char *path,
 		cli_warn("%s: byte %llu: %s", path, (unsigned long long)lr_offset(lr), st->error);
 		st->error = "read error";
 	}
-	free(buf);
 	lr_close(lr);
 	return 0;
+}
+
+int
+scenagg_read_stacks(struct scenagg *sa, int scen, const char *path,
+    const struct stk_config *cfg, struct scenagg_file_stats *st)
+{
+	struct stk *S;
+	const struct stk_stats *ss;
+	uint32_t id;
+	int depth = 0;
+	size_t cap = 4096, len;
+	char *buf;
+	int64_t factor;
+
+	memset(st, 0, sizeof(*st));
+	if (strcmp(path, "-") != 0 && access(path, R_OK) != 0)
+		return -1;	/* stk_read would exit: one bad file must not stop the others */
+	S = stk_new(cfg);
+	st->skipped = (unsigned long)stk_read(S, path);
+	stk_finish(S);
+	/* stk metrics are millionths of the input unit; ours are millionths of the output unit */
+	factor = (int64_t)llround(1e6 / stk_unit_div(S));
+	buf = xmalloc(cap);
+	for (id = stk_next(S, STK_ROOT, &depth); id != STK_NONE; id = stk_next(S, id, &depth)) {
+		const struct stk_node *n = stk_node(S, id);
+
+		if (n->exc == 0)
+			continue;
+		while ((len = stk_path_text(S, id, buf, cap)) >= cap) {
+			cap = len + 1;
+			buf = xrealloc(buf, cap);
+		}
+		scenagg_add(sa, scen, buf, len, n->exc * factor);
+		st->lines++;
+		st->weight += n->exc * factor;
+	}
+	ss = stk_get_stats(S);
+	st->ignored = (unsigned long)ss->other_kinds;
+	free(buf);
+	stk_free(S);
+	return 0;
+}
+
+int
+scenagg_is_evt(const char *path)
+{
+	struct linereader *lr = lr_open(path);
+	char *line;
+	size_t len;
+	int evt = 0;
+
+	if (lr == NULL)
+		return -1;
+	while ((line = lr_next(lr, &len)) != NULL) {
+		if (len == 0)
+			continue;
+		evt = evt_classify(line, len) == EVT_HEADER;
+		break;
+	}
+	lr_close(lr);
+	return evt;
 }
 
 char *

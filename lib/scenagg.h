@@ -20,18 +20,11 @@
 
 struct scenagg;
 
-/* How evt input becomes stacks. */
-struct scenagg_evt_opts {
-	const char *kinds;	/* comma list of kinds that count; "cpu" = Sample, "dpc" = DPC/ISR kinds, "all" */
-	int unit_us;		/* weights in microseconds instead of milliseconds */
-	int pid;		/* process frame "name (pid)" instead of "name" */
-};
-
 /* Counts for one input file. */
 struct scenagg_file_stats {
 	unsigned long lines;		/* stack lines used */
 	unsigned long skipped;		/* malformed lines, reported on stderr */
-	unsigned long ignored;		/* evt events of other kinds */
+	unsigned long ignored;		/* evt events of kinds not read */
 	int64_t weight;			/* total added, x 10^6 */
 	const char *error;		/* read error that ended the file early, or NULL */
 };
@@ -56,16 +49,29 @@ void scenagg_count_file(struct scenagg *sa, int id);
 void scenagg_add(struct scenagg *sa, int scen, const char *stack, size_t len, int64_t weight);
 
 /*
- * Reads one evt or folded file (gzip transparently) into scenario SCEN.
- * With SCEN == SCENAGG_MERGE the input must be folded stacks whose first
- * frame is the scenario name, as written with scenario_frame set (partial
- * aggregates).  Returns 0 when the file could be opened, -1 (errno set)
- * otherwise.  Malformed lines are reported as "tool: FILE:LINE: why" (the
- * first few of each file) and counted in ST.
+ * Reads one folded file (gzip transparently) into scenario SCEN, the
+ * lines as they are.  With SCEN == SCENAGG_MERGE each line's first frame
+ * is its scenario (partial aggregates written with scenario_frame).
+ * Returns 0 when the file could be opened, -1 (errno set) otherwise.
+ * Malformed lines (and evt input: see scenagg_read_stacks) are reported
+ * as "tool: FILE:LINE: why", the first few of each file, and counted.
  */
 #define SCENAGG_MERGE (-1)
 int scenagg_read(struct scenagg *sa, int scen, const char *path,
-    const struct scenagg_evt_opts *eo, struct scenagg_file_stats *st);
+    struct scenagg_file_stats *st);
+
+struct stk_config;
+/*
+ * Reads one evt or folded file through lib/stacks with CFG (stackfold's
+ * kinds, units, root frames, grouping and folding; Fold% per file) into
+ * scenario SCEN, the same stacks stackfold would write.  Returns 0, or
+ * -1 (errno set) when the file cannot be opened.
+ */
+int scenagg_read_stacks(struct scenagg *sa, int scen, const char *path,
+    const struct stk_config *cfg, struct scenagg_file_stats *st);
+
+/* 1 if PATH is an evt stream (first non-empty line "#evt"), 0 if not, -1 unreadable. */
+int scenagg_is_evt(const char *path);
 
 /* The scenario an evt file declares in its header ("scenario=NAME"), or NULL (malloc'ed). */
 char *scenagg_header_scenario(const char *path);

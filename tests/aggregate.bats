@@ -148,7 +148,7 @@ make_scenarios() {
 	[[ "$output" == *"bad.folded:1: merge input line has no scenario frame"* ]]
 }
 
-@test "evt input: Sample weights under a process frame, escaped ';' becomes ':', DPC kinds by routine" {
+@test "evt input: stacks as stackfold makes them, under a process frame; DPC kinds by routine; grouping options" {
 	{
 		printf '#evt\t1\tsource=x.etl\tscenario=from-header\n'
 		printf '0.100000\tSample\t0\tBackup.exe\t2212\t4100\t1\tip=0x1\tntdll.dll!A;B.dll!b%%3Bc\n'
@@ -160,11 +160,24 @@ make_scenarios() {
 	run aggregate -u ms "$T/x.evt"
 	[ "$status" -eq 0 ]
 	[ "$output" = "$(printf 'from-header;Backup.exe;ntdll.dll!A 0.1221\nfrom-header;Backup.exe;ntdll.dll!A;B.dll!b:c 1')" ]
+	# stacks are made by lib/stacks exactly as stackfold makes them: unknown addresses
+	# grouped as module!? (PerfView) unless --keep-addrs, roots and units as stackfold's
 	run aggregate -k dpc -n night "$T/x.evt"
+	[ "$output" = "night;Idle;ndis.sys!? 220.5" ]
+	run aggregate -k dpc --keep-addrs -n night "$T/x.evt"
 	[ "$output" = "night;Idle;ndis.sys!0x1a2b0 220.5" ]
 	run aggregate -k all --pid -S "$T/x.evt"
-	[ "${lines[0]}" = "Backup.exe (2212);ntdll.dll!A 122.1" ]
+	[ "${lines[0]}" = "Backup.exe-2212;ntdll.dll!A 122.1" ]
 	[ "${#lines[@]}" -eq 3 ]
+	aggregate -S -i --roots=none "$T/x.evt" >"$T/a"
+	stackfold --no-scenario "$T/x.evt" >"$T/b"
+	cmp "$T/a" "$T/b"
+	# stackfold's grouping options shape every input, evt from stdin too
+	run aggregate -n 'piped $1' --group='ntdll.dll!->OS' - <"$T/x.evt"
+	[ "$output" = "$(printf 'piped stdin;Backup.exe;OS 122.1\npiped stdin;Backup.exe;OS;B.dll!b:c 1000')" ]
+	printf 'p;ntdll.dll!X;a 3\n' >"$T/f.folded"
+	run aggregate -S --group='ntdll.dll!->OS' "$T/f.folded"
+	[ "$output" = "p;OS;a 3" ]
 }
 
 @test "bad input: malformed lines named by file:line, unreadable and corrupt files skipped, exit 1" {
