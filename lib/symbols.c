@@ -478,7 +478,8 @@ static void find_pdb(struct sym_image *im)
 {
 	struct symctx *c = im->ctx;
 	size_t i;
-	if (!im->has_id || !im->base[0]) {
+	if (!im->has_id || !im->base[0] || strcmp(im->base, ".") == 0 ||
+	    strcmp(im->base, "..") == 0) {
 		im->status = SYM_NO_ID;
 		note(im, "the trace gives no PDB identity (no DbgID_RSDS "
 		    "event) for this image");
