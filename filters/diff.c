@@ -4,7 +4,7 @@
  * USAGE:   diff [-nqt] [-f fg|signed] [--keep-ids] [--strip-hex] [-o file]
  *               [stackfold's options: --preset --group --fold --kind ...] base test
  *          diff base.folded test.folded | flamegraph.pl > diff.svg
- *          diff --kind=DPC,ISR fixed.evt broken.evt | render flame > dpc-diff.svg
+ *          diff --kind=dpcisr fixed.evt broken.evt | render flame > dpc-diff.svg
  *
  * INPUT:   two files ("-" for stdin once), each evt (docs/evt-format.md) or
  *          folded stacks ("a;b;c 12"), gzip or not.  Evt becomes stacks as
