@@ -3,7 +3,13 @@
 # durations (tests/render_gen.py computes the expected answers itself).
 load helpers
 
-gen() { python3 "$BATS_TEST_DIRNAME/render_gen.py" "$@"; }
+# gen KIND OUT.evt [--fixed]: the fixture (made once per file) and its expected values on stdout
+gen() {
+	local c="$BATS_FILE_TMPDIR/gen-$1${3:-}"
+	[ -s "$c.evt" ] || python3 "$BATS_TEST_DIRNAME/render_gen.py" "$1" "$c.evt" ${3:-} > "$c.json"
+	cp "$c.evt" "$2"
+	cat "$c.json"
+}
 jq_() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
 
 @test "dpcisr: power-of-two buckets, open below and closed above, at every edge" {

@@ -9,6 +9,7 @@ answers computed here, independently of render's C code.
         and 1 ms CPU samples flagged dpc=1/isr=1 when they fall inside one.
 Expected values are printed as JSON on stdout.
 """
+import bisect
 import json
 import sys
 
@@ -94,11 +95,14 @@ def backup(out, fixed):
     # 1 ms samples on every CPU
     in_dpc = {}
     for c in range(cpus):
-        ivs = intervals[c]
+        ivs = sorted(intervals[c])
+        starts = [iv[0] for iv in ivs]
         for k in range(int(dur_ms)):
             t = k + 0.5 + c * 0.013
             hit = None
-            for iv in ivs:
+            # intervals never last over 1 ms: look at the few that start before t
+            j = bisect.bisect_right(starts, t)
+            for iv in ivs[max(0, j - 8):j]:
                 if iv[0] <= t <= iv[1]:
                     if hit is None or iv[0] > hit[0]:
                         hit = iv
