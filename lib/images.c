@@ -44,12 +44,14 @@ struct method {
 	uint64_t module_id;
 	char *name;
 	const char *module;	/* resolved after the pass */
+	const char *module_path;
 };
 
 struct clrmod {
 	uint32_t pid;
 	uint64_t id;
 	char *file;
+	char *path;
 };
 
 struct volmap {
@@ -130,8 +132,10 @@ images_free(struct images *m)
 	}
 	for (size_t i = 0; i < m->nme; i++)
 		free(m->me[i].name);
-	for (size_t i = 0; i < m->ncm; i++)
+	for (size_t i = 0; i < m->ncm; i++) {
 		free(m->cm[i].file);
+		free(m->cm[i].path);
+	}
 	for (size_t i = 0; i < m->nvm; i++) {
 		free(m->vm[i].nt);
 		free(m->vm[i].dos);
@@ -336,6 +340,7 @@ images_clr_module(struct images *m, uint32_t pid, uint64_t module_id, const char
 	m->cm[m->ncm].pid = pid;
 	m->cm[m->ncm].id = module_id;
 	m->cm[m->ncm].file = xstrdup(file_part(il_path ? il_path : "?"));
+	m->cm[m->ncm].path = xstrdup(il_path && *il_path ? il_path : "?");
 	m->ncm++;
 }
 
@@ -439,10 +444,11 @@ images_finish(struct images *m)
 	if (m->nim)
 		qsort(m->im, m->nim, sizeof *m->im, cmp_image);
 	for (size_t i = 0; i < m->nme; i++) {
-		m->me[i].module = "?";
+		m->me[i].module = m->me[i].module_path = "?";
 		for (size_t j = 0; j < m->ncm; j++)
 			if (m->cm[j].id == m->me[i].module_id && m->cm[j].pid == m->me[i].pid) {
 				m->me[i].module = m->cm[j].file;
+				m->me[i].module_path = m->cm[j].path;
 				break;
 			}
 	}
@@ -579,6 +585,17 @@ images_dos_path(const struct images *m, const char *nt, char *out, size_t cap)
 			return out;
 		}
 	}
+	if (strncmp(nt, "\\??\\", 4) == 0 && nt[4] && nt[5] == ':')
+		return nt + 4;	/* \??\C:\... */
+	if (nt[0] == '\\' && strncasecmp(nt, "\\Device\\", 8) != 0) {
+		/* "\Windows\System32\kernel32.dll": a path on the system volume */
+		for (size_t i = 0; i < m->nvm; i++)
+			if (strcasecmp(m->vm[i].nt, "\\SystemRoot\\") == 0 && m->vm[i].dos[0] &&
+			    m->vm[i].dos[1] == ':') {
+				snprintf(out, cap, "%.2s%s", m->vm[i].dos, nt);
+				return out;
+			}
+	}
 	return nt;
 }
 
@@ -616,7 +633,8 @@ images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, i
 			if (me) {
 				if (modname)
 					*modname = me->module;
-				snprintf(out, cap, "%s!%s", me->module, me->name);
+				snprintf(out, cap, "%s!%s", (flags & FRAME_FULL_PATHS) ? me->module_path :
+				    me->module, me->name);
 				return strlen(out);
 			}
 			/* user-mode addresses of the kernel session's own images (ntdll of System) */

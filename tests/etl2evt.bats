@@ -320,3 +320,17 @@ PY
 	[ "$status" -eq 0 ]
 	grep -q 'mscorlib\.ni\.dll!System\.' "$T/e.evt"
 }
+
+@test "--full-paths: modules as DOS paths (volume mapping, system-volume paths, JIT modules), --addrs" {
+	etl2evt --full-paths -k Sample,ImageLoad -p Test.x64.exe "$CORPUS/perfview/net.4.5.2.x64.etl.zip" >"$T/f.evt"
+	evtcheck "$T/f.evt"
+	awk -F'\t' '$2=="Sample"{print $NF}' "$T/f.evt" | tr ';' '\n' | cut -d'!' -f1 | sort -u >"$T/mods"
+	grep -qx 'C:\\Windows\\System32\\ntdll.dll' "$T/mods"
+	grep -qx 'C:\\Windows\\System32\\kernel32.dll' "$T/mods"	# logged as \Windows\System32\kernel32.dll
+	grep -qx 'C:\\Windows\\system32\\ntoskrnl.exe' "$T/mods"	# logged as \SystemRoot\system32\ntoskrnl.exe
+	! grep -q '^\\' "$T/mods" || fail "NT paths left: $(grep '^\\' "$T/mods" | head -3)"
+	grep -q $'\tImageLoad\t.*\tpath=C:\\\\Windows\\\\System32\\\\kernel32.dll\t' "$T/f.evt"
+	# --addrs: frames outside every image keep their address
+	etl2evt --addrs -k Sample "$CORPUS/perfview/net.4.5.2.x64.etl.zip" | grep -q '?!0xffffffffffd03003'
+	! etl2evt -k Sample "$CORPUS/perfview/net.4.5.2.x64.etl.zip" | grep -q '?!0x'
+}
