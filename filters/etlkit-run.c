@@ -497,7 +497,7 @@ cache_file(const struct job *j, const char *suffix)
 
 /* Is the cached result of J still the product of the trace as it is now? */
 static enum job_state
-check_cache(struct job *j)
+check_cache(struct job *j, int retry)
 {
 	struct rc_record r;
 	struct stat st, rs;
@@ -513,7 +513,7 @@ check_cache(struct job *j)
 			if (opt_verify && (sha256_file(j->trace, hex) != 0 || strcmp(hex, r.sha256) != 0))
 				state = J_TODO;
 			else if (strcmp(r.status, "failed") == 0)
-				state = opt_retry ? J_TODO : J_FAILED_CACHED;
+				state = retry ? J_TODO : J_FAILED_CACHED;
 			else if (stat(res, &rs) == 0 && (uint64_t)rs.st_size == r.result_size)
 				state = J_CACHED;
 		}
@@ -816,37 +816,6 @@ start_worker(struct job *j)
 	return pid;
 }
 
-/* Parent's record of a trace that ran out of time. */
-static void
-record_timeout(struct job *j)
-{
-	struct rc_record r;
-	struct stat st;
-	char *rec = cache_file(j, "rec");
-
-	memset(&r, 0, sizeof(r));
-	memcpy(r.key, j->key, sizeof(r.key));
-	r.product = pl->prod[j->prod].name;
-	r.scenario = j->name;
-	r.trace = j->trace_id;
-	if (stat(j->trace, &st) == 0) {
-		r.size = (uint64_t)st.st_size;
-		r.mtime_s = (int64_t)st.st_mtim.tv_sec;
-		r.mtime_ns = st.st_mtim.tv_nsec;
-	}
-	r.command = command_text(j);
-	r.status = "failed";
-	r.exit = 2;
-	r.error = xasprintf("timed out after %g s", pl->timeout_s);
-	r.converted_utc = utc_now();
-	r.seconds = pl->timeout_s;
-	rc_write(rec, &r);
-	free(r.command);
-	free(r.error);
-	free(r.converted_utc);
-	free(rec);
-}
-
 static void
 progress(int done, int total)
 {
@@ -899,7 +868,7 @@ run_jobs(int *todo, int ntodo, int parallel)
 			if (jobs[i].pid == pid) {
 				jobs[i].pid = 0;
 				if (jobs[i].state == J_TIMEOUT)
-					record_timeout(&jobs[i]);
+					;	/* no record: a slow night is retried, not remembered */
 				else if (WIFEXITED(status) && WEXITSTATUS(status) <= 1)
 					jobs[i].state = J_CONVERTED;
 				else
@@ -925,25 +894,21 @@ run_jobs(int *todo, int ntodo, int parallel)
 	}
 }
 
-/* Reads the record each finished job wrote, for the report. */
+/*
+ * After a conversion: the job's result is whatever the cache now holds
+ * for the trace as it is (a record of an older version of the trace, left
+ * by a conversion that died, does not count).
+ */
 static void
-collect_status(struct job *j)
+settle(struct job *j)
 {
-	struct rc_record r;
-	char *rec = cache_file(j, "rec");
-
-	if (rc_read(rec, &r) == 0 && strcmp(r.key, j->key) == 0) {
-		free(j->status);
-		free(j->error);
-		j->status = xstrdup(r.status);
-		j->error = r.error ? xstrdup(r.error) : NULL;
-		j->seconds = r.seconds;
-		rc_free(&r);
-	} else if (j->status == NULL) {
-		j->status = xstrdup("failed");
-		j->error = xstrdup("conversion left no record (killed?)");
-	}
-	free(rec);
+	if (check_cache(j, 0) != J_TODO)
+		return;
+	free(j->status);
+	free(j->error);
+	j->status = xstrdup("failed");
+	j->error = j->state == J_TIMEOUT ? xasprintf("timed out after %g s", pl->timeout_s) :
+	    xstrdup("the conversion left no record (killed?)");
 }
 
 /* ------------------------------------------------------------------ */
@@ -1462,7 +1427,7 @@ main(int argc, char **argv)
 	remove_stale_temps();
 	todo = xmalloc(((size_t)njobs + 1) * sizeof(int));
 	for (i = 0; i < njobs; i++) {
-		jobs[i].state = check_cache(&jobs[i]);
+		jobs[i].state = check_cache(&jobs[i], opt_retry);
 		if (jobs[i].state == J_TODO)
 			todo[ntodo++] = i;
 	}
@@ -1484,8 +1449,8 @@ main(int argc, char **argv)
 		if (j == NULL)
 			cli_usage_error("--run-job: no job '%s' (see --list-jobs)", run_one);
 		if (j->state == J_TODO)
-			status = convert(j);
-		collect_status(j);
+			convert(j);
+		settle(j);
 		if (strcmp(j->status, "failed") == 0) {
 			cli_warn("%s: failed: %s", j->trace, j->error ? j->error : "?");
 			exit(EXIT_FATAL);
@@ -1506,7 +1471,7 @@ main(int argc, char **argv)
 		}
 		if (jobs[i].state == J_CONVERTED || jobs[i].state == J_FAILED ||
 		    jobs[i].state == J_TIMEOUT)
-			collect_status(&jobs[i]);
+			settle(&jobs[i]);
 	}
 	if (rc_mkdirs(pl->outdir) != 0)
 		cli_fatal("%s: %s", pl->outdir, strerror(errno));

@@ -53,7 +53,8 @@ copy_setup() {
 REF() { echo "$BATS_FILE_TMPDIR/out/$1"; }
 
 # how many jobs of the last run had ACTION (converted/reused/failed...)
-actions() { awk -F'\t' -v a="$1" 'NR > 1 && $4 == a' "$T/out/run-report.tsv" | wc -l; }
+actions() { actions_in "$T/out" "$1"; }
+actions_in() { awk -F'\t' -v a="$2" 'NR > 1 && $4 == a' "$1/run-report.tsv" | wc -l; }
 
 @test "20 scenarios from corpus and synthesised traces: every total equals the trace's own decode" {
 	require_corpus
@@ -393,4 +394,25 @@ actions() { awk -F'\t' -v a="$1" 'NR > 1 && $4 == a' "$T/out/run-report.tsv" | w
 	[ "$status" -eq 0 ]
 	grep -q "command=evtfilter -p Test.x64.exe --start 1000.000000 --end 5000.000000 .*net.evt.gz | stackfold --roots=comm" "$T"/.etlkit-cache/p/*.rec
 	[ "$(grep '^window net;' "$T/out/p/cpu.folded" | cut -d';' -f2 | sort -u)" = Test.x64.exe ]
+}
+
+@test "a trace over timeout_s is killed with its tools, reported, and tried again next run" {
+	require_corpus
+	mkdir -p "$T/tr"
+	ln -s "$CORPUS/perfview/net.4.5.2.x64.etl.zip" "$T/tr/net.etl.zip"
+	printf 'etlkit: 1\ntimeout_s: 0.05\nscenarios:\n  - files: tr/*.etl.zip\nsteps:\n  cpu:\n    stackfold: []\noutputs:\n  - folded: cpu.folded\n' >"$T/p.yaml"
+	run etlkit-run -q "$T/p.yaml"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"FAILED $T/tr/net.etl.zip (scenario 'net', step cpu): timed out after 0.05 s"* ]]
+	grep -q "net.etl.zip	cpu	timeout	failed	" "$T/out/p/run-report.tsv"
+	[ ! -s "$T/out/p/cpu.folded" ]
+	# nothing of the killed conversion is left running
+	sleep 0.2
+	! pgrep -f "etl2evt .*$T/tr/net.etl.zip" >/dev/null
+	sed -i 's/timeout_s: 0.05/timeout_s: 0/' "$T/p.yaml"
+	run etlkit-run -q "$T/p.yaml"
+	[ "$status" -eq 0 ]
+	[ "$(actions_in "$T/out/p" converted)" -eq 1 ]
+	[ -s "$T/out/p/cpu.folded" ]
+	[ "$(ls -A "$T/.etlkit-cache/p" | grep -c '\.tmp\.')" -eq 0 ]
 }
