@@ -27,7 +27,7 @@ local_setup() {
 	run env FUZZ_SECONDS=$secs "$BATS_TEST_DIRNAME/fuzz.sh"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "$(grep -cE '^fuzz_[a-z_]+ +[0-9]+ +[0-9]+ .* ok$' <<<"$output")" -eq "$n" ]
+	[ "$(grep -cE '^fuzz_[a-z0-9_]+ +[0-9]+ +[0-9]+ .* ok$' <<<"$output")" -eq "$n" ]
 }
 
 @test "fuzz: the runner catches a crash, saves the input and fails; a saved reproducer fails the replay" {

@@ -52,7 +52,7 @@ build_lib() {
 		if [ ! -e "$o" ] || [ "$c" -nt "$o" ] || [ -n "$(find "$root/lib" -name '*.h' -newer "$o" 2>/dev/null)" ]; then
 			printf '%s\0%s\0' "$c" "$o"
 		fi
-	done | xargs -0 -n2 -P"$FUZZ_JOBS" sh -c '
+	done | xargs -r -0 -n2 -P"$FUZZ_JOBS" sh -c '
 		'"$CC"' '"$CFLAGS"' -fsanitize=fuzzer-no-link -c -o "$2.tmp" "$1" 2>"$2.err" && mv "$2.tmp" "$2" ||
 		{ echo "fuzz: lib/$(basename "$1") does not compile, left out:" >&2; head -5 "$2.err" >&2; rm -f "$2"; }' sh
 	for c in "$root"/lib/*.c; do
@@ -125,9 +125,9 @@ seed_dir() {	# NAME -> prints dir
 		printf '' >"$d/empty" ;;
 	*)
 		# harness-specific seeds: tests/fuzz/NAME.seeds is a shell snippet
-		# run with $d (output dir), $corpus, $ETLKIT_BIN, $ETLKIT_SHARED
+		# run with $1 (output dir), $corpus, $ETLKIT_BIN, $ETLKIT_SHARED, $ETLKIT_ROOT
 		if [ -e "$FUZZ_HARNESSES/$1.seeds" ]; then
-			corpus="$corpus" ETLKIT_BIN="$ETLKIT_BIN" ETLKIT_SHARED="$ETLKIT_SHARED" \
+			corpus="$corpus" ETLKIT_BIN="$ETLKIT_BIN" ETLKIT_SHARED="$ETLKIT_SHARED" ETLKIT_ROOT="$root" \
 				bash "$FUZZ_HARNESSES/$1.seeds" "$d" >&2 || true
 		fi ;;
 	esac
