@@ -330,7 +330,10 @@ scenagg_read(struct scenagg *sa, int scen, const char *path, struct scenagg_file
 			st->lines++;
 			st->weight += w;
 		}
+		if ((lr_lineno(lr) & 0xffff) == 0)
+			cli_progress(lr_offset(lr), lr_size(lr));
 	}
+	cli_progress_end();
 	st->error = lr_error(lr);
 	if (st->error) {
 		cli_warn("%s: byte %llu: %s", path, (unsigned long long)lr_offset(lr), st->error);

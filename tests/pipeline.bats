@@ -416,3 +416,24 @@ actions_in() { awk -F'\t' -v a="$2" 'NR > 1 && $4 == a' "$1/run-report.tsv" | wc
 	[ -s "$T/out/p/cpu.folded" ]
 	[ "$(ls -A "$T/.etlkit-cache/p" | grep -c '\.tmp\.')" -eq 0 ]
 }
+
+@test "a partly damaged trace is used and reported as partial (the tool's exit 1), with the byte offset" {
+	mkdir -p "$T/tr"
+	etlgen --seed 1 -o "$T/tr/good.etl" "$BATS_TEST_DIRNAME/scenarios/kinds.yaml" 2>/dev/null
+	cp "$T/tr/good.etl" "$T/tr/damaged.etl"
+	printf '\377\377\377\377\377\377\377\377' | dd of="$T/tr/damaged.etl" bs=1 seek=24576 conv=notrunc 2>/dev/null
+	printf 'etlkit: 1\nscenarios:\n  - files: tr/*.etl\nsteps:\n  cpu:\n    stackfold: [--roots=comm]\noutputs:\n  - folded: cpu.folded\n' >"$T/p.yaml"
+	run etlkit-run -q "$T/p.yaml"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"partial $T/tr/damaged.etl (scenario 'damaged', step cpu): etl2evt: "*"offset 24576: corrupt buffer header"* ]]
+	grep -q "damaged.etl	cpu	converted	partial	" "$T/out/p/run-report.tsv"
+	# what could be decoded is aggregated: less than the intact copy, more than nothing
+	d=$(grep '^damaged;' "$T/out/p/cpu.folded" | awk '{ s += $NF } END { print s + 0 }')
+	g=$(grep '^good;' "$T/out/p/cpu.folded" | awk '{ s += $NF } END { print s + 0 }')
+	[ "$d" -gt 0 ] && [ "$d" -lt "$g" ]
+	# a re-run reuses the partial result and still says so
+	run etlkit-run -q "$T/p.yaml"
+	[ "$status" -eq 1 ]
+	[ "$(actions_in "$T/out/p" reused)" -eq 2 ]
+	[[ "$output" == *"partial $T/tr/damaged.etl"* ]]
+}
