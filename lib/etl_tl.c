@@ -240,8 +240,22 @@ tl_decode(const uint8_t *s, size_t slen, const uint8_t *d, size_t dlen, unsigned
 		for (size_t i = 0; i < count; i++) {
 			if (i)
 				vput(&v, ",", 1);
+			size_t before = v.n, at = off;
 			if (one_value(type, d, dlen, &off, psize, &v) < 0)
 				return -1;
+			/* OutType: an integer shown as a boolean or in hex */
+			unsigned ot = out & 0x7f;
+			if ((ot == 3 || ot == 4) && type >= TL_I8 && type <= TL_U64) {
+				uint64_t x = 0;
+				for (size_t k = 0; k < off - at && k < 8; k++)
+					x |= (uint64_t)d[at + k] << (8 * k);
+				v.n = before;
+				v.b[v.n] = '\0';
+				if (ot == 3)
+					vput(&v, x ? "true" : "false", x ? 4 : 5);
+				else
+					vprintf_(&v, "0x%" PRIx64, x);
+			}
 		}
 		(void)out;
 		fn(ctx, name, v.b, v.n);

@@ -334,3 +334,32 @@ PY
 	etl2evt --addrs -k Sample "$CORPUS/perfview/net.4.5.2.x64.etl.zip" | grep -q '?!0xffffffffffd03003'
 	! etl2evt -k Sample "$CORPUS/perfview/net.4.5.2.x64.etl.zip" | grep -q '?!0x'
 }
+
+@test "TraceLogging primitive types come out as TraceEvent decoded them (primitive-types baseline)" {
+	etl2evt "$CORPUS/perfview/primitive-types.etl.zip" >"$T/p.evt"
+	python3 - "$CORPUS/perfview/primitive-types.baseline.txt" "$T/p.evt" <<'PY'
+import re, sys
+got = {}
+for l in open(sys.argv[2], encoding="utf-8"):
+    f = l.rstrip("\n").split("\t")
+    if len(f) > 7 and f[1] == "Event":
+        got[round(float(f[0]), 3)] = (f, dict(x.split("=", 1) for x in f[7:-1]))
+n = 0
+for l in open(sys.argv[1], encoding="utf-8"):
+    m = re.match(r"EVENT ([0-9.,]+): solar_system/PrimitiveTypesTest (PID=.*)", l)
+    if not m: continue
+    t = float(m.group(1).replace(",", ""))
+    b = dict(kv.split("=", 1) for kv in m.group(2).rstrip("; \n").split("; ") if "=" in kv)
+    f, a = got[t]
+    assert f[4] == b["PID"] and f[5] == b["TID"] and f[2] == b["ProceNum"], (f[:7], b)
+    assert a["provider"] == "solar_system"
+    for k in ("string_type", "char_type", "int16_type", "int32_type", "uint16_type", "uint32_type", "uint64_type"):
+        assert a["p." + k] == b[k].replace(",", ""), (k, a.get("p." + k), b[k])
+    assert a["p.boolean_type"] == b["boolean_type"].lower()
+    assert a["p.guid_type"].startswith(b["guid_type"].rstrip("."))
+    # the writer logged int64 as TlgInUINT64: same bits
+    assert int(a["p.int64_type"]) % 2**64 == int(b["int64_type"].replace(",", "")) % 2**64
+    n += 1
+assert n == 5, n  # COUNT solar_system/PrimitiveTypesTest:5
+PY
+}
