@@ -542,16 +542,22 @@ spool_stdin(void)
 /* ------------------------------------------------------------------ */
 
 static void
+usage_to(FILE *fp)
+{
+	fprintf(fp, "usage: evtfilter [-p PROC] [-t TID] [-C CPUS] [-k KINDS] [--start MS] "
+	    "[--end MS] [-i PATS] [-x PATS] [--poi=METHOD] [--keep-idle] [-o FILE] [FILE]\n");
+}
+
+static void
 usage(void)
 {
-	fprintf(stderr, "usage: evtfilter [-p PROC] [-t TID] [-C CPUS] [-k KINDS] [--start MS] "
-	    "[--end MS] [-i PATS] [-x PATS] [--poi=METHOD] [--keep-idle] [-o FILE] [FILE]\n");
+	usage_to(stderr);
 }
 
 static void
 help(void)
 {
-	usage();
+	usage_to(stdout);
 	printf("Selects events of an evt stream.\n\n"
 	    "  -p, --process=P     process name (app or app.exe) or pid; repeat or use commas\n"
 	    "  -t, --thread=TID    thread id(s)\n"
@@ -569,18 +575,28 @@ help(void)
 	exit(0);
 }
 
+/*
+ * The header note names the selection, not where the output went: the
+ * options (getopt has moved them before optind) without -o/--output.
+ */
 static void
-write_header(struct outbuf *ob, const char *s, size_t len, int argc, char **argv)
+write_header(struct outbuf *ob, const char *s, size_t len, int nopt, char **argv)
 {
 	char *note, *esc;
 	size_t n = 16;
 	int i;
 
-	for (i = 0; i < argc; i++)
+	for (i = 1; i < nopt; i++)
 		n += strlen(argv[i]) + 1;
 	note = xmalloc(n);
 	strcpy(note, "evtfilter");
-	for (i = 1; i < argc; i++) {
+	for (i = 1; i < nopt; i++) {
+		if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
+			i++;
+			continue;
+		}
+		if (strncmp(argv[i], "-o", 2) == 0 || strncmp(argv[i], "--output=", 9) == 0)
+			continue;
 		strcat(note, " ");
 		strcat(note, argv[i]);
 	}
@@ -623,7 +639,7 @@ main(int argc, char **argv)
 	char *s;
 	size_t len;
 	long bad = 0;
-	int c, fd = -1, seen_header = 0;
+	int c, fd = -1, seen_header = 0, nopt;
 
 	cli_init("evtfilter");
 	memset(&o, 0, sizeof o);
@@ -660,6 +676,7 @@ main(int argc, char **argv)
 		default: usage(); return EXIT_FATAL;
 		}
 	}
+	nopt = optind;
 	if (optind + 1 < argc)
 		cli_usage_error("one input at a time");
 	if (optind < argc)
@@ -721,7 +738,7 @@ main(int argc, char **argv)
 			if (evt_parse_header(copy, len, &h, &why) < 0)
 				cli_fatal("%s:%lu: %s", lr_name(lr), lr_lineno(lr), why);
 			free(copy);
-			write_header(&ob, s, len, argc, argv);
+			write_header(&ob, s, len, nopt, argv);
 			seen_header = 1;
 			continue;
 		}

@@ -31,17 +31,23 @@
 #include "stacks.h"
 
 static void
-usage(void)
+usage_to(FILE *fp)
 {
-	fprintf(stderr, "usage: stackfold [--preset=NAME] [--group=PATS] [--fold=PATS] "
+	fprintf(fp, "usage: stackfold [--preset=NAME] [--group=PATS] [--fold=PATS] "
 	    "[--include=PATS] [--exclude=PATS] [--fold-pct=N] [--by-name [--tsv]] "
 	    "[-o FILE] [FILE...]\n");
 }
 
 static void
+usage(void)
+{
+	usage_to(stderr);
+}
+
+static void
 help(void)
 {
-	usage();
+	usage_to(stdout);
 	printf("Groups and folds stacks like PerfView; writes folded stacks or a ByName table.\n"
 	    "\n"
 	    "  -g, --group=PATS     GroupPats: PAT->NAME, PAT=>NAME (entry group), PAT->  (keep)\n"
