@@ -27,11 +27,15 @@
  * stderr), 2 usage or fatal error (also: no valid input for a flame graph).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "evt.h"
@@ -209,8 +213,10 @@ is_blank(int c)
 
 /*
  * folded_parse() with the same grammar ("stack count" or "stack c1 c2"),
- * but it never scans the stack itself: only the digits at the end.  On
- * long stacks that is most of the parsing time.
+ * but it never scans the stack itself: only the digits at the end (on
+ * long stacks that is most of the parsing time), and it does not write
+ * into the line (the stack is STACK[0..SLEN), not NUL-terminated), so
+ * it can run on a read-only or copy-on-write mapping.
  */
 static int
 parse_folded_line(char *line, size_t len, char **stack, size_t *slen,
@@ -239,7 +245,6 @@ parse_folded_line(char *line, size_t len, char **stack, size_t *slen,
 		while (s0 > 0 && is_blank(line[s0 - 1]))
 			s0--;
 		if (s0 > 0) {
-			line[s0] = '\0';
 			*stack = line;
 			*slen = s0;
 			*c1 = b;
@@ -248,7 +253,6 @@ parse_folded_line(char *line, size_t len, char **stack, size_t *slen,
 			return 0;
 		}
 	}
-	line[s1] = '\0';
 	*stack = line;
 	*slen = s1;
 	*c1 = a;
@@ -390,20 +394,86 @@ struct options {
 	int nlabels;
 };
 
+/*
+ * The fast path for a flame graph from a plain folded file: map it and
+ * parse in place, which saves copying every byte through read(2) (a
+ * third of the time on large inputs).  The mapping is private and
+ * writable: only lines with %XX escapes are written to (and copied by
+ * the kernel).  Returns 1 if PATH was handled, 0 if the caller should
+ * use the line reader (stdin, gzip, evt, not a regular file).
+ */
+static int
+flame_mapped(const char *path, struct flame *f, struct stack_sink *s)
+{
+	int fd;
+	struct stat st;
+	char *map, *p, *end;
+	unsigned long lineno = 0;
+
+	if (strcmp(path, "-") == 0 || (fd = open(path, O_RDONLY)) < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 16 ||
+	    (uint64_t)st.st_size > ((uint64_t)1 << 40)) {
+		close(fd);
+		return 0;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return 0;
+	end = map + st.st_size;
+	/* gzip, or an evt stream: not for this path */
+	for (p = map; p < end && (*p == '\n' || *p == '\r'); p++)
+		;
+	if ((unsigned char)map[0] == 0x1f || (end - p >= 4 && memcmp(p, "#evt", 4) == 0)) {
+		munmap(map, (size_t)st.st_size);
+		return 0;
+	}
+	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+	for (p = map; p < end;) {
+		char *nl = memchr(p, '\n', (size_t)(end - p)), *stack;
+		size_t len = (size_t)((nl ? nl : end) - p), slen;
+		double c1, c2;
+		int has2;
+
+		lineno++;
+		if ((lineno & 0xffff) == 0)
+			cli_progress((uint64_t)(p - map), (uint64_t)st.st_size);
+		if (len > 0 && p[len - 1] == '\r')
+			len--;
+		if (len > 0 && p[0] != '#') {
+			if (parse_folded_line(p, len, &stack, &slen, &c1, &c2, &has2) < 0) {
+				if (++s->bad <= 5)
+					cli_warn("%s:%lu: not a folded stack line (\"frames count\"), line skipped",
+					    path, lineno);
+			} else
+				flame_add(f, stack, slen, c1, c2, has2);
+		}
+		p = nl ? nl + 1 : end;
+	}
+	cli_progress_end();
+	munmap(map, (size_t)st.st_size);
+	return 1;
+}
+
 static int
 run_flame(struct options *op, int argc, char **argv)
 {
 	struct flame *f;
 	struct stack_sink s;
 	struct outbuf ob;
-	int st, r;
+	int st = 0, r, i;
 
 	f = flame_new(&op->fo);
 	memset(&s, 0, sizeof(s));
 	s.add = flame_sink;
 	s.ctx = f;
 	s.kind = op->kind;
-	st = read_all(argc, argv, &s);
+	if (argc == 0)
+		st = read_stacks("-", &s) < 0 ? EXIT_FATAL : 0;
+	for (i = 0; i < argc; i++)
+		if (!flame_mapped(argv[i], f, &s) && read_stacks(argv[i], &s) < 0)
+			st = EXIT_FATAL;
 	if (st == EXIT_FATAL) {
 		flame_free(f);
 		return st;

@@ -30,9 +30,7 @@ struct fnode {
 	uint32_t child;		/* first child */
 	uint32_t last;		/* last child (flame charts append here) */
 	uint32_t sib;		/* next sibling */
-	uint32_t name;		/* offset in the name arena */
-	uint32_t len;
-	uint32_t hash;
+	uint32_t name;		/* interned name id */
 	uint32_t depth;
 	double self, total;	/* weight ending here; inclusive */
 	double dself, dtotal;	/* differential delta: leaf; inclusive */
@@ -47,9 +45,15 @@ struct flame {
 	struct flame_opts o;
 	struct fnode *nodes;
 	size_t nnodes, capnodes;
+	/* interned frame names: few and hot, so lookups stay in cache */
 	char *names;
 	size_t namelen, namecap;
-	uint32_t *table;	/* node index, 0 = empty (root is never hashed) */
+	uint32_t *nm_off, *nm_len, *nm_hash;
+	size_t nnames, capnames;
+	uint32_t *ntab;		/* name id + 1, 0 = empty */
+	size_t nmask;
+	/* (parent, name) -> child; the key is in the slot, so probing never touches nodes */
+	struct nslot { uint32_t parent, name, id; } *table;	/* id 0 = empty */
 	size_t tabmask;
 	uint32_t *path;		/* nodes of the previous line, by depth */
 	size_t pathlen, pathcap;
@@ -416,8 +420,67 @@ flame_opts_init(struct flame_opts *o)
 	o->factor = 1;
 }
 
+/* The id of name S[0..N), interned on first use. */
 static uint32_t
-new_node(struct flame *f, uint32_t parent, const char *name, size_t len, uint32_t hash)
+intern(struct flame *f, const char *s, size_t n)
+{
+	uint32_t h = (uint32_t)hash_bytes(s, n, 0x9e37), id;
+	size_t i = h & f->nmask, k, j;
+
+	while ((id = f->ntab[i]) != 0) {
+		id--;
+		if (f->nm_hash[id] == h && f->nm_len[id] == n &&
+		    memcmp(f->names + f->nm_off[id], s, n) == 0)
+			return id;
+		i = (i + 1) & f->nmask;
+	}
+	if (f->nnames == f->capnames) {
+		f->capnames = f->capnames ? 2 * f->capnames : 1024;
+		f->nm_off = xrealloc(f->nm_off, f->capnames * sizeof(*f->nm_off));
+		f->nm_len = xrealloc(f->nm_len, f->capnames * sizeof(*f->nm_len));
+		f->nm_hash = xrealloc(f->nm_hash, f->capnames * sizeof(*f->nm_hash));
+	}
+	if (f->namelen + n >= 0xfffffff0u)
+		cli_fatal("flame graph: more than 4 GB of frame names");
+	if (f->namelen + n > f->namecap) {
+		while (f->namelen + n > f->namecap)
+			f->namecap *= 2;
+		f->names = xrealloc(f->names, f->namecap);
+	}
+	memcpy(f->names + f->namelen, s, n);
+	id = (uint32_t)f->nnames++;
+	f->nm_off[id] = (uint32_t)f->namelen;
+	f->nm_len[id] = (uint32_t)n;
+	f->nm_hash[id] = h;
+	f->namelen += n;
+	f->ntab[i] = id + 1;
+	if (2 * f->nnames > f->nmask) {
+		free(f->ntab);
+		f->nmask = 2 * f->nmask + 1;
+		f->ntab = xcalloc(f->nmask + 1, sizeof(*f->ntab));
+		for (k = 0; k < f->nnames; k++) {
+			j = f->nm_hash[k] & f->nmask;
+			while (f->ntab[j])
+				j = (j + 1) & f->nmask;
+			f->ntab[j] = (uint32_t)(k + 1);
+		}
+	}
+	return id;
+}
+
+static const char *
+node_name(const struct flame *f, uint32_t id, size_t *len)
+{
+	if (id == 0) {
+		*len = 3;
+		return "all";
+	}
+	*len = f->nm_len[f->nodes[id].name];
+	return f->names + f->nm_off[f->nodes[id].name];
+}
+
+static uint32_t
+new_node(struct flame *f, uint32_t parent, uint32_t name)
 {
 	struct fnode *n;
 
@@ -425,22 +488,13 @@ new_node(struct flame *f, uint32_t parent, const char *name, size_t len, uint32_
 		f->capnodes *= 2;
 		f->nodes = xrealloc(f->nodes, f->capnodes * sizeof(*f->nodes));
 	}
-	if (f->nnodes >= 0xfffffff0u || f->namelen + len >= 0xfffffff0u)
+	if (f->nnodes >= 0xfffffff0u)
 		cli_fatal("flame graph: more than 4 billion frames");
-	if (f->namelen + len > f->namecap) {
-		while (f->namelen + len > f->namecap)
-			f->namecap *= 2;
-		f->names = xrealloc(f->names, f->namecap);
-	}
-	memcpy(f->names + f->namelen, name, len);
 	n = &f->nodes[f->nnodes];
 	memset(n, 0, sizeof(*n));
 	n->parent = parent;
-	n->name = (uint32_t)f->namelen;
-	n->len = (uint32_t)len;
-	n->hash = hash;
+	n->name = name;
 	n->depth = f->nodes[parent].depth + 1;
-	f->namelen += len;
 	/* append to the parent's children */
 	if (f->nodes[parent].last)
 		f->nodes[f->nodes[parent].last].sib = (uint32_t)f->nnodes;
@@ -450,17 +504,27 @@ new_node(struct flame *f, uint32_t parent, const char *name, size_t len, uint32_
 	return (uint32_t)f->nnodes++;
 }
 
+static size_t
+slot_hash(uint32_t parent, uint32_t name)
+{
+	uint64_t h = ((uint64_t)parent << 32 | name) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h ^ (h >> 29));
+}
+
 static void
 table_grow(struct flame *f)
 {
 	size_t i, j, newmask = f->tabmask * 2 + 1;
-	uint32_t *t = xcalloc(newmask + 1, sizeof(*t));
+	struct nslot *t = xcalloc(newmask + 1, sizeof(*t));
 
-	for (i = 1; i < f->nnodes; i++) {
-		j = f->nodes[i].hash & newmask;
-		while (t[j])
+	for (i = 0; i <= f->tabmask; i++) {
+		if (f->table[i].id == 0)
+			continue;
+		j = slot_hash(f->table[i].parent, f->table[i].name) & newmask;
+		while (t[j].id)
 			j = (j + 1) & newmask;
-		t[j] = (uint32_t)i;
+		t[j] = f->table[i];
 	}
 	free(f->table);
 	f->table = t;
@@ -470,35 +534,35 @@ table_grow(struct flame *f)
 static int
 name_eq(const struct flame *f, uint32_t id, const char *s, size_t n)
 {
-	const struct fnode *nd = &f->nodes[id];
+	uint32_t nm = f->nodes[id].name;
 
-	return nd->len == n && memcmp(f->names + nd->name, s, n) == 0;
+	return f->nm_len[nm] == n && memcmp(f->names + f->nm_off[nm], s, n) == 0;
 }
 
 /* The child of PARENT named S, created if absent. */
 static uint32_t
 child(struct flame *f, uint32_t parent, const char *s, size_t n)
 {
-	uint32_t h, id;
+	uint32_t name = intern(f, s, n), id;
 	size_t i;
 
 	if (f->o.flamechart) {
 		/* time order: only the most recent child may be continued */
 		id = f->nodes[parent].last;
-		if (id != NIL && name_eq(f, id, s, n))
+		if (id != NIL && f->nodes[id].name == name)
 			return id;
-		return new_node(f, parent, s, n, 0);
+		return new_node(f, parent, name);
 	}
-	h = (uint32_t)hash_bytes(s, n, parent);
-	i = h & f->tabmask;
-	while ((id = f->table[i]) != 0) {
-		if (f->nodes[id].hash == h && f->nodes[id].parent == parent &&
-		    name_eq(f, id, s, n))
-			return id;
+	i = slot_hash(parent, name) & f->tabmask;
+	while (f->table[i].id != 0) {
+		if (f->table[i].parent == parent && f->table[i].name == name)
+			return f->table[i].id;
 		i = (i + 1) & f->tabmask;
 	}
-	id = new_node(f, parent, s, n, h);
-	f->table[i] = id;
+	id = new_node(f, parent, name);
+	f->table[i].parent = parent;
+	f->table[i].name = name;
+	f->table[i].id = id;
 	if (2 * f->nnodes > f->tabmask)
 		table_grow(f);
 	return id;
@@ -518,6 +582,8 @@ flame_new(const struct flame_opts *o)
 	f->nnodes = 1;		/* the root, "all" */
 	f->tabmask = (1 << 14) - 1;
 	f->table = xcalloc(f->tabmask + 1, sizeof(*f->table));
+	f->nmask = (1 << 12) - 1;
+	f->ntab = xcalloc(f->nmask + 1, sizeof(*f->ntab));
 	f->pathcap = 256;
 	f->path = xmalloc(f->pathcap * sizeof(*f->path));
 	f->frcap = 256;
@@ -614,6 +680,10 @@ flame_free(struct flame *f)
 	pal_free(f->pal);
 	free(f->nodes);
 	free(f->names);
+	free(f->nm_off);
+	free(f->nm_len);
+	free(f->nm_hash);
+	free(f->ntab);
 	free(f->table);
 	free(f->path);
 	free(f->fr);
@@ -628,12 +698,14 @@ static const struct flame *sort_ctx;
 static int
 by_name(const void *a, const void *b)
 {
-	const struct fnode *x = &sort_ctx->nodes[*(const uint32_t *)a];
-	const struct fnode *y = &sort_ctx->nodes[*(const uint32_t *)b];
-	size_t n = x->len < y->len ? x->len : y->len;
-	int c = memcmp(sort_ctx->names + x->name, sort_ctx->names + y->name, n);
+	size_t xl, yl, n;
+	const char *x = node_name(sort_ctx, *(const uint32_t *)a, &xl);
+	const char *y = node_name(sort_ctx, *(const uint32_t *)b, &yl);
+	int c;
 
-	return c ? c : (x->len > y->len) - (x->len < y->len);
+	n = xl < yl ? xl : yl;
+	c = memcmp(x, y, n);
+	return c ? c : (xl > yl) - (xl < yl);
 }
 
 /* Sorts the children of every node by name (relinking the sibling lists). */
@@ -921,8 +993,9 @@ emit_box(struct emit_ctx *c, uint32_t id, double x)
 	struct flame *f = c->f;
 	struct fnode *n = &f->nodes[id];
 	struct outbuf *ob = c->ob;
-	const char *name = id ? f->names + n->name : "all";
-	size_t len = id ? n->len : 3, shown = len;
+	size_t len;
+	const char *name = node_name(f, id, &len);
+	size_t shown = len;
 	int64_t x1, x2;
 	double y, wpx;
 	unsigned char rgb[3];

@@ -260,3 +260,16 @@ for i in range(3000):
 	total=$(awk '{s+=$NF} END{print s}' "$T/big")
 	[ "$(boxes "$T/a.svg" | awk -F'\t' '$1=="all"{print $2}')" = "$total" ]
 }
+
+@test "flame: CRLF lines, comment lines, no final newline; file and stdin read the same" {
+	printf '# comment\r\na;b 2\r\na;c 3\r\n\r\na;b 1' > "$T/crlf"
+	render "$T/crlf" > "$T/1.svg"
+	render < "$T/crlf" > "$T/2.svg"
+	cmp "$T/1.svg" "$T/2.svg"
+	python3 "$BATS_TEST_DIRNAME/render_svg.py" "$T/1.svg" > "$T/b"
+	[ "$(awk -F'\t' '$1=="b"{print $2}' "$T/b")" = 3 ]
+	[ "$(awk -F'\t' '$1=="all"{print $2}' "$T/b")" = 6 ]
+	# several files are merged
+	printf 'a;b 10\n' > "$T/more"
+	render "$T/crlf" "$T/more" | python3 "$BATS_TEST_DIRNAME/render_svg.py" /dev/stdin | awk -F'\t' '$1=="b" && $2==13 {f=1} END{exit !f}'
+}
