@@ -1108,7 +1108,7 @@ dpc_report_stacks(struct dpc_stats *s, struct outbuf *ob)
 			act[nact++] = s->iv[j];
 		}
 		for (k = 0; k < nact; ) {
-			if (act[k].end < sm->t) {
+			if (act[k].end <= sm->t) {	/* [start, end): a sample at the end is after it */
 				act[k] = act[--nact];
 				continue;
 			}
