@@ -960,13 +960,14 @@ read_result(struct scenagg *sa, int id, const char *path, struct scenagg_file_st
 
 /* Aggregates product PROD over all usable traces. */
 static struct scenagg *
-aggregate_product(int prod)
+aggregate_product(int prod, const char *scen)
 {
 	struct scenagg *sa = scenagg_new();
 	int *order = xmalloc(((size_t)njobs + 1) * sizeof(int)), n = 0, i;
 
 	for (i = 0; i < njobs; i++)
-		if (jobs[i].prod == prod && job_usable(&jobs[i]))
+		if (jobs[i].prod == prod && job_usable(&jobs[i]) &&
+		    (scen == NULL || strcmp(jobs[i].name, scen) == 0))
 			order[n++] = i;
 	qsort(order, (size_t)n, sizeof(int), cmp_job_order);
 	for (i = 0; i < n; i++) {
@@ -1172,8 +1173,9 @@ write_dpc_reports(const struct pl_output *o)
 	return rc;
 }
 
+/* Writes output O for scenario SCEN only (NULL: all) into PATH. */
 static int
-write_output(const struct pl_output *o)
+write_one_output(const struct pl_output *o, const char *scen, const char *path)
 {
 	struct scenagg *sa;
 	struct atomic_out ao;
@@ -1182,17 +1184,15 @@ write_output(const struct pl_output *o)
 	int argc = 0, i, rc = 0;
 	const char *tool = NULL;
 
-	if (o->type == PL_OUT_DPC_REPORT)
-		return write_dpc_reports(o);
-	sa = aggregate_product(o->product);
+	sa = aggregate_product(o->product, scen);
 	switch (o->type) {
 	case PL_OUT_FOLDED:
-		ao_open(&ao, o->path);
+		ao_open(&ao, path);
 		scenagg_write_folded(sa, &ao.ob, &oo);
 		ao_commit(&ao);
 		break;
 	case PL_OUT_BYNAME:
-		ao_open(&ao, o->path);
+		ao_open(&ao, path);
 		scenagg_write_byname(sa, &ao.ob, &oo);
 		ao_commit(&ao);
 		break;
@@ -1213,7 +1213,7 @@ write_output(const struct pl_output *o)
 			argv[argc++] = o->baseline;
 		argv[argc++] = scratch;
 		argv[argc] = NULL;
-		rc = run_output_tool(tool, argv, NULL, o->path);
+		rc = run_output_tool(tool, argv, NULL, path);
 		unlink(scratch);
 		free(scratch);
 		break;
@@ -1221,6 +1221,43 @@ write_output(const struct pl_output *o)
 		break;
 	}
 	scenagg_free(sa);
+	return rc;
+}
+
+/*
+ * Writes output O: once over all scenarios, or once per scenario when
+ * its file name contains "{scenario}" (a flame graph per scenario...).
+ */
+static int
+write_output(const struct pl_output *o)
+{
+	char **names = NULL;
+	int nnames = 0, i, k, rc = 0;
+
+	if (o->type == PL_OUT_DPC_REPORT)
+		return write_dpc_reports(o);
+	if (strstr(o->path, "{scenario}") == NULL)
+		return write_one_output(o, NULL, o->path);
+	for (i = 0; i < njobs; i++) {
+		if (jobs[i].prod != o->product || !job_usable(&jobs[i]))
+			continue;
+		for (k = 0; k < nnames; k++)
+			if (strcmp(names[k], jobs[i].name) == 0)
+				break;
+		if (k == nnames) {
+			names = xrealloc(names, (size_t)(nnames + 1) * sizeof(*names));
+			names[nnames++] = jobs[i].name;
+		}
+	}
+	qsort(names, (size_t)nnames, sizeof(*names), cmp_str);
+	for (k = 0; k < nnames; k++) {
+		char *path = scenario_path(o->path, names[k]);
+
+		if (write_one_output(o, names[k], path) != 0)
+			rc = -1;
+		free(path);
+	}
+	free(names);
 	return rc;
 }
 

@@ -353,6 +353,13 @@ actions_in() { awk -F'\t' -v a="$2" 'NR > 1 && $4 == a' "$1/run-report.tsv" | wc
 	# both scenarios in one folded view, the scenario as the root frame
 	[ "$(cut -d';' -f1 "$out/cpu.folded" | sort -u | tr '\n' ' ')" = "fixed incident " ]
 	grep -q '<svg' "$out/cpu.svg"
+	# "{scenario}" in an output name: one file per scenario, with that scenario's stacks only
+	grep -q '<svg' "$out/cpu-incident.svg"
+	grep -q '<svg' "$out/cpu-fixed.svg"
+	grep -q '<title>incident</title>' "$out/cpu.svg"
+	grep -q '<title>fixed</title>' "$out/cpu.svg"
+	! grep -q '<title>incident</title>\|<title>fixed</title>' "$out/cpu-fixed.svg"
+	grep -q '<title>BackupSvc.exe</title>' "$out/cpu-fixed.svg"
 }
 
 @test "a scenario's process and time range select at the source (etl2evt), or with evtfilter for evt traces" {
