@@ -247,7 +247,8 @@ incident_evt() {
 	for s in fixed incident; do
 		[ -s "$d/$s.evt" ] && continue
 		etlgen -o "$d/$s.etl" "$BATS_TEST_DIRNAME/scenarios/backup-$s.yaml" 2>/dev/null
-		etl2evt "$d/$s.etl" >"$d/$s.evt"
+		# --no-symbols: the routine stays ndis.sys!0x1a2b0 whatever PDBs the machine has
+		etl2evt --no-symbols "$d/$s.etl" >"$d/$s.evt"
 	done
 	FIXED="$d/fixed.evt" BROKEN="$d/incident.evt"
 }
