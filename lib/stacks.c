@@ -591,7 +591,11 @@ compute_group(struct stk *S, uint32_t id)
 			size_t n = strlen(G) + strlen(disp) + 8;
 			char *t = xmalloc(n);
 
-			snprintf(t, n, "%s <<%s>>", G, disp);
+			/* an unknown address enters as module!? (PerfView's name for it) */
+			if (!S->cfg.keep_addrs && is_unresolved(S->name[id], S->namelen[id]))
+				snprintf(t, n, "%s <<%.*s!?>>", G, (int)(strchr(disp, '!') - disp), disp);
+			else
+				snprintf(t, n, "%s <<%s>>", G, disp);
 			egroup = stk_intern(S, G, strlen(G));
 			ename = stk_intern(S, t, strlen(t));
 			free(t);

@@ -468,3 +468,62 @@ check_folded() {
 	run sf --kind=dpc --keep-addrs --preset=module "$T/a.evt"
 	[ "$output" = "$(printf 'module ndis.sys 221\nmodule ntoskrnl.exe;module ndis.sys 100')" ]
 }
+
+@test "§2.3 an unresolved frame enters an entry group as module!? (one node per module, not per address)" {
+	printf 'a!main;C:\\w\\clr.dll!0x8aff;clr.dll!0x11 1\na!main;clr.dll!0x99 2\n' >"$T/in"
+	run sf -p module-entries "$T/in"
+	[ "$output" = "module a <<a!main>>;module clr.dll <<clr.dll!?>> 3" ]
+	run sf -p module-entries --keep-addrs "$T/in"
+	[ "${lines[0]}" = "module a <<a!main>>;module clr.dll <<clr.dll!0x8aff>> 1" ]
+}
+
+# ---------------------------------------------------------------- real traces
+
+# corpus TRACE: decode a corpus trace once per test into $T/c.evt; echo its Sample weight in ms
+corpus() {
+	require_corpus
+	etl2evt "$CORPUS/perfview/$1" >"$T/c.evt" 2>/dev/null || fail "etl2evt $1 failed"
+	evtcheck -c "$T/c.evt" | awk -F'\t' '$1=="Sample" {printf "%d\n", $3}'
+}
+# module rows of a by-name TSV with a positive inclusive metric
+modules() { cut -f6,12 "$1" | awk -F'\t' '$1 > 0 && $2 ~ /^module / {print $2}' | sort; }
+
+@test "corpus Win8 net.4.5.2.x64: module view a Windows user recognises; weight conserved exactly" {
+	ms=$(corpus net.4.5.2.x64.etl.zip)
+	[ "$ms" -gt 50000 ]
+	for opts in "--preset=module" "--preset=module-entries --roots=thread" "--preset=clr-os-entries" \
+	    "--preset=perfview --fold-pct=0" "--kernel --roots=tid"; do
+		stackfold $opts "$T/c.evt" >"$T/out"
+		[ "$(total "$T/out")" -eq $((ms * 1000)) ] || fail "total changed with '$opts'"
+	done
+	check_folded "$T/out"
+	stackfold --preset=module --tsv "$T/c.evt" >"$T/bn"
+	modules "$T/bn" >"$T/mods"
+	for m in ntoskrnl.exe ntdll.dll clr.dll mscorlib.dll kernel32.dll KernelBase.dll hal.dll; do
+		grep -qx "module $m" "$T/mods" || fail "no 'module $m' in: $(tr '\n' ' ' <"$T/mods")"
+	done
+	# the Idle process is most of this trace: evtfilter removes it and says how much
+	evtfilter "$T/c.evt" 2>"$T/err" | stackfold --preset=module >"$T/out"
+	idle=$(sed -n 's/.*removed \([0-9]*\) Idle samples, \([0-9.]*\) ms.*/\2/p' "$T/err")
+	[ -n "$idle" ]
+	[ $(( $(total "$T/out") + idle * 1000 )) -eq $((ms * 1000)) ]
+}
+
+@test "corpus Win7 ctf-net45-win7: module entries, Fold%, ByName totals and process of interest" {
+	ms=$(corpus ctf-net45-win7.etl.zip)
+	[ "$ms" -gt 10000 ]
+	stackfold --preset=module-entries --fold-pct=1 --roots=thread "$T/c.evt" >"$T/out"
+	[ "$(total "$T/out")" -eq $((ms * 1000)) ]
+	check_folded "$T/out"
+	stackfold --preset=module --tsv "$T/c.evt" >"$T/bn"
+	modules "$T/bn" >"$T/mods"
+	for m in ntoskrnl.exe ntdll.dll clr.dll KernelBase.dll wow64.dll; do
+		grep -qx "module $m" "$T/mods" || fail "no 'module $m' in: $(tr '\n' ' ' <"$T/mods")"
+	done
+	# ByName: exclusive sums to the total, no inclusive above it
+	awk -F'\t' -v t="$ms" 'NR > 1 {e += $1; if ($6 > t) bad = 1} END {exit !(e == t && !bad)}' "$T/bn"
+	# the PerfView process found by SaveScenarioCPUStacks' rule
+	evtfilter --poi=first-long "$T/c.evt" 2>"$T/err" | stackfold --roots=process >"$T/out"
+	grep -q "PerfView.exe (pid 3884)" "$T/err"
+	[ "$(cut -d';' -f1 "$T/out" | sort -u)" = "Process64 PerfView (3884)" ]
+}
