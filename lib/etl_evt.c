@@ -1389,6 +1389,103 @@ emit_fileio(struct conv *c, const struct etl_event *ev, int64_t ns)
 }
 
 static void
+l_ipaddr(struct line *l, const char *k, const uint8_t *p, int v6)
+{
+	char buf[64];
+	if (v6) {
+		int n = 0;
+		for (int i = 0; i < 8; i++)
+			n += snprintf(buf + n, sizeof buf - (size_t)n, i ? ":%x" : "%x",
+			    (unsigned)(p[2 * i] << 8 | p[2 * i + 1]));
+	} else
+		snprintf(buf, sizeof buf, "%u.%u.%u.%u", p[0], p[1], p[2], p[3]);
+	l_kv_s(l, k, buf);
+}
+
+/* TcpIp (group 6) and UdpIp (group 8) send/receive/connect...: PID, size, addresses, ports */
+static void
+emit_net(struct conv *c, const struct etl_event *ev, int64_t ns)
+{
+	static const char *const tcp[] = { [10] = "Send", [11] = "Recv", [12] = "Connect",
+	    [13] = "Disconnect", [14] = "Retransmit", [15] = "Accept", [16] = "Reconnect",
+	    [18] = "TCPCopy", [26] = "SendIPV6", [27] = "RecvIPV6", [28] = "ConnectIPV6",
+	    [29] = "DisconnectIPV6", [30] = "RetransmitIPV6", [31] = "AcceptIPV6",
+	    [32] = "ReconnectIPV6", [34] = "TCPCopyIPV6" };
+	const uint8_t *p = ev->payload;
+	int udp = ev->group == 8;
+	const char *sub = ev->type < sizeof tcp / sizeof tcp[0] ? tcp[ev->type] : NULL;
+	if (udp && ev->type != 10 && ev->type != 11 && ev->type != 26 && ev->type != 27)
+		sub = NULL;
+	int v6 = ev->type >= 26;
+	if (!sub || ev->plen < (v6 ? 44u : 20u)) {
+		emit_generic_kernel(c, ev, ns);
+		return;
+	}
+	char kind[40];
+	snprintf(kind, sizeof kind, "%s%s", udp ? "UdpIp" : "TcpIp", sub);
+	uint32_t pid = etl_u32(p);
+	if (!begin(c, kind, ns, ev->cpu, pid, htid(ev), 0, ev->ts))
+		return;
+	struct line *l = &c->l;
+	l_kv_u(l, "bytes", etl_u32(p + 4));
+	l_ipaddr(l, "daddr", p + 8, v6);
+	l_ipaddr(l, "saddr", p + (v6 ? 24 : 12), v6);
+	const uint8_t *ports = p + (v6 ? 40 : 16);
+	l_kv_u(l, "dport", (unsigned)(ports[0] << 8 | ports[1]));
+	l_kv_u(l, "sport", (unsigned)(ports[2] << 8 | ports[3]));
+	finish(c, 0, NULL, 0, ev->ts);
+}
+
+/* DiskIo initiation events and flushes: just the IRP, to pair with the completion */
+static void
+emit_disk_init(struct conv *c, const struct etl_event *ev, int64_t ns)
+{
+	static const char *const names[] = { [12] = "DiskReadInit", [13] = "DiskWriteInit",
+	    [14] = "DiskFlush", [15] = "DiskFlushInit" };
+	if (ev->plen < c->P || (ev->type == 14 && ev->plen < 8)) {
+		emit_generic_kernel(c, ev, ns);
+		return;
+	}
+	int64_t tid = htid(ev), pid = hpid(ev);
+	if (pid < 0 && tid > 0)
+		pid = images_thread_pid(c->img, (uint32_t)tid, ev->ts);
+	if (!begin(c, names[ev->type], ns, ev->cpu, pid, tid, 0, ev->ts))
+		return;
+	if (ev->type == 14)
+		l_kv_u(&c->l, "disk", etl_u32(ev->payload));
+	else
+		l_kv_x(&c->l, "irp", ptr_at(c, ev->payload));
+	size_t nf = tid > 0 ? stack_of(c, (uint32_t)tid, ev->ts, NULL) : 0;
+	finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
+}
+
+/* PageFault HardFault (group 2 type 32): a page read from disk */
+static void
+emit_hardfault(struct conv *c, const struct etl_event *ev, int64_t ns)
+{
+	const uint8_t *p = ev->payload;
+	unsigned P = c->P;
+	if (ev->plen < 16 + 2 * P + 8) {
+		emit_generic_kernel(c, ev, ns);
+		return;
+	}
+	uint32_t tid = etl_u32(p + 16 + 2 * P);
+	int64_t pid = images_thread_pid(c->img, tid, ev->ts);
+	if (!begin(c, "PageFaultHard", ns, ev->cpu, pid, tid, 0, ev->ts))
+		return;
+	struct line *l = &c->l;
+	l_kv_x(l, "va", ptr_at(c, p + 16));
+	l_kv_u(l, "offset", etl_u64(p + 8));
+	l_kv_u(l, "bytes", etl_u32(p + 20 + 2 * P));
+	l_kv_x(l, "file_object", ptr_at(c, p + 16 + P));
+	int64_t start = (int64_t)(gts(c, etl_u64(p)) - GBIAS);
+	l_key(l, "elapsed_ms");
+	l_ms(l, ns - start);
+	size_t nf = stack_of(c, tid, ev->ts, NULL);
+	finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
+}
+
+static void
 emit_generic_kernel(struct conv *c, const struct etl_event *ev, int64_t ns)
 {
 	int64_t tid = htid(ev), pid = hpid(ev);
@@ -1413,7 +1510,19 @@ emit_kernel(struct conv *c, const struct etl_event *ev, int64_t ns)
 			return;	/* the logfile header: in the #evt header */
 		break;
 	case 1:
-		emit_disk(c, ev, ns);
+		if (ev->type >= 12 && ev->type <= 15)
+			emit_disk_init(c, ev, ns);
+		else
+			emit_disk(c, ev, ns);
+		return;
+	case 2:
+		if (ev->type == 32) {
+			emit_hardfault(c, ev, ns);
+			return;
+		}
+		break;
+	case 6: case 8:
+		emit_net(c, ev, ns);
 		return;
 	case 3:
 		if (ev->type == 10) {

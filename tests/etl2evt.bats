@@ -198,6 +198,15 @@ for l in open(base, encoding="utf-8"):
     elif name == "KernelTraceControl/ImageID/DbgID_RSDS":
         kind = "DbgID_RSDS"
         ok = lambda f, a: int(a["base"], 16) == int(b["ImageBase"], 16) and a["age"] == b["Age"] and a["pdb"] == b["PDBFileName"] and a["guid"].startswith(b["GuidSig"].rstrip("."))
+    elif name in ("Windows Kernel/TcpIp/SendIPV6", "Windows Kernel/TcpIp/RecvIPV6", "Windows Kernel/UdpIp/Recv"):
+        kind = name.split("/")[1] + name.split("/")[2]
+        ok = lambda f, a: (f[4] == b["PID"] and a["bytes"] == str(num(b["size"])) and a["dport"] == str(num(b["dport"]))
+                           and a["sport"] == str(num(b["sport"])) and a["daddr"].startswith(b["daddr"].rstrip("."))
+                           and a["saddr"].startswith(b["saddr"].rstrip(".")))
+    elif name == "Windows Kernel/DiskIO/Write":
+        kind = "DiskWrite"
+        ok = lambda f, a: (a["bytes"] == str(num(b["TransferSize"])) and a["offset"] == str(num(b["ByteOffset"]))
+                           and a["disk"] == b["DiskNumber"] and abs(float(a["elapsed_ms"]) - float(b["ElapsedTimeMSec"])) < 0.001)
     elif name == "Microsoft-Windows-DotNETRuntime/Method/LoadVerbose":
         kind = "MethodLoad"
         ok = lambda f, a: int(a["start"], 16) == int(b["MethodStartAddress"], 16) and a["size"] == str(num(b["MethodSize"])) and f[4] == b["PID"]
@@ -206,7 +215,7 @@ for l in open(base, encoding="utf-8"):
     cands = [x for x in lines.get(kind, []) if abs(x[0] - t) < 0.0015]
     assert any(ok(f, a) for _, f, a in cands), ("no match for", l.strip()[:300], [c[1][:7] for c in cands][:3])
     checked[kind] = checked.get(kind, 0) + 1
-need = {"Sample": 5, "ProcessDCStart": 5, "ImageDCStart": 5, "ThreadStart": 1, "ThreadEnd": 2, "SampleInterval": 1, "ImageID": 5, "DbgID_RSDS": 5}
+need = {"TcpIpSendIPV6": 5, "TcpIpRecvIPV6": 5, "UdpIpRecv": 1, "DiskWrite": 1, "Sample": 5, "ProcessDCStart": 5, "ImageDCStart": 5, "ThreadStart": 1, "ThreadEnd": 2, "SampleInterval": 1, "ImageID": 5, "DbgID_RSDS": 5}
 assert all(checked.get(k, 0) >= v for k, v in need.items()), checked
 PY
 }
