@@ -491,6 +491,14 @@ static void find_pdb(struct sym_image *im)
 			return;
 	if (c->tracedir && search_dir(im, c->tracedir))
 		return;
+	if (c->tracedir) {
+		/* an unpacked PerfView .etl.zip: TRACEDIR/symbols/NAME/KEY/NAME */
+		char *sub = join_ci(c->tracedir, "symbols");
+		int found = sub && search_dir(im, sub);
+		free(sub);
+		if (found)
+			return;
+	}
 	if (search_zip(im))
 		return;
 	if (im->status == SYM_NOT_FOUND) {

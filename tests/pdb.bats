@@ -442,7 +442,7 @@ with open(sys.argv[3], "w") as i, open(sys.argv[4], "w") as w:
 	[[ "$output" == *"remote symbol server https://msdl.microsoft.com/download/symbols was not contacted"* ]]
 }
 
-@test "flat --symbols directories, two-tier (index2.txt) caches, and the trace's own directory" {
+@test "flat --symbols directories, two-tier (index2.txt) caches, the trace's own directory and its symbols/" {
 	require_corpus
 	cppcon_lookups CppCon.pdb 5
 	mkdir -p "$T/flat" "$T/two/Cp/CppCon.pdb/$CPPCON_KEY" "$T/tracedir"
@@ -457,6 +457,11 @@ with open(sys.argv[3], "w") as i, open(sys.argv[4], "w") as w:
 	[ "$status" -eq 0 ]; [[ "$output" == *"$T/two/Cp/CppCon.pdb/$CPPCON_KEY/CppCon.pdb ("* ]]
 	run symlookup -a -t "$T/tracedir/t.etl" "$T/in"
 	[ "$status" -eq 0 ]; [[ "$output" == *"$T/tracedir/cppcon.pdb ("* ]]
+	# an unpacked PerfView zip: TRACEDIR/symbols/NAME/KEY/NAME
+	mkdir -p "$T/unzipped/symbols/CppCon.pdb/$CPPCON_KEY"
+	cp "$CPPCON" "$T/unzipped/symbols/CppCon.pdb/$CPPCON_KEY/"
+	run symlookup -a -t "$T/unzipped/PerfViewData.etl" "$T/in"
+	[ "$status" -eq 0 ]; [[ "$output" == *"$T/unzipped/symbols/CppCon.pdb/$CPPCON_KEY/CppCon.pdb ("* ]]
 	echo "$output" | grep -v '^symlookup:' >"$T/got"
 	textdiff "$T/want" "$T/got"
 }
