@@ -957,6 +957,10 @@ diff_colour(const struct emit_ctx *c, double delta, unsigned char rgb[3])
 	rgb[0] = rgb[1] = rgb[2] = 255;
 	if (m <= 0)
 		return;
+	if (v > m)
+		v = m;
+	if (v < -m)
+		v = -m;
 	if (v > 0)
 		rgb[1] = rgb[2] = (unsigned char)(int)(210 * (m - v) / m);
 	else if (v < 0)
@@ -1196,7 +1200,7 @@ flame_write_svg(struct flame *f, struct outbuf *ob)
 		total = f->o.total;
 	c.wpu = (f->o.width - 20) / total;
 	c.minw = f->o.minwidth_pct ? f->o.minwidth * total / 100 : f->o.minwidth / c.wpu;
-	for (i = 1; i < f->nnodes; i++) {
+	for (i = 0; i < f->nnodes; i++) {
 		double d = f->o.diffmode == FLAME_DIFF_INCLUSIVE ?
 		    fabs(f->nodes[i].dtotal) : fabs(f->nodes[i].dself);
 

@@ -273,3 +273,17 @@ for i in range(3000):
 	printf 'a;b 10\n' > "$T/more"
 	render "$T/crlf" "$T/more" | python3 "$BATS_TEST_DIRNAME/render_svg.py" /dev/stdin | awk -F'\t' '$1=="b" && $2==13 {f=1} END{exit !f}'
 }
+
+@test "flame: differential from bin/diff; inclusive colours never overflow (root sums children)" {
+	printf 'a;b 10\na;c 10\n' > "$T/base"
+	printf 'a;b 20\na;c 20\n' > "$T/test"
+	diff -q "$T/base" "$T/test" > "$T/d"
+	grep -qx 'a;b 10 20' "$T/d"
+	render --diff inclusive "$T/d" > "$T/i.svg"
+	python3 "$BATS_TEST_DIRNAME/render_svg.py" "$T/i.svg" > "$T/b"
+	# a and all grew by 20, the most: pure red; b and c by 10: half intensity
+	[ "$(awk -F'\t' '$1=="all"{print $6, $7}' "$T/b")" = "#ff0000 20" ]
+	[ "$(awk -F'\t' '$1=="a"{print $6, $7}' "$T/b")" = "#ff0000 20" ]
+	[ "$(awk -F'\t' '$1=="b"{print $6, $7}' "$T/b")" = "#ff6969 10" ]
+	render "$T/d" | python3 "$BATS_TEST_DIRNAME/render_svg.py" /dev/stdin | awk -F'\t' '$1=="b"{print $6}' | grep -qx '#ff0000'
+}

@@ -241,3 +241,17 @@ incident() {
 	assert len(r.findall(".//" + ns + "polyline")) == 2
 	EOF
 }
+
+@test "real pipeline: differential flame graph of DPC time, fixed vs incident" {
+	before=$(incident fixed)
+	after=$(incident incident)
+	diff -q --kind=DPC "$before" "$after" > "$T/d"
+	render --diff inclusive --countname us "$T/d" > "$T/d.svg"
+	python3 "$BATS_TEST_DIRNAME/render_svg.py" "$T/d.svg" > "$T/b"
+	# ndis.sys grew the most: pure red; its delta is the diff's column difference
+	want=$(awk '$1 ~ /^ndis.sys/ {d += $3 - $2} END{print d}' "$T/d")
+	awk -F'\t' -v w="$want" '$1 ~ /^ndis.sys/ && $6=="#ff0000" && $7==w {f=1} END{exit !f}' "$T/b"
+	# --negate shows it blue
+	render --diff inclusive --negate "$T/d" | python3 "$BATS_TEST_DIRNAME/render_svg.py" /dev/stdin |
+	    awk -F'\t' '$1 ~ /^ndis.sys/ && $6=="#0000ff" {f=1} END{exit !f}'
+}
