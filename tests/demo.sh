@@ -22,16 +22,28 @@ step() { printf '\n== %s\n' "$*"; }
 
 have etlgen || { echo "demo: $ETLKIT_BIN/etlgen is missing; run make first" >&2; exit 2; }
 
+# Stand-in driver images with real PDBs (clang-cl + lld-link), so frames get
+# their function names: ndis.sys!ndisInterruptDpc, not ndis.sys!0x1a2b0.
+gen_sym=() dec_sym=()
+step "building stand-in images and PDBs for the routines (tests/scenarios/build-symbols.sh)"
+if "$here/scenarios/build-symbols.sh" "$here/scenarios/backup-incident.yaml" "$out/sym" 2>"$out/sym.log"; then
+	gen_sym=(--symbols "$out/sym/symbols.map") dec_sym=(--symbols "$out/sym")
+	echo "  $(ls "$out/sym"/*.pdb | wc -l) PDBs in $out/sym"
+else
+	echo "  NOTE: $(tail -1 "$out/sym.log")"
+	echo "  (no clang-cl/lld-link: frames are shown as module!0xRVA)"
+fi
+
 step "synthesising the traces (tests/scenarios/backup-*.yaml)"
 for v in incident fixed; do
-	etlgen -o "$out/$v.etl" --expect "$out/$v.expect" "$here/scenarios/backup-$v.yaml"
+	etlgen -o "$out/$v.etl" --expect "$out/$v.expect" ${gen_sym[@]+"${gen_sym[@]}"} "$here/scenarios/backup-$v.yaml"
 done
 
 # The evt of each trace: etl2evt's decode; before etl2evt existed, the
 # decode etlgen promises (--expect), which the round-trip tests hold it to.
 for v in incident fixed; do
 	if have etl2evt; then
-		etl2evt -o "$out/$v.evt" "$out/$v.etl" || [ $? -eq 1 ]
+		etl2evt ${dec_sym[@]+"${dec_sym[@]}"} -o "$out/$v.evt" "$out/$v.etl" || [ $? -eq 1 ]
 	else
 		cp "$out/$v.expect" "$out/$v.evt"
 	fi

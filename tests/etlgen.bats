@@ -149,11 +149,11 @@ evt_canon() {
 @test "output is deterministic for a seed and changes with it" {
 	# (the header holds the file name: same name in two directories)
 	mkdir "$T/a" "$T/b" "$T/c"
-	(cd "$T/a" && etlgen -o t.etl --expect t.exp "$SCEN/backup-fixed.yaml" 2>/dev/null)
-	(cd "$T/b" && etlgen -o t.etl --expect t.exp "$SCEN/backup-fixed.yaml" 2>/dev/null)
+	(cd "$T/a" && etlgen -o t.etl --expect t.exp --compress "$SCEN/kinds.yaml" 2>/dev/null)
+	(cd "$T/b" && etlgen -o t.etl --expect t.exp --compress "$SCEN/kinds.yaml" 2>/dev/null)
 	cmp "$T/a/t.etl" "$T/b/t.etl"
 	cmp "$T/a/t.exp" "$T/b/t.exp"
-	(cd "$T/c" && etlgen -o t.etl --seed 99 "$SCEN/backup-fixed.yaml" 2>/dev/null)
+	(cd "$T/c" && etlgen -o t.etl --seed 99 --compress "$SCEN/kinds.yaml" 2>/dev/null)
 	! cmp -s "$T/a/t.etl" "$T/c/t.etl"
 }
 
@@ -170,21 +170,6 @@ evt_canon() {
 	grep -q $'pointer_size=4\t' "$T/k4.exp"
 	# the header's events_lost/buffers_lost include the scenario's Lost events
 	grep -q $'\tevents_lost=5\tbuffers_lost=2\t' "$T/k.exp"
-}
-
-@test "the demo traces: 163,000 ndis.sys DPCs averaging ~220 us on CPUs 0,2,4,6, fixed ~90 us" {
-	etlgen -o "$T/i.etl" --expect "$T/i.exp" "$SCEN/backup-incident.yaml" 2>/dev/null
-	etlgen --walk "$T/i.etl" >"$T/i.walk"
-	awk -F'\t' '$2 == "DPC" && $9 == "module=ndis.sys" { n++; s += $7; c[$3]++ }
-	    END { if (n != 163000 || s / n < 0.215 || s / n > 0.225) exit 1
-	          for (k in c) if (k != 0 && k != 2 && k != 4 && k != 6) exit 1 }' "$T/i.exp" || fail "incident DPCs"
-	[ "$(walk_count "$T/i.walk" PERFINFO64 0x0f 0x44)" = 172000 ] || fail "DPC records"
-	[ "$(walk_count "$T/i.walk" PERFINFO64 0x0f 0x2e)" = 240000 ] || fail "1 ms samples on 24 CPUs for 10 s"
-	# samples inside the DPCs carry the DPC stacks (NDIS receive path)
-	awk -F'\t' '$2 == "Sample" && /\tdpc=1\t/ && $NF ~ /ndis.sys!/ { n++ } END { exit !(n > 30000) }' "$T/i.exp"
-	etlgen -o "$T/f.etl" --expect "$T/f.exp" "$SCEN/backup-fixed.yaml" 2>/dev/null
-	awk -F'\t' '$2 == "DPC" && $9 == "module=ndis.sys" { n++; s += $7 }
-	    END { exit !(n == 163000 && s / n > 0.085 && s / n < 0.095) }' "$T/f.exp" || fail "fixed DPCs"
 }
 
 @test "bad scenarios: one-line errors with file and line, exit 2" {
@@ -268,16 +253,6 @@ evt_canon() {
 	awk -F'\t' '$2 == "Lost" && $3 == 1 && /\tbuffers=[1-9]/' "$T/k.evt" | grep -q .
 }
 
-@test "round trip: the demo incident, every DPC, ISR and sample exactly" {
-	etlgen -o "$T/i.etl" --expect "$T/i.exp" "$SCEN/backup-incident.yaml" 2>/dev/null
-	etl2evt -o "$T/i.evt" "$T/i.etl"
-	evt_canon "$T/i.exp" >"$T/want"
-	evt_canon "$T/i.evt" >"$T/got"
-	[ "$(wc -l <"$T/want")" -eq 456800 ]
-	textdiff "$T/want" "$T/got" | head -20
-	cmp -s "$T/want" "$T/got"
-}
-
 @test "rundown records and header mirrored from net.4.5.2.x64 decode exactly as the real ones" {
 	require_corpus
 	unzip_member "$CORPUS/perfview/net.4.5.2.x64.etl.zip" net.4.5.2.x64.etl "$T/net.etl"
@@ -336,16 +311,74 @@ evt_canon() {
 	done
 }
 
-@test "make demo: the pipeline diagnoses ndis.sys DPCs on CPUs 0,2,4,6 and the fix" {
+@test "make demo: the pipeline diagnoses ndis.sys DPCs on CPUs 0,2,4,6 and the fix; its trace round-trips exactly" {
 	ETLKIT_DEMO_OUT="$T/demo" run "$BATS_TEST_DIRNAME/demo.sh"
 	[ "$status" -eq 0 ] || fail "demo.sh: $output"
 	for f in incident.etl fixed.etl incident.evt fixed.evt; do [ -s "$T/demo/$f" ] || fail "no $f"; done
+	# the traces hold what the scenarios say: 163,000 ndis.sys DPCs ~220 us on CPUs 0,2,4,6; ~90 us fixed
+	awk -F'\t' '$2 == "DPC" && $9 == "module=ndis.sys" { n++; s += $7; c[$3]++ }
+	    END { if (n != 163000 || s / n < 0.215 || s / n > 0.225) exit 1
+	          for (k in c) if (k != 0 && k != 2 && k != 4 && k != 6) exit 1 }' "$T/demo/incident.expect" || fail "incident DPCs"
+	awk -F'\t' '$2 == "DPC" && $9 == "module=ndis.sys" { n++; s += $7 }
+	    END { exit !(n == 163000 && s / n > 0.085 && s / n < 0.095) }' "$T/demo/fixed.expect" || fail "fixed DPCs"
+	etlgen --walk "$T/demo/incident.etl" >"$T/i.walk"
+	[ "$(walk_count "$T/i.walk" PERFINFO64 0x0f 0x44)" = 172000 ] || fail "DPC records"
+	[ "$(walk_count "$T/i.walk" PERFINFO64 0x0f 0x2e)" = 240000 ] || fail "1 ms samples on 24 CPUs for 10 s"
+	# samples inside the DPCs carry the DPC stacks (NDIS receive path)
+	awk -F'\t' '$2 == "Sample" && /\tdpc=1\t/ && $NF ~ /ndis.sys!/ { n++ } END { exit !(n > 30000) }' "$T/demo/incident.expect"
 	# the culprit flagged against the 100 us guidance, with its average
 	[[ "$output" == *"ndis.sys"*"163000"*"220.0"*"!"* ]] || fail "no flagged ndis.sys line"
 	# the pinned CPUs, and only those, above 5% DPC/ISR time
 	cpus=$(printf '%s\n' "$output" | awk '/^Share of each CPU/ { s = 1; next } s && NF == 0 { exit } s && $1 ~ /^[0-9]+$/ { printf "%s,", $1 }')
 	[ "$cpus" = "0,2,4,6," ] || fail "pinned CPUs: $cpus"
 	# the stacks point at the IDS filter on the NDIS receive path
-	[[ "$output" == *"[DPC] ndis.sys ... > "*"idsflt64.sys!0x8a6c"* ]] || fail "no DPC stacks"
+	# named by the stand-in PDBs (clang-cl + lld-link, installed by make deps)
+	[[ "$output" == *"PDBs in $T/demo/sym"* ]] || fail "no PDBs were built"
+	[[ "$output" == *"ndis.sys!ndisInterruptDpc"*"163000"*"220.0"* ]] || fail "DPC routine not named"
+	[[ "$output" == *"[DPC] ndis.sys ... > "*"idsflt64.sys!IdsMatchSignatures"* ]] || fail "no named DPC stacks"
 	[[ "$output" == *"ndis.sys"*"163000"*"90.0"* ]] || fail "the fixed trace"
+	# and the round trip of the incident: every DPC, ISR and sample exactly, frames named
+	evt_canon "$T/demo/incident.expect" >"$T/want"
+	evt_canon "$T/demo/incident.evt" >"$T/got"
+	[ "$(wc -l <"$T/want")" -eq 456800 ]
+	grep -q 'idsflt64.sys!IdsMatchSignatures$' "$T/want"
+	textdiff "$T/want" "$T/got" | head -20
+	cmp -s "$T/want" "$T/got"
+}
+
+@test "round trip with clocks that are not 10 MHz (3117777 Hz, HPET 14318180 Hz, 2531250 Hz)" {
+	for f in 3117777 14318180 2531250; do
+		sed "s/clock_freq: 10000000/clock_freq: $f/" "$SCEN/kinds.yaml" >"$T/k$f.yaml"
+		grep -q "clock_freq: $f" "$T/k$f.yaml"
+		for p in 4 8; do
+			etlgen -o "$T/k.etl" --expect "$T/k.exp" --pointer-size "$p" "$T/k$f.yaml" 2>/dev/null
+			etl2evt -o "$T/k.evt" "$T/k.etl"
+			evt_match "$T/k.exp" "$T/k.evt" || fail "clock $f Hz, pointer size $p"
+		done
+	done
+}
+
+@test "round trip with stack keys reused after KeyDelete (key cache of 1, 2, 3 entries)" {
+	for kc in 1 2 3; do for p in 4 8; do
+		etlgen -o "$T/k.etl" --expect "$T/k.exp" --stacks keys --key-cache "$kc" --pointer-size "$p" "$SCEN/kinds.yaml" 2>/dev/null
+		etlgen --walk "$T/k.etl" >"$T/walk"
+		[ "$(walk_count "$T/walk" PERFINFO$((p * 8)) 0x18 0x23)" -gt 20 ] || fail "kc $kc: too few KeyDelete"
+		etl2evt -o "$T/k.evt" "$T/k.etl"
+		evt_match "$T/k.exp" "$T/k.evt" || fail "key cache $kc, pointer size $p"
+	done; done
+}
+
+@test "symbols: stand-in images with real PDBs name every routine after the round trip" {
+	ETLKIT_BIN="$ETLKIT_BIN" "$BATS_TEST_DIRNAME/scenarios/build-symbols.sh" "$SCEN/kinds.yaml" "$T/sym"
+	grep -q '^image ndis.sys ndis.pdb ' "$T/sym/symbols.map"
+	grep -q '^func ntoskrnl.exe KiTimerExpiration 0x' "$T/sym/symbols.map"
+	for p in 4 8; do
+		etlgen -o "$T/k.etl" --expect "$T/k.exp" --pointer-size "$p" --symbols "$T/sym/symbols.map" "$SCEN/kinds.yaml" 2>/dev/null
+		grep -q $'\troutine=ndis.sys!ndisInterruptDpc\t' "$T/k.exp"
+		etl2evt --symbols "$T/sym" -o "$T/k.evt" "$T/k.etl" 2>"$T/err"
+		evt_match "$T/k.exp" "$T/k.evt" || fail "pointer size $p"
+		grep -q $'^#symbols\timage=ndis.sys\tpdb=ndis.pdb\t.*status=resolved' "$T/k.evt"
+	done
+	l=$(awk -F'\t' '$1 == "3.000000" && $2 == "Sample"' "$T/k.evt")
+	[[ "$l" == *$'\tntoskrnl.exe!0x1f000;ntoskrnl.exe!0x8c210;ndis.sys!ndisInterruptDpc;e1i65x64.sys!e1iRxDpc;tcpip.sys!0x4410' ]] || fail "$l"
 }

@@ -439,12 +439,104 @@ image_named(uint32_t pid, const char *name, size_t len)
 	return NULL;
 }
 
+/*
+ * --symbols MAP: the functions of stand-in images built with real PDBs
+ * (tests/scenarios/build-symbols.sh).  Lines:
+ *   image MODULE PDBNAME GUID AGE
+ *   func MODULE NAME RVA SIZE
+ * Routines named in the scenario are placed inside the function of that
+ * name, images get the PDB's identity (DbgID_RSDS), and the expected
+ * frames become MODULE!NAME, as etl2evt --symbols prints them.
+ */
+struct symfunc {
+	char *module, *name;
+	uint64_t rva, size;
+};
+struct symimg {
+	char *module, *pdb;
+	uint8_t guid[16];
+	char guidtext[40];
+	uint32_t age;
+};
+static struct symfunc *symfuncs;
+static int nsymfuncs;
+static struct symimg *symimgs;
+static int nsymimgs;
+
+static void
+load_symbols(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	char line[4096], a[1024], b[1024], c[1024];
+	unsigned long long x, y;
+	unsigned long lineno = 0;
+
+	if (!fp)
+		cli_fatal("%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof line, fp)) {
+		lineno++;
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "func %1023s %1023s %llx %llx", a, b, &x, &y) == 4) {
+			symfuncs = xrealloc(symfuncs, (size_t)(nsymfuncs + 1) * sizeof *symfuncs);
+			symfuncs[nsymfuncs].module = xstrdup(a);
+			symfuncs[nsymfuncs].name = xstrdup(b);
+			symfuncs[nsymfuncs].rva = x;
+			symfuncs[nsymfuncs++].size = y;
+		} else if (sscanf(line, "image %1023s %1023s %1023s %llu", a, b, c, &x) == 4) {
+			struct symimg *si;
+			size_t i;
+			symimgs = xrealloc(symimgs, (size_t)(nsymimgs + 1) * sizeof *symimgs);
+			si = &symimgs[nsymimgs++];
+			si->module = xstrdup(a);
+			si->pdb = xstrdup(b);
+			si->age = (uint32_t)x;
+			if (etlw_parse_guid(c, si->guid) < 0)
+				cli_fatal("%s:%lu: bad GUID '%s'", path, lineno, c);
+			snprintf(si->guidtext, sizeof si->guidtext, "%.38s", c[0] == '{' ? c + 1 : c);
+			for (i = 0; si->guidtext[i]; i++)
+				if (si->guidtext[i] == '}')
+					si->guidtext[i] = '\0';
+				else if (si->guidtext[i] >= 'A' && si->guidtext[i] <= 'F')
+					si->guidtext[i] = (char)(si->guidtext[i] - 'A' + 'a');
+		} else
+			cli_fatal("%s:%lu: not 'image MODULE PDB GUID AGE' or 'func MODULE NAME RVA SIZE'",
+			    path, lineno);
+	}
+	fclose(fp);
+}
+
+static const struct symfunc *
+symfunc_at(const char *module, uint64_t rva)
+{
+	int i;
+	for (i = 0; i < nsymfuncs; i++)
+		if (strcasecmp(symfuncs[i].module, module) == 0 && rva >= symfuncs[i].rva &&
+		    rva - symfuncs[i].rva < symfuncs[i].size)
+			return &symfuncs[i];
+	return NULL;
+}
+
+static const struct symfunc *
+symfunc_named(const char *module, const char *name)
+{
+	int i;
+	for (i = 0; i < nsymfuncs; i++)
+		if (strcasecmp(symfuncs[i].module, module) == 0 && strcmp(symfuncs[i].name, name) == 0)
+			return &symfuncs[i];
+	return NULL;
+}
+
 /* evt text of a frame at A in process PID. */
 static void
 frame_text(char *out, size_t cap, uint32_t pid, uint64_t a)
 {
 	struct image *im = resolve(pid, a);
-	if (im)
+	const struct symfunc *f;
+
+	if (im && (f = symfunc_at(im->name, a - im->base)) != NULL)
+		snprintf(out, cap, "%s!%s", im->name, f->name);
+	else if (im)
 		snprintf(out, cap, "%s!0x%llx", im->name, (unsigned long long)(a - im->base));
 	else
 		snprintf(out, cap, "?!?");
@@ -471,6 +563,13 @@ frame_addr(const yaml_node_t *n, uint32_t pid)
 			bad(n, "routine '%s': aliases nested too deep (a loop?)", s);
 		a = frame_addr(alias, pid);
 		depth--;
+		if (nsymfuncs) {
+			/* inside the stand-in function of that name, past its prologue */
+			struct image *rim = resolve(pid, a);
+			const struct symfunc *f = rim ? symfunc_named(rim->name, s) : NULL;
+			if (f)
+				a = rim->base + f->rva + (f->size > 8 ? 4 : 0);
+		}
 		return a;
 	}
 	sep = strpbrk(s, "+!");
@@ -881,6 +980,19 @@ parse_processes(const yaml_node_t *list)
 		p->thr = xrealloc(p->thr, (size_t)(p->nthr + 1) * sizeof *p->thr);
 		p->thr[p->nthr++] = &S.thr[i];
 	}
+	/* images built with PDBs take the PDB's identity */
+	for (i = 0; i < S.nproc; i++)
+		for (j = 0; j < S.procs[i].nimg; j++) {
+			struct image *im = &S.procs[i].img[j];
+			int k;
+			for (k = 0; k < nsymimgs; k++)
+				if (strcasecmp(symimgs[k].module, im->name) == 0) {
+					im->pdb = symimgs[k].pdb;
+					memcpy(im->guid, symimgs[k].guid, 16);
+					memcpy(im->guidtext, symimgs[k].guidtext, sizeof im->guidtext);
+					im->age = symimgs[k].age;
+				}
+		}
 }
 
 /* ---------- explicit events ---------- */
@@ -1407,19 +1519,18 @@ emit(struct out *o, int cpu)
 	etlw_append(o->w, cpu, o->r.b, o->r.len);
 }
 
+/* ticks from the header event -> ns, rounded to the nearest */
+static int64_t
+tick_ns(int64_t t)
+{
+	return (int64_t)llroundl((long double)t * 1e9L / (long double)S.freq);
+}
+
 /* time column text: ticks -> ms with 6 digits */
 static void
 fmt_ms(char *buf, int64_t t)
 {
-	long double ns = (long double)t * 1e9L / (long double)S.freq;
-	evt_format_time_ns(buf, (int64_t)llroundl(ns));
-}
-
-static void
-fmt_weight(char *buf, int64_t dt)
-{
-	long double ns = (long double)dt * 1e9L / (long double)S.freq;
-	evt_format_weight(buf, (double)(llroundl(ns)) / 1e6);
+	evt_format_time_ns(buf, tick_ns(t));
 }
 
 static void
@@ -1625,8 +1736,14 @@ write_sample(struct out *o, const struct gev *e)
 		ob_puts(o->ex, "\tdpc=1");
 	if (e->a[3] & 2)
 		ob_puts(o->ex, "\tisr=1");
-	/* without StackWalk events the stack is the decoder's choice (empty or the ip) */
-	ob_printf(o->ex, "\t%s\n", e->stack ? e->stack->text : "*");
+	if (e->stack)
+		ob_printf(o->ex, "\t%s\n", e->stack->text);
+	else {
+		/* without StackWalk events: the IP as a one-frame stack (PerfView) */
+		char f[300];
+		frame_text(f, sizeof f, th->proc->pid, e->addr);
+		ob_printf(o->ex, "\tnostack=1\t%s\n", f);
+	}
 }
 
 static void
@@ -1636,7 +1753,8 @@ write_dpc(struct out *o, const struct gev *e)
 	int t = e->kind == K_ISR && e->a[1] ? 50 : type[e->kind];
 	char w[40], end[40], f[300];
 	struct image *im = resolve(4, e->addr);
-	long double us = (long double)(e->t - e->t0) * 1e6L / (long double)S.freq;
+	/* durations are between the two rounded times, so end_ms - time_ms == duration */
+	int64_t dur_ns = tick_ns(e->t) - tick_ns(e->t0);
 
 	etlw_rec_kernel(&o->r, ETLW_PERFINFO, S.psize, 15, t, 2, 0, 0, ts(e->t));
 	etlw_u64(&o->r, ts(e->t0));
@@ -1651,12 +1769,12 @@ write_dpc(struct out *o, const struct gev *e)
 	emit(o, e->cpu);
 	if (!o->ex)
 		return;
-	fmt_weight(w, e->t - e->t0);
+	evt_format_weight(w, (double)dur_ns / 1e6);
 	fmt_ms(end, e->t);
 	frame_text(f, sizeof f, 4, e->addr);
 	ex_head(o, e->t0, e->kind, e->cpu, NULL, w);
-	ob_printf(o->ex, "\troutine=%s\tmodule=%s\tduration_us=%.3Lf\tend_ms=%s", f,
-	    im ? im->name : "?", us, end);
+	ob_printf(o->ex, "\troutine=%s\tmodule=%s\tduration_us=%lld.%03lld\tend_ms=%s", f,
+	    im ? im->name : "?", (long long)(dur_ns / 1000), (long long)(dur_ns % 1000), end);
 	if (e->kind == K_ISR) {
 		ob_printf(o->ex, "\tvector=%u", e->a[0]);
 		if (e->a[1])
@@ -2276,13 +2394,100 @@ walk(const char *path)
 	return err;
 }
 
+/* ---------- --emit-c: stand-in sources for the named routines ---------- */
+
+static int
+is_c_identifier(const char *s)
+{
+	const char *p = s;
+	if (!*p || !((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_'))
+		return 0;
+	for (; *p; p++)
+		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+			return 0;
+	return 1;
+}
+
+/*
+ * Writes DIR/MODULE.c for every image that has named routines, and
+ * DIR/modules.txt ("MODULE PDBNAME"), for build-symbols.sh.
+ */
+static void
+emit_sources(const char *dir)
+{
+	yaml_node_t *routines = get(node(1), "routines");
+	yaml_node_pair_t *p;
+	char path[4096];
+	FILE *list;
+	int i, j, k, nseen = 0;
+	const char **seen = xcalloc(1, sizeof *seen);
+	unsigned serial = 1;
+
+	snprintf(path, sizeof path, "%s/modules.txt", dir);
+	if (!(list = fopen(path, "w")))
+		cli_fatal("%s: %s", path, strerror(errno));
+	for (i = 0; i < S.nproc; i++)
+		for (j = 0; j < S.procs[i].nimg; j++) {
+			struct image *im = &S.procs[i].img[j];
+			FILE *fp = NULL;
+			for (k = 0; k < nseen; k++)
+				if (strcasecmp(seen[k], im->name) == 0)
+					break;
+			if (k < nseen || !routines || routines->type != YAML_MAPPING_NODE)
+				continue;
+			seen = xrealloc(seen, (size_t)(nseen + 1) * sizeof *seen);
+			seen[nseen++] = im->name;
+			for (p = routines->data.mapping.pairs.start; p < routines->data.mapping.pairs.top; p++) {
+				const char *name = scalar(node(p->key));
+				const yaml_node_t *t = node(p->value);
+				const char *sep;
+				int hops;
+				struct image *rim;
+				/* follow aliases to "module+0xRVA"; only this image's routines */
+				for (hops = 0; hops < 16 && get(routines, scalar(t)) && get(routines, scalar(t)) != t; hops++)
+					t = get(routines, scalar(t));
+				sep = strpbrk(scalar(t), "+!");
+				if (!sep || (size_t)(sep - scalar(t)) != strlen(im->name) ||
+				    strncasecmp(scalar(t), im->name, strlen(im->name)) != 0 || !is_c_identifier(name))
+					continue;
+				rim = resolve(S.procs[i].pid, frame_addr(t, S.procs[i].pid));
+				if (rim != im)
+					continue;
+				if (!fp) {
+					snprintf(path, sizeof path, "%s/%s.c", dir, im->name);
+					if (!(fp = fopen(path, "w")))
+						cli_fatal("%s: %s", path, strerror(errno));
+					fprintf(fp, "/* %s: stand-in code for the routines scenario %s names (etlgen --emit-c) */\n"
+					    "volatile int etlgen_sink;\n", im->name, S.file);
+				}
+				fprintf(fp, "__declspec(noinline) void %s(void) { int i; for (i = 0; i < %u; i++) etlgen_sink += i * %u; }\n",
+				    name, 16 + serial % 7, serial);
+				serial++;
+			}
+			if (fp) {
+				if (fclose(fp) != 0)
+					cli_fatal("%s: write error", path);
+				if (im->pdb)
+					fprintf(list, "%s %s\n", im->name, basename_of(im->pdb));
+				else {
+					const char *dot = strrchr(im->name, '.');
+					fprintf(list, "%s %.*s.pdb\n", im->name,
+					    (int)(dot ? (size_t)(dot - im->name) : strlen(im->name)), im->name);
+				}
+			}
+		}
+	free(seen);
+	if (fclose(list) != 0)
+		cli_fatal("%s/modules.txt: write error", dir);
+}
+
 /* ---------- main ---------- */
 
 static void
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-	    "usage: etlgen [-o OUT.etl] [--expect FILE] [--pointer-size 4|8] [--compress|--no-compress] [--stacks full|split|keys] [--key-cache N] [--seed N] SCENARIO.yaml | --walk FILE.etl\n");
+	    "usage: etlgen [-o OUT.etl] [--expect FILE] [--pointer-size 4|8] [--compress|--no-compress] [--stacks full|split|keys] [--key-cache N] [--seed N] [--symbols MAP] SCENARIO.yaml | --emit-c DIR SCENARIO.yaml | --walk FILE.etl\n");
 	exit(status);
 }
 
@@ -2298,12 +2503,14 @@ main(int argc, char **argv)
 		{"stacks", required_argument, NULL, 's'},
 		{"seed", required_argument, NULL, 'S'},
 		{"key-cache", required_argument, NULL, 'K'},
+		{"symbols", required_argument, NULL, 'y'},
+		{"emit-c", required_argument, NULL, 'c'},
 		{"walk", no_argument, NULL, 'w'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *out = "out.etl", *expect = NULL;
+	const char *out = "out.etl", *expect = NULL, *symbols = NULL, *emit_c = NULL;
 	int c, dowalk = 0;
 	FILE *fp;
 	yaml_parser_t parser;
@@ -2333,6 +2540,8 @@ main(int argc, char **argv)
 			break;
 		case 'S': S.seed = (uint64_t)cli_integer("--seed", optarg); break;
 		case 'K': S.key_cache = (int)cli_integer("--key-cache", optarg); break;
+		case 'y': symbols = optarg; break;
+		case 'c': emit_c = optarg; break;
 		case 'w': dowalk = 1; break;
 		case 'h': usage(0); break;
 		case 'V': cli_version(); break;
@@ -2364,7 +2573,13 @@ main(int argc, char **argv)
 	}
 	parse_machine(get(root, "machine"));
 	rng_state = S.seed;
+	if (symbols)
+		load_symbols(symbols);
 	parse_processes(get(root, "processes"));
+	if (emit_c) {
+		emit_sources(emit_c);
+		return 0;
+	}
 	parse_events(get(root, "events"));
 	parse_generators(get(root, "generate"));
 	bytes = write_trace(out, expect);
