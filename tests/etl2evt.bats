@@ -372,3 +372,17 @@ for l in open(sys.argv[1], encoding="utf-8"):
 assert n == 5, n  # COUNT solar_system/PrimitiveTypesTest:5
 PY
 }
+
+@test "every corpus trace decodes cleanly (exit 0) into an evt stream evtcheck accepts" {
+	for f in airbus/AMSITrace.etl airbus/ShutdownPerfDiagLogger.etl airbus/lxcore_kernel.etl krabsetw/powershell.etl \
+	    tx/BondEtwSample.etl tx/CrossMachineHTTP.etl tx/HTTP_Server.etl tx/WsRm01.etl perfview/SelfDescribingSingleEvent.etl \
+	    perfview/smallEtlFile.etl perfview/gcevents.etl.zip perfview/gcrundownevents.etl.zip perfview/primitive-types.etl.zip \
+	    perfview/ctf-net45-win7.etl.zip "$DIAG"; do
+		run etl2evt -o "$T/x.evt" "$CORPUS/$f"
+		[ "$status" -eq 0 ] || fail "$f: exit $status: $output"
+		[ -z "$output" ] || fail "$f: stderr: $output"
+		evtcheck "$T/x.evt" || fail "$f: invalid evt"
+		# nothing corrupt, no impossible timestamps, no short events
+		! grep -qE '^#skipped.*what=(buffer|event)' "$T/x.evt" || fail "$f: $(grep '^#skipped' "$T/x.evt")"
+	done
+}
