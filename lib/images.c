@@ -440,18 +440,23 @@ images_finish(struct images *m)
 		qsort(m->p, m->np, sizeof *m->p, cmp_proc);
 	if (m->nt)
 		qsort(m->t, m->nt, sizeof *m->t, cmp_thread);
+	/* CLR modules by (pid, module id), first seen wins */
+	struct hmap cmods;
+	hmap_init(&cmods);
+	for (size_t j = m->ncm; j-- > 0;)
+		hmap_put(&cmods, m->cm[j].pid, m->cm[j].id, (uint32_t)j);
 	/* image file pointers point into their own path strings: safe to move */
 	if (m->nim)
 		qsort(m->im, m->nim, sizeof *m->im, cmp_image);
 	for (size_t i = 0; i < m->nme; i++) {
 		m->me[i].module = m->me[i].module_path = "?";
-		for (size_t j = 0; j < m->ncm; j++)
-			if (m->cm[j].id == m->me[i].module_id && m->cm[j].pid == m->me[i].pid) {
-				m->me[i].module = m->cm[j].file;
-				m->me[i].module_path = m->cm[j].path;
-				break;
-			}
+		uint32_t *j = hmap_get(&cmods, m->me[i].pid, m->me[i].module_id);
+		if (j) {
+			m->me[i].module = m->cm[*j].file;
+			m->me[i].module_path = m->cm[*j].path;
+		}
 	}
+	hmap_free(&cmods);
 	if (m->nme)
 		qsort(m->me, m->nme, sizeof *m->me, cmp_method);
 	/* longest NT prefixes first so "\Device\HarddiskVolume10" wins over "...Volume1" */
