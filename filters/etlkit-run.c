@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #ifdef __linux__
@@ -1374,6 +1375,27 @@ remove_stale_temps(void)
 	closedir(d);
 }
 
+/*
+ * One run per cache at a time: a cron job that overlaps the previous
+ * night's would convert the same traces twice and race on the outputs.
+ * (Single --run-job conversions do not lock; they only add to the cache.)
+ */
+static void
+lock_run(void)
+{
+	char *path = xasprintf("%s/.run.lock", pl->cache);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+
+	if (fd < 0)
+		cli_fatal("%s: %s", path, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno == EWOULDBLOCK)
+			cli_fatal("%s: another etlkit-run is using this cache (%s)", pl->file, path);
+		cli_fatal("%s: %s", path, strerror(errno));
+	}
+	free(path);	/* fd stays open: the lock lasts as long as the run */
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1498,6 +1520,7 @@ main(int argc, char **argv)
 		exit(status);
 	}
 
+	lock_run();
 	if (!merge_only)
 		run_jobs(todo, ntodo, parallel);
 	for (i = 0; i < njobs; i++) {

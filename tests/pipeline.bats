@@ -444,3 +444,17 @@ actions_in() { awk -F'\t' -v a="$2" 'NR > 1 && $4 == a' "$1/run-report.tsv" | wc
 	[ "$(actions_in "$T/out/p" reused)" -eq 2 ]
 	[[ "$output" == *"partial $T/tr/damaged.etl"* ]]
 }
+
+@test "two runs of one pipeline at once: the second stops with a clear error, the first is unharmed" {
+	mkdir -p "$T/tr"
+	printf 'app;a 3\n' >"$T/tr/a.folded"
+	printf 'etlkit: 1\nscenarios:\n  - files: tr/*.folded\noutputs:\n  - folded: all.folded\n' >"$T/p.yaml"
+	etlkit-run -q "$T/p.yaml"
+	run flock "$T/.etlkit-cache/p/.run.lock" "$ETLKIT_BIN/etlkit-run" -q "$T/p.yaml"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"p.yaml: another etlkit-run is using this cache"* ]]
+	[ "$(cat "$T/out/p/all.folded")" = "a;app;a 3" ]
+	# scheduler jobs do not take the lock: they only add to the cache
+	run flock "$T/.etlkit-cache/p/.run.lock" "$ETLKIT_BIN/etlkit-run" --run-job 1 "$T/p.yaml"
+	[ "$status" -eq 0 ]
+}
