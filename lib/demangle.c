@@ -88,6 +88,8 @@ static char *fail(struct dm *d)
 static char *qualified_name(struct dm *d, struct ctx *c);
 static char *type(struct dm *d, struct ctx *c);
 static char *function_pointer(struct dm *d, struct ctx *c, const char *self_cv);
+static const char *cv_name(char ch);
+static char *conversion_type(struct dm *d, struct ctx *c);
 
 /* "name@" */
 static char *simple_name(struct dm *d)
@@ -168,10 +170,17 @@ static const struct opname ops[] = {
 	{ NULL, NULL }
 };
 
-/* After '?': an operator name; ctor/dtor are returned as "\1" / "\2". */
+/*
+ * After '?': an operator name; ctor/dtor/conversion are returned as
+ * "\1" / "\2" / "\3" (they need the class name or the return type).
+ */
 static char *operator_name(struct dm *d)
 {
 	const struct opname *o;
+	if (*d->s == 'B') {
+		d->s++;
+		return xstrdup("\3");
+	}
 	if (*d->s == '0') {
 		d->s++;
 		return xstrdup("\1");
@@ -187,7 +196,7 @@ static char *operator_name(struct dm *d)
 			return xstrdup(o->name);
 		}
 	}
-	return fail(d);	/* ?B conversion, ?_C strings, ?__E initializers ... */
+	return fail(d);	/* ?_C strings, ?__E initializers ... */
 }
 
 static int ends_with_gt(const struct str *s)
@@ -290,6 +299,31 @@ static char *fragment(struct dm *d, struct ctx *c)
 	return n;
 }
 
+/*
+ * The return type of a member function's encoding (after its name):
+ * access [this-qualifiers] calling-convention [?A|?B] TYPE.
+ */
+static char *conversion_type(struct dm *d, struct ctx *c)
+{
+	char a = *d->s;
+	if (a < 'A' || a > 'Z')
+		return fail(d);
+	d->s++;
+	if (!strchr("CDKLST", a)) {	/* not static: this-qualifiers */
+		while (*d->s == 'E' || *d->s == 'I' || *d->s == 'F')
+			d->s++;
+		if (!cv_name(*d->s))
+			return fail(d);
+		d->s++;
+	}
+	if (!*d->s || !strchr("ABCDEFGHIJKQ", *d->s))
+		return fail(d);
+	d->s++;
+	if (d->s[0] == '?' && (d->s[1] == 'A' || d->s[1] == 'B'))
+		d->s += 2;
+	return type(d, c);
+}
+
 /* NAME SCOPE... @  ->  "scope::...::name" (ctor/dtor resolved). */
 static char *qualified_name(struct dm *d, struct ctx *c)
 {
@@ -317,7 +351,8 @@ static char *qualified_name(struct dm *d, struct ctx *c)
 		scopes[n++] = f;
 	}
 	if (d->fail || *d->s != '@' ||
-	    ((first[0] == '\1' || first[0] == '\2') && n == 0)) {
+	    ((first[0] == '\1' || first[0] == '\2' || first[0] == '\3') &&
+	    n == 0)) {
 		for (i = 0; i < n; i++)
 			free(scopes[i]);
 		free(first);
@@ -333,6 +368,19 @@ static char *qualified_name(struct dm *d, struct ctx *c)
 		if (first[0] == '\2')
 			puts_(&s, "~");
 		puts_(&s, scopes[0]);
+	} else if (first[0] == '\3') {
+		/* conversion: "operator TYPE", the type is the return type */
+		char *t = conversion_type(d, c);
+		if (!t) {
+			for (i = 0; i < n; i++)
+				free(scopes[i]);
+			free(first);
+			free(s.p);
+			return fail(d);
+		}
+		puts_(&s, "operator ");
+		puts_(&s, t);
+		free(t);
 	} else {
 		puts_(&s, first);
 	}

@@ -322,8 +322,11 @@ write_cpp_program() {
 		__declspec(noinline) T operator()(int i) { return v[i]; }
 		__declspec(noinline) T &operator[](int i) { return v[i]; }
 	};
-	struct Widget { int x; __declspec(noinline) int twice() const; __declspec(noinline) static int make(const char *s, Widget *w); };
+	struct Widget { int x; __declspec(noinline) int twice() const; __declspec(noinline) static int make(const char *s, Widget *w);
+		__declspec(noinline) operator bool() const; __declspec(noinline) operator const char *(); };
 	__declspec(noinline) int Widget::twice() const { return 2 * x + sink; }
+	__declspec(noinline) Widget::operator bool() const { return x + sink > 1; }
+	__declspec(noinline) Widget::operator const char *() { return x ? "a" : "b"; }
 	__declspec(noinline) int Widget::make(const char *s, Widget *w) { return s[0] + w->x; }
 	template <typename F> __declspec(noinline) int apply(F f, int x) { return f(x) + sink; }
 	template <typename A, typename B> __declspec(noinline) int pick(A a, B b) { return (int)a + (int)b + sink; }
@@ -342,6 +345,7 @@ write_cpp_program() {
 		Pair p{1, 2};
 		int r = a.get(1) + (a == b) + a(2) + a[3] + (int)d.get(0) + (wp.get(0) != nullptr) + (cp.get(0) != nullptr);
 		r += w.twice() + outer::inner::Widget::make("x", &w) + hidden(r) + by_ref(p, &p, 5, L'a', true);
+		r += (bool)w + ((const char *)w)[0];
 		r += outer::inner::apply(twice_fn, 4) + outer::inner::apply(&hidden, 2);
 		r += outer::inner::pick<unsigned char, long long>(1, 2) + outer::inner::pick<short, bool>(3, true);
 		return r;
@@ -374,6 +378,8 @@ write_cpp_program() {
 		grep -q "	outer::inner::Box<int,4>::operator+=$" "$T/dump"
 		grep -q "	outer::inner::Box<char const \*,1>::get$" "$T/dump"
 		grep -q "	outer::inner::pick<unsigned char,__int64>$" "$T/dump"
+		grep -q "	outer::inner::Widget::operator bool$" "$T/dump"
+		grep -q "	outer::inner::Widget::operator char const \*$" "$T/dump"
 	done
 }
 
