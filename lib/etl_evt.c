@@ -1607,7 +1607,8 @@ emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 	const char *prov = NULL;
 	const uint8_t *schema = NULL, *stack = NULL;
 	size_t schemalen = 0, stacklen = 0;
-	int stack32 = 0;
+	int stack32 = 0, has_stack_key = 0;
+	uint64_t stack_key = 0;
 
 	/* extended items: provider traits (name), TraceLogging schema, stacks */
 	if (ev->ext) {
@@ -1628,6 +1629,10 @@ emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 				stack = d + 8;
 				stacklen = sz - 8;
 				stack32 = type == 5;
+			} else if ((type == 17 || type == 18) && sz >= 12) {
+				/* STACK_KEY32/64 [src]: u64 MatchId, then the key of a cached stack */
+				stack_key = type == 18 && sz >= 16 ? etl_u64(d + 8) : etl_u32(d + 8);
+				has_stack_key = 1;
 			}
 			q += 8 + ((sz + 7u) & ~7u);
 		}
@@ -1699,6 +1704,19 @@ emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 		for (size_t i = 0; i < nf; i++)
 			c->frames[i] = stack32 ? etl_u32(stack + 4 * i) : etl_u64(stack + 8 * i);
 		l_kv_u(l, "kframes", count_kernel(c, c->frames, nf));
+	} else if (has_stack_key) {
+		const struct keydef *d = resolve_key(c, stack_key, ev->ts, 0);
+		if (d) {
+			nf = d->len;
+			while (nf > c->capframes) {
+				c->capframes = c->capframes ? c->capframes * 2 : 256;
+				c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
+			}
+			if (nf)
+				memcpy(c->frames, c->fr + d->idx, nf * sizeof *c->frames);
+			l_kv_u(l, "kframes", count_kernel(c, c->frames, nf));
+		} else
+			c->unresolved++;
 	} else if (tid > 0)
 		nf = stack_of(c, (uint32_t)tid, ev->ts, NULL);
 	finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
