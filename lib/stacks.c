@@ -83,6 +83,7 @@ arena_alloc(struct arena *a, size_t n)
 {
 	char *p;
 
+	n = (n + 7) & ~(size_t)7;	/* keeps uint32_t arrays aligned */
 	if (n > a->left) {
 		size_t sz = n > (1u << 20) ? n : (1u << 20);
 
@@ -132,10 +133,18 @@ struct finfo {
 	char *outname;		/* folded-output spelling when it differs from the name */
 };
 
-struct rawent {
+/* a distinct stack text and its interned frames */
+struct textent {
 	uint64_t hash;
 	const char *text;
-	uint32_t len;
+	const uint32_t *ids;
+	uint32_t len, nids;
+};
+
+/* a distinct (root frames, stack text) pair and where it landed */
+struct rawent {
+	uint64_t hash;
+	uint32_t textid;
 	uint32_t result;	/* leaf node, or STK_NONE + reason */
 	uint8_t dropped;	/* 1 ExcPats, 2 IncPats */
 	uint8_t nprefix;
@@ -167,6 +176,10 @@ struct stk {
 	int64_t **hist;		/* per node exclusive When histogram (cfg.when) */
 	/* raw stack cache */
 	struct arena rawtext;
+	struct textent *txt;
+	uint32_t ntxt, captxt;
+	uint32_t *ttab;
+	uint32_t ttabmask;
 	struct rawent *raw;
 	uint32_t nraw, capraw;
 	uint32_t *rtab;
@@ -888,6 +901,8 @@ stk_free(struct stk *S)
 	arena_free(&S->rawtext);
 	free(S->raw);
 	free(S->rtab);
+	free(S->txt);
+	free(S->ttab);
 	free(S->out);
 	free(S->outeg);
 	free(S->outk);
@@ -939,36 +954,54 @@ intern_frame(struct stk *S, const char *s, size_t n)
 	return stk_intern(S, t, o);
 }
 
+/* splits a stack text into interned frame ids; OUT has room for every frame */
+static size_t
+split_frames(struct stk *S, const char *stack, size_t len, uint32_t *out)
+{
+	const char *p = stack, *e = stack + len;
+	size_t n = 0;
+
+	if (len == 0)
+		return 0;
+	for (;;) {
+		const char *semi = memchr(p, ';', (size_t)(e - p));
+		const char *fe = semi ? semi : e;
+
+		out[n++] = intern_frame(S, p, (size_t)(fe - p));
+		if (semi == NULL)
+			break;
+		p = semi + 1;
+	}
+	return n;
+}
+
+static size_t
+count_frames(const char *stack, size_t len)
+{
+	const char *p = stack, *e = stack + len;
+	size_t n = 1;
+
+	if (len == 0)
+		return 0;
+	while ((p = memchr(p, ';', (size_t)(e - p))) != NULL) {
+		n++;
+		p++;
+	}
+	return n;
+}
+
 /*
- * Transforms and inserts; returns the leaf node or STK_NONE (dropped,
- * *DROPPED = 1 ExcPats, 2 IncPats).
+ * The per-sample transformation of S->rawids[0..NRAW) (NPREFIX root
+ * frames first); inserts into the tree.  Returns the leaf node or
+ * STK_NONE (dropped, *DROPPED = 1 ExcPats, 2 IncPats).
  */
 static uint32_t
-transform(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
-    size_t len, int kframes, int *dropped)
+transform_ids(struct stk *S, int nprefix, size_t nraw, int kframes, int *dropped)
 {
-	size_t nraw = 0, i, nout = 0, cap = (size_t)nprefix + 1;
-	const char *p = stack, *e = stack + len;
+	size_t i, nout = 0;
 	uint64_t mask = 0;
 	uint32_t node;
 
-	for (i = 0; i < len; i++)
-		if (stack[i] == ';')
-			cap++;
-	scratch(S, cap + 1);
-	for (i = 0; i < (size_t)nprefix; i++)
-		S->rawids[nraw++] = prefix[i];
-	if (len > 0) {
-		for (;;) {
-			const char *semi = memchr(p, ';', (size_t)(e - p));
-			const char *fe = semi ? semi : e;
-
-			S->rawids[nraw++] = intern_frame(S, p, (size_t)(fe - p));
-			if (semi == NULL)
-				break;
-			p = semi + 1;
-		}
-	}
 	*dropped = 0;
 	for (i = 0; i < nraw; i++) {
 		uint32_t r = S->rawids[i], id, eg;
@@ -1016,6 +1049,82 @@ transform(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 		node = child_of(S, node, id);
 	}
 	return node;
+}
+
+/* the same from a text (when the stack cache is full) or from cached ids */
+static uint32_t
+transform(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
+    size_t len, const uint32_t *ids, size_t nids, int kframes, int *dropped)
+{
+	size_t n = ids ? nids : count_frames(stack, len);
+
+	scratch(S, (size_t)nprefix + n + 2);
+	memcpy(S->rawids, prefix, (size_t)nprefix * sizeof *prefix);
+	if (ids)
+		memcpy(S->rawids + nprefix, ids, nids * sizeof *ids);
+	else
+		n = split_frames(S, stack, len, S->rawids + nprefix);
+	return transform_ids(S, nprefix, (size_t)nprefix + n, kframes, dropped);
+}
+
+static void
+ttab_grow(struct stk *S)
+{
+	uint32_t size = S->ttabmask ? (S->ttabmask + 1) * 2 : 4096, i;
+
+	free(S->ttab);
+	S->ttab = xmalloc(size * sizeof *S->ttab);
+	memset(S->ttab, 0xff, size * sizeof *S->ttab);
+	S->ttabmask = size - 1;
+	for (i = 0; i < S->ntxt; i++) {
+		uint32_t h = (uint32_t)S->txt[i].hash & S->ttabmask;
+
+		while (S->ttab[h] != STK_NONE)
+			h = (h + 1) & S->ttabmask;
+		S->ttab[h] = i;
+	}
+}
+
+/* the cached text entry of STACK, added if new; STK_NONE when the cache is full */
+static uint32_t
+text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
+{
+	uint32_t h, idx;
+	struct textent *t;
+	size_t n;
+	char *copy;
+	uint32_t *ids;
+
+	if (S->ttab == NULL)
+		ttab_grow(S);
+	h = (uint32_t)hv & S->ttabmask;
+	while ((idx = S->ttab[h]) != STK_NONE) {
+		t = &S->txt[idx];
+		if (t->hash == hv && t->len == len && memcmp(t->text, stack, len) == 0)
+			return idx;
+		h = (h + 1) & S->ttabmask;
+	}
+	if (S->rawtext.total >= RAW_CACHE_MAX_BYTES || len >= 0xffffffffu)
+		return STK_NONE;
+	n = count_frames(stack, len);
+	ids = (uint32_t *)(void *)arena_alloc(&S->rawtext, (n ? n : 1) * sizeof *ids);
+	n = split_frames(S, stack, len, ids);
+	copy = arena_alloc(&S->rawtext, len + 1);
+	memcpy(copy, stack, len);
+	if (S->ntxt == S->captxt) {
+		S->captxt = S->captxt ? S->captxt * 2 : 1024;
+		S->txt = xrealloc(S->txt, S->captxt * sizeof *S->txt);
+	}
+	t = &S->txt[S->ntxt];
+	t->hash = hv;
+	t->text = copy;
+	t->ids = ids;
+	t->len = (uint32_t)len;
+	t->nids = (uint32_t)n;
+	S->ttab[h] = S->ntxt++;
+	if (S->ntxt * 2 > S->ttabmask)
+		ttab_grow(S);
+	return S->ntxt - 1;
 }
 
 static void
@@ -1110,68 +1219,72 @@ uint32_t
 stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
     size_t len, int kframes, int64_t metric, int64_t count, double t_ms, double dur_ms)
 {
-	uint64_t hv;
-	uint32_t h, idx, leaf;
+	uint64_t hv, ht;
+	uint32_t h, idx, leaf, textid;
 	struct rawent *re = NULL;
 	int dropped = 0, i;
 	struct stk_node *n;
 
 	if (nprefix > 4)
 		nprefix = 4;
+	if (nprefix < 0)
+		nprefix = 0;
 	if (!S->cfg.kernel)
 		kframes = 0;
 	S->st.events++;
 	S->st.metric += metric;
-	hv = hash_bytes(stack, len, 7);
+	ht = hash_bytes(stack, len, 7);
+	textid = text_entry(S, stack, len, ht);
+	if (textid == STK_NONE) {
+		/* cache full: memory stays bounded, the work is done each time */
+		leaf = transform(S, prefix, nprefix, stack, len, NULL, 0, kframes, &dropped);
+		goto account;
+	}
+	hv = hash_u64(ht ^ textid);
 	for (i = 0; i < nprefix; i++)
 		hv = hash_u64(hv ^ prefix[i]);
 	hv = hash_u64(hv ^ ((uint64_t)(uint32_t)kframes << 32 | (uint64_t)(unsigned)nprefix));
+	if (S->rtab == NULL)
+		rtab_grow(S);
 	h = (uint32_t)hv & S->rtabmask;
-	if (S->rtab != NULL) {
-		while ((idx = S->rtab[h]) != STK_NONE) {
-			struct rawent *r = &S->raw[idx];
+	while ((idx = S->rtab[h]) != STK_NONE) {
+		struct rawent *r = &S->raw[idx];
 
-			if (r->hash == hv && r->len == len && r->nprefix == nprefix &&
-			    r->kframes == kframes && memcmp(r->text, stack, len) == 0 &&
-			    memcmp(r->prefix, prefix, (size_t)nprefix * sizeof *prefix) == 0) {
-				re = r;
-				break;
-			}
-			h = (h + 1) & S->rtabmask;
+		if (r->hash == hv && r->textid == textid && r->nprefix == nprefix &&
+		    r->kframes == kframes &&
+		    memcmp(r->prefix, prefix, (size_t)nprefix * sizeof *prefix) == 0) {
+			re = r;
+			break;
 		}
+		h = (h + 1) & S->rtabmask;
 	}
 	if (re != NULL) {
 		leaf = re->result;
 		dropped = re->dropped;
-	} else {
-		leaf = transform(S, prefix, nprefix, stack, len, kframes, &dropped);
-		if (S->rawtext.total < RAW_CACHE_MAX_BYTES && len < 0xffffffffu) {
-			char *copy;
-
-			if (S->rtab == NULL || (S->nraw + 1) * 2 > S->rtabmask)
-				rtab_grow(S);
-			if (S->nraw == S->capraw) {
-				S->capraw = S->capraw ? S->capraw * 2 : 1024;
-				S->raw = xrealloc(S->raw, S->capraw * sizeof *S->raw);
-			}
-			copy = arena_alloc(&S->rawtext, len + 1);
-			memcpy(copy, stack, len);
-			re = &S->raw[S->nraw];
-			re->hash = hv;
-			re->text = copy;
-			re->len = (uint32_t)len;
-			re->result = leaf;
-			re->dropped = (uint8_t)dropped;
-			re->nprefix = (uint8_t)nprefix;
-			re->kframes = kframes;
-			memset(re->prefix, 0, sizeof re->prefix);
-			memcpy(re->prefix, prefix, (size_t)nprefix * sizeof *prefix);
-			h = (uint32_t)hv & S->rtabmask;
-			while (S->rtab[h] != STK_NONE)
-				h = (h + 1) & S->rtabmask;
-			S->rtab[h] = S->nraw++;
-		}
+		goto account;
 	}
+	leaf = transform(S, prefix, nprefix, NULL, 0, S->txt[textid].ids, S->txt[textid].nids,
+	    kframes, &dropped);
+	if (S->nraw == S->capraw) {
+		S->capraw = S->capraw ? S->capraw * 2 : 1024;
+		S->raw = xrealloc(S->raw, S->capraw * sizeof *S->raw);
+	}
+	re = &S->raw[S->nraw];
+	re->hash = hv;
+	re->textid = textid;
+	re->result = leaf;
+	re->dropped = (uint8_t)dropped;
+	re->nprefix = (uint8_t)nprefix;
+	re->kframes = kframes;
+	memset(re->prefix, 0, sizeof re->prefix);
+	memcpy(re->prefix, prefix, (size_t)nprefix * sizeof *prefix);
+	h = (uint32_t)hv & S->rtabmask;
+	while (S->rtab[h] != STK_NONE)
+		h = (h + 1) & S->rtabmask;
+	S->rtab[h] = S->nraw++;
+	if (S->nraw * 2 > S->rtabmask)
+		rtab_grow(S);
+account:
 	if (leaf == STK_NONE) {
 		if (dropped == 1) {
 			S->st.excluded_events++;
