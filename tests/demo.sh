@@ -110,7 +110,7 @@ if have render; then
 	      total += c; line[NR] = sprintf("%s %s%s", f[1], (n > 7 ? "... > " : ""), t); w[NR] = c }
 	    END { for (i = 1; i <= NR && i <= 6; i++) printf "  %5.1f%%  %s\n", 100 * w[i] / total, line[i] }'
 	echo "  (% of the DPC/ISR time in the sampled stacks)"
-	render dpcstacks "$out/incident.evt" | render flame --title "DPC/ISR time by module and stack: the incident" \
+	render dpcstacks "$out/incident.evt" | render flame --colors etw --title "DPC/ISR usage by module, stack: the incident" \
 	    --countname us -o "$out/incident-dpc.svg" && echo "  flame graph: $out/incident-dpc.svg"
 	step "after the fix (render dpc $out/fixed.evt, by module)"
 	render dpc "$out/fixed.evt" | sed -n '/^By module$/,/^$/p'

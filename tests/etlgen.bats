@@ -298,6 +298,29 @@ evt_canon() {
 		[ ! -s "$T/new" ] || { head -3 "$T/new"; fail "$b: events not in the whole file"; }
 		[ "$(grep -vc '^#' "$T/cut.evt")" -gt 10 ] || fail "$b: the intact buffers were not decoded"
 	done
+	# garbled XPRESS data in the first data buffer, an absurd BufferSize in the second:
+	# both skipped with the offset named, the rest decoded (compressed synthetic vs net.4.5.2.x64)
+	for f in "$T/z.etl" "$T/net.etl"; do
+		python3 - "$f" "$T/garbled.etl" "$T/hugebuf.etl" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+first = struct.unpack_from("<I", d, 0)[0]
+size = struct.unpack_from("<I", d, first)[0]
+g = bytearray(d)
+for i in range(first + 0x48 + size // 3, first + 0x48 + size // 3 + 40):
+    g[i] ^= 0x5a
+open(sys.argv[2], "wb").write(g)
+struct.pack_into("<I", d, first + size, 0xFFFFFFF0)
+open(sys.argv[3], "wb").write(d)
+PY
+		read -r first second < <(python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(); f=struct.unpack_from("<I",d,0)[0]; print(f, f+struct.unpack_from("<I",d,f)[0])' "$f")
+		run etl2evt -o "$T/g.evt" "$T/garbled.etl"
+		[ "$status" -eq 1 ] && [[ "$output" == *"garbled.etl: offset $first: compressed buffer"*"cannot be decompressed"* ]] || fail "$f garbled: $output"
+		[ "$(grep -vc '^#' "$T/g.evt")" -gt 100 ] || fail "$f garbled: the rest was lost"
+		run etl2evt -o "$T/h.evt" "$T/hugebuf.etl"
+		[ "$status" -eq 1 ] && [[ "$output" == *"hugebuf.etl: offset $second: corrupt buffer header"* ]] || fail "$f BufferSize: $output"
+		[ "$(grep -vc '^#' "$T/h.evt")" -gt 100 ] || fail "$f BufferSize: the rest was lost"
+	done
 	# a record size flipped to 0xfff0 (past the fill) in the first data buffer: the rest of that buffer is skipped, the file goes on
 	for pair in "$T/s.etl:8192" "$real:65536"; do
 		f=${pair%%:*} off=$(( ${pair#*:} + 72 + 4 )) b=$T/$(basename "$f").flip
