@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,7 +408,7 @@ flame_mapped(const char *path, struct flame *f, struct stack_sink *s)
 {
 	int fd;
 	struct stat st;
-	char *map, *p, *end;
+	char *map, *p, *end, *done;
 	unsigned long lineno = 0;
 
 	if (strcmp(path, "-") == 0 || (fd = open(path, O_RDONLY)) < 0)
@@ -430,6 +431,7 @@ flame_mapped(const char *path, struct flame *f, struct stack_sink *s)
 		return 0;
 	}
 	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+	done = map;
 	for (p = map; p < end;) {
 		char *nl = memchr(p, '\n', (size_t)(end - p)), *stack;
 		size_t len = (size_t)((nl ? nl : end) - p), slen;
@@ -437,8 +439,14 @@ flame_mapped(const char *path, struct flame *f, struct stack_sink *s)
 		int has2;
 
 		lineno++;
-		if ((lineno & 0xffff) == 0)
+		if (p - done >= (ptrdiff_t)(16 << 20)) {
+			/* pages already parsed: give them back, so RSS stays small */
+			size_t n = (size_t)(p - done) & ~(size_t)0xfffff;
+
+			madvise(done, n, MADV_DONTNEED);
+			done += n;
 			cli_progress((uint64_t)(p - map), (uint64_t)st.st_size);
+		}
 		if (len > 0 && p[len - 1] == '\r')
 			len--;
 		if (len > 0 && p[0] != '#') {

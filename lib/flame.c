@@ -60,6 +60,17 @@ struct flame {
 	struct frame_ref *fr;
 	size_t frcap;
 	int is_diff;
+	/*
+	 * Whole-line cache: unsorted, unmerged input (raw collapsed samples)
+	 * repeats the same stacks; a repeated line goes straight to its leaf.
+	 * Turned off (and freed) when lines rarely repeat, as in merged input.
+	 */
+	struct lslot { uint64_t h; uint64_t off; uint32_t len, leaf; } *ltab;
+	size_t lmask, nlines;
+	char *larena;
+	size_t llen, lcap;
+	int lcache;		/* 1 on, 0 off */
+	uint64_t lseen, lhits;
 	/* palette file: name -> colour */
 	struct palmap *pal;
 };
@@ -588,24 +599,130 @@ flame_new(const struct flame_opts *o)
 	f->path = xmalloc(f->pathcap * sizeof(*f->path));
 	f->frcap = 256;
 	f->fr = xmalloc(f->frcap * sizeof(*f->fr));
+	if (!o->flamechart) {
+		f->lcache = 1;
+		f->lmask = (1 << 14) - 1;
+		f->ltab = xcalloc(f->lmask + 1, sizeof(*f->ltab));
+		f->lcap = 1 << 20;
+		f->larena = xmalloc(f->lcap);
+	}
 	if (o->palette_file)
 		f->pal = pal_load(o->palette_file);
 	return f;
 }
 
+#define LCACHE_PROBATION 4096	/* lines before deciding */
+#define LCACHE_MAX_BYTES ((size_t)256 << 20)
+
+static void
+lcache_off(struct flame *f)
+{
+	f->lcache = 0;
+	free(f->ltab);
+	free(f->larena);
+	f->ltab = NULL;
+	f->larena = NULL;
+}
+
+static void
+lcache_grow(struct flame *f)
+{
+	size_t i, j, newmask = f->lmask * 2 + 1;
+	struct lslot *t = xcalloc(newmask + 1, sizeof(*t));
+
+	for (i = 0; i <= f->lmask; i++) {
+		if (f->ltab[i].len == 0)
+			continue;
+		j = (size_t)f->ltab[i].h & newmask;
+		while (t[j].len)
+			j = (j + 1) & newmask;
+		t[j] = f->ltab[i];
+	}
+	free(f->ltab);
+	f->ltab = t;
+	f->lmask = newmask;
+}
+
+/* Looks LINE up; returns its leaf, or NIL with *SLOT where to insert it. */
+static uint32_t
+lcache_find(struct flame *f, const char *line, size_t len, uint64_t h, size_t *slot)
+{
+	size_t i = (size_t)h & f->lmask;
+
+	while (f->ltab[i].len) {
+		if (f->ltab[i].h == h && f->ltab[i].len == len &&
+		    memcmp(f->larena + f->ltab[i].off, line, len) == 0)
+			return f->ltab[i].leaf;
+		i = (i + 1) & f->lmask;
+	}
+	*slot = i;
+	return NIL;
+}
+
+static void flame_add_frames(struct flame *f, char *stack, size_t len, double value,
+    double delta);
+
 void
 flame_add(struct flame *f, char *stack, size_t len, double count,
     double count2, int has2)
 {
-	size_t nf = 0, d, i;
-	char *p = stack, *end = stack + len, *semi;
-	uint32_t parent, id;
 	double value = has2 ? count2 : count;
 	double delta = has2 ? count2 - count : 0;
-	int unesc = !f->o.no_unescape && memchr(stack, '%', len) != NULL;
+	uint64_t h = 0;
+	size_t slot = 0, off = 0;
+	uint32_t leaf;
 
 	if (has2)
 		f->is_diff = 1;
+	if (!f->lcache || len == 0 || len > 0xffffffu) {
+		flame_add_frames(f, stack, len, value, delta);
+		return;
+	}
+	f->lseen++;
+	if (f->lseen == LCACHE_PROBATION && f->lhits * 4 < f->lseen) {
+		lcache_off(f);
+		flame_add_frames(f, stack, len, value, delta);
+		return;
+	}
+	h = hash_bytes(stack, len, 0x11);
+	if ((leaf = lcache_find(f, stack, len, h, &slot)) != NIL) {
+		f->lhits++;
+		f->nodes[leaf].self += value;
+		f->nodes[leaf].dself += delta;
+		return;
+	}
+	/* keep the raw bytes: the frames are unescaped in place below */
+	if (f->llen + len > LCACHE_MAX_BYTES) {
+		lcache_off(f);
+		flame_add_frames(f, stack, len, value, delta);
+		return;
+	}
+	if (f->llen + len > f->lcap) {
+		while (f->llen + len > f->lcap)
+			f->lcap *= 2;
+		f->larena = xrealloc(f->larena, f->lcap);
+	}
+	off = f->llen;
+	memcpy(f->larena + off, stack, len);
+	f->llen += len;
+	flame_add_frames(f, stack, len, value, delta);
+	f->ltab[slot].h = h;
+	f->ltab[slot].off = off;
+	f->ltab[slot].len = (uint32_t)len;
+	f->ltab[slot].leaf = f->pathlen ? f->path[f->pathlen - 1] : 0;
+	if (2 * ++f->nlines > f->lmask)
+		lcache_grow(f);
+}
+
+/* Adds one line frame by frame (reusing the previous line's path). */
+static void
+flame_add_frames(struct flame *f, char *stack, size_t len, double value, double delta)
+{
+	size_t nf = 0, d, i;
+	char *p = stack, *end = stack + len, *semi;
+	uint32_t parent, id;
+	int unesc = !f->o.no_unescape && memchr(stack, '%', len) != NULL;
+
 	/* split into frames; "%3B" inside a frame is decoded only after the split */
 	while (p <= end && len > 0) {
 		semi = memchr(p, ';', (size_t)(end - p));
@@ -687,6 +804,8 @@ flame_free(struct flame *f)
 	free(f->table);
 	free(f->path);
 	free(f->fr);
+	free(f->ltab);
+	free(f->larena);
 	free(f);
 }
 

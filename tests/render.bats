@@ -287,3 +287,32 @@ for i in range(3000):
 	[ "$(awk -F'\t' '$1=="b"{print $6, $7}' "$T/b")" = "#ff6969 10" ]
 	render "$T/d" | python3 "$BATS_TEST_DIRNAME/render_svg.py" /dev/stdin | awk -F'\t' '$1=="b"{print $6}' | grep -qx '#ff0000'
 }
+
+@test "flame: raw repeated samples and their merged form give the same SVG (line cache on and off)" {
+	python3 -c '
+import random
+r = random.Random(7)
+stacks = [";".join("m%d!f%d%s" % (r.randint(0, 5), r.randint(0, 30), "%3Bx" if r.random() < 0.05 else "")
+                   for _ in range(r.randint(1, 40))) for _ in range(300)]
+for i in range(20000):
+    print(r.choice(stacks), r.randint(1, 3))
+' > "$T/raw"
+	awk '{c=$NF; $NF=""; sub(/ $/, ""); s[$0]+=c} END{for (k in s) print k, s[k]}' "$T/raw" | sort > "$T/merged"
+	python3 -c '
+import random
+r = random.Random(8)
+for i in range(6000):
+    print(";".join("u%d" % r.randint(0, 10**6) for _ in range(r.randint(1, 8))), 1)
+' > "$T/unique"
+	render "$T/raw" > "$T/1.svg"
+	render "$T/merged" > "$T/2.svg"
+	cmp "$T/1.svg" "$T/2.svg"
+	render --reverse "$T/raw" > "$T/3.svg"
+	render --reverse "$T/merged" > "$T/4.svg"
+	cmp "$T/3.svg" "$T/4.svg"
+	cat "$T/unique" "$T/raw" > "$T/mixed"
+	cat "$T/unique" "$T/merged" > "$T/mixed2"
+	render "$T/mixed" > "$T/5.svg"
+	render "$T/mixed2" > "$T/6.svg"
+	cmp "$T/5.svg" "$T/6.svg"
+}
