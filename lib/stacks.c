@@ -61,6 +61,17 @@ hash_bytes(const void *p, size_t n, uint64_t seed)
 	return mix64(a ^ 0x589965cc75374cc3ull ^ h, b ^ 0x1d8e4e27c47d124full ^ n);
 }
 
+/* saturating: hostile inputs must not overflow the sums (UB) */
+static inline int64_t
+sadd(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return a > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 static inline uint64_t
 hash_u64(uint64_t x)
 {
@@ -1207,12 +1218,12 @@ when_add(struct stk *S, uint32_t node, int64_t metric, double t, double dur)
 		lo = t > bs ? t : bs;
 		hi = end < be ? end : be;
 		part = (int64_t)((double)metric * ((hi - lo) / span));
-		h[b] += part;
-		S->root_when[b] += part;
+		h[b] = sadd(h[b], part);
+		S->root_when[b] = sadd(S->root_when[b], part);
 		left -= part;
 	}
-	h[b1] += left;
-	S->root_when[b1] += left;
+	h[b1] = sadd(h[b1], left);
+	S->root_when[b1] = sadd(S->root_when[b1], left);
 }
 
 uint32_t
@@ -1232,7 +1243,7 @@ stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 	if (!S->cfg.kernel)
 		kframes = 0;
 	S->st.events++;
-	S->st.metric += metric;
+	S->st.metric = sadd(S->st.metric, metric);
 	ht = hash_bytes(stack, len, 7);
 	textid = text_entry(S, stack, len, ht);
 	if (textid == STK_NONE) {
@@ -1288,18 +1299,18 @@ account:
 	if (leaf == STK_NONE) {
 		if (dropped == 1) {
 			S->st.excluded_events++;
-			S->st.excluded_metric += metric;
+			S->st.excluded_metric = sadd(S->st.excluded_metric, metric);
 		} else {
 			S->st.notincluded_events++;
-			S->st.notincluded_metric += metric;
+			S->st.notincluded_metric = sadd(S->st.notincluded_metric, metric);
 		}
 		return STK_NONE;
 	}
 	S->st.kept_events++;
-	S->st.kept_metric += metric;
+	S->st.kept_metric = sadd(S->st.kept_metric, metric);
 	n = &S->node[leaf];
-	n->exc += metric;
-	n->exc_count += count;
+	n->exc = sadd(n->exc, metric);
+	n->exc_count = sadd(n->exc_count, count);
 	if (!isnan(t_ms)) {
 		double end = t_ms + (dur_ms > 0 ? dur_ms : 0);
 
@@ -1334,9 +1345,9 @@ parse_micro(const char *s, const char *e, int64_t *out)
 		s++;
 	}
 	while (s < e && *s >= '0' && *s <= '9') {
-		if (v > (INT64_MAX / 10 - 10) / 1000000)
-			return -1;
 		v = v * 10 + (*s++ - '0');
+		if (v >= 1000000000000LL)	/* 1e12 ms: evt's own limit (EVT_MAX_MS) */
+			return -1;
 		digits++;
 	}
 	v *= 1000000;
@@ -1524,11 +1535,27 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 			return -1;
 		}
 		if (eq - a == 5 && memcmp(a, "count", 5) == 0) {
+			char *ce;
+
 			*te = '\0';
-			count = strtoll(eq + 1, NULL, 10);
+			errno = 0;
+			count = strtoll(eq + 1, &ce, 10);
+			if (*ce || errno || count < 0 || count > 1000000000) {
+				*why = "count= is not an integer from 0 to 1e9";
+				return -1;
+			}
 		} else if (eq - a == 7 && memcmp(a, "kframes", 7) == 0) {
+			char *ke;
+			long kf;
+
 			*te = '\0';
-			kframes = (int)strtol(eq + 1, NULL, 10);
+			errno = 0;
+			kf = strtol(eq + 1, &ke, 10);
+			if (*ke || errno || kf < 0 || kf > 0x7fffffff) {
+				*why = "kframes= is not a non-negative integer";
+				return -1;
+			}
+			kframes = (int)kf;
 		} else if (eq - a == 7 && memcmp(a, "routine", 7) == 0) {
 			*te = '\0';
 			routine = eq + 1;
@@ -1720,8 +1747,8 @@ compute_inclusive(struct stk *S)
 	for (i = S->nnodes; i-- > 1; ) {
 		struct stk_node *n = &S->node[i], *p = &S->node[n->parent];
 
-		p->inc += n->inc;
-		p->inc_count += n->inc_count;
+		p->inc = sadd(p->inc, n->inc);
+		p->inc_count = sadd(p->inc_count, n->inc_count);
 		if (!isnan(n->first) && (isnan(p->first) || n->first < p->first))
 			p->first = n->first;
 		if (!isnan(n->last) && (isnan(p->last) || n->last > p->last))
@@ -1742,7 +1769,7 @@ byname_inclusive(struct stk *S)
 		struct stk_node *n = &S->node[id];
 
 		if (onpath[n->frame]++ == 0)
-			inc[n->frame] += n->inc;
+			inc[n->frame] = sadd(inc[n->frame], n->inc);
 		if (n->child != STK_NONE) {
 			id = n->child;
 			continue;
@@ -1776,7 +1803,7 @@ merge_hist_subtree(struct stk *S, uint32_t into, uint32_t top)
 	for (;;) {
 		if (S->hist[id] != NULL) {
 			for (b = 0; b < STK_WHEN_BUCKETS; b++)
-				S->hist[into][b] += S->hist[id][b];
+				S->hist[into][b] = sadd(S->hist[into][b], S->hist[id][b]);
 			free(S->hist[id]);
 			S->hist[id] = NULL;
 		}
@@ -1808,12 +1835,12 @@ apply_fold_pct(struct stk *S)
 
 			if (llabs(n->inc) < T && llabs(bn[n->frame]) < T && n->frame != S->broken) {
 				n->folded = 1;
-				p->exc += n->inc;
-				p->exc_count += n->inc_count;
-				p->fold += n->inc;
-				p->fold_count += n->inc_count;
+				p->exc = sadd(p->exc, n->inc);
+				p->exc_count = sadd(p->exc_count, n->inc_count);
+				p->fold = sadd(p->fold, n->inc);
+				p->fold_count = sadd(p->fold_count, n->inc_count);
 				S->st.folded_pct_nodes++;
-				S->st.folded_pct_metric += n->inc;
+				S->st.folded_pct_metric = sadd(S->st.folded_pct_metric, n->inc);
 				if (S->cfg.when)
 					merge_hist_subtree(S, id, c);
 			}
@@ -2150,13 +2177,13 @@ stk_byname(struct stk *S, struct stk_byname **rowsp, int *np)
 				n++;
 			}
 			r = &rows[rowof[f]];
-			r->exc += nd->exc;
-			r->exc_count += nd->exc_count;
-			r->fold += nd->fold;
-			r->fold_count += nd->fold_count;
+			r->exc = sadd(r->exc, nd->exc);
+			r->exc_count = sadd(r->exc_count, nd->exc_count);
+			r->fold = sadd(r->fold, nd->fold);
+			r->fold_count = sadd(r->fold_count, nd->fold_count);
 			if (onpath[f]++ == 0) {
-				r->inc += nd->inc;
-				r->inc_count += nd->inc_count;
+				r->inc = sadd(r->inc, nd->inc);
+				r->inc_count = sadd(r->inc_count, nd->inc_count);
 				if (!isnan(nd->first) && (isnan(r->first) || nd->first < r->first))
 					r->first = nd->first;
 				if (!isnan(nd->last) && (isnan(r->last) || nd->last > r->last))
@@ -2188,7 +2215,7 @@ stk_byname(struct stk *S, struct stk_byname **rowsp, int *np)
 					continue;
 				stamp[f] = i;
 				for (b = 0; b < STK_WHEN_BUCKETS; b++)
-					rows[rowof[f]].when[b] += S->hist[i][b];
+					rows[rowof[f]].when[b] = sadd(rows[rowof[f]].when[b], S->hist[i][b]);
 			}
 		}
 		free(stamp);

@@ -527,3 +527,25 @@ modules() { cut -f6,12 "$1" | awk -F'\t' '$1 > 0 && $2 ~ /^module / {print $2}' 
 	grep -q "PerfView.exe (pid 3884)" "$T/err"
 	[ "$(cut -d';' -f1 "$T/out" | sort -u)" = "Process64 PerfView (3884)" ]
 }
+
+@test "bad input: absurd count=/kframes=/weights are malformed lines, deep stacks and garbage do not crash" {
+	{ hdr; ev 0.1 Sample a.exe 1 2 1 'A!a' count=99999999999999999999
+	  ev 0.2 Sample a.exe 1 2 1 'A!a' kframes=-4
+	  ev 0.3 Sample a.exe 1 2 1e3 'A!a'
+	  ev 0.4 Sample a.exe 1 2 9999999999999 'A!a'
+	  ev 0.5 Sample a.exe 1 2 1 'A!a' count=3; } >"$T/a.evt"
+	run sf --unit=samples "$T/a.evt"
+	[ "$status" -eq 1 ]
+	[ "$output" = "A!a 3" ]
+	[ "$(grep -c 'a.evt:[2-5]:' "$T/err")" -eq 4 ]
+	python3 -c "
+import random; r = random.Random(1)
+print(';'.join('f%d' % i for i in range(100000)) + ' 5')
+for i in range(500):
+    print(bytes(r.randrange(1, 256) for _ in range(r.randrange(0, 80))).replace(b'\n', b'').decode('latin-1') + ' 1')
+" >"$T/in"
+	run sf --fold-pct=1 "$T/in"
+	[ "$status" -le 1 ]
+	run sf --by-name "$T/in"
+	[ "$status" -le 1 ]
+}
