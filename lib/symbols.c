@@ -18,6 +18,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define DIRCACHE 256
+
+/* A directory's entries, for case-insensitive matching (see listing()). */
+struct dirlist {
+	char *path;
+	char **names;		/* sorted case-insensitively */
+	size_t n;
+	struct dirlist *next;
+};
+
 struct sym_image {
 	struct symctx *ctx;
 	char *image, *pdbname, *base;	/* base: file name part of pdbname */
@@ -50,6 +60,7 @@ struct symctx {
 	size_t nimages, capimages;
 	struct sym_image *hash[1024];
 	struct sym_image *last;
+	struct dirlist *dirs_seen[DIRCACHE];
 };
 
 struct symctx *sym_new(void)
@@ -94,6 +105,17 @@ void sym_free(struct symctx *c)
 	for (i = 0; i < c->nremote; i++)
 		free(c->remote[i]);
 	free(c->remote);
+	for (i = 0; i < DIRCACHE; i++)
+		while (c->dirs_seen[i]) {
+			struct dirlist *l = c->dirs_seen[i];
+			size_t k;
+			c->dirs_seen[i] = l->next;
+			for (k = 0; k < l->n; k++)
+				free(l->names[k]);
+			free(l->names);
+			free(l->path);
+			free(l);
+		}
 	free(c->tracedir);
 	free(c->zippath);
 	if (c->zipstate > 0)
@@ -213,39 +235,86 @@ void sym_add_trace(struct symctx *c, const char *trace_path)
 
 /* ---- finding files ---- */
 
+/*
+ * Directory listings for case-insensitive matches, read once per
+ * directory: a trace names hundreds of images and a symbol cache can hold
+ * tens of thousands of entries.
+ */
+static int cmp_ci(const void *a, const void *b)
+{
+	return strcasecmp(*(char *const *)a, *(char *const *)b);
+}
+
+static unsigned hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h % DIRCACHE;
+}
+
+static const struct dirlist *listing(struct symctx *c, const char *dir)
+{
+	unsigned h = hash_str(dir);
+	struct dirlist *l;
+	struct dirent *e;
+	size_t cap = 0;
+	DIR *d;
+
+	for (l = c->dirs_seen[h]; l; l = l->next)
+		if (strcmp(l->path, dir) == 0)
+			return l;
+	l = xcalloc(1, sizeof *l);
+	l->path = xstrdup(dir);
+	if ((d = opendir(dir))) {
+		while ((e = readdir(d))) {
+			if (e->d_name[0] == '.' && (!e->d_name[1] ||
+			    (e->d_name[1] == '.' && !e->d_name[2])))
+				continue;
+			if (l->n == cap) {
+				cap = cap ? 2 * cap : 16;
+				l->names = xrealloc(l->names, cap * sizeof *l->names);
+			}
+			l->names[l->n++] = xstrdup(e->d_name);
+		}
+		closedir(d);
+		qsort(l->names, l->n, sizeof *l->names, cmp_ci);
+	}
+	l->next = c->dirs_seen[h];
+	c->dirs_seen[h] = l;
+	return l;
+}
+
 /* DIR/NAME, matching NAME case-insensitively when not there exactly. */
-static char *join_ci(const char *dir, const char *name)
+static char *join_ci(struct symctx *c, const char *dir, const char *name)
 {
 	size_t n = strlen(dir) + strlen(name) + 2;
-	char *p = xmalloc(n);
+	char *p = xmalloc(n), **hit;
+	const struct dirlist *l;
 	struct stat st;
-	DIR *d;
-	struct dirent *e;
 
 	snprintf(p, n, "%s/%s", dir, name);
 	if (stat(p, &st) == 0)
 		return p;
-	if ((d = opendir(dir))) {
-		while ((e = readdir(d)))
-			if (strcasecmp(e->d_name, name) == 0) {
-				snprintf(p, n, "%s/%s", dir, e->d_name);
-				closedir(d);
-				return p;
-			}
-		closedir(d);
+	l = listing(c, dir);
+	hit = l->n ? bsearch(&name, l->names, l->n, sizeof *l->names, cmp_ci)
+	    : NULL;
+	if (hit) {
+		snprintf(p, n, "%s/%s", dir, *hit);
+		return p;
 	}
 	free(p);
 	return NULL;
 }
 
-static char *join3_ci(const char *dir, const char *a, const char *b,
-    const char *c)
+static char *join3_ci(struct symctx *ctx, const char *dir, const char *a,
+    const char *b, const char *c)
 {
-	char *x = join_ci(dir, a), *y = NULL, *z = NULL;
+	char *x = join_ci(ctx, dir, a), *y = NULL, *z = NULL;
 	if (x)
-		y = join_ci(x, b);
+		y = join_ci(ctx, x, b);
 	if (y && c)
-		z = join_ci(y, c);
+		z = join_ci(ctx, y, c);
 	free(x);
 	if (!c)
 		return y;
@@ -327,7 +396,7 @@ static int try_file(struct sym_image *im, char *path)
 /* The cache has DIR/BASE/ but not our key: say which builds it has. */
 static void other_keys(struct sym_image *im, const char *dir)
 {
-	char *sub = join_ci(dir, im->base), list[300] = "";
+	char *sub = join_ci(im->ctx, dir, im->base), list[300] = "";
 	struct dirent *e;
 	struct stat st;
 	DIR *d;
@@ -353,9 +422,9 @@ static void other_keys(struct sym_image *im, const char *dir)
 }
 
 /* A flat DIR/BASE candidate: only a regular file counts. */
-static char *flat_file(const char *dir, const char *base)
+static char *flat_file(struct symctx *c, const char *dir, const char *base)
 {
-	char *p = join_ci(dir, base);
+	char *p = join_ci(c, dir, base);
 	struct stat st;
 	if (p && (stat(p, &st) < 0 || !S_ISREG(st.st_mode))) {
 		free(p);
@@ -368,17 +437,17 @@ static int search_dir(struct sym_image *im, const char *dir)
 {
 	char *idx, two[3];
 	struct stat st;
-	if (try_file(im, join3_ci(dir, im->base, im->key, im->base)))
+	if (try_file(im, join3_ci(im->ctx, dir, im->base, im->key, im->base)))
 		return 1;
 	other_keys(im, dir);
-	idx = join_ci(dir, "index2.txt");
+	idx = join_ci(im->ctx, dir, "index2.txt");
 	if (idx && stat(idx, &st) == 0 && strlen(im->base) >= 2) {
 		char *sub;
 		memcpy(two, im->base, 2);
 		two[2] = 0;
-		sub = join_ci(dir, two);
-		if (sub && try_file(im, join3_ci(sub, im->base, im->key,
-		    im->base))) {
+		sub = join_ci(im->ctx, dir, two);
+		if (sub && try_file(im, join3_ci(im->ctx, sub, im->base,
+		    im->key, im->base))) {
 			free(sub);
 			free(idx);
 			return 1;
@@ -386,7 +455,7 @@ static int search_dir(struct sym_image *im, const char *dir)
 		free(sub);
 	}
 	free(idx);
-	return try_file(im, flat_file(dir, im->base));
+	return try_file(im, flat_file(im->ctx, dir, im->base));
 }
 
 /* Member name matches symbols\BASE\KEY\BASE (either separator, any case). */
@@ -493,7 +562,7 @@ static void find_pdb(struct sym_image *im)
 		return;
 	if (c->tracedir) {
 		/* an unpacked PerfView .etl.zip: TRACEDIR/symbols/NAME/KEY/NAME */
-		char *sub = join_ci(c->tracedir, "symbols");
+		char *sub = join_ci(c, c->tracedir, "symbols");
 		int found = sub && search_dir(im, sub);
 		free(sub);
 		if (found)
