@@ -549,3 +549,17 @@ for i in range(500):
 	run sf --by-name "$T/in"
 	[ "$status" -le 1 ]
 }
+
+@test "the backup-server incident (etlgen): ndis.sys DPCs on CPUs 0,2,4,6 top the DPC ByName, ~220 us each" {
+	etlgen -o "$T/i.etl" "$BATS_TEST_DIRNAME/scenarios/backup-incident.yaml" 2>/dev/null
+	etl2evt "$T/i.etl" 2>/dev/null | evtfilter -k dpc -C 0,2,4,6 2>"$T/ef" |
+	    stackfold --kind=dpc --keep-addrs --tsv >"$T/bn"
+	grep -q "removed [0-9]* events, [0-9.]* ms, by cpu" "$T/ef"
+	top=$(sed -n 2p "$T/bn")
+	[ "$(echo "$top" | cut -f12)" = "ndis.sys!0x1a2b0" ]
+	[ "$(echo "$top" | cut -f3)" -eq 163000 ]
+	# average duration = Exc ms / Exc Ct, in microseconds
+	echo "$top" | awk -F'\t' '{ a = $1 / $3 * 1000; exit !(a > 200 && a < 240) }'
+	# four CPUs mostly busy: the When column is beyond 340% (*) in every bucket
+	[ "$(echo "$top" | cut -f11)" = "********************************" ]
+}
