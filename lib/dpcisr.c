@@ -30,11 +30,11 @@ struct row {
 	double *dur;		/* every duration, for percentiles */
 	size_t ndur, capdur;
 	/* intervals between successive starts (module rows) */
-	double last_start_ms;
 	uint64_t nint, unordered;
 	double sum_int, min_int, max_int;
 	/* module rows: usage per CPU and the histogram */
 	double *cpu_us;
+	double *cpu_last;	/* start of the previous routine on each CPU (ms), NAN if none */
 	size_t ncpu;
 	uint64_t bucket[NBUCKETS];
 };
@@ -212,6 +212,7 @@ rows_free(struct rowtab *t)
 		free(t->r[i]->func);
 		free(t->r[i]->dur);
 		free(t->r[i]->cpu_us);
+		free(t->r[i]->cpu_last);
 		free(t->r[i]);
 	}
 	free(t->r);
@@ -377,29 +378,37 @@ add_routine(struct dpc_stats *s, const struct evt_event *ev, int cls)
 			size_t n = (size_t)ev->cpu + 1;
 
 			mr->cpu_us = xrealloc(mr->cpu_us, n * sizeof(*mr->cpu_us));
-			memset(mr->cpu_us + mr->ncpu, 0, (n - mr->ncpu) * sizeof(*mr->cpu_us));
+			mr->cpu_last = xrealloc(mr->cpu_last, n * sizeof(*mr->cpu_last));
+			for (size_t k = mr->ncpu; k < n; k++) {
+				mr->cpu_us[k] = 0;
+				mr->cpu_last[k] = NAN;
+			}
 			mr->ncpu = n;
 		}
 		mr->cpu_us[ev->cpu] += us;
 		s->cpu_us[cls][ev->cpu] += us;
-	}
-	/* intervals between successive starts of this module's routines */
-	if (mr->count > 1) {
-		double d = (ev->time_ms - mr->last_start_ms) * 1000;
+		/*
+		 * Intervals between successive starts of this module's routines on
+		 * the same CPU: how often it fires there (back-to-back DPCs show
+		 * as intervals close to their duration).
+		 */
+		if (!isnan(mr->cpu_last[ev->cpu])) {
+			double d = (ev->time_ms - mr->cpu_last[ev->cpu]) * 1000;
 
-		if (d < 0)
-			mr->unordered++;
-		else {
-			mr->nint++;
-			mr->sum_int += d;
-			if (d < mr->min_int)
-				mr->min_int = d;
-			if (d > mr->max_int)
-				mr->max_int = d;
+			if (d < 0)
+				mr->unordered++;
+			else {
+				mr->nint++;
+				mr->sum_int += d;
+				if (d < mr->min_int)
+					mr->min_int = d;
+				if (d > mr->max_int)
+					mr->max_int = d;
+			}
 		}
+		if (isnan(mr->cpu_last[ev->cpu]) || ev->time_ms > mr->cpu_last[ev->cpu])
+			mr->cpu_last[ev->cpu] = ev->time_ms;
 	}
-	if (mr->count == 1 || ev->time_ms > mr->last_start_ms)
-		mr->last_start_ms = ev->time_ms;
 	if (s->want_samples && ev->cpu >= 0) {
 		struct interval *iv;
 
@@ -872,7 +881,7 @@ dpc_report_functions(struct dpc_stats *s, struct outbuf *ob)
 		ob_puts(ob, "\nBy module, function\n");
 	row_table(s, ob, &s->funcs, 1);
 	if (!s->o.tsv)
-		ob_puts(ob, "\nIntervals between starts (how often each module's routines run)\n");
+		ob_puts(ob, "\nIntervals between starts on the same CPU (how often each module's routines run)\n");
 	interval_table(s, ob);
 	if (!s->o.tsv)
 		ob_puts(ob, "\n");

@@ -36,6 +36,9 @@ setup_file() {
 	EOF
 	"$BATS_TEST_DIRNAME/browser/run.sh" "$D/cases.json" > "$D/result"
 	"$BATS_TEST_DIRNAME/browser/run.sh" --direct "$D/g.svg" 's=%5Ee%24' > "$D/direct.dom"
+	# zoom from the URL: x inside b, y of b's row
+	by=$(python3 "$BATS_TEST_DIRNAME/render_svg.py" "$D/g.svg" | awk -F'\t' '$1=="b"{print $4}')
+	"$BATS_TEST_DIRNAME/browser/run.sh" --direct "$D/g.svg" "x=100&y=$by&s=d" > "$D/direct-zoom.dom"
 }
 
 # the lines of one case, without the "case: " prefix
@@ -100,8 +103,11 @@ result() { sed -n "s/^$1: //p" "$BATS_FILE_TMPDIR/result" > "$T/r"; cat "$T/r"; 
 	grep -qx 'info=c (100 samples, 25.00%; -25.00%)' "$T/r"
 }
 
-@test "browser: the SVG opened directly searches from the URL (?s=)" {
+@test "browser: the SVG opened directly searches and zooms from the URL (?s=, ?x=&y=)" {
 	grep -q 'fg-ready="1"' "$BATS_FILE_TMPDIR/direct.dom"
 	grep -q 'fg-matched="15.0"' "$BATS_FILE_TMPDIR/direct.dom"
 	grep -q 'Matched: 15.0%' "$BATS_FILE_TMPDIR/direct.dom"
+	# ?x=&y= zooms into the box under that point, together with a search
+	grep -q 'fg-zoom="b"' "$BATS_FILE_TMPDIR/direct-zoom.dom"
+	grep -q 'fg-matched="20.0"' "$BATS_FILE_TMPDIR/direct-zoom.dom"
 }

@@ -96,6 +96,9 @@ jq_() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(
 	# 4 CPUs x one NDIS DPC per 400 us over 2 s = 10,000 per second
 	rate=$(awk -F'\t' '$1=="interval" && $2=="DPC" && $3=="ndis.sys" {print $5}' "$T/t")
 	awk -v r="$rate" 'BEGIN{exit !(r > 9900 && r <= 10000)}'
+	# on each CPU an NDIS DPC starts every 400 us, a storport ISR every 1500 us
+	[ "$(awk -F'\t' '$1=="interval" && $2=="DPC" && $3=="ndis.sys" {print $6, $7, $8}' "$T/t")" = "400.000 400.000 400.000" ]
+	[ "$(awk -F'\t' '$1=="interval" && $2=="ISR" && $3=="storport.sys" {print $6, $8}' "$T/t")" = "1500.000 1500.000" ]
 	# storport ISRs: one per 1.5 ms per CPU on 4 CPUs
 	rate=$(awk -F'\t' '$1=="interval" && $2=="ISR" {print $5}' "$T/t")
 	awk -v r="$rate" 'BEGIN{exit !(r > 2600 && r <= 2667)}'
