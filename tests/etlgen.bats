@@ -405,3 +405,21 @@ PY
 	l=$(awk -F'\t' '$1 == "3.000000" && $2 == "Sample"' "$T/k.evt")
 	[[ "$l" == *$'\tntoskrnl.exe!0x1f000;ntoskrnl.exe!0x8c210;ndis.sys!ndisInterruptDpc;e1i65x64.sys!e1iRxDpc;tcpip.sys!0x4410' ]] || fail "$l"
 }
+
+@test "the CSwitch generator: a thread runs on one CPU at a time, samples follow it, ReadyThread precedes each switch-in" {
+	etlgen -o "$T/c.etl" --expect "$T/c.exp" "$SCEN/cswitch.yaml" 2>/dev/null
+	etlgen --walk "$T/c.etl" >"$T/walk"
+	[ "$(walk_count "$T/walk" COMPACT64 0x05 0x24)" -gt 500 ] || fail "CSwitch records"
+	[ "$(walk_count "$T/walk" COMPACT64 0x05 0x24)" = "$(expect_count "$T/c.exp" CSwitch)" ]
+	[ "$(walk_count "$T/walk" COMPACT64 0x05 0x32)" = "$(expect_count "$T/c.exp" ReadyThread)" ]
+	# replay the switches: per CPU old_tid is what ran; no thread on two CPUs; samples see the running thread
+	awk -F'\t' '
+	    $2 == "CSwitch" { cpu = $3; old = substr($8, 9)
+	        if ((cpu in run ? run[cpu] : 0) != old) { print "CPU " cpu " at " $1 ": old_tid " old " but " run[cpu] " ran"; bad = 1 }
+	        if ($6 != 0) { if (($6 in on) && on[$6] != cpu) { print "tid " $6 " on two CPUs at " $1; bad = 1 }; on[$6] = cpu }
+	        else delete on[old]
+	        run[cpu] = $6; n++ }
+	    $2 == "Sample" && $6 != (($3 in run) ? run[$3] : 0) { print "sample at " $1 " on tid " $6 " but " run[$3] " runs"; bad = 1 }
+	    END { exit bad || n < 500 }' "$T/c.exp"
+	awk -F'\t' '$2 == "ReadyThread" { r[$3, $8] = $1 } $2 == "CSwitch" && $6 != 0 && !(($3, "ready_tid=" $6) in r) { bad = 1 } END { exit bad }' "$T/c.exp"
+}

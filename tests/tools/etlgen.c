@@ -1348,6 +1348,134 @@ settle_dpcs(void)
 	free(v);
 }
 
+/* Which thread runs on a CPU when (from generated context switches). */
+struct run {
+	int cpu;
+	int64_t t;
+	uint32_t tid;
+};
+static struct run *runs;
+static size_t nruns, capruns;
+
+static int
+cmp_run(const void *a, const void *b)
+{
+	const struct run *x = a, *y = b;
+	if (x->cpu != y->cpu)
+		return x->cpu - y->cpu;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static uint32_t
+running(int cpu, int64_t t)
+{
+	size_t lo = 0, hi = nruns;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (runs[mid].cpu < cpu || (runs[mid].cpu == cpu && runs[mid].t <= t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && runs[lo - 1].cpu == cpu ? runs[lo - 1].tid : 0;
+}
+
+static int64_t
+draw_ms(const yaml_node_t *n, const char *key, double dmean, double djit)
+{
+	yaml_node_t *d = get(n, key);
+	double mean = dmean, jit = djit, v;
+
+	if (d && d->type == YAML_MAPPING_NODE) {
+		mean = num_or(d, "mean", dmean);
+		jit = num_or(d, "jitter", 0);
+	} else if (d) {
+		mean = num_of(d);
+		jit = 0;
+	}
+	if (mean <= 0 || jit < 0)
+		bad(d ? d : n, "%s: mean must be positive", key);
+	v = mean + jit * rng_gauss();
+	if (v < mean / 10)
+		v = mean / 10;
+	return ms_to_ticks(v) > 2 ? ms_to_ticks(v) : 2;
+}
+
+/*
+ * CSwitch generator: on each CPU its share of THREADS (dealt round robin,
+ * so a thread never runs on two CPUs) alternates with the idle thread:
+ * run a quantum, wait (WrQueue, user mode), idle, then the next thread is
+ * readied (ReadyThread by READY_BY, when given) and switched in.
+ */
+static void
+gen_cswitch(const yaml_node_t *n)
+{
+	int cpus[1024], nc = parse_cpus(get(n, "cpus"), cpus), c, i, nt;
+	int64_t from = time_or(n, "from_ms", 0), to = time_or(n, "to_ms", S.duration);
+	yaml_node_t *tl = get(n, "threads");
+	uint32_t *tids, by = get(n, "ready_by") ? tid_of(get(n, "ready_by")) : 0;
+
+	nt = seq_len(tl);
+	if (!nt)
+		bad(n, "a CSwitch generator needs threads: [TID, ...]");
+	tids = xmalloc((size_t)nt * sizeof *tids);
+	for (i = 0; i < nt; i++) {
+		tids[i] = tid_of(seq_at(tl, i));
+		if (tids[i] == 0)
+			bad(seq_at(tl, i), "the idle thread takes turns by itself; list other threads");
+	}
+	for (c = 0; c < nc; c++) {
+		int cpu = cpus[c], k = 0, mine = 0;
+		int64_t t = from + 1;
+		for (i = c; i < nt; i += nc)
+			mine++;
+		if (!mine)
+			continue;
+		while (t < to) {
+			uint32_t tid = tids[c + nc * (k++ % mine)];
+			struct thread *th = thread_by_tid(tid);
+			int64_t idle = draw_ms(n, "idle_ms", 1, 0.5), q = draw_ms(n, "quantum_ms", 2, 1);
+			struct gev *e;
+			if (t + idle + q >= to)
+				break;
+			t += idle;
+			if (by) {
+				e = add_event(K_READY, cpu, t - 1);
+				e->a[0] = by;
+				e->a[1] = tid;
+				e->a[2] = 1;		/* AdjustReason: unwait */
+				e->a[3] = 1;		/* priority boost */
+				e->gen = 1;
+			}
+			e = add_event(K_CSWITCH, cpu, t);
+			e->a[0] = tid;
+			e->a[1] = 0;
+			e->a[2] = (uint32_t)th->prio;
+			e->a[3] = 0;
+			e->a[4] = 0u | 1u << 8;			/* Executive, old state Ready */
+			e->a[5] = (uint32_t)((idle * 1000) / (int64_t)S.freq);	/* ms waited */
+			e->gen = 1;
+			if (nruns + 2 > capruns) {
+				capruns = capruns ? capruns * 2 : 1024;
+				runs = xrealloc(runs, capruns * sizeof *runs);
+			}
+			runs[nruns++] = (struct run){cpu, t, tid};
+			t += q;
+			e = add_event(K_CSWITCH, cpu, t);
+			e->a[0] = 0;
+			e->a[1] = tid;
+			e->a[2] = 0;
+			e->a[3] = (uint32_t)th->prio;
+			e->a[4] = 15u | 5u << 8 | 1u << 16;	/* WrQueue, Waiting, user mode */
+			e->a[5] = 0;
+			e->gen = 1;
+			runs[nruns++] = (struct run){cpu, t, 0};
+		}
+	}
+	free(tids);
+	qsort(runs, nruns, sizeof *runs, cmp_run);
+}
+
 /* Sample generator: every interval on each CPU, from a weighted set. */
 static void
 gen_samples(const yaml_node_t *n)
@@ -1357,6 +1485,7 @@ gen_samples(const yaml_node_t *n)
 	int64_t step = ms_to_ticks(num_or(n, "interval_ms", S.interval_ms));
 	struct gen g;
 	size_t di = 0;
+	int follow = bool_or(n, "running", 0);
 
 	memset(&g, 0, sizeof g);
 	if (step < 1)
@@ -1380,6 +1509,25 @@ gen_samples(const yaml_node_t *n)
 				di++;
 			if (di < ndpcs && dpcs[di].cpu == cpu && dpcs[di].t0 <= t)
 				in = &dpcs[di];
+			if (follow) {
+				/* the stack of the thread the context switches put there */
+				uint32_t tid = running(cpu, t);
+				double sum = 0, r;
+				int k;
+				for (k = 0; k < g.nws; k++)
+					if (g.ws[k].tid == tid)
+						sum += g.ws[k].w;
+				if (sum <= 0)
+					bad(n, "running: no stack for thread %u, which runs on CPU %d at %.3f ms",
+					    tid, cpu, (double)t * 1000 / (double)S.freq);
+				r = rng_unit() * sum;
+				for (k = 0; k < g.nws; k++)
+					if (g.ws[k].tid == tid && (r -= g.ws[k].w) < 0)
+						break;
+				w = &g.ws[k < g.nws ? k : g.nws - 1];
+				while (w->tid != tid)
+					w--;
+			}
 			e = add_event(K_SAMPLE, cpu, t);
 			if (in && in->st) {
 				/* the DPC's stack, charged to the thread it interrupted */
@@ -1410,7 +1558,7 @@ parse_generators(const yaml_node_t *list)
 {
 	static const char *const keys[] = {"kind", "cpus", "count", "from_ms", "to_ms", "routine",
 	    "duration_us", "stack", "stacks", "tid", "prio", "vector", "msi", "message", "ret",
-	    "interval_ms", NULL};
+	    "interval_ms", "threads", "quantum_ms", "idle_ms", "ready_by", "running", NULL};
 	int i, pass;
 
 	/* DPCs and ISRs first: samples need to know which of them they fall into */
@@ -1424,10 +1572,12 @@ parse_generators(const yaml_node_t *list)
 			kind = kind_of(get(n, "kind"));
 			if (pass == 0 && isdpc(kind))
 				gen_dpc(n, kind);
+			else if (pass == 0 && kind == K_CSWITCH)
+				gen_cswitch(n);
 			else if (pass == 1 && kind == K_SAMPLE)
 				gen_samples(n);
-			else if (!isdpc(kind) && kind != K_SAMPLE)
-				bad(n, "no generator for %s (DPC, ThreadedDPC, TimerDPC, ISR, Sample)",
+			else if (!isdpc(kind) && kind != K_SAMPLE && kind != K_CSWITCH)
+				bad(n, "no generator for %s (DPC, ThreadedDPC, TimerDPC, ISR, CSwitch, Sample)",
 				    kind_names[kind]);
 		}
 		if (pass == 0)
