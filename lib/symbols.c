@@ -433,10 +433,15 @@ static char *flat_file(struct symctx *c, const char *dir, const char *base)
 	return p;
 }
 
+static const char *file_part(const char *path);
+
 static int search_dir(struct sym_image *im, const char *dir)
 {
 	char *idx, two[3];
 	struct stat st;
+	if (stat(dir, &st) == 0 && S_ISREG(st.st_mode))	/* --symbols app.pdb */
+		return strcasecmp(file_part(dir), im->base) == 0 &&
+		    try_file(im, xstrdup(dir));
 	if (try_file(im, join3_ci(im->ctx, dir, im->base, im->key, im->base)))
 		return 1;
 	other_keys(im, dir);

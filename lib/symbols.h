@@ -10,6 +10,7 @@
  *   1. every directory D given with sym_add_path() (--symbols) and in
  *      _NT_SYMBOL_PATH (sym_add_env()), in order: D/N/K/N (symbol-server
  *      layout, also D/N[0..1]/N/K/N when D/index2.txt exists), then D/N;
+ *      a D that is a file named N is tried itself;
  *   2. the trace's directory, the same way, and its symbols/ subdirectory
  *      (an unpacked PerfView .etl.zip);
  *   3. inside a PerfView .etl.zip: its symbols\N\K\N members (or any

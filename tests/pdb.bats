@@ -459,6 +459,8 @@ with open(sys.argv[3], "w") as i, open(sys.argv[4], "w") as w:
 	touch "$T/tracedir/t.etl"
 	run symlookup -a -s "$T/nonexistent;$T/flat" "$T/in"
 	[ "$status" -eq 0 ]; [[ "$output" == *"$T/flat/CppCon.pdb ("* ]]
+	run symlookup -a -s "$T/flat/CppCon.pdb" "$T/in"	# a PDB file itself
+	[ "$status" -eq 0 ]; [[ "$output" == *"$T/flat/CppCon.pdb ("* ]]
 	run symlookup -a -s "$T/two" "$T/in"
 	[ "$status" -eq 0 ]; [[ "$output" == *"$T/two/Cp/CppCon.pdb/$CPPCON_KEY/CppCon.pdb ("* ]]
 	run symlookup -a -t "$T/tracedir/t.etl" "$T/in"
