@@ -1949,8 +1949,9 @@ static const char *
 out_name(struct stk *S, uint32_t f)
 {
 	const char *s = stk_name(S, f);
-	size_t n = strlen(s), i;
-	int bad = 0;
+	size_t n = strlen(s), i, d;
+	int bad = n == 0 || s[n - 1] == ' ';
+	char *o;
 
 	if (f == STK_NONE)
 		return s;
@@ -1959,40 +1960,29 @@ out_name(struct stk *S, uint32_t f)
 	for (i = 0; i < n; i++)
 		if (s[i] == ';' || (unsigned char)s[i] < 0x20 || s[i] == 0x7f)
 			bad = 1;
-	if (n > 0) {
-		i = n;
-		while (i > 0 && ((s[i - 1] >= '0' && s[i - 1] <= '9') || s[i - 1] == '.'))
-			i--;
-		if (i < n && i > 0 && (s[i - 1] == ' ' || s[i - 1] == '\t'))
-			bad = 1;
-	}
-	if (n == 0)
+	d = n;
+	while (d > 0 && ((s[d - 1] >= '0' && s[d - 1] <= '9') || s[d - 1] == '.'))
+		d--;
+	if (d < n && d > 0 && s[d - 1] == ' ')
 		bad = 1;
 	if (!bad)
 		return s;
-	{
-		char *o = xmalloc(n + 2);
+	o = xmalloc(n + 2);
+	for (i = 0; i < n; i++) {
+		char c = s[i];
 
-		for (i = 0; i < n; i++) {
-			char c = s[i];
-
-			o[i] = c == ';' ? ':' : ((unsigned char)c < 0x20 || c == 0x7f || c == ' ') ? '_' : c;
-		}
-		if (n == 0)
-			o[n++] = '?';
-		o[n] = '\0';
-		/* only the trailing " 123" case needs spaces replaced; keep others readable */
-		for (i = 0; i < n && n > 0; i++)
-			if (s[i] == ' ')
-				o[i] = ' ';
-		i = n;
-		while (i > 0 && ((o[i - 1] >= '0' && o[i - 1] <= '9') || o[i - 1] == '.'))
-			i--;
-		if (i < n && i > 0 && o[i - 1] == ' ')
-			o[i - 1] = '_';
-		S->fi[f].outname = o;
-		return o;
+		o[i] = c == ';' ? ':' : ((unsigned char)c < 0x20 || c == 0x7f) ? '_' : c;
 	}
+	if (n == 0)
+		o[n++] = '?';
+	o[n] = '\0';
+	/* a trailing " 123" would be read as a second count; trailing blanks as the separator */
+	if (d < n && d > 0 && o[d - 1] == ' ')
+		o[d - 1] = '_';
+	for (i = n; i > 0 && o[i - 1] == ' '; i--)
+		o[i - 1] = '_';
+	S->fi[f].outname = o;
+	return o;
 }
 
 size_t

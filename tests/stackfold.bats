@@ -563,3 +563,17 @@ for i in range(500):
 	# four CPUs mostly busy: the When column is beyond 340% (*) in every bucket
 	[ "$(echo "$top" | cut -f11)" = "********************************" ]
 }
+
+@test "§3.1 trailing blanks and control bytes in frames of folded input are respelled; output stays valid" {
+	printf 'a ;b\001c 3\n' >"$T/in"
+	run sf "$T/in"
+	[ "$output" = "a_;b_c 3" ]
+	stackfold "$T/in" >"$T/out"
+	check_folded "$T/out"
+}
+
+@test "§2.5 Fold% can fold a whole top-level node into ROOT; the total is still written" {
+	printf 'a!main 999\nb!tiny 1\n' >"$T/in"
+	run sf --fold-pct=1 "$T/in"
+	[ "$output" = "$(printf 'ROOT 1\na!main 999')" ]
+}
