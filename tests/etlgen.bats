@@ -423,3 +423,18 @@ PY
 	    END { exit bad || n < 500 }' "$T/c.exp"
 	awk -F'\t' '$2 == "ReadyThread" { r[$3, $8] = $1 } $2 == "CSwitch" && $6 != 0 && !(($3, "ready_tid=" $6) in r) { bad = 1 } END { exit bad }' "$T/c.exp"
 }
+
+@test "32-bit logfile header mirrored from smallEtlFile.etl reads back as the real one" {
+	require_corpus
+	etlgen -o "$T/m.etl" "$SCEN/mirror-small32.yaml" 2>/dev/null
+	etlgen --walk "$T/m.etl" | grep -q 'K SYSTEM32 g=0x00 t=0x00'
+	hdr() { etl2evt "$1" | head -1 | tr '\t' '\n' | grep -v -e '^source=' -e '^duration_ms='; }
+	hdr "$CORPUS/perfview/smallEtlFile.etl" >"$T/real"
+	hdr "$T/m.etl" >"$T/mine"
+	grep -q '^pointer_size=4$' "$T/real"
+	textdiff "$T/real" "$T/mine"
+	# the same fixed fields at the same offsets (BufferSize .. CpuSpeed, PerfFreq, StartTime, clock type)
+	f() { od -An -tx1 -j$((72 + 32)) -N16 "$1"; od -An -tx1 -j$((72 + 32 + 44)) -N4 "$1"; od -An -tx1 -j$((72 + 32 + 52)) -N4 "$1"
+	      od -An -tx1 -j$((72 + 32 + 248)) -N20 "$1"; }
+	textdiff <(f "$CORPUS/perfview/smallEtlFile.etl") <(f "$T/m.etl")
+}
