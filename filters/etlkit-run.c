@@ -1348,25 +1348,38 @@ process_gone(long pid)
 	return paren && paren[1] == ' ' && paren[2] == 'Z';
 }
 
+/*
+ * Removes what dead runs left in DIR: ".NAME.tmp.PID" (atomic writes) and
+ * ".scratch.PID.*" (inputs of output tools), only when PID is gone, as
+ * another run may share the directory.
+ */
 static void
-remove_stale_temps(void)
+remove_stale_temps(const char *dir)
 {
-	DIR *d = opendir(pl->cache);
+	DIR *d = opendir(dir);
 	struct dirent *e;
 
 	if (d == NULL)
 		return;
 	while ((e = readdir(d)) != NULL) {
 		const char *t = strstr(e->d_name, ".tmp.");
-		long pid;
-		char *end;
+		long pid = 0;
+		char *end = NULL;
 
-		if (e->d_name[0] != '.' || t == NULL)
+		if (e->d_name[0] != '.')
 			continue;
-		pid = strtol(t + 5, &end, 10);
-		/* only temporaries whose writer is gone: another run may share the cache */
-		if (*end == '\0' && pid > 0 && process_gone(pid)) {
-			char *p = xasprintf("%s/%s", pl->cache, e->d_name);
+		if (strncmp(e->d_name, ".scratch.", 9) == 0) {
+			pid = strtol(e->d_name + 9, &end, 10);
+			if (*end != '.')
+				continue;
+		} else if (t != NULL) {
+			pid = strtol(t + 5, &end, 10);
+			if (*end != '\0')
+				continue;
+		} else
+			continue;
+		if (pid > 0 && process_gone(pid)) {
+			char *p = xasprintf("%s/%s", dir, e->d_name);
 
 			unlink(p);
 			free(p);
@@ -1483,7 +1496,8 @@ main(int argc, char **argv)
 		cli_fatal("%s: no trace matches any scenario", pl->file);
 	if (rc_mkdirs(pl->cache) != 0)
 		cli_fatal("%s: %s", pl->cache, strerror(errno));
-	remove_stale_temps();
+	remove_stale_temps(pl->cache);
+	remove_stale_temps(pl->outdir);
 	todo = xmalloc(((size_t)njobs + 1) * sizeof(int));
 	for (i = 0; i < njobs; i++) {
 		jobs[i].state = check_cache(&jobs[i], opt_retry);

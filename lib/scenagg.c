@@ -955,10 +955,10 @@ glob_class(const char *p, int c, const char **end)
 
 static int
 glob_rec(const char *p, const char *s, const char *s0, size_t cs[], size_t cl[],
-    int idx, int ncap, int *nstars, int depth)
+    int idx, int ncap, int *nstars, int depth, long *budget)
 {
-	if (depth > 64)
-		return 0;	/* absurd patterns do not get to recurse forever */
+	if (depth > 64 || --*budget < 0)
+		return 0;	/* absurd patterns do not get to backtrack forever */
 	for (;;) {
 		if (*p == '\0') {
 			if (*s != '\0')
@@ -971,7 +971,8 @@ glob_rec(const char *p, const char *s, const char *s0, size_t cs[], size_t cl[],
 			size_t max = strcspn(s, "/"), n;
 
 			for (n = 0; n <= max; n++)
-				if (glob_rec(p + 1, s + n, s0, cs, cl, idx + 1, ncap, nstars, depth + 1)) {
+				if (glob_rec(p + 1, s + n, s0, cs, cl, idx + 1, ncap, nstars, depth + 1,
+				    budget)) {
 					if (idx < ncap) {
 						cs[idx] = (size_t)(s - s0);
 						cl[idx] = n;
@@ -1010,8 +1011,9 @@ scenagg_glob(const char *pat, const char *s, size_t cap_start[], size_t cap_len[
     int ncap, int *ncaptured)
 {
 	int nstars = 0;
+	long budget = 1000000;
 
-	if (!glob_rec(pat, s, s, cap_start, cap_len, 0, ncap, &nstars, 0))
+	if (!glob_rec(pat, s, s, cap_start, cap_len, 0, ncap, &nstars, 0, &budget))
 		return 0;
 	if (ncaptured)
 		*ncaptured = nstars < ncap ? nstars : ncap;
@@ -1080,7 +1082,8 @@ scenagg_name_from_path(const char *path, const char *pat, const char *name)
 	}
 	if (name == NULL || *name == '\0')
 		name = "$1";
-	cap = strlen(name) + strlen(path) * 10 + strlen(st) * 10 + 1;
+	/* every "$k" expands to at most the longer of the path and the stem */
+	cap = strlen(name) + (strlen(name) / 2 + 1) * (strlen(path) + strlen(st)) + 1;
 	out = xmalloc(cap);
 	for (p = name; *p; p++) {
 		if (*p == '$' && p[1] >= '0' && p[1] <= '9') {

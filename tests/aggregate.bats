@@ -242,3 +242,17 @@ make_scenarios() {
 	awk -F'\t' '$1 == "Test.x64.exe" { print $6 }' "$T/bn.tsv" | grep -q '^_[0-9A-Z]$'
 	evtcheck --folded=speedscope "$T/all.folded"
 }
+
+@test "hostile name patterns: many \$ references and a backtracking glob stay bounded" {
+	long=$(printf 'a%.0s' $(seq 200))
+	printf 'p;x 1\n' >"$T/$long.folded"
+	run aggregate -n "$(printf '$0%.0s' $(seq 100))" "$T/$long.folded"
+	[ "$status" -eq 0 ]
+	[ "${#output}" -eq $((200 * 100 + 6)) ]
+	# a pattern that would backtrack for ages is cut off: reported as not matching, quickly
+	start=$(date +%s)
+	run aggregate -p "$(printf '*a%.0s' $(seq 30))*b" "$T/$long.folded"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"does not match"* ]]
+	[ $(($(date +%s) - start)) -lt 5 ]
+}
