@@ -739,3 +739,23 @@ frame_share() {	# EVT MODULE
 	[ "${lines[1]}" = "CppCon.exe!__security_check_cookie" ]
 	[[ "$output" == *"(2 of 2 addresses named); 1 damaged records skipped, first: "*"CppCon.pdb: offset "*"module stream "*"overruns"* ]]
 }
+
+@test "a damaged or mismatched PDB inside a .etl.zip is reported with the member's name, never used" {
+	require_corpus
+	python3 - "$CPPCON" "$T/t.etl.zip" "$CPPCON_KEY" <<-'EOF'
+	import sys, zipfile
+	d = open(sys.argv[1], 'rb').read()
+	with zipfile.ZipFile(sys.argv[2], 'w', zipfile.ZIP_DEFLATED) as z:
+	    z.writestr('PerfViewData.etl', b'')
+	    z.writestr('symbols\\CppCon.pdb\\%s\\CppCon.pdb' % sys.argv[3], d[:250000])
+	    z.writestr('symbols\\Other.pdb\\%s7\\Other.pdb' % sys.argv[3][:-1], d)
+	EOF
+	printf '%s\n' "CppCon.exe CppCon.pdb $CPPCON_ID 5 1010" "Other.dll Other.pdb $CPPCON_ID 7 1010" >"$T/in"
+	run symlookup -t "$T/t.etl.zip" "$T/in"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"CppCon.exe!0x1010"* ]]
+	[[ "$output" == *"Other.dll!0x1010"* ]]
+	[[ "$output" == *"CppCon.exe: pdb-damaged CppCon.pdb: $T/t.etl.zip:symbols\\CppCon.pdb\\$CPPCON_KEY\\CppCon.pdb: offset "* ]]
+	[[ "$output" == *"Other.dll: pdb-mismatch Other.pdb: $T/t.etl.zip:symbols\\Other.pdb\\"*"has GUID/age $CPPCON_KEY, not ${CPPCON_KEY%5}7"* ]]
+}
