@@ -1494,10 +1494,13 @@ main(int argc, char **argv)
 	empty = expand_scenarios();
 	if (njobs == 0)
 		cli_fatal("%s: no trace matches any scenario", pl->file);
-	if (rc_mkdirs(pl->cache) != 0)
-		cli_fatal("%s: %s", pl->cache, strerror(errno));
-	remove_stale_temps(pl->cache);
-	remove_stale_temps(pl->outdir);
+	if (!list) {
+		/* --list-jobs only reads: it creates and removes nothing */
+		if (rc_mkdirs(pl->cache) != 0)
+			cli_fatal("%s: %s", pl->cache, strerror(errno));
+		remove_stale_temps(pl->cache);
+		remove_stale_temps(pl->outdir);
+	}
 	todo = xmalloc(((size_t)njobs + 1) * sizeof(int));
 	for (i = 0; i < njobs; i++) {
 		jobs[i].state = check_cache(&jobs[i], opt_retry);
