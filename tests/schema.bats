@@ -1,0 +1,138 @@
+#!/usr/bin/env bats
+# Issue 9: manifest events decoded with the schemas embedded in traces
+# (KernelTraceControl MetaData EventInfo/EventMapInfo, lib/tdh), WindowsPerf's
+# built-in layouts (lib/wperf), and the PMU view (lib/pmu, render pmu).
+load helpers
+
+NET_ZIP() { echo "$CORPUS/perfview/net.4.5.2.x64.etl.zip"; }
+BASELINE() { echo "$CORPUS/perfview/net.4.5.2.x64.baseline.txt"; }
+
+# A plain .etl of the corpus, extracted once per file run.
+corpus_etl() { # NAME ZIP MEMBER
+	local f="$BATS_FILE_TMPDIR/$1"
+	[ -s "$f" ] || unzip_member "$2" "$3" "$f"
+	echo "$f"
+}
+
+# Compares tdhdump output with TraceEvent's baseline (EVENT lines, Name=value; fields):
+# TraceEvent truncates strings to 20 characters + "...", writes numbers with thousands
+# separators and times as yy/MM/dd HH:mm:ss.ff; values are compared after that formatting.
+# MODE schema: events TraceEvent decoded from the same embedded schemas (names must be equal).
+# MODE kernelfile: TraceEvent decodes Kernel-File with its own built-in parser (IrpPtr for Irp,
+# CreateOptions split into options and disposition, DOS paths); values are mapped to it.
+compare_baseline() { # BASELINE TDHDUMP MODE
+	python3 - "$@" <<'PY'
+import sys, re
+base, ours, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+SCHEMA_PROVIDERS = ('Microsoft-Windows-Kernel-EventTracing', 'Microsoft-Windows-DNS-Client',
+    'Microsoft-Windows-Kernel-Process', 'Microsoft-Windows-Immersive-Shell')
+def te_fields(line):
+    rest = line.split('; DataLen=', 1)[1]
+    rest = rest.split('; ', 1)[1] if '; ' in rest else ''
+    return [(f.strip().partition('=')[0], f.strip().partition('=')[2]) for f in rest.split('; ') if f.strip()]
+def te_events(path, want):
+    for line in open(path, encoding='utf-8'):
+        m = re.match(r'EVENT ([\d,]+\.\d+): (\S+?)/(.*?) PID=', line)
+        if m and m.group(2) in want:
+            yield float(m.group(1).replace(',', '')), m.group(2), m.group(3), te_fields(line)
+ev = {}
+for line in open(ours, encoding='utf-8'):
+    t, prov, name, fields = line.rstrip('\n').split('\t', 3)
+    fl = [(f.partition('=')[0], f.partition('=')[2]) for f in fields.split('; ') if f]
+    ev.setdefault((prov, t), []).append((name, fl))
+def as_te(v):
+    if re.fullmatch(r'-?\d+', v): return '{:,}'.format(int(v))
+    m = re.fullmatch(r'\d\d(\d\d)-(\d\d)-(\d\d)T(\d\d:\d\d:\d\d\.\d+)Z', v)
+    if m: return '%s/%s/%s %s' % m.groups()
+    return v
+def same(mine, te):
+    if mine == te: return True
+    if te.startswith('0x') and mine.startswith('0x'): return int(te, 16) == int(mine, 16)
+    mine = as_te(mine)
+    if te.endswith('...'): return mine.startswith(te[:-3])
+    return mine.lower() == te.lower() if te in ('True', 'False') else mine == te
+def kf(fields):
+    d = dict(fields)
+    co = int(d['CreateOptions'], 16)
+    share = {1: 'Read', 2: 'Write', 3: 'ReadWrite', 4: 'Delete', 5: 'Read, Delete', 6: 'Write, Delete', 7: 'ReadWrite, Delete'}
+    disp = {0: 'SUPERSEDE', 1: 'OPEN_EXISTING', 2: 'CREATE_NEW', 3: 'OPEN_ALWAYS', 4: 'OVERWRITE', 5: 'OVERWRITE_IF'}
+    opts = co & 0xffffff
+    name = d['FileName'].replace('\\Device\\HarddiskVolume2\\', 'C:\\').replace('\\Device\\Mup\\', '\\\\')
+    return [('IrpPtr', d['Irp']), ('FileObject', d['FileObject']),
+            ('CreateOptions', 'FILE_ATTRIBUTE_ARCHIVE' if opts == 0x20 else str(opts)),
+            ('CreateDisposition', disp[co >> 24]), ('FileAttributes', str(int(d['CreateAttributes'], 16))),
+            ('ShareAccess', share.get(int(d['ShareAccess'], 16), d['ShareAccess'])), ('FileName', name)]
+want = SCHEMA_PROVIDERS if mode == 'schema' else ('Microsoft-Windows-Kernel-File',)
+n = bad = 0
+for t, prov, name, tf in te_events(base, want):
+    cands = [c for dt in (0, -0.001, 0.001) for c in ev.get((prov, '%.3f' % (t + dt)), []) if c[0] == name]
+    n += 1
+    if not cands:
+        print('missing: %.3f %s/%s' % (t, prov, name)); bad += 1; continue
+    if not any([k for k, _ in fl] == [k for k, _ in tf] and all(same(a[1], b[1]) for a, b in zip(fl, tf))
+               for fl in ((kf(f) if mode != 'schema' else f) for _, f in cands)):
+        bad += 1
+        print('differs: %.3f %s/%s\n  TraceEvent: %s\n  tdh:        %s' % (t, prov, name, tf, cands[0][1]))
+print('compared=%d differ=%d' % (n, bad))
+sys.exit(1 if bad else 0)
+PY
+}
+
+@test "tdh: net.4.5.2.x64's 61 EventInfo and 24 EventMapInfo schemas parse, and every event with a schema decodes" {
+	require_corpus
+	etl=$(corpus_etl net.etl "$(NET_ZIP)" net.4.5.2.x64.etl)
+	run tdhdump -s "$etl"
+	[ "$status" -eq 0 ] || fail "$output"
+	# the census: 44+17 MetaData type 32 and 14+10 type 33 records; repeats keep the first
+	[[ "$output" == "schemas=61 maps=24 damaged=0 decoded="*" failed=0 nomatch="* ]] || fail "$output"
+	decoded=$(sed 's/.*decoded=\([0-9]*\).*/\1/' <<<"$output")
+	# every Kernel-File (562), Kernel-EventTracing (77), DNS-Client (4), Immersive-Shell (8) and
+	# Kernel-Process (2) event of the census, plus the CLR events whose schemas the merge embedded
+	[ "$decoded" -eq 66394 ] || fail "decoded=$decoded"
+}
+
+@test "tdh: field names and values equal TraceEvent's decode of the same embedded schemas (net.4.5.2.x64)" {
+	require_corpus
+	etl=$(corpus_etl net.etl "$(NET_ZIP)" net.4.5.2.x64.etl)
+	tdhdump "$etl" >"$T/net.tdh"
+	run compare_baseline "$(BASELINE)" "$T/net.tdh" schema
+	[ "$status" -eq 0 ] || fail "$output"
+	# Kernel-EventTracing ENABLE (GUID field) x15, DNS-Client (value map, sockaddr, length
+	# prefix dropped) x4, Kernel-Process start/stop (FILETIMEs, 64-bit counters), Immersive-Shell x8
+	[[ "$output" == "compared=29 differ=0" ]] || fail "$output"
+	grep -qF $'174.754\tMicrosoft-Windows-DNS-Client\tDnsServerForInterface\tInterface=Ethernet; TotalServerCount=4; Index=1; DynamicAddress=dynamic; Address=[2001:4898::1050:1050]:0; ' "$T/net.tdh"
+	grep -qF $'8202.284\tMicrosoft-Windows-Kernel-Process\tProcessStop/Stop\tProcessID=3676; CreateTime=2020-07-29T00:07:03.3564008Z; ExitTime=2020-07-29T00:07:08.8251536Z; ExitCode=0; TokenElevationType=2; HandleCount=101; CommitCharge=10559488; CommitPeak=10784768; CPUCycleCount=18544501267; ' "$T/net.tdh"
+}
+
+@test "tdh: Kernel-File Create events (schema embedded in net.4.5.2.x64) carry TraceEvent's values" {
+	require_corpus
+	etl=$(corpus_etl net.etl "$(NET_ZIP)" net.4.5.2.x64.etl)
+	tdhdump "$etl" >"$T/net.tdh"
+	[ "$(grep -c $'\tMicrosoft-Windows-Kernel-File\tCreate\tIrp=0x' "$T/net.tdh")" -eq 562 ]
+	run compare_baseline "$(BASELINE)" "$T/net.tdh" kernelfile
+	[ "$status" -eq 0 ] || fail "$output"
+	[[ "$output" == "compared=5 differ=0" ]] || fail "$output"
+	grep -qF $'169.833\tMicrosoft-Windows-Kernel-File\tCreate\tIrp=0xfffffa830393a3e8; FileObject=0xfffffa83004bda90; IssuingThreadId=3780; CreateOptions=0x1200000; CreateAttributes=0x0; ShareAccess=0x7; FileName=\\Device\\HarddiskVolume2\\Windows\\SysWOW64\\inetsrv\\iiscore.dll; ' "$T/net.tdh"
+}
+
+@test "tdh: ctf-net45-win7 (Win7 merge: 6 schemas, 1 map) decodes its Kernel-EventTracing and DNS-Client events" {
+	require_corpus
+	etl=$(corpus_etl ctf.etl "$CORPUS/perfview/ctf-net45-win7.etl.zip" PerfViewData.etl)
+	run tdhdump -s "$etl"
+	[[ "$output" == "schemas=6 maps=1 damaged=0 decoded=95 failed=0 "* ]] || fail "$output"
+	tdhdump "$etl" >"$T/ctf.tdh"
+	[ "$(grep -c $'\tMicrosoft-Windows-Kernel-EventTracing\tETW_TASK_PROVIDER/ETW_OPCODE_REGISTER\tProviderName=' "$T/ctf.tdh")" -eq 43 ]
+}
+
+@test "tdh: damaged schema records (truncated, bytes flipped) never crash, are counted, and events still decode or fall back" {
+	require_corpus
+	etl=$(corpus_etl ctf.etl "$CORPUS/perfview/ctf-net45-win7.etl.zip" PerfViewData.etl)
+	run tdhdump -f 300 "$etl"
+	[ "$status" -eq 0 ] || fail "$output"
+	[[ "$output" =~ ^rounds=300\ stored=([0-9]+)\ damaged=([0-9]+)\ decoded=([0-9]+)\ failed=([0-9]+)$ ]] || fail "$output"
+	# some copies are rejected, some still parse and decode
+	[ "${BASH_REMATCH[2]}" -gt 0 ] && [ "${BASH_REMATCH[3]}" -gt 0 ] || fail "$output"
+	etl=$(corpus_etl net.etl "$(NET_ZIP)" net.4.5.2.x64.etl)
+	run tdhdump -f 20 "$etl"
+	[ "$status" -eq 0 ] || fail "$output"
+}
