@@ -464,6 +464,57 @@ flame_mapped(const char *path, struct flame *f, struct stack_sink *s)
 	return 1;
 }
 
+/* Were any of stackfold's shaping options given (grouping, folding, roots...)? */
+static int
+stk_wanted(const struct stk_config *c)
+{
+	return c->group || c->fold || c->include || c->exclude || c->fold_pct > 0 ||
+	    c->roots != STK_ROOTS_NONE || c->kernel || c->unit_set || c->chain_groups;
+}
+
+/*
+ * Flame graph of stacks shaped by lib/stacks (--group, --fold, --roots,
+ * ...): exactly what stackfold would write, without the pipe.
+ */
+static long
+flame_from_stk(struct options *op, struct flame *f, int argc, char **argv)
+{
+	struct stk *S = stk_new(&op->stk);
+	long bad = 0;
+	uint32_t id, nn;
+	char *buf = NULL;
+	size_t cap = 0, len;
+	double div;
+	int i;
+
+	if (argc == 0)
+		bad += stk_read(S, "-");
+	for (i = 0; i < argc; i++)
+		bad += stk_read(S, argv[i]);
+	stk_finish(S);
+	div = stk_unit_div(S);
+	nn = stk_nnodes(S);
+	for (id = 1; id < nn; id++) {
+		const struct stk_node *n = stk_node(S, id);
+
+		if (n->folded || n->exc <= 0)
+			continue;
+		len = stk_path_text(S, id, buf, cap);
+		if (len + 1 > cap) {
+			cap = 2 * (len + 1);
+			buf = xrealloc(buf, cap);
+			len = stk_path_text(S, id, buf, cap);
+		}
+		flame_add(f, buf, len, (double)n->exc / div, 0, 0);
+	}
+	if (!op->countname_set)
+		flame_set_countname(f, strcmp(stk_unit_name(S), "count") == 0 ? "samples" :
+		    stk_unit_name(S));
+	free(buf);
+	stk_free(S);
+	return bad;
+}
+
 static int
 run_flame(struct options *op, int argc, char **argv)
 {
@@ -477,11 +528,15 @@ run_flame(struct options *op, int argc, char **argv)
 	s.add = flame_sink;
 	s.ctx = f;
 	s.kind = op->kind;
-	if (argc == 0)
-		st = read_stacks("-", &s) < 0 ? EXIT_FATAL : 0;
-	for (i = 0; i < argc; i++)
-		if (!flame_mapped(argv[i], f, &s) && read_stacks(argv[i], &s) < 0)
-			st = EXIT_FATAL;
+	if (stk_wanted(&op->stk))
+		s.bad = (unsigned long)flame_from_stk(op, f, argc, argv);
+	else {
+		if (argc == 0)
+			st = read_stacks("-", &s) < 0 ? EXIT_FATAL : 0;
+		for (i = 0; i < argc; i++)
+			if (!flame_mapped(argv[i], f, &s) && read_stacks(argv[i], &s) < 0)
+				st = EXIT_FATAL;
+	}
 	if (st == EXIT_FATAL) {
 		flame_free(f);
 		return st;
@@ -822,8 +877,12 @@ main(int argc, char **argv)
 	if ((m == M_CALLERS || m == M_CALLEES) && op.focus == NULL)
 		cli_usage_error("%s needs -f FRAME", m == M_CALLERS ? "callers" : "callees");
 	switch (m) {
-	case M_FLAME:
-		return run_flame(&op, argc, argv);
+	case M_FLAME: {
+		int r = run_flame(&op, argc, argv);
+
+		stk_config_free(&op.stk);
+		return r;
+	}
 	case M_TREE: case M_CALLERS: case M_CALLEES: case M_BYNAME: case M_SPEEDSCOPE: {
 		int r = run_view(&op, m, argc, argv);
 

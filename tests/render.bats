@@ -316,3 +316,22 @@ for i in range(6000):
 	render "$T/mixed2" > "$T/6.svg"
 	cmp "$T/5.svg" "$T/6.svg"
 }
+
+@test "flame: stackfold's options shape the stacks (roots, group, fold, unit) like stackfold | render" {
+	{
+		printf '#evt\t1\tsource=x.etl\tpointer_size=8\n'
+		printf '0.5\tSample\t0\tapp.exe\t10\t20\t1\tntdll.dll!A;app.exe!main;app.exe!f\n'
+		printf '1.5\tSample\t1\tapp.exe\t10\t21\t1\tntdll.dll!A;app.exe!main\n'
+		printf '2.5\tSample\t1\tother.exe\t11\t30\t2\tntdll.dll!A;other.exe!run\n'
+	} > "$T/in.evt"
+	render --roots=process --group='ntdll.dll!->OS' "$T/in.evt" > "$T/a.svg"
+	stackfold --roots=process --group='ntdll.dll!->OS' "$T/in.evt" | render --countname us > "$T/b.svg"
+	cmp "$T/a.svg" "$T/b.svg"
+	python3 "$BATS_TEST_DIRNAME/render_svg.py" "$T/a.svg" > "$T/x"
+	grep -q $'^Process64 app (10)\t2000\t' "$T/x"
+	grep -q $'^OS\t' "$T/x"
+	! grep -q 'ntdll' "$T/x"
+	python3 "$BATS_TEST_DIRNAME/render_svg.py" --meta "$T/a.svg" | grep -qx $'frames.cname\tus'
+	render --unit=ms --roots=thread "$T/in.evt" | python3 "$BATS_TEST_DIRNAME/render_svg.py" /dev/stdin |
+	    grep -q $'^Thread (30)\t2\t'
+}
