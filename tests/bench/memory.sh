@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Benchmark: peak memory of etl2evt and stackfold against input size (issue 10:
+# memory must follow distinct stacks, never file size; the claim is < 256 MB).
+#
+#   etl2evt    on synthesised ETL: etlgen's backup-server incident (24 CPUs,
+#              DPC/ISR/CSwitch/samples with stacks, 15 distinct stacks)
+#              (a) recorded for longer and longer (duration_ms scaled): more
+#                  events, the same distinct stacks - memory must stay flat;
+#              (b) the 10 s trace's data buffers repeated to reach a size (the
+#                  very same events again: shows the mapped-file pages).
+#   stackfold  on gen_folded.py stacks: (a) a fixed number of distinct stacks
+#              (MEMORY_DISTINCT, default 2000) at every size - memory must
+#              stay flat; (b) gen_folded's default, distinct stacks = lines/5,
+#              folded and the same stacks as evt - memory follows them.
+#
+# For each run: input MB, wall seconds, MB/s, peak RSS (exact, getrusage via
+# /usr/bin/time) and its split into anonymous memory and mapped file pages
+# (sampled from /proc every 50 ms).  A run whose RSS passes MEMORY_CAP_MB is
+# stopped and shown as "> CAP" (the curve is clear by then, and the machine is
+# shared).  Nothing is asserted: this prints the curve for docs/hardening.md.
+#
+# Env: ETLKIT_BIN, ETLKIT_SHARED, BENCH_TMP (tests/bench.sh);
+#      MEMORY_ETL_SECONDS (trace lengths, default "10 50 100 200"; etlgen
+#      itself needs ~10x the trace in memory), MEMORY_ETL_SIZES (repeated
+#      buffers, default "128M 512M"), MEMORY_FOLDED_SIZES
+#      (default "100M 500M 1G 2G"), MEMORY_CAP_MB (default 1024).
+set -eu
+bin=${ETLKIT_BIN:?}
+shared=${ETLKIT_SHARED:?}
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=${BENCH_TMP:-/tmp/etlkit-bench}/memory
+etl_seconds=${MEMORY_ETL_SECONDS-10 50 100 200}
+etl_sizes=${MEMORY_ETL_SIZES-128M 512M}
+folded_sizes=${MEMORY_FOLDED_SIZES-100M 500M 1G 2G}
+distinct=${MEMORY_DISTINCT:-2000}
+cap_mb=${MEMORY_CAP_MB:-1024}
+mkdir -p "$tmp"
+
+bytes() {	# 100M -> bytes
+	awk -v s="$1" 'BEGIN { n = s + 0; u = substr(s, length(s)); m = 1
+	  if (u == "K") m = 1024; if (u == "M") m = 1048576; if (u == "G") m = 1073741824
+	  printf "%d", n * m }'
+}
+
+# measure NAME INPUT CMD...: one line of the table
+measure() {
+	local name=$1 input=$2 t0 t1 pid child peak_anon=0 peak_file=0 capped=0 a f
+	shift 2
+	t0=$(date +%s.%N)
+	/usr/bin/time -f '%M' -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		child=$(pgrep -P "$pid" | head -1 || true)
+		if [ -n "$child" ] && [ -r "/proc/$child/status" ]; then
+			a=$(awk '/^RssAnon:/ { print $2 }' "/proc/$child/status" 2>/dev/null || echo 0)
+			f=$(awk '/^RssFile:/ { print $2 }' "/proc/$child/status" 2>/dev/null || echo 0)
+			[ "${a:-0}" -le "$peak_anon" ] || peak_anon=$a
+			[ "${f:-0}" -le "$peak_file" ] || peak_file=$f
+			if [ $(( (${a:-0} + ${f:-0}) / 1024 )) -gt "$cap_mb" ]; then
+				capped=1
+				kill "$child" 2>/dev/null || true
+			fi
+		fi
+		sleep 0.05
+	done
+	wait "$pid" || true
+	t1=$(date +%s.%N)
+	awk -v n="$name" -v sz="$(stat -c %s "$input")" -v t0="$t0" -v t1="$t1" -v cap="$capped" \
+	    -v capmb="$cap_mb" -v hwm="$(grep -E '^[0-9]+$' "$tmp/time" | tail -1)" \
+	    -v an="$peak_anon" -v fi="$peak_file" 'BEGIN {
+		mb = sz / 1048576; w = t1 - t0; if (w < 0.01) w = 0.01
+		if (cap) printf "%-44s %8.0f MB %8.1f s %7s      > %d MB (stopped)  anon %6.0f  file %6.0f\n", n, mb, w, "-", capmb, an / 1024, fi / 1024
+		else printf "%-44s %8.0f MB %8.1f s %7.1f MB/s  RSS %6.0f MB  anon %6.0f  file %6.0f\n", n, mb, w, mb / w, hwm / 1024, an / 1024, fi / 1024
+	}'
+}
+
+# distinct FILE: "N distinct, M MB" of the stacks of a folded file
+distinct() {
+	awk '{ sub(/ [0-9.]+$/, ""); if (!($0 in s)) { s[$0]; n++; b += length($0) } }
+	    END { printf "%d distinct, %.0f MB", n, b / 1048576 }' "$1"
+}
+
+echo "peak memory against input size (cap $cap_mb MB); RSS = anon + mapped file pages"
+
+# ---- etl2evt ----------------------------------------------------------------
+for sec in $etl_seconds; do
+	t="$tmp/incident-${sec}s.etl"
+	if [ ! -s "$t" ]; then
+		sed "s/^  duration_ms: 10000\$/  duration_ms: ${sec}000/" \
+			"$here/../scenarios/backup-incident.yaml" >"$tmp/incident-${sec}s.yaml"
+		"$bin/etlgen" -o "$t" "$tmp/incident-${sec}s.yaml" 2>/dev/null
+	fi
+	measure "etl2evt (incident, ${sec} s trace)" "$t" "$bin/etl2evt" --no-symbols "$t"
+done
+base="$tmp/backup-incident.etl"
+if [ ! -s "$base" ]; then
+	"$bin/etlgen" -o "$base" "$here/../scenarios/backup-incident.yaml" 2>/dev/null
+fi
+base_size=$(stat -c %s "$base")
+for s in $etl_sizes; do
+	want=$(bytes "$s")
+	copies=$(( (want + base_size - 1) / base_size ))
+	big="$tmp/etl-$s.etl"
+	python3 - "$base" "$big" "$copies" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+off, bufs = 0, []
+while off + 0x48 <= len(d):
+    size = struct.unpack_from('<I', d, off)[0]
+    if size == 0 or off + size > len(d):
+        break
+    bufs.append((off, size))
+    off += size
+with open(sys.argv[2], 'wb') as out:
+    out.write(d[bufs[0][0]:bufs[0][0] + bufs[0][1]])
+    body = b''.join(d[o:o + n] for o, n in bufs[1:])
+    for _ in range(int(sys.argv[3])):
+        out.write(body)
+PY
+	measure "etl2evt (10 s trace repeated x$copies)" "$big" "$bin/etl2evt" --no-symbols "$big"
+	rm -f "$big"
+done
+
+# ---- stackfold --------------------------------------------------------------
+to_evt() {
+	awk 'BEGIN { print "#evt\t1\tsource=gen_folded\tpointer_size=8\tduration_ms=10000" }
+	{ c = $NF; s = substr($0, 1, length($0) - length(c) - 1); n++
+	  printf "%d.%06d\tSample\t%d\tMyApp.exe\t4242\t%d\t%s\tip=0x7ff6a1b2c3d4\tprio=8\t%s\n",
+	      (n % 10000) / 1000, (n % 1000) * 1000, n % 8, 100 + n % 16, c, s }' "$1"
+}
+for s in $folded_sizes; do
+	f="$tmp/gen-$s-d$distinct.folded"
+	[ -s "$f" ] || python3 "$shared/tools/gen_folded.py" --size "$s" --seed 1 --distinct "$distinct" >"$f"
+	measure "stackfold folded ($(distinct "$f"))" "$f" "$bin/stackfold" "$f"
+	rm -f "$f"
+done
+for s in $folded_sizes; do
+	f="$tmp/gen-$s.folded"
+	[ -s "$f" ] || python3 "$shared/tools/gen_folded.py" --size "$s" --seed 1 >"$f"
+	measure "stackfold folded ($(distinct "$f"))" "$f" "$bin/stackfold" "$f"
+	measure "stackfold --preset=module folded" "$f" "$bin/stackfold" --preset=module "$f"
+	e="$tmp/gen-$s.evt"
+	[ -s "$e" ] || to_evt "$f" >"$e"
+	measure "stackfold evt (same stacks)" "$e" "$bin/stackfold" "$e"
+	rm -f "$e"
+done
