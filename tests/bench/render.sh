@@ -46,6 +46,13 @@ rate "render flame (default 0.1 px)" "$(best "$bin/render" "$in")"
 rate "render flame --minwidth 0.01%" "$(best "$bin/render" --minwidth 0.01% "$in")"
 rate "render flame --flamechart" "$(best "$bin/render" --flamechart "$in")"
 rate "render flame --reverse" "$(best "$bin/render" --reverse "$in")"
+# the same stacks merged and sorted (what stackfold and diff write): no line repeats
+merged="$tmp/merged-$size-1"
+[ -s "$merged" ] || awk '{ c = $NF; $NF = ""; s[$0] += c } END { for (k in s) print substr(k, 1, length(k) - 1), s[k] }' "$in" | LC_ALL=C sort > "$merged"
+mbm=$(awk -v b="$(wc -c < "$merged")" 'BEGIN { printf "%.1f", b / 1e6 }')
+mb_all=$mb; mb=$mbm
+rate "render flame (merged, sorted input)" "$(best "$bin/render" "$merged")"
+mb=$mb_all
 
 "$bin/render" --minwidth 0.01% "$in" > "$tmp/ours-0.01.svg"
 "$bin/render" "$in" > "$tmp/ours-0.1px.svg"
