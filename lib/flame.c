@@ -1244,7 +1244,7 @@ svg_head(struct outbuf *ob, const struct flame_opts *o, double h, const char *bg
 	    "</linearGradient></defs>\n", bg1, bg2);
 	ob_puts(ob, "<style type=\"text/css\"><![CDATA[\ntext{font-family:");
 	put_css_safe(ob, o->fonttype);
-	ob_printf(ob, ";font-size:%gpx;fill:#000}\n#title{text-anchor:middle;font-size:%gpx}\n"
+	ob_printf(ob, ",sans-serif;font-size:%gpx;fill:#000}\n#title{text-anchor:middle;font-size:%gpx}\n"
 	    "#subtitle{text-anchor:middle;fill:#a0a0a0}\n"
 	    "#frames text{pointer-events:none}\n#frames g:hover rect{stroke:#000;stroke-width:0.5;cursor:pointer}\n"
 	    ".btn{cursor:pointer}\n.btn:hover{opacity:0.7}\n]]></style>\n",
