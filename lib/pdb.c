@@ -45,6 +45,7 @@ struct stream {
 	uint32_t size;
 	uint32_t nblocks;
 	const uint8_t *blocks;	/* u32 block numbers inside p->dir */
+	const uint8_t *data;	/* contiguous bytes once made (stream_get) */
 };
 
 struct pdb {
@@ -179,6 +180,11 @@ static int stream_get(struct pdb *p, uint32_t s, const uint8_t **out,
 		return fail(p, 0, "stream %u does not exist (%u streams)", s,
 		    p->nstreams);
 	st = &p->streams[s];
+	if (st->data) {		/* made once: a module list may name a stream twice */
+		*out = st->data;
+		*len = st->size;
+		return 0;
+	}
 	for (i = 0; i < st->nblocks; i++) {
 		uint32_t b = rd32(st->blocks + 4 * i);
 		if (b >= p->fileblocks)
@@ -191,7 +197,8 @@ static int stream_get(struct pdb *p, uint32_t s, const uint8_t **out,
 	if (st->size == 0)
 		return 0;
 	if (contiguous) {
-		*out = p->data + (size_t)rd32(st->blocks) * p->bs;
+		*out = p->streams[s].data = p->data + (size_t)rd32(st->blocks) *
+		    p->bs;
 		*len = st->size;
 		return 0;
 	}
@@ -204,7 +211,7 @@ static int stream_get(struct pdb *p, uint32_t s, const uint8_t **out,
 		    p->data + (size_t)rd32(st->blocks + 4 * i) * p->bs, n);
 	}
 	keep_buf(p, copy);
-	*out = copy;
+	*out = p->streams[s].data = copy;
 	*len = st->size;
 	return 0;
 }
@@ -455,7 +462,7 @@ static void guess_sections(struct pdb *p, const uint8_t *map, uint32_t len)
 		if (flags & 0x200)	/* absolute: the sentinel entry */
 			continue;
 		snprintf(p->sec[p->nsec].name, sizeof p->sec[p->nsec].name,
-		    "seg%u", i + 1);
+		    "seg%u", (i + 1) & 0xffff);	/* count is a u16 */
 		p->sec[p->nsec].va = va;
 		p->sec[p->nsec].size = size;
 		p->sec[p->nsec].characteristics =
