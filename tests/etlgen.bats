@@ -438,3 +438,20 @@ PY
 	      od -An -tx1 -j$((72 + 32 + 248)) -N20 "$1"; }
 	textdiff <(f "$CORPUS/perfview/smallEtlFile.etl") <(f "$T/m.etl")
 }
+
+@test "--repeat N writes the trace body N times, one period apart, in bounded memory" {
+	etlgen -o "$T/one.etl" --expect "$T/one.exp" "$SCEN/kinds.yaml" 2>/dev/null
+	etlgen -o "$T/three.etl" --repeat 3 "$SCEN/kinds.yaml" 2>/dev/null
+	etlgen --walk "$T/one.etl" >"$T/w1"
+	etlgen --walk "$T/three.etl" >"$T/w3"
+	[ "$(walk_count "$T/w3" PERFINFO64 0x0f 0x44)" -eq $(( 3 * $(walk_count "$T/w1" PERFINFO64 0x0f 0x44) )) ]
+	[ "$(walk_count "$T/w3" PERFINFO64 0x0f 0x2e)" -eq $(( 3 * $(walk_count "$T/w1" PERFINFO64 0x0f 0x2e) )) ]
+	[ "$(walk_count "$T/w3" PERFINFO64 0x03 0x03)" -eq "$(walk_count "$T/w1" PERFINFO64 0x03 0x03)" ]
+	etl2evt -o "$T/three.evt" "$T/three.etl"
+	# every DPC of the scenario three times, each copy shifted by the same period
+	awk -F'\t' '$2 == "DPC" && $3 == 2 { print $1, $7, $8 }' "$T/three.evt" >"$T/dpcs"
+	[ "$(wc -l <"$T/dpcs")" -eq 3 ]
+	awk '{ t[NR] = $1; w[NR] = $2 $3 } END { exit !(w[1] == w[2] && w[2] == w[3] && t[2] - t[1] > 40 && (t[3] - t[2]) - (t[2] - t[1]) < 1e-9 && (t[3] - t[2]) - (t[2] - t[1]) > -1e-9) }' "$T/dpcs"
+	run etlgen -o "$T/x.etl" --repeat 2 --expect "$T/x.exp" "$SCEN/kinds.yaml"
+	[ "$status" -eq 2 ]
+}

@@ -143,6 +143,7 @@ static struct {
 	uint32_t events_lost, buffers_lost;
 	uint32_t rundown_pid, rundown_tid, rundown_end_tid;
 	int key_cache;			/* stack key cache entries, 0 = no eviction */
+	int64_t repeat;			/* --repeat: copies of the trace body */
 	char *logger_name;
 	/* model */
 	struct proc *procs;
@@ -2239,13 +2240,49 @@ expect_header(struct outbuf *ex, const char *etl)
 	    S.events_lost + S.lost_total, S.buffers_lost + S.lost_buffers, iv);
 }
 
+static int
+end_rundown(int k)
+{
+	return k == K_PDCEND || k == K_TDCEND || k == K_IDCEND;
+}
+
+static int
+once_only(int k)
+{
+	return k == K_PSTART || k == K_PEND || k == K_PDCSTART || k == K_TSTART || k == K_TEND ||
+	    k == K_TDCSTART || k == K_ILOAD || k == K_IUNLOAD || k == K_IDCSTART || k == K_INTERVAL;
+}
+
+static void
+dispatch(struct out *o, struct gev *e)
+{
+	switch (e->kind) {
+	case K_SAMPLE: write_sample(o, e); break;
+	case K_DPC: case K_TDPC: case K_TIMERDPC: case K_ISR: write_dpc(o, e); break;
+	case K_CSWITCH: write_cswitch(o, e); break;
+	case K_READY: write_ready(o, e); break;
+	case K_PSTART: case K_PEND: case K_PDCSTART: case K_PDCEND: write_process(o, e); break;
+	case K_TSTART: case K_TEND: case K_TDCSTART: case K_TDCEND: write_thread(o, e); break;
+	case K_ILOAD: case K_IUNLOAD: case K_IDCSTART: case K_IDCEND: write_image(o, e); break;
+	case K_LOST:
+		if (e->a[0])
+			etlw_events_lost(o->w, e->cpu, e->a[0]);
+		if (e->a[1])
+			etlw_buffers_lost(o->w, e->cpu, e->a[1]);
+		break;
+	case K_INTERVAL: write_interval(o, e); break;
+	case K_STACKWALK: write_stackwalk(o, e); break;
+	default: break;
+	}
+}
+
 static uint64_t
 write_trace(const char *path, const char *expect)
 {
 	struct etlw_config cfg;
 	struct out o;
 	struct outbuf ex;
-	int64_t end = S.duration;
+	int64_t end = S.duration, period = 1, last = 0, r;
 	size_t i;
 	uint64_t bytes;
 
@@ -2279,6 +2316,12 @@ write_trace(const char *path, const char *expect)
 	lifecycle_events(end + 10);
 	add_stackwalks();
 	qsort(S.ev, S.nev, sizeof *S.ev, cmp_time);
+	for (i = 0; i < S.nev; i++)
+		if (!end_rundown(S.ev[i].kind) && S.ev[i].t >= period)
+			period = S.ev[i].t + 1;
+	if (S.repeat > 1)
+		cfg.end_filetime = S.start_ft + (uint64_t)((long double)(end + (S.repeat - 1) * period) *
+		    1e7L / (long double)S.freq);
 	if (S.stack_mode == 1)
 		assign_keys();
 	if (S.key_cache)
@@ -2291,29 +2334,29 @@ write_trace(const char *path, const char *expect)
 		o.ex = &ex;
 		expect_header(&ex, path);
 	}
-	for (i = 0; i < S.nev; i++) {
-		struct gev *e = &S.ev[i];
-		switch (e->kind) {
-		case K_SAMPLE: write_sample(&o, e); break;
-		case K_DPC: case K_TDPC: case K_TIMERDPC: case K_ISR: write_dpc(&o, e); break;
-		case K_CSWITCH: write_cswitch(&o, e); break;
-		case K_READY: write_ready(&o, e); break;
-		case K_PSTART: case K_PEND: case K_PDCSTART: case K_PDCEND: write_process(&o, e); break;
-		case K_TSTART: case K_TEND: case K_TDCSTART: case K_TDCEND: write_thread(&o, e); break;
-		case K_ILOAD: case K_IUNLOAD: case K_IDCSTART: case K_IDCEND: write_image(&o, e); break;
-		case K_LOST:
-			if (e->a[0])
-				etlw_events_lost(o.w, e->cpu, e->a[0]);
-			if (e->a[1])
-				etlw_buffers_lost(o.w, e->cpu, e->a[1]);
-			break;
-		case K_INTERVAL: write_interval(&o, e); break;
-		case K_STACKWALK: write_stackwalk(&o, e); break;
-		default: break;
+	/*
+	 * --repeat N: the body of the trace N times, each copy shifted by one
+	 * period (memory and speed benchmarks on big files from a small
+	 * model); rundowns and process/thread/image events once.
+	 */
+	for (r = 0; r < S.repeat; r++)
+		for (i = 0; i < S.nev; i++) {
+			struct gev e = S.ev[i];
+			if (end_rundown(e.kind) || (r > 0 && once_only(e.kind)))
+				continue;
+			e.t += r * period;
+			e.t0 += r * period;
+			dispatch(&o, &e);
 		}
-	}
+	for (i = 0; i < S.nev; i++)
+		if (end_rundown(S.ev[i].kind)) {
+			struct gev e = S.ev[i];
+			e.t += (S.repeat - 1) * period;
+			dispatch(&o, &e);
+			last = e.t;
+		}
 	if (S.stack_mode == 1)
-		write_key_rundown(&o, S.ev[S.nev - 1].t + 1);
+		write_key_rundown(&o, last + 1);
 	bytes = etlw_close(o.w);
 	if (expect)
 		ob_close(&ex);
@@ -2637,7 +2680,7 @@ static void
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-	    "usage: etlgen [-o OUT.etl] [--expect FILE] [--pointer-size 4|8] [--compress|--no-compress] [--stacks full|split|keys] [--key-cache N] [--seed N] [--symbols MAP] SCENARIO.yaml | --emit-c DIR SCENARIO.yaml | --walk FILE.etl\n");
+	    "usage: etlgen [-o OUT.etl] [--expect FILE] [--pointer-size 4|8] [--compress|--no-compress] [--stacks full|split|keys] [--key-cache N] [--seed N] [--symbols MAP] [--repeat N] SCENARIO.yaml | --emit-c DIR SCENARIO.yaml | --walk FILE.etl\n");
 	exit(status);
 }
 
@@ -2653,6 +2696,7 @@ main(int argc, char **argv)
 		{"stacks", required_argument, NULL, 's'},
 		{"seed", required_argument, NULL, 'S'},
 		{"key-cache", required_argument, NULL, 'K'},
+		{"repeat", required_argument, NULL, 'R'},
 		{"symbols", required_argument, NULL, 'y'},
 		{"emit-c", required_argument, NULL, 'c'},
 		{"walk", no_argument, NULL, 'w'},
@@ -2671,6 +2715,7 @@ main(int argc, char **argv)
 	S.compress = -1;
 	S.stack_mode = -1;
 	S.key_cache = -1;
+	S.repeat = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
@@ -2690,6 +2735,11 @@ main(int argc, char **argv)
 			break;
 		case 'S': S.seed = (uint64_t)cli_integer("--seed", optarg); break;
 		case 'K': S.key_cache = (int)cli_integer("--key-cache", optarg); break;
+		case 'R':
+			S.repeat = cli_integer("--repeat", optarg);
+			if (S.repeat < 1 || S.repeat > 100000)
+				cli_usage_error("--repeat is 1..100000");
+			break;
 		case 'y': symbols = optarg; break;
 		case 'c': emit_c = optarg; break;
 		case 'w': dowalk = 1; break;
@@ -2700,6 +2750,8 @@ main(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		usage(2);
+	if (S.repeat > 1 && expect)
+		cli_usage_error("--expect describes one period; it cannot be used with --repeat");
 	if (dowalk)
 		return walk(argv[optind]);
 
