@@ -262,7 +262,8 @@ actions_in() { awk -F'\t' -v a="$2" 'NR > 1 && $4 == a' "$1/run-report.tsv" | wc
 	require_corpus
 	[ -x "$ETLKIT_BIN/render" ] || skip "render is not built yet"
 	copy_setup cache
-	cp "$(REF cpu.folded)" "$T/baseline.folded"
+	# the stored baseline: last night's stacks summed over its scenarios (as diff outputs compare)
+	aggregate -M -S -i -o "$T/baseline.folded" "$(REF cpu.folded)"
 	cat >>"$T/p.yaml" <<-EOF
 	  - flamegraph: cpu.svg
 	    from: cpu
@@ -272,6 +273,9 @@ actions_in() { awk -F'\t' -v a="$2" 'NR > 1 && $4 == a' "$1/run-report.tsv" | wc
 	    baseline: baseline.folded
 	  - dpc_report: dpc.txt
 	    from: dpc
+	  - overweight: overweight.txt
+	    from: cpu
+	    baseline: baseline.folded
 	EOF
 	sed -i 's/^    stackfold: \[--roots=comm\]$/&\n  dpc:\n    etl2evt: [-k, "DPC,ThreadedDPC,TimerDPC,ISR"]/' "$T/p.yaml"
 	run etlkit-run -q "$T/p.yaml"
@@ -280,6 +284,10 @@ actions_in() { awk -F'\t' -v a="$2" 'NR > 1 && $4 == a' "$1/run-report.tsv" | wc
 	head -c 200 "$T/out/cpu.svg" | grep -q '<svg\|<?xml'
 	grep -q 'nightly CPU' "$T/out/cpu.svg"
 	[ -s "$T/out/cpu-diff.folded" ]
+	# against itself (summed over scenarios) the diff is all zero deltas, overweight finds no growth
+	awk '{ if ($(NF - 1) != $NF) bad = 1 } END { exit bad }' "$T/out/cpu-diff.folded"
+	grep -q '^Delta: 0 (+0.00%)' "$T/out/overweight.txt"
+	grep -q 'no growth' "$T/out/overweight.txt"
 	# one DPC/ISR report per scenario (each its own timeline), under its own heading
 	[ "$(grep -c '^== scenario ' "$T/out/dpc.txt")" -eq 20 ]
 	grep -q '^== scenario synth 3$' "$T/out/dpc.txt"
@@ -402,6 +410,12 @@ actions_in() { awk -F'\t' -v a="$2" 'NR > 1 && $4 == a' "$1/run-report.tsv" | wc
 	[ "$status" -eq 0 ]
 	grep -q "command=evtfilter -p Test.x64.exe --start 1000.000000 --end 5000.000000 .*net.evt.gz | stackfold --roots=comm" "$T"/.etlkit-cache/p/*.rec
 	[ "$(grep '^window net;' "$T/out/p/cpu.folded" | cut -d';' -f2 | sort -u)" = Test.x64.exe ]
+	# process: auto = PerfView's process-of-interest heuristic (evtfilter --poi): Test.x64.exe here
+	printf 'etlkit: 1\nscenarios:\n  - files: tr/*.etl.zip\n    process: auto\nsteps:\n  cpu:\n    stackfold: [--roots=comm]\noutputs:\n  - folded: poi.folded\n' >"$T/poi.yaml"
+	run etlkit-run -q "$T/poi.yaml"
+	[ "$status" -eq 0 ]
+	grep -q "command=etl2evt .*net.etl.zip | evtfilter --poi=auto | stackfold --roots=comm" "$T"/.etlkit-cache/poi/*.rec
+	[ "$(cut -d';' -f2 "$T/out/poi/poi.folded" | sort -u)" = Test.x64.exe ]
 }
 
 @test "a trace over timeout_s is killed with its tools, reported, and tried again next run" {
