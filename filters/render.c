@@ -137,7 +137,7 @@ help(void)
 "  differential (\"stack base test\" lines): --diff leaf|inclusive --negate\n"
 "Text views: tree [--min-percent P] [--max-depth N], callers|callees -f FRAME,\n"
 "  byname, speedscope [--by thread|process|all]; --tsv for tab-separated output;\n"
-"  tree/callers/callees/byname take stackfold's options:\n  " STK_OPTIONS_HELP "\n"
+"  flame/tree/callers/callees/byname take stackfold's options:\n  " STK_OPTIONS_HELP "\n"
 "DPC/ISR (evt input): dpc, dpcisr, dpcstacks [--unit us|ms|samples],\n"
 "  dpcchart -m MODULE [--label L]... FILE..., with --cpu LIST --dpc --isr\n"
 "  --dpc-limit US (100) --isr-limit US (25) --log\n"
@@ -617,6 +617,8 @@ run_view(struct options *op, enum mode m, int argc, char **argv)
 	vo.min_percent = op->minpct;
 	vo.max_depth = op->maxdepth;
 	vo.focus = op->focus;
+	if (m == M_BYNAME)
+		op->stk.when = 1;	/* PerfView's When column */
 	S = stk_new(&op->stk);
 	if (argc == 0)
 		bad += stk_read(S, "-");

@@ -172,7 +172,7 @@ int
 view_byname(struct stk *S, const struct view_opts *o, struct outbuf *ob)
 {
 	struct stk_byname *rows;
-	int n, i, tsv = o->tsv;
+	int n, i, tsv = o->tsv, when;
 	double div = stk_unit_div(S);
 	double total = (double)stk_node(S, STK_ROOT)->inc / div;
 
@@ -181,12 +181,18 @@ view_byname(struct stk *S, const struct view_opts *o, struct outbuf *ob)
 			free(rows);
 		return -1;
 	}
+	{
+		double ws, we;
+
+		when = stk_when_range(S, &ws, &we);
+	}
 	if (tsv)
-		ob_printf(ob, "#exc_%s\texc%%\texc_count\tinc_%s\tinc%%\tinc_count\tfirst_ms\tlast_ms\tname\n",
-		    stk_unit_name(S), stk_unit_name(S));
+		ob_printf(ob, "#exc_%s\texc%%\texc_count\tinc_%s\tinc%%\tinc_count\tfirst_ms\tlast_ms\t%sname\n",
+		    stk_unit_name(S), stk_unit_name(S), when ? "when\t" : "");
 	else
-		ob_printf(ob, "%14s  %7s  %10s  %14s  %7s  %10s  %12s  %12s  name\n", "exc", "exc%",
-		    "exc_ct", "inc", "inc%", "inc_ct", "first_ms", "last_ms");
+		ob_printf(ob, "%14s  %7s  %10s  %14s  %7s  %10s  %12s  %12s  %s%sname\n", "exc", "exc%",
+		    "exc_ct", "inc", "inc%", "inc_ct", "first_ms", "last_ms",
+		    when ? "when                            " : "", when ? "  " : "");
 	for (i = 0; i < n; i++) {
 		struct stk_byname *r = &rows[i];
 		char f[32], l[32];
@@ -210,6 +216,13 @@ view_byname(struct stk *S, const struct view_opts *o, struct outbuf *ob)
 		ob_printf(ob, tsv ? "%lld" : "%10lld", (long long)r->inc_count);
 		sep(ob, tsv);
 		ob_printf(ob, tsv ? "%s\t%s\t" : "%12s  %12s  ", f, l);
+		if (when) {
+			char w[STK_WHEN_BUCKETS + 1];
+
+			stk_when_text(S, r->when, w);
+			ob_puts(ob, w);
+			ob_puts(ob, tsv ? "\t" : "  ");
+		}
 		if (tsv)
 			put_tsv_text(ob, stk_name(S, r->frame));
 		else

@@ -38,7 +38,7 @@ local_setup() { require_corpus; }
 	render byname --tsv "$evt" > "$T/b"
 	# exclusive over all names = the total
 	[ "$(awk -F'\t' '!/^#/ {s+=$1} END{print s}' "$T/b")" = "$want" ]
-	top=$(awk -F'\t' '!/^#/ {print $9; exit}' "$T/b")
+	top=$(awk -F'\t' '!/^#/ {print $NF; exit}' "$T/b")
 	render callers -f "$top" --tsv "$evt" > "$T/c"
 	grep -q '^#tree' "$T/c"
 }

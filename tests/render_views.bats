@@ -141,3 +141,21 @@ local_setup() {
 	assert p["unit"] == "none" and sum(p["weights"]) == 7
 	EOF
 }
+
+@test "byname on evt: PerfView's When column over 32 buckets" {
+	{
+		printf '#evt\t1\tsource=x.etl\tduration_ms=32\n'
+		for i in $(seq 0 15); do printf '%d.5\tSample\t0\tapp.exe\t10\t20\t1\tapp.exe!main;app.exe!early\n' "$i"; done
+		for i in $(seq 16 31); do printf '%d.5\tSample\t0\tapp.exe\t10\t20\t1\tapp.exe!main;app.exe!late\n' "$i"; done
+	} > "$T/w.evt"
+	render byname --tsv "$T/w.evt" > "$T/b"
+	head -1 "$T/b" | grep -q $'\twhen\tname$'
+	early=$(awk -F'\t' '$NF=="app.exe!early" {print $(NF-1)}' "$T/b")
+	late=$(awk -F'\t' '$NF=="app.exe!late" {print $(NF-1)}' "$T/b")
+	main=$(awk -F'\t' '$NF=="app.exe!main" {print $(NF-1)}' "$T/b")
+	[ ${#early} -eq 32 ]
+	# early samples fill the first half only, late the second, main both
+	[[ "$early" =~ ^[^_]{15}.*_{15}$ ]] || fail "early: $early"
+	[[ "$late" =~ ^_{15}.*[^_]{15}$ ]] || fail "late: $late"
+	[[ "$main" != *_* ]] || fail "main: $main"
+}
