@@ -136,3 +136,35 @@ PY
 	run tdhdump -f 20 "$etl"
 	[ "$status" -eq 0 ] || fail "$output"
 }
+
+@test "wperf: synthetic WindowsPerf traces decode to exactly the values written (schema embedded, after the events, or built in; 32- and 64-bit)" {
+	for schema in embedded after none; do
+		for ps in 4 8; do
+			wperfgen -o "$T/w.etl" --schema $schema --pointer-size $ps --cores 3 --periods 5 \
+			    --restart-at 3 --prototype --seed $ps --expect "$T/w.exp"
+			tdhdump "$T/w.etl" | sort >"$T/got"
+			sort "$T/w.exp" >"$T/want"
+			textdiff "$T/want" "$T/got" || fail "schema=$schema pointer-size=$ps"
+			# 3 cores x 5 periods x 4 events x (App + Driver), + 15 prototype events with a schema
+			n=$(wc -l <"$T/got")
+			if [ $schema = none ]; then [ "$n" -eq 120 ]; else [ "$n" -eq 135 ]; fi
+		done
+	done
+	# field order and types per the manifests: App u64, UTF-16Z, u32, UTF-16Z, u64; Driver 8/4/4/8
+	grep -qF $'WindowsPerf App\tReadGPC\tCore=2; Event=inst_spec; EventIdx=27; EventNote=g0,imix; Value=' "$T/got"
+	grep -qF $'WindowsPerf Driver\tReadGPC\tCore=1; Event=4294967295; GPCIdx=31; Value=' "$T/got"
+}
+
+@test "wperf: without an embedded schema the prototype event (id 5) has none and is not decoded; with one its value map and bitmap apply" {
+	wperfgen -o "$T/a.etl" --schema embedded --prototype --cores 2 --periods 4
+	run tdhdump -s "$T/a.etl"
+	[[ "$output" == "schemas=3 maps=2 damaged=0 decoded=72 failed=0 nomatch=0" ]] || fail "$output"
+	tdhdump "$T/a.etl" >"$T/a.tdh"
+	grep -qF $'10.000\tWindowsPerf Driver\tCustomEventTraceInfo\tText=dpc enter; Status=Success; Flags=Enter|Dpc; ' "$T/a.tdh"
+	grep -qF $'210.010\tWindowsPerf Driver\tCustomEventTraceInfo\tText=dpc exit; Status=Retry; Flags=Exit|Dpc; ' "$T/a.tdh"
+	grep -qF $'410.000\tWindowsPerf Driver\tCustomEventTraceInfo\tText=dpc enter; Status=Failure; Flags=Enter|Dpc; ' "$T/a.tdh"
+	wperfgen -o "$T/b.etl" --schema none --prototype --cores 2 --periods 4
+	run tdhdump -s "$T/b.etl"
+	# the built-in ReadGPC layouts only: 8 events of id 5 have no schema
+	[[ "$output" == "schemas=0 maps=0 damaged=0 decoded=64 failed=0 nomatch=8" ]] || fail "$output"
+}
