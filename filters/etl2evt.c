@@ -283,6 +283,8 @@ main(int argc, char **argv)
 		in->r = etl_open(in->data ? in->data : (const uint8_t *)"", in->len, on_error, in->name);
 		if (!in->r)
 			exit(EXIT_FATAL);
+		if (in->data)
+			etl_release_pages(in->r, 1);
 		readers[i] = in->r;
 	}
 	struct etl_reader *r = readers[0];

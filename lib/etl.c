@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "cli.h"
 #include "etl.h"
 #include "xpress.h"
@@ -54,6 +57,7 @@ struct etl_reader {
 	uint32_t *order_bufs;	/* storage for the cursors' buffer lists */
 	uint64_t done_bytes;
 	int compressed_mode;	/* LogFileMode has EVENT_TRACE_COMPRESSED_MODE */
+	int release;		/* data is a file mapping: drop pages of finished buffers */
 	int passes;		/* problems are reported during the first pass only */
 	int pending;		/* the last event's cursor must advance first */
 };
@@ -695,10 +699,39 @@ etl_damage(const struct etl_reader *r)
 
 /* ---------- cursors and the merge ---------- */
 
+/*
+ * A cursor is done with the buffer at [off, off+size): give its pages
+ * back, so that the resident size of a mapped multi-GB file stays small
+ * (a later pass faults them in again from the page cache).
+ */
+static void
+release_range(const struct etl_reader *r, uint64_t off, uint64_t size)
+{
+	static long page;
+	if (!r->release || size == 0)
+		return;
+	if (!page)
+		page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+	uintptr_t a = (uintptr_t)(r->data + off), e = a + size;
+	a = (a + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
+	e &= ~(uintptr_t)(page - 1);
+	if (e > a)
+		madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
+void
+etl_release_pages(struct etl_reader *r, int on)
+{
+	r->release = on;
+}
+
 static int
 load_buffer(struct etl_reader *r, struct cursor *c, const struct etl_buffer *b)
 {
 	const uint8_t *h = r->data + b->offset;
+
+	if (c->bi >= 2)
+		release_range(r, r->buf[c->bufs[c->bi - 2]].offset, r->buf[c->bufs[c->bi - 2]].size);
 
 	c->buf_offset = b->offset;
 	c->cpu = b->cpu;

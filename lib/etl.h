@@ -130,6 +130,12 @@ int etl_next(struct etl_reader *r, struct etl_event *ev);
 /* Bytes of the file covered so far by the iteration (for progress). */
 uint64_t etl_progress(const struct etl_reader *r);
 void etl_close(struct etl_reader *r);
+/*
+ * ON: DATA is a read-only file mapping (mmap) — the reader may drop the
+ * pages of buffers it has finished with (madvise MADV_DONTNEED) so that
+ * memory stays flat on multi-GB files.  Never for malloc'd data.
+ */
+void etl_release_pages(struct etl_reader *r, int on);
 
 /* Ticks → ns since the logfile header (may be negative); FILETIME of a timestamp. */
 int64_t etl_ns(const struct etl_reader *r, uint64_t ts);

@@ -148,7 +148,7 @@ static void
 l_grow(struct line *l, size_t k)
 {
 	while (l->n + k + 1 > l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 4096;
+		l->cap = l->cap ? l->cap * 2 : 256;
 		l->b = xrealloc(l->b, l->cap);
 	}
 }
@@ -341,17 +341,31 @@ l_weight_ns(struct line *l, int64_t ns)
 
 /* ---------- stacks (pass 1) ---------- */
 
-struct stk {
-	uint64_t ts;
+/*
+ * An evt line waiting for its stack.  Stack records come after their
+ * event (the kernel part just after it on the same CPU, the user part
+ * when the thread returns to user mode), so pass 2 keeps lines in a
+ * reorder window until their stacks arrive, or the window (time and
+ * count) moves past them.  Memory: the window, not the trace.
+ */
+struct pend {
+	struct line text;	/* the line without its stack column */
+	uint64_t ts;		/* global */
 	uint32_t tid, pid;
-	uint32_t kidx, klen, uidx, ulen;	/* frames in the arena, innermost first */
-	uint64_t kkey, ukey;
-	uint64_t kref_ts, uref_ts, kref_seq, uref_seq;	/* where the StackKey records are */
-	uint8_t has_k, has_u, has_kkey, has_ukey, used;
+	uint64_t ip;		/* samples: the sampled address */
+	uint8_t want;		/* registered in the pending map */
+	uint8_t sample;
+	uint8_t has_k, has_u;
+	uint64_t *kf, *uf;	/* innermost first; kf also holds frames given directly */
+	uint32_t nk, nu, capk, capu;
 };
 
+#define QWIN_NS (1000 * 1000000LL)	/* how long a line may wait for its user stack */
+#define QCAP (1u << 17)			/* and how many lines may wait */
+
 struct keydef {
-	uint64_t key, ts, seq;
+	uint64_t key, ts, seq;	/* seq: position in its CPU's stream */
+	uint32_t cpu;
 	uint32_t idx, len;
 	int create;
 };
@@ -362,6 +376,7 @@ struct source {
 	struct etl_reader *r;
 	int64_t off_ns;		/* this file's start relative to the earliest start */
 	struct etl_event ev;	/* pass 2: its next event (ts already global) */
+	uint64_t seq;		/* and its position in its CPU's stream */
 	int have;
 };
 
@@ -376,9 +391,19 @@ struct conv {
 	struct images *img;
 	unsigned P;
 	/* stacks */
-	struct stk *stk;
-	size_t nstk, capstk;
-	struct hmap stkmap;	/* (tid, ts) → stk */
+	uint64_t nstackev;	/* Stack/StackKey records in the trace */
+	uint64_t *cseq;		/* per source and CPU: events seen, both passes alike */
+	uint64_t cur_seq;	/* the current event's position in its CPU's stream */
+	struct pend *q;		/* ring of waiting lines, indexed by sequence & (qcap - 1) */
+	size_t qcap;
+	uint64_t qhead, qtail;	/* sequence numbers */
+	struct hmap pendmap;	/* (tid, ts) → sequence of the waiting line */
+	uint64_t now;		/* global time of the event being emitted */
+	int want;		/* set by stack_of(): the next finish() waits for a stack */
+	uint32_t want_tid;
+	int want_sample;
+	uint64_t want_ip;
+	uint64_t unmatched;
 	struct hmap framemap;	/* (hash, length) → frames in fr[] */
 	uint64_t *fr;
 	size_t nfr, capfr;
@@ -475,23 +500,6 @@ add_frames(struct conv *c, const uint8_t *p, size_t n)
 	return start;
 }
 
-static struct stk *
-stk_get(struct conv *c, uint32_t tid, uint64_t ts, int create)
-{
-	uint32_t *i = hmap_get(&c->stkmap, tid, ts);
-	if (i)
-		return &c->stk[*i];
-	if (!create)
-		return NULL;
-	GROW(c->stk, c->nstk, c->capstk);
-	struct stk *s = &c->stk[c->nstk];
-	memset(s, 0, sizeof *s);
-	s->ts = ts;
-	s->tid = tid;
-	hmap_put(&c->stkmap, tid, ts, (uint32_t)c->nstk++);
-	return s;
-}
-
 static void
 collect_stackwalk(struct conv *c, const struct etl_event *ev)
 {
@@ -499,39 +507,12 @@ collect_stackwalk(struct conv *c, const struct etl_event *ev)
 	uint32_t n = ev->plen;
 
 	switch (ev->type) {
-	case 32:	/* Stack: ts, pid, tid, frames */
-		if (n >= 16 + c->P) {
-			size_t nf = (n - 16) / c->P;
-			struct stk *s = stk_get(c, etl_u32(p + 12), gts(c, etl_u64(p)), 1);
-			s->pid = etl_u32(p + 8);
-			int kernel = images_is_kernel(c->img, ptr_at(c, p + 16));
-			if (kernel && !s->has_k) {
-				s->kidx = add_frames(c, p + 16, nf);
-				s->klen = (uint32_t)nf;
-				s->has_k = 1;
-			} else if (!kernel && !s->has_u) {
-				s->uidx = add_frames(c, p + 16, nf);
-				s->ulen = (uint32_t)nf;
-				s->has_u = 1;
-			}
-		}
-		break;
-	case 37: case 38:	/* StackKeyKernel / StackKeyUser: ts, pid, tid, key */
-		if (n >= 16 + c->P) {
-			struct stk *s = stk_get(c, etl_u32(p + 12), gts(c, etl_u64(p)), 1);
-			s->pid = etl_u32(p + 8);
-			if (ev->type == 37) {
-				s->kkey = ptr_at(c, p + 16);
-				s->has_kkey = 1;
-				s->kref_ts = ev->ts;
-				s->kref_seq = c->seq;
-			} else {
-				s->ukey = ptr_at(c, p + 16);
-				s->has_ukey = 1;
-				s->uref_ts = ev->ts;
-				s->uref_seq = c->seq;
-			}
-		}
+	case 32: case 37: case 38:	/* Stack / StackKeyKernel / StackKeyUser: ts, pid, tid, ... */
+		c->nstackev++;
+		if (n >= 16 && etl_u32(p + 8) != 0 && etl_u32(p + 12) != 0 &&
+		    images_thread_pid_early(c->img, etl_u32(p + 12)) < 0)
+			/* a thread without Thread events: its process from the stack record */
+			images_thread(c->img, etl_u32(p + 12), etl_u32(p + 8), TS_NONE, PROC_DCSTART);
 		break;
 	case 34: case 35: case 36:	/* KeyCreate / KeyDelete / KeyRundown: key, frames */
 		if (n >= c->P) {
@@ -540,7 +521,8 @@ collect_stackwalk(struct conv *c, const struct etl_event *ev)
 			struct keydef *d = &c->kd[c->nkd++];
 			d->key = ptr_at(c, p);
 			d->ts = ev->ts;
-			d->seq = c->seq;
+			d->seq = c->cur_seq;
+			d->cpu = (uint32_t)ev->cpu;
 			d->idx = add_frames(c, p + c->P, nf);
 			d->len = (uint32_t)nf;
 			d->create = ev->type == 34;
@@ -561,31 +543,39 @@ cmp_keydef(const void *a, const void *b)
 }
 
 /*
- * The frames of KEY as referenced by a StackKey record at (TS, SEQ)
- * (its own header time and its place in the file).  A KeyDelete or
+ * The frames of KEY as referenced by a StackKey record at TS (its own
+ * header time) on CPU, SEQ-th in that CPU's stream.  A KeyDelete or
  * KeyRundown carries the frames of the key's life that ends there, so
- * the first of them after the reference: a key evicted and reused at
- * the same moment is deleted before the new reference is logged.  A
+ * the first of them after the reference: a key evicted and reused at the
+ * same moment is deleted before the new reference is logged.  A
  * KeyCreate starts a life: the last create before the reference, when
  * no delete follows.
  */
 static const struct keydef *
-resolve_key(const struct conv *c, uint64_t key, uint64_t ts, uint64_t seq)
+resolve_key(const struct conv *c, uint64_t key, uint64_t ts, uint32_t cpu, uint64_t seq)
 {
 	size_t lo = 0, hi = c->nkd;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		const struct keydef *d = &c->kd[mid];
-		if (d->key < key || (d->key == key && (d->ts < ts || (d->ts == ts && d->seq < seq))))
+		if (d->key < key || (d->key == key && d->ts < ts))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (size_t i = lo; i < c->nkd && c->kd[i].key == key; i++)
-		if (!c->kd[i].create)
-			return &c->kd[i];
-	if (lo > 0 && c->kd[lo - 1].key == key)
-		return &c->kd[lo - 1];
+	size_t first_after = lo;
+	for (size_t i = lo; i < c->nkd && c->kd[i].key == key; i++) {
+		const struct keydef *d = &c->kd[i];
+		/* same tick: only a definition logged after the reference on the same CPU */
+		if (d->ts == ts && !(d->cpu == cpu && d->seq > seq)) {
+			first_after = i + 1;
+			continue;
+		}
+		if (!d->create)
+			return d;
+	}
+	if (first_after > 0 && c->kd[first_after - 1].key == key)
+		return &c->kd[first_after - 1];
 	return NULL;
 }
 
@@ -939,11 +929,22 @@ begin(struct conv *c, const char *kind, int64_t time_ns, int cpu, int64_t pid, i
 	return 1;
 }
 
-/* Appends the stack column (root first) and the newline, and writes the line. */
-static void
-finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts)
+/* The line being built waits for the stack records of (TID, TS). */
+static size_t
+stack_of(struct conv *c, uint32_t tid, uint64_t ts, uint32_t *pid)
 {
-	struct line *l = &c->l;
+	(void)ts;
+	(void)pid;
+	c->want = 1;
+	c->want_tid = tid;
+	c->nframes = 0;
+	return 0;
+}
+
+/* Appends the stack column (root first) and the newline to L, and writes it. */
+static void
+write_line(struct conv *c, struct line *l, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts)
+{
 	char fbuf[2048];
 	int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | (c->o->addrs ? FRAME_ADDRS : 0);
 
@@ -959,47 +960,6 @@ finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint64_t 
 	c->events++;
 }
 
-/* Frames of the stack recorded for (tid, ts): kernel part first (innermost first). */
-static size_t
-stack_of(struct conv *c, uint32_t tid, uint64_t ts, uint32_t *pid)
-{
-	struct stk *s = stk_get(c, tid, ts, 0);
-	c->nframes = 0;
-	if (!s)
-		return 0;
-	s->used = 1;
-	if (pid)
-		*pid = s->pid;
-	for (int part = 0; part < 2; part++) {
-		const uint64_t *f = NULL;
-		size_t n = 0;
-		if (part == 0 && s->has_k) {
-			f = c->fr + s->kidx;
-			n = s->klen;
-		} else if (part == 1 && s->has_u) {
-			f = c->fr + s->uidx;
-			n = s->ulen;
-		} else if ((part == 0 && s->has_kkey) || (part == 1 && s->has_ukey)) {
-			const struct keydef *d = part ? resolve_key(c, s->ukey, s->uref_ts, s->uref_seq) :
-			    resolve_key(c, s->kkey, s->kref_ts, s->kref_seq);
-			if (!d) {
-				c->unresolved++;
-				continue;
-			}
-			f = c->fr + d->idx;
-			n = d->len;
-		}
-		while (c->nframes + n > c->capframes) {
-			c->capframes = c->capframes ? c->capframes * 2 : 256;
-			c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
-		}
-		if (n)
-			memcpy(c->frames + c->nframes, f, n * sizeof *f);
-		c->nframes += n;
-	}
-	return c->nframes;
-}
-
 static size_t
 count_kernel(const struct conv *c, const uint64_t *f, size_t n)
 {
@@ -1008,6 +968,175 @@ count_kernel(const struct conv *c, const uint64_t *f, size_t n)
 		if (images_is_kernel(c->img, f[i]))
 			k++;
 	return k;
+}
+
+static void
+frames_put(uint64_t **f, uint32_t *n, uint32_t *cap, const uint64_t *src, size_t k)
+{
+	if (*n + k > *cap) {
+		while (*n + k > *cap)
+			*cap = *cap ? *cap * 2 : 64;
+		*f = xrealloc(*f, *cap * sizeof **f);
+	}
+	if (k)
+		memcpy(*f + *n, src, k * sizeof *src);
+	*n += (uint32_t)k;
+}
+
+/* Writes a waiting line with the stack it got (samples: kframes=, or nostack=1 and the IP). */
+static void
+flush_pend(struct conv *c, struct pend *e)
+{
+	if (e->want)
+		hmap_del(&c->pendmap, e->tid, e->ts);
+	size_t need = (size_t)e->nk + e->nu + 1;
+	if (need > c->capframes) {
+		c->capframes = need * 2;
+		c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
+	}
+	if (e->nk)
+		memcpy(c->frames, e->kf, e->nk * sizeof *c->frames);
+	if (e->nu)
+		memcpy(c->frames + e->nk, e->uf, e->nu * sizeof *c->frames);
+	size_t nf = (size_t)e->nk + e->nu;
+	if (e->sample) {
+		if (nf == 0) {
+			/* no stack was recorded: the sampled address alone, as PerfView shows it */
+			c->frames[0] = e->ip;
+			nf = 1;
+			l_kv_u(&e->text, "nostack", 1);
+		}
+		l_kv_u(&e->text, "kframes", count_kernel(c, c->frames, nf));
+	}
+	write_line(c, &e->text, e->pid, c->frames, nf, e->ts);
+}
+
+static void
+flush_window(struct conv *c, int all)
+{
+	while (c->qhead < c->qtail) {
+		struct pend *e = &c->q[c->qhead & (c->qcap - 1)];
+		if (!all && c->qtail - c->qhead <= QCAP && e->ts + (uint64_t)QWIN_NS >= c->now)
+			break;
+		flush_pend(c, e);
+		c->qhead++;
+	}
+}
+
+static struct pend *
+queue_push(struct conv *c)
+{
+	if (c->qtail - c->qhead == c->qcap) {
+		/* grow the ring, keeping each entry at sequence & (cap - 1) */
+		size_t ncap = c->qcap ? c->qcap * 2 : 1024;
+		struct pend *nq = xcalloc(ncap, sizeof *nq);
+		for (uint64_t q = c->qhead; q < c->qtail; q++)
+			nq[q & (ncap - 1)] = c->q[q & (c->qcap - 1)];
+		free(c->q);
+		c->q = nq;
+		c->qcap = ncap;
+	}
+	struct pend *e = &c->q[c->qtail & (c->qcap - 1)];
+	c->qtail++;
+	e->nk = e->nu = 0;
+	e->has_k = e->has_u = 0;
+	e->want = e->sample = 0;
+	return e;
+}
+
+/*
+ * Ends the line started by begin(): written now, or kept in the window
+ * when stack_of() asked for a stack (or when earlier lines still wait,
+ * so that the output stays in time order).  FRAMES, when given, are the
+ * event's own stack (innermost first).
+ */
+static void
+finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts)
+{
+	int want = c->want && c->nstackev > 0;
+	int sample = c->want_sample;
+	c->want = 0;
+	c->want_sample = 0;
+	if (!want && !sample && c->qhead == c->qtail) {
+		write_line(c, &c->l, pid, frames, n, ts);
+		return;
+	}
+	struct pend *e = queue_push(c);
+	e->text.n = 0;
+	l_mem(&e->text, c->l.b, c->l.n);
+	e->ts = ts;
+	e->pid = pid;
+	e->tid = c->want_tid;
+	e->sample = (uint8_t)sample;
+	e->ip = c->want_ip;
+	if (frames && n) {
+		frames_put(&e->kf, &e->nk, &e->capk, frames, n);
+		e->has_k = e->has_u = 1;
+	}
+	if (want) {
+		e->want = 1;
+		hmap_put(&c->pendmap, e->tid, ts, (uint32_t)(c->qtail - 1));
+	}
+	flush_window(c, 0);
+}
+
+/* Pass 2: a Stack or StackKey record joins the line it belongs to. */
+static void
+attach_stack(struct conv *c, const struct etl_event *ev)
+{
+	const uint8_t *p = ev->payload;
+	uint32_t n = ev->plen;
+	if (n < 16 + c->P)
+		return;
+	uint32_t tid = etl_u32(p + 12);
+	uint64_t ts = gts(c, etl_u64(p));
+	uint32_t *seqp = hmap_get(&c->pendmap, tid, ts);
+	struct pend *e = NULL;
+	if (seqp) {
+		/* the map holds the low 32 bits of the sequence; the window is far smaller */
+		uint64_t seq = (c->qtail & ~(uint64_t)0xffffffffu) | *seqp;
+		if (seq >= c->qtail)
+			seq -= (uint64_t)1 << 32;
+		if (seq >= c->qhead && seq < c->qtail)
+			e = &c->q[seq & (c->qcap - 1)];
+	}
+	if (!e) {
+		c->unmatched++;
+		return;
+	}
+	const uint64_t *f = NULL;
+	size_t nf = 0;
+	uint64_t tmp[1];
+	(void)tmp;
+	int kernel;
+	if (ev->type == 32) {
+		nf = (n - 16) / c->P;
+		if (nf > c->capframes) {
+			c->capframes = nf * 2;
+			c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
+		}
+		for (size_t i = 0; i < nf; i++)
+			c->frames[i] = ptr_at(c, p + 16 + i * c->P);
+		f = c->frames;
+		kernel = images_is_kernel(c->img, f[0]);
+	} else {
+		const struct keydef *d = resolve_key(c, ptr_at(c, p + 16), ev->ts, (uint32_t)ev->cpu,
+		    c->cur_seq);
+		if (!d) {
+			c->unresolved++;
+			return;
+		}
+		f = c->fr + d->idx;
+		nf = d->len;
+		kernel = ev->type == 37;
+	}
+	if (kernel && !e->has_k) {
+		frames_put(&e->kf, &e->nk, &e->capk, f, nf);
+		e->has_k = 1;
+	} else if (!kernel && !e->has_u) {
+		frames_put(&e->uf, &e->nu, &e->capu, f, nf);
+		e->has_u = 1;
+	}
 }
 
 static void
@@ -1020,16 +1149,7 @@ emit_sample(struct conv *c, const struct etl_event *ev, int64_t ns)
 	uint64_t ip = ptr_at(c, p);
 	uint32_t tid = etl_u32(p + P);
 	unsigned count = etl_u16(p + P + 4), fl = p[P + 6];
-	uint32_t spid = ETL_NO_ID;
-	size_t nf = stack_of(c, tid, ev->ts, &spid);
-	int64_t pid;
-	if (tid == 0)
-		pid = 0;
-	else {
-		pid = images_thread_pid(c->img, tid, ev->ts);
-		if (pid < 0 && spid != ETL_NO_ID)
-			pid = spid;
-	}
+	int64_t pid = tid == 0 ? 0 : images_thread_pid(c->img, tid, ev->ts);
 	int64_t w = (int64_t)c->interval * 100 * (count ? count : 1);
 	if (!begin(c, "Sample", ns, ev->cpu, pid, tid, w, ev->ts))
 		return;
@@ -1042,18 +1162,11 @@ emit_sample(struct conv *c, const struct etl_event *ev, int64_t ns)
 		l_kv_u(l, "dpc", 1);
 	if (fl & 2)
 		l_kv_u(l, "isr", 1);
-	if (nf == 0) {
-		/* no stack was recorded: the sampled address alone, as PerfView shows it */
-		if (c->capframes < 1) {
-			c->capframes = 256;
-			c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
-		}
-		c->frames[0] = ip;
-		nf = 1;
-		l_kv_u(l, "nostack", 1);
-	}
-	l_kv_u(l, "kframes", count_kernel(c, c->frames, nf));
-	finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
+	/* kframes= (and nostack=1) are added when the stack is known */
+	stack_of(c, tid, ev->ts, NULL);
+	c->want_sample = 1;
+	c->want_ip = ip;
+	finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, NULL, 0, ev->ts);
 	return;
 generic:
 	c->skipped_events++;
@@ -1150,8 +1263,7 @@ emit_cswitch(struct conv *c, const struct etl_event *ev, int64_t ns)
 		l_u64(l, st);
 	l_kv_u(l, "wait_time", etl_u32(p + 16));
 	l_kv_u(l, "cstate", p[10]);
-	uint32_t spid = ETL_NO_ID;
-	size_t nf = ev->tid != ETL_NO_ID ? stack_of(c, ev->tid, ev->ts, &spid) : 0;
+	size_t nf = ev->tid != ETL_NO_ID ? stack_of(c, ev->tid, ev->ts, NULL) : 0;
 	finish(c, npid < 0 ? ETL_NO_ID : (uint32_t)npid, c->frames, nf, ev->ts);
 }
 
@@ -1571,7 +1683,9 @@ emit_kernel(struct conv *c, const struct etl_event *ev, int64_t ns)
 		}
 		break;
 	case 24:
-		return;	/* stacks: attached to their events */
+		if (ev->type == 32 || ev->type == 37 || ev->type == 38)
+			attach_stack(c, ev);
+		return;	/* stacks: attached to their events; key definitions were read in pass 1 */
 	}
 	emit_generic_kernel(c, ev, ns);
 }
@@ -1705,7 +1819,7 @@ emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 			c->frames[i] = stack32 ? etl_u32(stack + 4 * i) : etl_u64(stack + 8 * i);
 		l_kv_u(l, "kframes", count_kernel(c, c->frames, nf));
 	} else if (has_stack_key) {
-		const struct keydef *d = resolve_key(c, stack_key, ev->ts, 0);
+		const struct keydef *d = resolve_key(c, stack_key, ev->ts, (uint32_t)ev->cpu, c->cur_seq);
 		if (d) {
 			nf = d->len;
 			while (nf > c->capframes) {
@@ -1899,6 +2013,7 @@ source_next(struct conv *c, size_t i)
 	use_source(c, i);
 	s->have = 0;
 	while (etl_next(s->r, &s->ev)) {
+		s->seq = c->cseq[i * c->ncur + (size_t)s->ev.cpu]++;
 		if (!ts_sane(c, &s->ev))
 			continue;
 		s->ev.ts = gts(c, s->ev.ts);
@@ -1941,13 +2056,14 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 	c->img = images_new(maxp);
 	if (o->sym)
 		images_set_symbols(c->img, o->sym, o->symctx);
-	hmap_init(&c->stkmap);
+	hmap_init(&c->pendmap);
 	hmap_init(&c->framemap);
 	c->kinds = split_list(o->kinds, &c->nkinds);
 	c->procs = split_list(o->procs, &c->nprocs);
 	c->from_ns = o->has_from ? (int64_t)(o->from_ms * 1e6) : INT64_MIN;
 	c->to_ns = o->has_to ? (int64_t)(o->to_ms * 1e6) : INT64_MAX;
 	c->cur_tid = xmalloc((c->ncur ? c->ncur : 1) * sizeof *c->cur_tid);
+	c->cseq = xcalloc((nr ? nr : 1) * (c->ncur ? c->ncur : 1), sizeof *c->cseq);
 	for (size_t i = 0; i < c->ncur; i++)
 		c->cur_tid[i] = -1;
 	c->lo_ns = -7 * 86400 * 1000000000LL;
@@ -1958,6 +2074,7 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 		use_source(c, i);
 		etl_rewind(c->r, ETL_FILE_ORDER);
 		while (etl_next(c->r, &ev)) {
+			c->cur_seq = c->cseq[i * c->ncur + (size_t)ev.cpu]++;
 			collect(c, &ev);
 			if (o->progress && (++n & 0xffff) == 0)
 				cli_progress((done + etl_progress(c->r)) / 2, total);
@@ -1992,7 +2109,8 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 		}
 	}
 
-	/* pass 2: the events of all files in time order */
+	/* pass 2: the events of all files in time order (CPU stream positions counted again) */
+	memset(c->cseq, 0, (nr ? nr : 1) * (c->ncur ? c->ncur : 1) * sizeof *c->cseq);
 	for (size_t i = 0; i < nr; i++) {
 		etl_rewind(c->src[i].r, ETL_TIME_ORDER);
 		source_next(c, i);
@@ -2005,6 +2123,8 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 		if (best == nr)
 			break;
 		use_source(c, best);
+		c->cur_seq = c->src[best].seq;
+		c->now = c->src[best].ev.ts;
 		emit(c, &c->src[best].ev);
 		source_next(c, best);
 		if (o->progress && (++n & 0xffff) == 0) {
@@ -2014,6 +2134,7 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 			cli_progress(total / 2 + p / 2, total);
 		}
 	}
+	flush_window(c, 1);
 	if (o->progress)
 		cli_progress_end();
 	for (size_t i = 0; i < nr; i++) {
@@ -2022,10 +2143,7 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 	}
 
 	/* what could not be used */
-	uint64_t unmatched = 0;
-	for (size_t i = 0; i < c->nstk; i++)
-		if (!c->stk[i].used)
-			unmatched++;
+	uint64_t unmatched = c->unmatched;
 	if (unmatched)
 		ob_printf(ob, "#skipped\twhat=stack\tcount=%llu\tdetail=stacks whose event is not in the "
 		    "trace\n", (unsigned long long)unmatched);
@@ -2055,13 +2173,19 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 		free(c->procs[i]);
 	free(c->kinds);
 	free(c->procs);
-	free(c->stk);
+	for (size_t i = 0; i < c->qcap; i++) {
+		free(c->q[i].text.b);
+		free(c->q[i].kf);
+		free(c->q[i].uf);
+	}
+	free(c->q);
+	free(c->cseq);
 	free(c->fr);
 	free(c->kd);
 	free(c->frames);
 	free(c->cur_tid);
 	free(c->l.b);
-	hmap_free(&c->stkmap);
+	hmap_free(&c->pendmap);
 	hmap_free(&c->framemap);
 	free(c->src);
 	images_free(c->img);

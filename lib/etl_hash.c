@@ -84,3 +84,33 @@ hmap_put(struct hmap *h, uint64_t a, uint64_t b, uint32_t val)
 		i = (i + 1) & (h->cap - 1);
 	}
 }
+
+void
+hmap_del(struct hmap *h, uint64_t a, uint64_t b)
+{
+	size_t mask = h->cap - 1, i = mix(a, b) & mask;
+
+	for (;;) {
+		struct hmap_slot *s = &h->s[i];
+		if (!s->used)
+			return;
+		if (s->a == a && s->b == b)
+			break;
+		i = (i + 1) & mask;
+	}
+	/* backward-shift deletion keeps linear probing chains intact */
+	size_t j = i;
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!h->s[j].used)
+			break;
+		size_t home = mix(h->s[j].a, h->s[j].b) & mask;
+		/* move j to i when its home is not cyclically in (i, j] */
+		if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+			h->s[i] = h->s[j];
+			i = j;
+		}
+	}
+	h->s[i].used = 0;
+	h->n--;
+}

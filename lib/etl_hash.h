@@ -26,5 +26,7 @@ void hmap_free(struct hmap *h);
 uint32_t *hmap_get(const struct hmap *h, uint64_t a, uint64_t b);
 /* Inserts or replaces. */
 void hmap_put(struct hmap *h, uint64_t a, uint64_t b, uint32_t val);
+/* Removes (A,B) if present. */
+void hmap_del(struct hmap *h, uint64_t a, uint64_t b);
 
 #endif

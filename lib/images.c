@@ -209,6 +209,13 @@ images_thread(struct images *m, uint32_t tid, uint32_t pid, uint64_t ts, int how
 		t->end = ts;
 }
 
+int64_t
+images_thread_pid_early(const struct images *m, uint32_t tid)
+{
+	uint32_t *last = hmap_get(&m->thread_last, tid, 0);
+	return last ? (int64_t)m->t[*last].pid : -1;
+}
+
 void
 images_thread_name(struct images *m, uint32_t tid, const char *name)
 {

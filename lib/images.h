@@ -37,6 +37,8 @@ void images_process(struct images *m, uint32_t pid, uint64_t ts, int how, const 
     const char *cmdline);
 void images_thread(struct images *m, uint32_t tid, uint32_t pid, uint64_t ts, int how);
 void images_thread_name(struct images *m, uint32_t tid, const char *name);
+/* Before images_finish(): the process of the last thread record for TID, or -1. */
+int64_t images_thread_pid_early(const struct images *m, uint32_t tid);
 void images_image(struct images *m, uint32_t pid, uint64_t base, uint64_t size, uint64_t ts,
     int how, const char *path);
 void images_image_id(struct images *m, uint32_t pid, uint64_t base, const char *orig_name);
