@@ -96,6 +96,10 @@ struct map {
 struct tdh_db {
 	struct tdh_event **ev;
 	size_t nev, capev;
+	struct { uint8_t guid[16]; const char *name; } *prov;	/* distinct providers with a name */
+	size_t nprov, capprov;
+	uint32_t *slot;		/* open addressing: index + 1 of the preferred schema per key */
+	size_t nslot;		/* a power of two, at least twice nev */
 	struct map *maps;
 	size_t nmaps, capmaps;
 	struct tdh_stats st;
@@ -175,6 +179,8 @@ tdh_free(struct tdh_db *db)
 	for (size_t i = 0; i < db->nev; i++)
 		free_event(db->ev[i]);
 	free(db->ev);
+	free(db->slot);
+	free(db->prov);
 	for (size_t i = 0; i < db->nmaps; i++) {
 		for (uint32_t k = 0; k < db->maps[i].n; k++)
 			free(db->maps[i].e[k].name);
@@ -191,23 +197,58 @@ tdh_stats(const struct tdh_db *db)
 	return &db->st;
 }
 
+static uint64_t
+key_hash(const uint8_t *guid, unsigned id, unsigned version, int classic)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (int i = 0; i < 16; i++)
+		h = (h ^ guid[i]) * 1099511628211ull;
+	h = (h ^ id) * 1099511628211ull;
+	h = (h ^ version) * 1099511628211ull;
+	h = (h ^ (unsigned)classic) * 1099511628211ull;
+	return h ^ h >> 31;
+}
+
+static int
+same_key(const struct tdh_event *e, const uint8_t *guid, unsigned id, unsigned version, int classic)
+{
+	return e->classic == classic && e->version == version && (classic ? e->opcode : e->id) == id &&
+	    memcmp(e->guid, guid, 16) == 0;
+}
+
+static size_t
+find_slot(const struct tdh_db *db, const uint8_t *guid, unsigned id, unsigned version, int classic)
+{
+	size_t mask = db->nslot - 1, i = (size_t)key_hash(guid, id, version, classic) & mask;
+	while (db->slot[i] && !same_key(db->ev[db->slot[i] - 1], guid, id, version, classic))
+		i = (i + 1) & mask;
+	return i;
+}
+
 static struct tdh_event *
 lookup(const struct tdh_db *db, const uint8_t *guid, unsigned id, unsigned version, int classic)
 {
-	struct tdh_event *builtin = NULL;
-	if (!guid)
+	if (!guid || !db->nslot)
 		return NULL;
-	for (size_t i = 0; i < db->nev; i++) {
-		struct tdh_event *e = db->ev[i];
-		if (e->classic != classic || e->version != version || memcmp(e->guid, guid, 16) != 0)
-			continue;
-		if ((classic ? e->opcode : e->id) != id)
-			continue;
-		if (!e->builtin)
-			return e;
-		builtin = e;
+	uint32_t k = db->slot[find_slot(db, guid, id, version, classic)];
+	return k ? db->ev[k - 1] : NULL;
+}
+
+/* Indexes db->ev[i]; an embedded schema displaces a built-in one, else the first stays. */
+static void
+index_event(struct tdh_db *db, size_t i)
+{
+	if (2 * (i + 1) > db->nslot) {
+		free(db->slot);
+		db->nslot = db->nslot ? db->nslot * 2 : 64;
+		db->slot = xcalloc(db->nslot, sizeof *db->slot);
+		for (size_t k = 0; k < i; k++)
+			index_event(db, k);
 	}
-	return builtin;
+	const struct tdh_event *e = db->ev[i];
+	size_t at = find_slot(db, e->guid, e->classic ? e->opcode : e->id, e->version, e->classic);
+	if (!db->slot[at] || (db->ev[db->slot[at] - 1]->builtin && !e->builtin))
+		db->slot[at] = (uint32_t)(i + 1);
 }
 
 const struct tdh_event *
@@ -233,11 +274,20 @@ tdh_provider_name(const struct tdh_db *db, const uint8_t *guid)
 {
 	if (!guid)
 		return NULL;
-	for (size_t i = 0; i < db->nev; i++)
-		if (!db->ev[i]->classic && db->ev[i]->provider && *db->ev[i]->provider &&
-		    memcmp(db->ev[i]->guid, guid, 16) == 0)
-			return db->ev[i]->provider;
+	for (size_t i = 0; i < db->nprov; i++)
+		if (memcmp(db->prov[i].guid, guid, 16) == 0)
+			return db->prov[i].name;
 	return NULL;
+}
+
+static void
+add_provider(struct tdh_db *db, const struct tdh_event *e)
+{
+	if (e->classic || !e->provider || !*e->provider || tdh_provider_name(db, e->guid))
+		return;
+	GROWARR(db->prov, db->nprov, db->capprov);
+	memcpy(db->prov[db->nprov].guid, e->guid, 16);
+	db->prov[db->nprov++].name = e->provider;
 }
 
 /* "Task/Opcode" as TraceEvent names manifest events ("win:" dropped, opcode 0 omitted). */
@@ -322,6 +372,8 @@ tdh_add_event_info(struct tdh_db *db, const uint8_t *b, size_t len)
 	e->name = event_label(b, len, id, opcode);
 	GROWARR(db->ev, db->nev, db->capev);
 	db->ev[db->nev++] = e;
+	index_event(db, db->nev - 1);
+	add_provider(db, e);
 	db->st.events++;
 	return 0;
 bad_event:
