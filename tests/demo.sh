@@ -126,6 +126,12 @@ fi
 if have overweight; then
 	step "what regressed from the fixed to the broken server, DPC/ISR time by routine (overweight)"
 	overweight --kind=DPC,ThreadedDPC,TimerDPC,ISR --keep-addrs "$out/fixed.evt" "$out/incident.evt" | head -12
+	if have render; then
+		step "which code inside the DPCs got heavier (overweight of the DPC/ISR sample stacks, PerfView's report)"
+		render dpcstacks "$out/fixed.evt" >"$out/fixed.dpcstacks.folded"
+		overweight "$out/fixed.dpcstacks.folded" "$out/incident.dpcstacks.folded" |
+		    awk '/^Names in both/ { on = 1 } on && n++ < 8 { print } /^Delta:/ { print }'
+	fi
 fi
 if have diff; then
 	step "DPC/ISR totals, fixed -> incident (diff -t)"

@@ -360,6 +360,9 @@ PY
 	[[ "$output" == *"ndis.sys!ndisInterruptDpc"*"163000"*"220.0"* ]] || fail "DPC routine not named"
 	[[ "$output" == *"[DPC] ndis.sys ... > "*"idsflt64.sys!IdsMatchSignatures"* ]] || fail "no named DPC stacks"
 	[[ "$output" == *"ndis.sys"*"163000"*"90.0"* ]] || fail "the fixed trace"
+	# PerfView's overweight report on the DPC stacks, fixed -> incident: the IDS filter first
+	first=$(printf '%s\n' "$output" | awk '/^which code inside|^== which code inside/ { on = 1 } on && /^ *[0-9]+ +[0-9]+ +\+[0-9]/ { print $NF; exit }')
+	[ "$first" = "idsflt64.sys!IdsMatchSignatures" ] || fail "overweight names '$first' first"
 	# and the round trip of the incident: every DPC, ISR and sample exactly, frames named
 	evt_canon "$T/demo/incident.expect" >"$T/want"
 	evt_canon "$T/demo/incident.evt" >"$T/got"
