@@ -184,3 +184,13 @@ PY
 	evtfilter -o "$T/o" "$T/a.evt.gz" 2>/dev/null
 	[ "$(events "$T/o" | wc -l)" -eq 8 ]
 }
+
+@test "process of interest: most CPU ties go to the lower pid, Idle never wins" {
+	{ printf '#evt\t1\tduration_ms=10\n'
+	  ev 1.0 Sample 0 Idle 0 0 50 'k!idle'
+	  ev 2.0 Sample 0 b.exe 30 1 2 'b!x'
+	  ev 3.0 Sample 0 a.exe 20 2 2 'a!x'; } >"$T/t.evt"
+	run ef --poi=most-cpu "$T/t.evt"
+	grep -q "most CPU): a.exe (pid 20), 2.000 ms of 4.000 ms" "$T/err"
+	[ "$(events <(echo "$output") | cut -f5 | sort -u)" = "20" ]
+}
