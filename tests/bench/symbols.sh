@@ -3,8 +3,8 @@
 # lib/pdb.c): the real CppCon.pdb and the three NGEN PDBs of the
 # ctf-net45-win7 .etl.zip, each copied 8 times under a different GUID so
 # that every copy is a separate PDB to find, map and parse.  Addresses
-# are random RVAs inside each PDB's code.  Prints the time spent inside
-# lib/symbols (PDB loading included) and ns per lookup.
+# are random RVAs inside each PDB's code.  Prints the CPU time lib/symbols
+# needs to find and load the PDBs, then for the lookups, and ns per lookup.
 # Env: ETLKIT_BIN, ETLKIT_SHARED, BENCH_TMP (see tests/bench.sh);
 #      SYM_BENCH_LOOKUPS (default 1000000).
 set -eu
