@@ -334,6 +334,88 @@ ratios(struct pmu *p)
 	free(v);
 }
 
+/*
+ * Totals per series: every delta counts (the first is the count since the
+ * count started); the mean rate uses only the periods with a known start.
+ */
+struct total {
+	int prov;
+	uint64_t core;
+	uint32_t event;
+	const char *name;
+	uint64_t sum, timed_sum;
+	double timed_ms;
+	uint64_t inst, cycles;	/* per core (event unused): for the overall IPC */
+	int ik;
+};
+
+static int
+cmp_total(const void *a, const void *b)
+{
+	const struct total *x = a, *y = b;
+	if (x->prov != y->prov)
+		return x->prov - y->prov;
+	if (x->core != y->core)
+		return x->core < y->core ? -1 : 1;
+	if (x->prov == WPERF_APP)
+		return strcmp(x->name, y->name);
+	return x->event < y->event ? -1 : x->event > y->event;
+}
+
+static size_t
+totals(const struct pmu *p, struct total **out)
+{
+	struct total *t = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct row *r = &p->r[i];
+		int same = n && t[n - 1].prov == r->prov && t[n - 1].core == r->core &&
+		    (r->prov == WPERF_APP ? strcmp(t[n - 1].name, r->name) == 0 : t[n - 1].event == r->event);
+		if (!same) {
+			t = xrealloc(t, (n + 1) * sizeof *t);
+			memset(&t[n], 0, sizeof t[n]);
+			t[n].prov = r->prov;
+			t[n].core = r->core;
+			t[n].event = r->event;
+			t[n].name = r->prov == WPERF_APP ? r->name : event_name(r->event);
+			n++;
+		}
+		t[n - 1].sum += amount(r);
+		if (r->prov == WPERF_DRIVER && r->has_start && r->t > r->start) {
+			t[n - 1].timed_sum += r->delta;
+			t[n - 1].timed_ms += r->t - r->start;
+		}
+	}
+	qsort(t, n, sizeof *t, cmp_total);
+	*out = t;
+	return n;
+}
+
+/* Overall IPC of PROV on CORE from the series totals; -1 if not both counters. */
+static double
+overall_ipc(const struct total *t, size_t n, int prov, uint64_t core, const char **name)
+{
+	uint64_t cyc = 0, inst = 0;
+	int ik = 0, have_cyc = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].prov != prov || t[i].core != core)
+			continue;
+		struct row r = { .prov = prov, .event = t[i].event, .name = (char *)t[i].name };
+		if (is_cycles(&r) && (!have_cyc || r.event == 0xffffffffu)) {
+			cyc = t[i].sum;
+			have_cyc = 1;
+		}
+		if (inst_kind(&r) > ik) {
+			ik = inst_kind(&r);
+			inst = t[i].sum;
+		}
+	}
+	if (!have_cyc || !ik || !cyc)
+		return -1;
+	*name = ik == 2 ? "IPC" : "IPC(spec)";
+	return (double)inst / (double)cyc;
+}
+
 /* ---------- output ---------- */
 
 static void
@@ -491,6 +573,42 @@ report_text(struct pmu *p, struct outbuf *ob)
 		}
 		t_write(&t, ob, "Driver counters per period (deltas of the running totals, per core and event)");
 	}
+	struct total *tt;
+	size_t nt = totals(p, &tt);
+	if (nt) {
+		int right7[7] = { 0, 1, 0, 0, 1, 1, 1 };
+		t.ncol = 7;
+		t.right = right7;
+		const char *h[] = { "Source", "Core", "Event", "Name", "Total", "Rate (/s)", "IPC" };
+		for (int k = 0; k < 7; k++)
+			t_cell(&t, h[k]);
+		for (size_t i = 0; i < nt; i++) {
+			const char *rn = NULL;
+			t_cell(&t, tt[i].prov == WPERF_APP ? "app" : "driver");
+			t_cellf(&t, "%" PRIu64, tt[i].core);
+			if (tt[i].prov == WPERF_APP)
+				idx_text(a, sizeof a, tt[i].event);
+			else
+				snprintf(a, sizeof a, "%08X", tt[i].event);
+			t_cell(&t, a);
+			t_cell(&t, tt[i].name);
+			t_cellf(&t, "%" PRIu64, tt[i].sum);
+			if (tt[i].timed_ms > 0)
+				t_cellf(&t, "%.0f", (double)tt[i].timed_sum * 1000.0 / tt[i].timed_ms);
+			else
+				t_cell(&t, "-");
+			double ipc = -1;
+			if (i + 1 == nt || tt[i + 1].core != tt[i].core || tt[i + 1].prov != tt[i].prov)
+				ipc = overall_ipc(tt, nt, tt[i].prov, tt[i].core, &rn);
+			if (ipc >= 0)
+				t_cellf(&t, "%s %.4f", rn, ipc);
+			else
+				t_cell(&t, "");
+		}
+		t_write(&t, ob, "Totals per core and event (all periods; rate over the periods with a known start; "
+		    "IPC over the whole trace)");
+	}
+	free(tt);
 	if (p->nq) {
 		t.ncol = 6;
 		t.right = right6b;
@@ -527,6 +645,8 @@ report_tsv(struct pmu *p, struct outbuf *ob)
 	ob_puts(ob, "#driver\ttime_ms\tevent_index\tcore\tgpc_index\tvalue\n");
 	ob_puts(ob, "#delta\ttime_ms\tstart_ms\tcore\tevent_index\tevent_name\tdelta\trate_per_s\n");
 	ob_puts(ob, "#ratio\ttime_ms\tstart_ms\tcore\tsource\tratio\tvalue\n");
+	ob_puts(ob, "#total\tsource\tcore\tevent_index\tevent_name\ttotal\trate_per_s\n");
+	ob_puts(ob, "#total_ratio\tsource\tcore\tratio\tvalue\n");
 	for (size_t i = 0; i < p->n; i++) {
 		const struct row *r = &p->r[i];
 		fmt_ms(a, r->t);
@@ -568,6 +688,27 @@ report_tsv(struct pmu *p, struct outbuf *ob)
 		ob_printf(ob, "ratio\t%s\t%s\t%" PRIu64 "\t%s\t%s\t%.4f\n", a, b, q->core,
 		    q->prov == WPERF_APP ? "app" : "driver", q->name, q->value);
 	}
+	struct total *tt;
+	size_t nt = totals(p, &tt);
+	for (size_t i = 0; i < nt; i++) {
+		const char *src = tt[i].prov == WPERF_APP ? "app" : "driver";
+		char *name = xmalloc(3 * strlen(tt[i].name) + 1);
+		name[evt_escape(name, tt[i].name, strlen(tt[i].name), 0)] = '\0';
+		ob_printf(ob, "total\t%s\t%" PRIu64 "\t%s%08X\t%s\t%" PRIu64 "\t", src, tt[i].core,
+		    "", tt[i].event, name, tt[i].sum);
+		free(name);
+		if (tt[i].timed_ms > 0)
+			ob_printf(ob, "%.0f\n", (double)tt[i].timed_sum * 1000.0 / tt[i].timed_ms);
+		else
+			ob_puts(ob, "-\n");
+		const char *rn = NULL;
+		double ipc = -1;
+		if (i + 1 == nt || tt[i + 1].core != tt[i].core || tt[i + 1].prov != tt[i].prov)
+			ipc = overall_ipc(tt, nt, tt[i].prov, tt[i].core, &rn);
+		if (ipc >= 0)
+			ob_printf(ob, "total_ratio\t%s\t%" PRIu64 "\t%s\t%.4f\n", src, tt[i].core, rn, ipc);
+	}
+	free(tt);
 }
 
 void

@@ -23,7 +23,7 @@
  *
  * OUTPUT: the .etl; --expect: the decoded events as bin/tdhdump prints them,
  *   10.000	WindowsPerf Driver	ReadGPC	Core=0; Event=4294967295; GPCIdx=31; Value=400000123;
- * --expect-pmu: the delta and ratio rows `render pmu --tsv` must print
+ * --expect-pmu: the delta, ratio, total and total_ratio rows `render pmu --tsv` must print
  * (docs/pmu.md), computed from the model, not from the running totals.
  */
 #include <getopt.h>
@@ -241,8 +241,11 @@ main(int argc, char **argv)
 		if (proto)
 			add_prototype_schema(schema_ts);
 	}
-	uint64_t total[64][NEV];
+	uint64_t total[64][NEV], sum[64][NEV], timed[64][NEV], timed_ms[64];
 	memset(total, 0, sizeof total);
+	memset(sum, 0, sizeof sum);
+	memset(timed, 0, sizeof timed);
+	memset(timed_ms, 0, sizeof timed_ms);
 	char t[40], tprev[40];
 	for (int k = 0; k < periods; k++) {
 		if (restart_at && k == restart_at)
@@ -258,10 +261,16 @@ main(int argc, char **argv)
 			uint64_t ts = T0 + (uint64_t)k * period + (uint64_t)core * 100;
 			ms(t, sizeof t, ts - 0);
 			ms(tprev, sizeof tprev, ts - period);
+			int first_of_count = k == 0 || (restart_at && k == restart_at);
+			if (!first_of_count)
+				timed_ms[core] += (uint64_t)period_ms;
 			for (int e = 0; e < NEV; e++) {
 				uint8_t p[512];
 				size_t n;
 				total[core][e] += d[e];
+				sum[core][e] += d[e];
+				if (!first_of_count)
+					timed[core][e] += d[e];
 				if (drv) {
 					n = wperf_driver_payload(p, sizeof p, (uint64_t)core, drv_event[e], drv_gpc[e],
 					    total[core][e]);
@@ -320,6 +329,26 @@ main(int argc, char **argv)
 					    k % 2 ? "Exit|Dpc" : "Enter|Dpc");
 			}
 		}
+	}
+	/* totals: every period counts; rates over the periods whose start is known */
+	for (int core = 0; core < cores && expect_pmu; core++) {
+		for (int e = 0; e < NEV; e++) {
+			if (app)
+				ob_printf(&ep, "total\tapp\t%d\t%08X\t%s\t%" PRIu64 "\t-\n", core, drv_event[e],
+				    app_name[e], sum[core][e]);
+			if (!drv)
+				continue;
+			ob_printf(&ep, "total\tdriver\t%d\t%08X\t%s\t%" PRIu64 "\t", core, drv_event[e],
+			    app_name[e], sum[core][e]);
+			if (timed_ms[core])
+				ob_printf(&ep, "%.0f\n", (double)timed[core][e] * 1000.0 / (double)timed_ms[core]);
+			else
+				ob_puts(&ep, "-\n");
+		}
+		for (int s = 0; s < 2; s++)
+			if (s ? drv : app)
+				ob_printf(&ep, "total_ratio\t%s\t%d\tIPC\t%.4f\n", s ? "driver" : "app", core,
+				    (double)sum[core][1] / (double)sum[core][0]);
 	}
 	qsort(recs, nrecs, sizeof *recs, cmp_rec);
 
