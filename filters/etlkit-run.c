@@ -114,7 +114,7 @@ help(void)
 	    "  -j, --jobs N        traces converted in parallel [pipeline 'jobs', else CPUs]\n"
 	    "      --verify        re-hash every trace, even when size and mtime match the record\n"
 	    "      --retry-failed  convert again traces whose last conversion failed\n"
-	    "      --list-jobs     print the per-trace jobs (INDEX KEY STATE STEP SCENARIO TRACE)\n"
+	    "      --list-jobs     print the per-trace jobs (INDEX KEY STATE STEP SCENARIO TRACE COMMAND)\n"
 	    "      --todo          with --list-jobs: only the jobs that need converting\n"
 	    "      --run-job ID    convert one job (1-based INDEX or KEY), as a scheduler would\n"
 	    "      --emit          with --run-job: print its result as folded stacks with the\n"
@@ -1510,11 +1510,18 @@ main(int argc, char **argv)
 
 	if (list) {
 		for (i = 0; i < njobs; i++)
-			if (!todo_only || jobs[i].state == J_TODO)
-				printf("%d\t%s\t%s\t%s\t%s\t%s\n", i + 1, jobs[i].key,
+			if (!todo_only || jobs[i].state == J_TODO) {
+				char *cmd = command_text(&jobs[i]), *c;
+
+				for (c = cmd; *c; c++)
+					if ((unsigned char)*c < 0x20)
+						*c = '?';	/* one job, one line, six tabs */
+				printf("%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i + 1, jobs[i].key,
 				    jobs[i].state == J_TODO ? "todo" : jobs[i].state == J_CACHED ?
 				    "cached" : "failed", pl->prod[jobs[i].prod].name, jobs[i].name,
-				    jobs[i].trace);
+				    jobs[i].trace, cmd);
+				free(cmd);
+			}
 		if (fflush(stdout) != 0 || ferror(stdout))
 			cli_fatal("write error: %s", strerror(errno));
 		exit(0);

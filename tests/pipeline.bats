@@ -210,7 +210,8 @@ actions_in() { awk -F'\t' -v a="$2" 'NR > 1 && $4 == a' "$1/run-report.tsv" | wc
 	[ "$(wc -l <"$T/jobs")" -eq 20 ]
 	# as Slurm would (array index) and as GNU parallel would (key), emitting partial aggregates
 	i=0
-	while IFS=$'\t' read -r idx key state step scen trace; do
+	grep -q "	etl2evt $T/traces/synth-1.etl | stackfold --roots=comm\$" "$T/jobs"
+	while IFS=$'\t' read -r idx key state step scen trace cmd; do
 		[ "$state" = todo ]
 		i=$((i + 1))
 		if [ $((i % 2)) -eq 0 ]; then id=$idx; else id=$key; fi
