@@ -153,9 +153,14 @@ write_byname(struct stk *S, struct outbuf *ob, int tsv)
 		fmt_val(total, sizeof total, root->inc, div);
 		ob_printf(ob, "# ByName, metric in %s; total %s, %lld events", unit, total,
 		    (long long)root->inc_count);
-		if (have_when)
+		if (have_when) {
 			ob_printf(ob, "; When: %.3f..%.3f ms in 32 buckets of %.3f ms", ws, we,
 			    (we - ws) / STK_WHEN_BUCKETS);
+			/* PerfView's Metric/Interval: CPUs busy on average (time units only) */
+			if (strcmp(unit, "us") == 0 || strcmp(unit, "ms") == 0)
+				ob_printf(ob, "; Metric/Interval %.2f",
+				    (double)root->inc / 1e6 / (we - ws));
+		}
 		ob_putc(ob, '\n');
 	}
 	for (c = 0; c < NCOL; c++) {

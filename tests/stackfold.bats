@@ -398,7 +398,7 @@ check_folded() {
 	run sf --tsv "$T/a.evt"
 	[ "$(echo "${lines[1]}" | cut -f11)" = "A50o.K__________________________" ]
 	run sf --by-name "$T/a.evt"
-	[[ "${lines[0]}" == *"buckets of 1.000 ms"* ]]
+	[[ "${lines[0]}" == *"buckets of 1.000 ms; Metric/Interval 0.11"* ]]
 	[[ "$output" == *"A50o.K__________________________  a!x"* ]]
 }
 
