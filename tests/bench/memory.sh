@@ -3,11 +3,10 @@
 # memory must follow distinct stacks, never file size; the claim is < 256 MB).
 #
 #   etl2evt    on synthesised ETL: etlgen's backup-server incident (24 CPUs,
-#              DPC/ISR/CSwitch/samples with stacks, 15 distinct stacks)
-#              (a) recorded for longer and longer (duration_ms scaled): more
-#                  events, the same distinct stacks - memory must stay flat;
-#              (b) the 10 s trace's data buffers repeated to reach a size (the
-#                  very same events again: shows the mapped-file pages).
+#              DPC/ISR/CSwitch/samples with stacks, 15 distinct stacks), its
+#              10 s repeated N times (etlgen --repeat, ~25.7 MB a period
+#              uncompressed, ~7 MB with XPRESS): more events, the same distinct
+#              stacks - memory must stay flat.
 #   stackfold  on gen_folded.py stacks: (a) a fixed number of distinct stacks
 #              (MEMORY_DISTINCT, default 2000) at every size - memory must
 #              stay flat; (b) gen_folded's default, distinct stacks = lines/5,
@@ -20,17 +19,16 @@
 # shared).  Nothing is asserted: this prints the curve for docs/hardening.md.
 #
 # Env: ETLKIT_BIN, ETLKIT_SHARED, BENCH_TMP (tests/bench.sh);
-#      MEMORY_ETL_SECONDS (trace lengths, default "10 50 100 200"; etlgen
-#      itself needs ~10x the trace in memory), MEMORY_ETL_SIZES (repeated
-#      buffers, default "128M 512M"), MEMORY_FOLDED_SIZES
+#      MEMORY_ETL_REPEATS (default "1 4 20 80": 26 MB to 2 GB),
+#      MEMORY_ETL_REPEATS_XPRESS (default "80": 560 MB), MEMORY_FOLDED_SIZES
 #      (default "100M 500M 1G 2G"), MEMORY_CAP_MB (default 1024).
 set -eu
 bin=${ETLKIT_BIN:?}
 shared=${ETLKIT_SHARED:?}
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=${BENCH_TMP:-/tmp/etlkit-bench}/memory
-etl_seconds=${MEMORY_ETL_SECONDS-10 50 100 200}
-etl_sizes=${MEMORY_ETL_SIZES-128M 512M}
+etl_repeats=${MEMORY_ETL_REPEATS-1 4 20 80}
+etl_repeats_xpress=${MEMORY_ETL_REPEATS_XPRESS-80}
 folded_sizes=${MEMORY_FOLDED_SIZES-100M 500M 1G 2G}
 distinct=${MEMORY_DISTINCT:-2000}
 cap_mb=${MEMORY_CAP_MB:-1024}
@@ -83,42 +81,19 @@ distinct() {
 echo "peak memory against input size (cap $cap_mb MB); RSS = anon + mapped file pages"
 
 # ---- etl2evt ----------------------------------------------------------------
-for sec in $etl_seconds; do
-	t="$tmp/incident-${sec}s.etl"
-	if [ ! -s "$t" ]; then
-		sed "s/^  duration_ms: 10000\$/  duration_ms: ${sec}000/" \
-			"$here/../scenarios/backup-incident.yaml" >"$tmp/incident-${sec}s.yaml"
-		"$bin/etlgen" -o "$t" "$tmp/incident-${sec}s.yaml" 2>/dev/null
-	fi
-	measure "etl2evt (incident, ${sec} s trace)" "$t" "$bin/etl2evt" --no-symbols "$t"
+# etlgen --repeat N writes the scenario's body N times, each copy one period
+# later (new timestamps, the same processes, images and stacks).
+for r in $etl_repeats; do
+	t="$tmp/incident-x$r.etl"
+	"$bin/etlgen" -o "$t" --repeat "$r" --no-compress "$here/../scenarios/backup-incident.yaml" 2>/dev/null
+	measure "etl2evt (incident x$r, 15 distinct stacks)" "$t" "$bin/etl2evt" --no-symbols "$t"
+	rm -f "$t"
 done
-base="$tmp/backup-incident.etl"
-if [ ! -s "$base" ]; then
-	"$bin/etlgen" -o "$base" "$here/../scenarios/backup-incident.yaml" 2>/dev/null
-fi
-base_size=$(stat -c %s "$base")
-for s in $etl_sizes; do
-	want=$(bytes "$s")
-	copies=$(( (want + base_size - 1) / base_size ))
-	big="$tmp/etl-$s.etl"
-	python3 - "$base" "$big" "$copies" <<'PY'
-import struct, sys
-d = open(sys.argv[1], 'rb').read()
-off, bufs = 0, []
-while off + 0x48 <= len(d):
-    size = struct.unpack_from('<I', d, off)[0]
-    if size == 0 or off + size > len(d):
-        break
-    bufs.append((off, size))
-    off += size
-with open(sys.argv[2], 'wb') as out:
-    out.write(d[bufs[0][0]:bufs[0][0] + bufs[0][1]])
-    body = b''.join(d[o:o + n] for o, n in bufs[1:])
-    for _ in range(int(sys.argv[3])):
-        out.write(body)
-PY
-	measure "etl2evt (10 s trace repeated x$copies)" "$big" "$bin/etl2evt" --no-symbols "$big"
-	rm -f "$big"
+for r in $etl_repeats_xpress; do
+	t="$tmp/incident-x$r-xpress.etl"
+	"$bin/etlgen" -o "$t" --repeat "$r" --compress "$here/../scenarios/backup-incident.yaml" 2>/dev/null
+	measure "etl2evt (incident x$r, XPRESS buffers)" "$t" "$bin/etl2evt" --no-symbols "$t"
+	rm -f "$t"
 done
 
 # ---- stackfold --------------------------------------------------------------
