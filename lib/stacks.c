@@ -293,7 +293,7 @@ static const struct preset {
 	  "%.exe!->;{%}!=>OTHER", NULL, NULL, 0 },
 	{ "fold-threads", "[fold threads] every thread frame becomes AllThreads",
 	  "Thread -> AllThreads", NULL, NULL, 0 },
-	{ "perfview", "PerfView's CPU view defaults: module entries, fold ServiceCopyEnd, Fold% 1, no Idle",
+	{ "perfview", "PerfView's CPU view defaults: module entries, fold ServiceCopyEnd, Fold% 1, no Idle (with --roots=process|thread)",
 	  "{%}!=>module $1", "ntoskrnl%!%ServiceCopyEnd", "^Process% Idle", 1 },
 	{ NULL, NULL, NULL, NULL, NULL, 0 }
 };

@@ -170,7 +170,9 @@ void stk_reset_format(struct stk *S);
  * leaf-side frames are kernel frames (for --kernel), METRIC in
  * millionths of the unit, COUNT events, T_MS start time (NAN if none),
  * DUR_MS the time it covers (for When).  Returns the leaf node, or
- * STK_NONE if ExcPats/IncPats dropped it.
+ * STK_NONE if ExcPats/IncPats dropped it.  A sample with no frame left
+ * lands on the frame "[no stack]".  Sums saturate instead of overflowing.
+ * Evt events with a routine= attribute (DPC/ISR) get it as the leaf frame.
  */
 uint32_t stk_add(struct stk *S, const uint32_t *prefix, int nprefix,
     const char *stack, size_t len, int kframes, int64_t metric, int64_t count,
@@ -215,7 +217,8 @@ const char *stk_header(const struct stk *S, const char *key);
  * names with "%3B" turned into ':' (never a ';' inside a frame), counts
  * as integers in the unit (or with cfg.decimals digits), rounded by
  * carrying the remainder so the output total equals the rounded input
- * total exactly.  Lines rounding to 0 are left out.
+ * total exactly.  Lines rounding to 0 are left out.  Weight that Fold%
+ * moved into ROOT itself is written as the line "ROOT N".
  */
 void stk_write_folded(struct stk *S, struct outbuf *ob);
 
