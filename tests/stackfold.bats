@@ -577,3 +577,16 @@ for i in range(500):
 	run sf --fold-pct=1 "$T/in"
 	[ "$output" = "$(printf 'ROOT 1\na!main 999')" ]
 }
+
+@test "corpus Win8 with etl2evt --full-paths: system32\\* -> OS (Decision 4), .NET modules stay modules" {
+	require_corpus
+	etl2evt --full-paths "$CORPUS/perfview/net.4.5.2.x64.etl.zip" 2>/dev/null | evtfilter 2>/dev/null >"$T/c.evt"
+	grep -qi 'C:\\Windows\\System32\\' "$T/c.evt"
+	stackfold --preset=os,module-entries --tsv "$T/c.evt" >"$T/bn"
+	cut -f12 "$T/bn" >"$T/names"
+	grep -qx 'OS <<ntdll.dll!?>>' "$T/names"
+	grep -qx 'module clr.dll <<clr.dll!?>>' "$T/names"
+	! grep -qi 'system32' "$T/names"
+	stackfold --preset=os,module-entries "$T/c.evt" >"$T/out"
+	check_folded "$T/out"
+}
