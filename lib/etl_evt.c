@@ -22,6 +22,7 @@
 #include "etl_evt.h"
 #include "etl_hash.h"
 #include "etl_tl.h"
+#include "tdh.h"
 
 /* ---------- GUIDs ---------- */
 
@@ -389,6 +390,7 @@ struct conv {
 	const struct etl2evt_opts *o;
 	struct outbuf *ob;
 	struct images *img;
+	struct tdh_db *tdh;	/* manifest schemas embedded in the trace (lib/tdh.c) */
 	unsigned P;
 	/* stacks */
 	uint64_t nstackev;	/* Stack/StackKey records in the trace */
@@ -759,6 +761,8 @@ collect(struct conv *c, const struct etl_event *ev)
 		size_t n = ev->plen, P = c->P;
 		char s1[1024], s2[1024];
 		size_t used;
+		if (tdh_collect(c->tdh, ev))
+			return;	/* a MetaData EventInfo/EventMapInfo schema */
 		if (is_provider(ev->guid, P_IMAGEID)) {
 			if (ev->type == 0 && n > 2 * P + 8) {
 				etl_wstr(p + 2 * P + 8, n - 2 * P - 8, s1, sizeof s1, NULL);
@@ -1263,7 +1267,8 @@ emit_cswitch(struct conv *c, const struct etl_event *ev, int64_t ns)
 		l_u64(l, st);
 	l_kv_u(l, "wait_time", etl_u32(p + 16));
 	l_kv_u(l, "cstate", p[10]);
-	size_t nf = ev->tid != ETL_NO_ID ? stack_of(c, ev->tid, ev->ts, NULL) : 0;
+	/* the CSwitch stack is the new thread's (compact headers carry no thread id) */
+	size_t nf = newt != 0 ? stack_of(c, newt, ev->ts, NULL) : 0;
 	finish(c, npid < 0 ? ETL_NO_ID : (uint32_t)npid, c->frames, nf, ev->ts);
 }
 
@@ -1692,10 +1697,24 @@ emit_kernel(struct conv *c, const struct etl_event *ev, int64_t ns)
 
 /* ---------- user events ---------- */
 
+/* evt readers take at most EVT_MAX_ATTRS attributes: room for the fixed ones */
+#define MAX_FIELDS (EVT_MAX_ATTRS - 16)
+
+struct fieldctx {
+	struct line *l;
+	unsigned n, dropped;
+};
+
 static void
 l_field_cb(void *ctx, const char *name, const char *value, size_t vlen)
 {
-	struct line *l = ctx;
+	struct fieldctx *fc = ctx;
+	struct line *l = fc->l;
+	if (fc->n >= MAX_FIELDS) {
+		fc->dropped++;
+		return;
+	}
+	fc->n++;
 	char key[300];
 	size_t k = 0;
 	/* attribute keys are [A-Za-z0-9_.:-]+: anything else in a field name becomes '_' */
@@ -1753,6 +1772,8 @@ emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 	}
 	if (!prov)
 		prov = etl_provider_name(ev->guid, 0);
+	if (!prov)
+		prov = tdh_provider_name(c->tdh, ev->guid);
 	if (ev->guid)
 		etl_guid_str(gs, ev->guid);
 	else
@@ -1781,10 +1802,19 @@ emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 	}
 	size_t mark = l->n;
 	int decoded = 0;
+	struct fieldctx fc = { l, 0, 0 };
 	if (schema) {
 		char evname[256];
 		if (tl_decode(schema, schemalen, ev->payload, ev->plen, ev->hdr64 ? 8 : 4, evname,
-		    sizeof evname, l_field_cb, l) == 0)
+		    sizeof evname, l_field_cb, &fc) == 0)
+			decoded = 1;
+		else
+			l->n = mark;
+	}
+	if (!decoded && (ev->hkind == ETL_HK_EVENT || ev->hkind == ETL_HK_FULL)) {
+		/* manifest events whose schema the trace embeds (xperf/PerfView merges) */
+		fc.n = fc.dropped = 0;
+		if (tdh_decode_event(c->tdh, ev, l_field_cb, &fc) == 0)
 			decoded = 1;
 		else
 			l->n = mark;
@@ -1804,6 +1834,8 @@ emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 		l_kv_x(l, "start", etl_u64(ev->payload + 16));
 		l_kv_u(l, "size", etl_u32(ev->payload + 24));
 	}
+	if (decoded && fc.dropped)
+		l_kv_u(l, "p._more_fields", fc.dropped);	/* beyond what evt readers take */
 	if (!decoded && ev->plen)
 		l_kv_hexbytes(l, "hex", ev->payload, ev->plen);
 	size_t nf = 0;
@@ -2054,6 +2086,7 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 		c->src[i].off_ns = (int64_t)(etl_info(rs[i])->start_time - c->ft0) * 100;
 	use_source(c, 0);
 	c->img = images_new(maxp);
+	c->tdh = tdh_new();
 	if (o->sym)
 		images_set_symbols(c->img, o->sym, o->symctx);
 	hmap_init(&c->pendmap);
@@ -2150,6 +2183,9 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 	if (c->unresolved)
 		ob_printf(ob, "#skipped\twhat=stack_key\tcount=%llu\tdetail=stack keys without a "
 		    "definition\n", (unsigned long long)c->unresolved);
+	if (tdh_stats(c->tdh)->damaged)
+		ob_printf(ob, "#skipped\twhat=schema\tcount=%llu\tdetail=embedded event schemas that could "
+		    "not be read\n", (unsigned long long)tdh_stats(c->tdh)->damaged);
 	if (c->bad_ts)
 		ob_printf(ob, "#skipped\twhat=event\tcount=%llu\tdetail=timestamp outside the session\n",
 		    (unsigned long long)c->bad_ts);
@@ -2189,6 +2225,7 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 	hmap_free(&c->framemap);
 	free(c->src);
 	images_free(c->img);
+	tdh_free(c->tdh);
 	return partial;
 }
 

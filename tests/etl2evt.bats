@@ -386,3 +386,11 @@ PY
 		! grep -qE '^#skipped.*what=(buffer|event)' "$T/x.evt" || fail "$f: $(grep '^#skipped' "$T/x.evt")"
 	done
 }
+
+@test "manifest events decoded with the schemas the merge embedded (lib/tdh), at most 64 attributes a line" {
+	etl2evt -k Event "$CORPUS/perfview/net.4.5.2.x64.etl.zip" >"$T/e.evt"
+	evtcheck "$T/e.evt"
+	grep -q $'\tprovider=Microsoft-Windows-DNS-Client\t.*\tp\.Interface=' "$T/e.evt"
+	[ "$(grep $'\tprovider=Microsoft-Windows-Kernel-File\t' "$T/e.evt" | grep -c $'\tp\.')" -eq 562 ]
+	awk -F'\t' '!/^#/ && NF - 8 > 64 {bad++} END{exit bad > 0}' "$T/e.evt"
+}

@@ -114,3 +114,12 @@ PY
 	grep -q $'\tLost\t.*\tevents=3\tbuffers=0\tsource=header\t$' "$T/l.evt"
 	grep -q $'\tevents_lost=3\t' "$T/l.evt"
 }
+
+@test "CSwitch stacks are the new thread's; compact headers' zero thread id matches nothing (cswitch.yaml)" {
+	etlgen -o "$T/c.etl" --expect "$T/c.expect" "$BATS_TEST_DIRNAME/scenarios/cswitch.yaml" 2>/dev/null
+	etl2evt "$T/c.etl" >"$T/c.evt"
+	evtcheck "$T/c.evt"
+	matches_expect "$T/c.expect" "$T/c.evt"
+	[ "$(grep -c $'\tCSwitch\t' "$T/c.evt")" -eq 730 ]
+	[ "$(grep -c $'\tReadyThread\t' "$T/c.evt")" -eq 365 ]
+}
