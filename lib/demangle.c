@@ -609,8 +609,8 @@ static char *undecorate_c(const char *name)
 	} else if (name[0] == '@') {
 		return NULL;
 	}
-	if (memchr(name + 1, '@', (size_t)(end - name - 1)))
-		return NULL;
+	if (end == name + 1 || memchr(name + 1, '@', (size_t)(end - name - 1)))
+		return NULL;	/* nothing left ("_@8"), or not a C decoration */
 	return xstrndup(name + 1, (size_t)(end - name - 1));
 }
 
@@ -644,7 +644,7 @@ char *sym_demangle(const char *name, int x86)
 	d.s = name + 1;
 	r = qualified_name(&d, &c);
 	ctx_free(&c);
-	if (d.fail) {
+	if (d.fail || !r || !r[0]) {	/* never an empty name */
 		free(r);
 		return NULL;
 	}
