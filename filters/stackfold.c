@@ -218,6 +218,9 @@ report(struct stk *S, int verbose)
 	if (st->notincluded_events)
 		cli_warn("--include removed %lld events, %.3f %s", (long long)st->notincluded_events,
 		    (double)st->notincluded_metric / div, u);
+	if (st->long_frames)
+		cli_warn("%lld frame names longer than %d bytes were cut", (long long)st->long_frames,
+		    STK_MAX_FRAME);
 	if (verbose) {
 		cli_warn("read %lld events, %.3f %s; kept %lld events, %.3f %s; "
 		    "other kinds %lld; malformed lines %lld; Fold%% folded %lld nodes, %.3f %s",

@@ -947,10 +947,20 @@ scratch(struct stk *S, size_t n)
 static uint32_t
 intern_frame(struct stk *S, const char *s, size_t n)
 {
-	const char *pct = n >= 3 ? memchr(s, '%', n - 2) : NULL;
+	const char *pct;
 	size_t i, o = 0;
 	char *t;
 
+	if (n > STK_MAX_FRAME) {
+		/* a hostile frame name would make regex matching quadratic: cut it */
+		t = tmpbuf(S, STK_MAX_FRAME + 1);
+		memcpy(t, s, STK_MAX_FRAME - 3);
+		memcpy(t + STK_MAX_FRAME - 3, "...", 3);
+		S->st.long_frames++;
+		/* (the %3B pass below compacts in place: it never writes ahead of where it reads) */
+		return intern_frame(S, t, STK_MAX_FRAME);
+	}
+	pct = n >= 3 ? memchr(s, '%', n - 2) : NULL;
 	if (pct == NULL)
 		return stk_intern(S, s, n);
 	t = tmpbuf(S, n + 1);

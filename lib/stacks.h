@@ -141,7 +141,10 @@ struct stk_stats {
 	int64_t other_kinds;	/* evt events of kinds not selected */
 	int64_t bad_lines;	/* malformed lines (reported on stderr) */
 	int64_t folded_pct_nodes, folded_pct_metric;	/* Fold% */
+	int64_t long_frames;	/* frame names cut to STK_MAX_FRAME bytes */
 };
+
+#define STK_MAX_FRAME 4096	/* longer frame names are cut (ending "...") */
 
 struct stk;
 

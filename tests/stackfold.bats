@@ -590,3 +590,12 @@ for i in range(500):
 	stackfold --preset=os,module-entries "$T/c.evt" >"$T/out"
 	check_folded "$T/out"
 }
+
+@test "bad input: a huge frame name is cut to 4096 bytes (bounded pattern matching), and said so" {
+	python3 -c "print('x!' + 'a' * 200000 + '%3Bz;b!c 1')" >"$T/in"
+	run sf -g '{%}{%}{%}q->X' "$T/in"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | cut -d';' -f1 | wc -c)" -eq 4097 ]
+	[[ "$output" == *"aaa...;b!c 1" ]]
+	grep -q "1 frame names longer than 4096 bytes were cut" "$T/err"
+}
