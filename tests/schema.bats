@@ -168,3 +168,47 @@ PY
 	# the built-in ReadGPC layouts only: 8 events of id 5 have no schema
 	[[ "$output" == "schemas=0 maps=0 damaged=0 decoded=64 failed=0 nomatch=8" ]] || fail "$output"
 }
+
+@test "etl2evt: WindowsPerf events come out as p.NAME fields, with and without an embedded schema; the prototype event falls back to hex without one" {
+	for schema in embedded none; do
+		wperfgen -o "$T/w.etl" --schema $schema --cores 2 --periods 3 --prototype --expect "$T/w.exp"
+		etl2evt "$T/w.etl" >"$T/w.evt"
+		evtcheck "$T/w.evt" >/dev/null
+		# every expected event, field for field, as p.NAME=value attributes of an Event line
+		python3 - "$T/w.exp" "$T/w.evt" $schema <<'PY' || fail "schema=$schema"
+import sys
+want = []
+for line in open(sys.argv[1]):
+    t, prov, name, fields = line.rstrip('\n').split('\t', 3)
+    want.append((t, prov, tuple('p.' + f for f in fields.split('; ') if f)))
+got = []
+hexed = 0
+for line in open(sys.argv[2]):
+    if line.startswith('#'): continue
+    c = line.rstrip('\n').split('\t')
+    if c[1] != 'Event': continue
+    attrs = c[7:-1]
+    prov = [a[9:] for a in attrs if a.startswith('provider=')][0]
+    if any(a.startswith('hex=') for a in attrs):
+        hexed += prov.startswith('WindowsPerf'); continue
+    got.append(('%.3f' % float(c[0]), prov, tuple(a for a in attrs if a.startswith('p.'))))
+if sorted(want) != sorted(got):
+    print('differ', len(want), len(got), sorted(set(want) ^ set(got))[:4]); sys.exit(1)
+if hexed != (6 if sys.argv[3] == 'none' else 0):
+    print('hex events', hexed); sys.exit(1)
+PY
+	done
+	grep -q $'provider=WindowsPerf App\tguid=6afccf81-3a0c-411e-a4aa-c4cf02eb840d\tid=1\t.*\tp.Core=1\tp.Event=inst_spec\tp.EventIdx=27\tp.EventNote=g0,imix\tp.Value=' "$T/w.evt"
+}
+
+@test "etl2evt: net.4.5.2.x64's manifest events carry named fields from the embedded schemas" {
+	require_corpus
+	etl2evt -k Event "$(NET_ZIP)" >"$T/net.evt"
+	grep -qF $'provider=Microsoft-Windows-Kernel-File\tguid=edd08927-9cc4-4e65-b970-c2560fb5c289\tid=12' "$T/net.evt"
+	[ "$(grep -c 'provider=Microsoft-Windows-Kernel-File.*p.Irp=0x.*p.FileName=' "$T/net.evt")" -eq 562 ]
+	grep -qF $'provider=Microsoft-Windows-DNS-Client\tguid=1c95126e-7eea-49a9-a3fe-a378b03ddb4d' "$T/net.evt"
+	grep -qF 'p.Interface=Ethernet	p.TotalServerCount=4	p.Index=3	p.DynamicAddress=dynamic	p.Address=10.50.10.50:0' "$T/net.evt"
+	# nothing with a schema is left as hex
+	! grep -E 'provider=Microsoft-Windows-(Kernel-File|Kernel-EventTracing|DNS-Client|Kernel-Process|Immersive-Shell)	.*hex=' "$T/net.evt"
+}
+
