@@ -406,6 +406,10 @@ struct conv {
 	int want_sample;
 	uint64_t want_ip;
 	uint64_t unmatched;
+	/* which event kinds get stacks (learned in pass 1), so pass 2 makes only those wait */
+	struct hmap stacked;
+	struct recent { uint64_t ts, kind; } *recent;	/* per CPU, the last RECENT events */
+	uint64_t cur_kind;
 	struct hmap framemap;	/* (hash, length) → frames in fr[] */
 	uint64_t *fr;
 	size_t nfr, capfr;
@@ -502,6 +506,42 @@ add_frames(struct conv *c, const uint8_t *p, size_t n)
 	return start;
 }
 
+#define RECENT 8
+
+/* What identifies an event's kind for "does it get stacks": header class, group/type or provider/id. */
+static uint64_t
+kind_key(const struct etl_event *ev)
+{
+	uint64_t k = (uint64_t)ev->hkind << 56;
+	if (ev->hkind <= ETL_HK_PERFINFO)
+		return k | (uint64_t)ev->group << 8 | ev->type;
+	uint64_t g = ev->guid ? etl_u64(ev->guid) ^ (etl_u64(ev->guid + 8) * 31) : 0;
+	return k ^ (g & 0x00ffffffffffffffull) ^ ((uint64_t)ev->id << 16) ^ ev->type;
+}
+
+/* Pass 1: a stack record names its event by time; the event is among the CPU's last few. */
+static void
+learn_stacked(struct conv *c, const struct etl_event *ev, uint64_t evts)
+{
+	if ((size_t)ev->cpu >= c->ncur)
+		return;
+	struct recent *r = c->recent + (size_t)ev->cpu * RECENT;
+	for (int i = 0; i < RECENT; i++)
+		if (r[i].ts == evts && r[i].kind)
+			hmap_put(&c->stacked, r[i].kind, 0, 1);
+}
+
+static void
+remember(struct conv *c, const struct etl_event *ev)
+{
+	if ((size_t)ev->cpu >= c->ncur || (ev->hkind == ETL_HK_PERFINFO && ev->group == 24))
+		return;
+	struct recent *r = c->recent + (size_t)ev->cpu * RECENT;
+	memmove(r + 1, r, (RECENT - 1) * sizeof *r);
+	r[0].ts = ev->ts;
+	r[0].kind = kind_key(ev) | 1ull << 63;
+}
+
 static void
 collect_stackwalk(struct conv *c, const struct etl_event *ev)
 {
@@ -511,6 +551,8 @@ collect_stackwalk(struct conv *c, const struct etl_event *ev)
 	switch (ev->type) {
 	case 32: case 37: case 38:	/* Stack / StackKeyKernel / StackKeyUser: ts, pid, tid, ... */
 		c->nstackev++;
+		if (n >= 8)
+			learn_stacked(c, ev, gts(c, etl_u64(p)));
 		if (n >= 16 && etl_u32(p + 8) != 0 && etl_u32(p + 12) != 0 &&
 		    images_thread_pid_early(c->img, etl_u32(p + 12)) < 0)
 			/* a thread without Thread events: its process from the stack record */
@@ -746,6 +788,7 @@ collect(struct conv *c, const struct etl_event *ev)
 	struct etl_event gev = *ev;
 	gev.ts = gts(c, ev->ts);
 	ev = &gev;
+	remember(c, ev);
 	if (ev->ts) {
 		if (!c->have_ts || ev->ts < c->min_ts)
 			c->min_ts = ev->ts;
@@ -933,12 +976,15 @@ begin(struct conv *c, const char *kind, int64_t time_ns, int cpu, int64_t pid, i
 	return 1;
 }
 
-/* The line being built waits for the stack records of (TID, TS). */
+/* The line being built waits for the stack records of (TID, TS), if its kind ever gets any. */
 static size_t
 stack_of(struct conv *c, uint32_t tid, uint64_t ts, uint32_t *pid)
 {
 	(void)ts;
 	(void)pid;
+	c->nframes = 0;
+	if (!hmap_get(&c->stacked, c->cur_kind, 0))
+		return 0;
 	c->want = 1;
 	c->want_tid = tid;
 	c->nframes = 0;
@@ -1015,12 +1061,21 @@ flush_pend(struct conv *c, struct pend *e)
 	write_line(c, &e->text, e->pid, c->frames, nf, e->ts);
 }
 
+/* A waiting line can go when it waits for nothing more: no stack wanted, or its user part came
+ * (it comes last), or a kernel-only thread's kernel part came. */
+static int
+pend_done(const struct pend *e)
+{
+	return !e->want || e->has_u || (e->has_k && (e->pid == 4 || e->pid == 0));
+}
+
 static void
 flush_window(struct conv *c, int all)
 {
 	while (c->qhead < c->qtail) {
 		struct pend *e = &c->q[c->qhead & (c->qcap - 1)];
-		if (!all && c->qtail - c->qhead <= QCAP && e->ts + (uint64_t)QWIN_NS >= c->now)
+		if (!all && !pend_done(e) && c->qtail - c->qhead <= QCAP &&
+		    e->ts + (uint64_t)QWIN_NS >= c->now)
 			break;
 		flush_pend(c, e);
 		c->qhead++;
@@ -1141,6 +1196,7 @@ attach_stack(struct conv *c, const struct etl_event *ev)
 		frames_put(&e->uf, &e->nu, &e->capu, f, nf);
 		e->has_u = 1;
 	}
+	flush_window(c, 0);
 }
 
 static void
@@ -1908,6 +1964,7 @@ static void
 emit(struct conv *c, const struct etl_event *ev)
 {
 	int64_t ns = (int64_t)(ev->ts - GBIAS);	/* ts is global already */
+	c->cur_kind = kind_key(ev) | 1ull << 63;
 
 	switch (ev->hkind) {
 	case ETL_HK_SYSTEM: case ETL_HK_COMPACT: case ETL_HK_PERFINFO:
@@ -2090,6 +2147,7 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 	if (o->sym)
 		images_set_symbols(c->img, o->sym, o->symctx);
 	hmap_init(&c->pendmap);
+	hmap_init(&c->stacked);
 	hmap_init(&c->framemap);
 	c->kinds = split_list(o->kinds, &c->nkinds);
 	c->procs = split_list(o->procs, &c->nprocs);
@@ -2097,6 +2155,7 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 	c->to_ns = o->has_to ? (int64_t)(o->to_ms * 1e6) : INT64_MAX;
 	c->cur_tid = xmalloc((c->ncur ? c->ncur : 1) * sizeof *c->cur_tid);
 	c->cseq = xcalloc((nr ? nr : 1) * (c->ncur ? c->ncur : 1), sizeof *c->cseq);
+	c->recent = xcalloc((c->ncur ? c->ncur : 1) * RECENT, sizeof *c->recent);
 	for (size_t i = 0; i < c->ncur; i++)
 		c->cur_tid[i] = -1;
 	c->lo_ns = -7 * 86400 * 1000000000LL;
@@ -2105,6 +2164,7 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 	/* pass 1: the model, from every file */
 	for (size_t i = 0; i < nr; i++) {
 		use_source(c, i);
+		memset(c->recent, 0, (c->ncur ? c->ncur : 1) * RECENT * sizeof *c->recent);
 		etl_rewind(c->r, ETL_FILE_ORDER);
 		while (etl_next(c->r, &ev)) {
 			c->cur_seq = c->cseq[i * c->ncur + (size_t)ev.cpu]++;
@@ -2222,6 +2282,8 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 	free(c->cur_tid);
 	free(c->l.b);
 	hmap_free(&c->pendmap);
+	hmap_free(&c->stacked);
+	free(c->recent);
 	hmap_free(&c->framemap);
 	free(c->src);
 	images_free(c->img);
