@@ -724,13 +724,17 @@ folded_parse(char *line, size_t len, char **stack, size_t *stack_len,
 	s1 = t1;
 	while (s1 > line && is_space(s1[-1]))
 		s1--;
-	/* is the token before it a number too?  then this is "stack c1 c2" */
+	/*
+	 * Is the token before it a number too?  Then this is "stack c1 c2".
+	 * Scan back over digits and dots only: the leaf frame can be long.
+	 */
 	{
 		char *t0 = s1;
 
-		while (t0 > line && !is_space(t0[-1]))
+		while (t0 > line && ((t0[-1] >= '0' && t0[-1] <= '9') || t0[-1] == '.'))
 			t0--;
-		if (t0 > line && parse_count(t0, s1, &b) == 0) {
+		if (t0 > line && t0 < s1 && is_space(t0[-1]) &&
+		    parse_count(t0, s1, &b) == 0) {
 			char *s0 = t0;
 
 			while (s0 > line && is_space(s0[-1]))
