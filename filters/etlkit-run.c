@@ -233,6 +233,35 @@ cmd_arg(struct command *c, const char *s)
 	c->argv[c->argc] = NULL;
 }
 
+/*
+ * A step or output argument: "{dir}" becomes the pipeline's directory,
+ * so a path next to the pipeline works from any working directory.
+ * Nothing else is interpreted.  Returns a malloc'ed string.
+ */
+static char *
+expand_arg(const char *a)
+{
+	const char *at = strstr(a, "{dir}");
+	char *r, *rest;
+
+	if (at == NULL)
+		return xstrdup(a);
+	rest = expand_arg(at + 5);
+	r = xasprintf("%.*s%s%s", (int)(at - a), a, pl->dir, rest);
+	free(rest);
+	return r;
+}
+
+/* Appends a pipeline-supplied argument, "{dir}" expanded. */
+static void
+cmd_user_arg(struct command *c, const char *s)
+{
+	char *e = expand_arg(s);
+
+	cmd_arg(c, e);
+	free(e);
+}
+
 static struct command *
 cmd_new(struct job *j, const char *tool)
 {
@@ -301,7 +330,7 @@ build_chain(struct job *j)
 		}
 		add_range(c, sc, "-s", "-e");
 		for (i = 0; i < pr->args[PL_ETL2EVT].n; i++)
-			cmd_arg(c, pr->args[PL_ETL2EVT].v[i]);
+			cmd_user_arg(c, pr->args[PL_ETL2EVT].v[i]);
 		cmd_arg(c, j->trace);
 		first = 0;
 	}
@@ -320,7 +349,7 @@ build_chain(struct job *j)
 			add_range(c, sc, "--start", "--end");
 		}
 		for (i = 0; i < pr->args[PL_EVTFILTER].n; i++)
-			cmd_arg(c, pr->args[PL_EVTFILTER].v[i]);
+			cmd_user_arg(c, pr->args[PL_EVTFILTER].v[i]);
 		if (first)
 			cmd_arg(c, j->trace);
 		first = 0;
@@ -328,7 +357,7 @@ build_chain(struct job *j)
 	if (pr->has_step[PL_STACKFOLD]) {
 		c = cmd_new(j, "stackfold");
 		for (i = 0; i < pr->args[PL_STACKFOLD].n; i++)
-			cmd_arg(c, pr->args[PL_STACKFOLD].v[i]);
+			cmd_user_arg(c, pr->args[PL_STACKFOLD].v[i]);
 		if (first)
 			cmd_arg(c, j->trace);
 	}
@@ -1142,7 +1171,7 @@ write_dpc_reports(const struct pl_output *o)
 		argv[argc++] = "render";
 		argv[argc++] = "dpc";
 		for (i = 0; i < o->args.n && argc < MAX_ARGV; i++)
-			argv[argc++] = o->args.v[i];
+			argv[argc++] = expand_arg(o->args.v[i]);
 		argv[argc++] = scratch;
 		argv[argc] = NULL;
 		if (run_output_tool("render", argv, NULL, out) != 0)
@@ -1160,6 +1189,8 @@ write_dpc_reports(const struct pl_output *o)
 			lr_close(lr);
 			unlink(out);
 		}
+		for (i = 2; i < argc - 1; i++)
+			free(argv[i]);
 		unlink(scratch);
 		free(scratch);
 		free(out);
@@ -1182,7 +1213,7 @@ write_one_output(const struct pl_output *o, const char *scen, const char *path)
 	struct atomic_out ao;
 	struct scenagg_out_opts oo = { o->scenario_frame, o->mean, o->integer };
 	char *argv[MAX_ARGV + 8], *scratch = NULL;
-	int argc = 0, i, rc = 0;
+	int argc = 0, i, rc = 0, nexpanded = 0;
 	const char *tool = NULL;
 
 	sa = aggregate_product(o->product, scen);
@@ -1209,12 +1240,15 @@ write_one_output(const struct pl_output *o, const char *scen, const char *path)
 		if (o->type == PL_OUT_FLAMEGRAPH)
 			argv[argc++] = "flame";
 		for (i = 0; i < o->args.n && argc < MAX_ARGV; i++)
-			argv[argc++] = o->args.v[i];
+			argv[argc++] = expand_arg(o->args.v[i]);
+		nexpanded = argc;
 		if (o->baseline)
 			argv[argc++] = o->baseline;
 		argv[argc++] = scratch;
 		argv[argc] = NULL;
 		rc = run_output_tool(tool, argv, NULL, path);
+		for (i = o->type == PL_OUT_FLAMEGRAPH ? 2 : 1; i < nexpanded; i++)
+			free(argv[i]);
 		unlink(scratch);
 		free(scratch);
 		break;

@@ -355,6 +355,8 @@ actions_in() { awk -F'\t' -v a="$2" 'NR > 1 && $4 == a' "$1/run-report.tsv" | wc
 	run etlkit-run -q "$T/pipelines/demo.yaml"
 	[ "$status" -eq 0 ]
 	out=$T/bin/demo/pipeline
+	# "{dir}" in an argument is the pipeline's directory, whatever the working directory
+	grep -q "^command=etl2evt -k Sample --symbols $T/pipelines/../bin/demo/sym $T/bin/demo/fixed.etl" "$T"/bin/demo/cache/*.rec
 	# the DPC report of each scenario: ndis.sys, 163,000 DPCs, average 220 us (incident) vs 90 us (fixed)
 	awk '/^== scenario incident/ { s = 1 } /^== scenario fixed/ { s = 0 } s && $1 == "DPC" && $2 == "ndis.sys" && NF == 12 { print $3, int($5 + 0.5) }' "$out/dpc.txt" >"$T/inc"
 	[ "$(head -1 "$T/inc")" = "163000 220" ]
