@@ -212,3 +212,16 @@ PY
 	! grep -E 'provider=Microsoft-Windows-(Kernel-File|Kernel-EventTracing|DNS-Client|Kernel-Process|Immersive-Shell)	.*hex=' "$T/net.evt"
 }
 
+
+@test "etl2evt: damaged embedded schemas are counted (#skipped what=schema) and ignored; the events still decode" {
+	wperfgen -o "$T/d.etl" --damaged-schema --schema none --cores 2 --periods 3 --expect "$T/d.exp"
+	run tdhdump -s "$T/d.etl"
+	[[ "$output" == "schemas=0 maps=0 damaged=3 decoded=48 failed=0 nomatch=0" ]] || fail "$output"
+	etl2evt "$T/d.etl" >"$T/d.evt"
+	grep -q $'^#skipped\twhat=schema\tcount=3\t' "$T/d.evt"
+	[ "$(grep -c $'\tp.Core=[0-9]\t.*\tp.Value=[0-9]*\t' "$T/d.evt")" -eq 48 ]
+	# with good schemas embedded too, the good ones are used and only the broken ones counted
+	wperfgen -o "$T/e.etl" --damaged-schema --schema embedded --prototype --cores 2 --periods 3
+	run tdhdump -s "$T/e.etl"
+	[[ "$output" == "schemas=3 maps=2 damaged=3 decoded=54 failed=0 nomatch=0" ]] || fail "$output"
+}

@@ -5,7 +5,7 @@
  *
  * USAGE:  wperfgen -o OUT.etl [--schema embedded|after|none] [--providers app,driver]
  *                  [--cores N] [--periods N] [--period-ms MS] [--restart-at K]
- *                  [--prototype] [--pointer-size 4|8] [--seed N]
+ *                  [--prototype] [--damaged-schema] [--pointer-size 4|8] [--seed N]
  *                  [--expect FILE] [--expect-pmu FILE]
  *
  * The model: on every core a known number of cycles, retired and
@@ -20,6 +20,9 @@
  *   an embedded schema can name.
  * --schema embedded writes the MetaData EventInfo (and EventMapInfo)
  * records first, "after" writes them after the events, "none" omits them.
+ * --damaged-schema adds three broken MetaData records (a truncated EventInfo,
+ * one whose property array runs past its end, an EventMapInfo with an absurd
+ * entry count): a decoder must count and ignore them.
  *
  * OUTPUT: the .etl; --expect: the decoded events as bin/tdhdump prints them,
  *   10.000	WindowsPerf Driver	ReadGPC	Core=0; Event=4294967295; GPCIdx=31; Value=400000123;
@@ -179,7 +182,7 @@ static void
 usage(void)
 {
 	cli_usage_error("usage: wperfgen -o OUT.etl [--schema embedded|after|none] [--providers app,driver] "
-	    "[--cores N] [--periods N] [--period-ms MS] [--restart-at K] [--prototype] "
+	    "[--cores N] [--periods N] [--period-ms MS] [--restart-at K] [--prototype] [--damaged-schema] "
 	    "[--pointer-size 4|8] [--seed N] [--expect FILE] [--expect-pmu FILE]");
 }
 
@@ -188,12 +191,12 @@ main(int argc, char **argv)
 {
 	const char *out = NULL, *expect = NULL, *expect_pmu = NULL, *schema = "embedded";
 	const char *providers = "app,driver";
-	int cores = 4, periods = 10, period_ms = 200, restart_at = 0, proto = 0, c;
+	int cores = 4, periods = 10, period_ms = 200, restart_at = 0, proto = 0, damaged = 0, c;
 	static const struct option lo[] = {
 		{ "schema", required_argument, NULL, 's' }, { "providers", required_argument, NULL, 'P' },
 		{ "cores", required_argument, NULL, 'c' }, { "periods", required_argument, NULL, 'n' },
 		{ "period-ms", required_argument, NULL, 'm' }, { "restart-at", required_argument, NULL, 'r' },
-		{ "prototype", no_argument, NULL, 'x' }, { "pointer-size", required_argument, NULL, 'p' },
+		{ "prototype", no_argument, NULL, 'x' }, { "damaged-schema", no_argument, NULL, 'D' }, { "pointer-size", required_argument, NULL, 'p' },
 		{ "seed", required_argument, NULL, 'S' }, { "expect", required_argument, NULL, 'e' },
 		{ "expect-pmu", required_argument, NULL, 'E' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -210,6 +213,7 @@ main(int argc, char **argv)
 		case 'm': period_ms = atoi(optarg); break;
 		case 'r': restart_at = atoi(optarg); break;
 		case 'x': proto = 1; break;
+		case 'D': damaged = 1; break;
 		case 'p': psize = atoi(optarg); break;
 		case 'S': rng ^= (uint64_t)strtoull(optarg, NULL, 10) * 0x9e3779b97f4a7c15ull; break;
 		case 'e': expect = optarg; break;
@@ -240,6 +244,21 @@ main(int argc, char **argv)
 		}
 		if (proto)
 			add_prototype_schema(schema_ts);
+	}
+	if (damaged) {
+		size_t len;
+		uint8_t b[2048];
+		const uint8_t *blob = wperf_schema_blob(1, &len);
+		add_metadata(T0 / 4, 32, blob, 60);		/* cut inside the fixed header */
+		memcpy(b, blob, len);
+		put_le(b + 100, 5000, 4);			/* PropertyCount far past the end */
+		put_le(b + 104, 4, 4);
+		add_metadata(T0 / 4, 32, b, len);
+		static const uint32_t v[1] = { 0 };
+		static const char *const nm[1] = { "x" };
+		size_t n = tdh_build_map_info(wperf_driver_guid, "BadMap", 0, v, nm, 1, b, sizeof b);
+		put_le(b + 16 + 8, 0x10000000, 4);		/* EntryCount */
+		add_metadata(T0 / 4, 33, b, n);
 	}
 	uint64_t total[64][NEV], sum[64][NEV], timed[64][NEV], timed_ms[64];
 	memset(total, 0, sizeof total);
