@@ -178,6 +178,17 @@ for n in "${names[@]}"; do
 	# 2. fuzz
 	seeds=$(seed_dir "$n")
 	mkdir -p "$FUZZ_DIR/corpus/$n"
+	# a grown corpus is re-run in full before fuzzing starts: keep it to the
+	# inputs that add coverage (libFuzzer -merge) so short runs still fuzz
+	if [ "$(find "$FUZZ_DIR/corpus/$n" -type f | wc -l)" -gt 200 ]; then
+		rm -rf "$FUZZ_DIR/corpus/$n.merged"
+		mkdir -p "$FUZZ_DIR/corpus/$n.merged"
+		if "$exe" -merge=1 -timeout=10 -rss_limit_mb=1024 -max_len="$(max_len_for "$n")" \
+		    "$FUZZ_DIR/corpus/$n.merged" "$FUZZ_DIR/corpus/$n" >"$FUZZ_DIR/logs/$n.merge" 2>&1; then
+			rm -rf "$FUZZ_DIR/corpus/$n"
+			mv "$FUZZ_DIR/corpus/$n.merged" "$FUZZ_DIR/corpus/$n"
+		fi
+	fi
 	log="$FUZZ_DIR/logs/$n.log"
 	t0=$(date +%s)
 	"$exe" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=1024 -malloc_limit_mb=1024 \
