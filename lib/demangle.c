@@ -120,8 +120,9 @@ static int number(struct dm *d, long long *v)
 			x = x * 16 + (unsigned long long)(*d->s++ - 'A');
 			digits++;
 		}
-		if (*d->s++ != '@')
-			return -1;
+		if (*d->s != '@')
+			return -1;	/* never step past the end */
+		d->s++;
 	}
 	*v = neg ? -(long long)x : (long long)x;
 	return 0;
@@ -217,6 +218,11 @@ static char *template_name(struct dm *d)
 	if (*d->s == '?') {
 		d->s++;
 		name = operator_name(d);
+		if (name && (unsigned char)name[0] < 4) {
+			/* constructor/destructor/conversion templates: not handled */
+			free(name);
+			name = fail(d);
+		}
 	} else {
 		name = simple_name(d);
 	}
@@ -519,6 +525,8 @@ static char *type(struct dm *d, struct ctx *c)
 	const char *b, *start = d->s;
 	char *t = NULL, ch = *d->s;
 
+	if (!ch)
+		return fail(d);	/* the name ended: never step past it */
 	if (++d->depth > 64)
 		return fail(d);
 	if (ch >= '0' && ch <= '9') {

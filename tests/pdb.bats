@@ -390,7 +390,9 @@ write_cpp_program() {
 	# and forms CppCon.pdb lacks: function pointers, rvalue refs, enums, anonymous namespaces
 	printf '%s\n' '??$apply@P6AHH@Z@inner@outer@@YAHP6AHH@ZH@Z' '?f@?A0x1234abcd@@YAH$$QEAH@Z' \
 		'??$g@W4Color@@$0?5@ns@@YAXXZ' '??_G?$vector@V?$basic_string@_WU?$char_traits@_W@std@@@std@@@std@@UAEPAXI@Z' \
-		'??__Ex@ns@@YAXXZ' >>"$T/names"
+		'??__Ex@ns@@YAXXZ' \
+		'??$?6D_KQ6QID_KQ6K' '??$?0U?$char_traits@D@std@@@?$basic_ostream@DU?$char_traits@D@std@@@0@AAV10@PBD@Z' >>"$T/names"
+	# (the last two were found by fuzzing: reading past the end, a control byte in the name)
 	python3 - "$T/names" >"$T/mutants" <<-'EOF'
 	import random, sys
 	r = random.Random(3)
@@ -403,6 +405,7 @@ write_cpp_program() {
 	pdbdump -D <"$T/mutants" >"$T/out"
 	[ "$(wc -l <"$T/out")" -eq "$(wc -l <"$T/mutants")" ]
 	pdbdump -D <"$T/names" >"$T/readable"
+	[ "$(LC_ALL=C grep -c '[[:cntrl:]]' "$T/readable")" -eq 0 ]
 	grep -qx 'outer::inner::apply<int (\*)(int)>' "$T/readable"
 	grep -qx "\`anonymous namespace'::f" "$T/readable"
 	grep -qx 'ns::g<Color,-6>' "$T/readable"
