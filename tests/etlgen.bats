@@ -427,6 +427,14 @@ PY
 	awk -F'\t' '$2 == "ReadyThread" { r[$3, $8] = $1 } $2 == "CSwitch" && $6 != 0 && !(($3, "ready_tid=" $6) in r) { bad = 1 } END { exit bad }' "$T/c.exp"
 }
 
+@test "round trip: context switches at volume (compact CSwitch, ReadyThread, samples of the running thread) in both pointer sizes" {
+	for p in 4 8; do for z in --compress --no-compress; do
+		etlgen -o "$T/c.etl" --expect "$T/c.exp" --pointer-size "$p" "$z" "$SCEN/cswitch.yaml" 2>/dev/null
+		etl2evt -o "$T/c.evt" "$T/c.etl"
+		evt_match "$T/c.exp" "$T/c.evt" || fail "pointer size $p $z"
+	done; done
+}
+
 @test "32-bit logfile header mirrored from smallEtlFile.etl reads back as the real one" {
 	require_corpus
 	etlgen -o "$T/m.etl" "$SCEN/mirror-small32.yaml" 2>/dev/null
