@@ -84,6 +84,7 @@ struct job {
 	int ncmd;
 	char *settings;
 	char key[RC_KEYLEN + 1];
+	int dup_of;		/* 1 + index of the job converting the same key, or 0 */
 	enum job_state state;
 	char *status;		/* ok, partial, failed (from the record) */
 	char *error;
@@ -1537,8 +1538,18 @@ main(int argc, char **argv)
 	}
 	todo = xmalloc(((size_t)njobs + 1) * sizeof(int));
 	for (i = 0; i < njobs; i++) {
+		int k;
+
 		jobs[i].state = check_cache(&jobs[i], opt_retry);
-		if (jobs[i].state == J_TODO)
+		if (jobs[i].state != J_TODO)
+			continue;
+		/* one trace in two scenarios with the same settings: one conversion */
+		for (k = 0; k < ntodo; k++)
+			if (strcmp(jobs[todo[k]].key, jobs[i].key) == 0)
+				break;
+		if (k < ntodo)
+			jobs[i].dup_of = todo[k] + 1;
+		else
 			todo[ntodo++] = i;
 	}
 
@@ -1581,6 +1592,13 @@ main(int argc, char **argv)
 	lock_run();
 	if (!merge_only)
 		run_jobs(todo, ntodo, parallel);
+	for (i = 0; i < njobs; i++)
+		if (jobs[i].dup_of && !merge_only) {
+			/* the other job converted it: reuse its result (or share its fate) */
+			jobs[i].state = jobs[jobs[i].dup_of - 1].state == J_TIMEOUT ? J_TIMEOUT :
+			    J_CACHED;
+			settle(&jobs[i]);
+		}
 	for (i = 0; i < njobs; i++) {
 		if (merge_only && jobs[i].state == J_TODO) {
 			jobs[i].status = xstrdup("failed");

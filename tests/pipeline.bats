@@ -478,3 +478,16 @@ actions_in() { awk -F'\t' -v a="$2" 'NR > 1 && $4 == a' "$1/run-report.tsv" | wc
 	run flock "$T/.etlkit-cache/p/.run.lock" "$ETLKIT_BIN/etlkit-run" --run-job 1 "$T/p.yaml"
 	[ "$status" -eq 0 ]
 }
+
+@test "one trace in two scenarios with the same settings is converted once and counted in both" {
+	mkdir -p "$T/tr"
+	printf 'app;a 3\n' >"$T/tr/run1.folded"
+	printf 'app;b 2\n' >"$T/tr/run2.folded"
+	printf 'etlkit: 1\nscenarios:\n  - files: tr/run*.folded\n    name: "run $1"\n  - files: tr/run*.folded\n    name: all\nsteps:\n  s:\n    stackfold: []\noutputs:\n  - folded: all.folded\n' >"$T/p.yaml"
+	run etlkit-run -q "$T/p.yaml"
+	[ "$status" -eq 0 ]
+	[ "$(actions_in "$T/out/p" converted)" -eq 2 ]
+	[ "$(actions_in "$T/out/p" reused)" -eq 2 ]
+	[ "$(ls "$T"/.etlkit-cache/p/*.rec | wc -l)" -eq 2 ]
+	[ "$(cat "$T/out/p/all.folded")" = "$(printf 'all;app;a 3\nall;app;b 2\nrun 1;app;a 3\nrun 2;app;b 2')" ]
+}
