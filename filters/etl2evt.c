@@ -280,11 +280,10 @@ main(int argc, char **argv)
 				cli_fatal("%s: cannot map: %s", in->name, strerror(errno));
 			madvise((void *)in->data, in->len, MADV_SEQUENTIAL);
 		}
-		in->r = etl_open(in->data ? in->data : (const uint8_t *)"", in->len, on_error, in->name);
+		in->r = in->data ? etl_open_mapped(in->data, in->len, on_error, in->name, 1) :
+		    etl_open((const uint8_t *)"", 0, on_error, in->name);
 		if (!in->r)
 			exit(EXIT_FATAL);
-		if (in->data)
-			etl_release_pages(in->r, 1);
 		readers[i] = in->r;
 	}
 	struct etl_reader *r = readers[0];

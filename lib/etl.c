@@ -65,6 +65,7 @@ struct etl_reader {
 static void
 report(struct etl_reader *r, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+static void release_range(const struct etl_reader *r, uint64_t off, uint64_t size);
 
 static void
 report(struct etl_reader *r, uint64_t off, const char *fmt, ...)
@@ -546,6 +547,8 @@ index_buffers(struct etl_reader *r, uint64_t off)
 			break;
 		}
 		add_buffer(r, off, size, filled);
+		/* reading the header mapped the pages around it */
+		release_range(r, off, size);
 		off += size;
 	}
 	if (off < r->len && r->len - off >= 1 && off + BUFHDR > r->len && r->len - off > 0) {
@@ -634,8 +637,15 @@ parse_logfile_header(struct etl_reader *r)
 struct etl_reader *
 etl_open(const uint8_t *data, size_t len, etl_error_fn err, void *ctx)
 {
+	return etl_open_mapped(data, len, err, ctx, 0);
+}
+
+struct etl_reader *
+etl_open_mapped(const uint8_t *data, size_t len, etl_error_fn err, void *ctx, int mapped)
+{
 	struct etl_reader *r = xcalloc(1, sizeof *r);
 
+	r->release = mapped;
 	r->data = data;
 	r->len = len;
 	r->err = err;
@@ -723,6 +733,8 @@ void
 etl_release_pages(struct etl_reader *r, int on)
 {
 	r->release = on;
+	/* indexing touched a page of every buffer (and the kernel mapped the pages around it) */
+	release_range(r, 0, r->len);
 }
 
 static int

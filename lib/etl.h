@@ -108,6 +108,9 @@ struct etl_reader;
  * calls ERR) when not even the logfile header can be read.
  */
 struct etl_reader *etl_open(const uint8_t *data, size_t len, etl_error_fn err, void *ctx);
+/* The same for DATA that is a read-only file mapping: see etl_release_pages(). */
+struct etl_reader *etl_open_mapped(const uint8_t *data, size_t len, etl_error_fn err, void *ctx,
+    int mapped);
 const struct etl_info *etl_info(const struct etl_reader *r);
 size_t etl_nbuffers(const struct etl_reader *r);
 const struct etl_buffer *etl_buffers(const struct etl_reader *r);
