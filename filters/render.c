@@ -16,6 +16,8 @@
  *          dpcisr           xperf -a dpcisr: usage per module per CPU, duration histograms
  *          dpcstacks        CPU samples inside DPCs/ISRs as folded stacks by module
  *          dpcchart         sorted DPC durations of one module, several traces in one SVG
+ *          pmu              WindowsPerf PMU counters: the WPA plugin's GPC tables, per-period
+ *                           deltas and rates of the driver's running totals, IPC (docs/pmu.md)
  *
  * INPUT:   folded stacks ("a;b;c 12", or "stack base test" for differentials)
  *          ntdll.dll!RtlUserThreadStart;app.exe!main;app.exe!work 120
@@ -44,17 +46,18 @@
 #include "dpcisr.h"
 #include "stacks.h"
 #include "views.h"
+#include "pmu.h"
 
 enum mode {
 	M_FLAME, M_TREE, M_CALLERS, M_CALLEES, M_BYNAME, M_SPEEDSCOPE,
-	M_DPC, M_DPCISR, M_DPCSTACKS, M_DPCCHART
+	M_DPC, M_DPCISR, M_DPCSTACKS, M_DPCCHART, M_PMU
 };
 
 static const struct { const char *name; enum mode m; } modes[] = {
 	{ "flame", M_FLAME }, { "tree", M_TREE }, { "callers", M_CALLERS },
 	{ "callees", M_CALLEES }, { "byname", M_BYNAME },
 	{ "speedscope", M_SPEEDSCOPE }, { "dpc", M_DPC }, { "dpcisr", M_DPCISR },
-	{ "dpcstacks", M_DPCSTACKS }, { "dpcchart", M_DPCCHART }, { NULL, 0 }
+	{ "dpcstacks", M_DPCSTACKS }, { "dpcchart", M_DPCCHART }, { "pmu", M_PMU }, { NULL, 0 }
 };
 
 enum {
@@ -118,14 +121,14 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: render [flame|tree|callers|callees|byname|speedscope|"
-	    "dpc|dpcisr|dpcstacks|dpcchart] [options] [-o FILE] [FILE...]\n");
+	    "dpc|dpcisr|dpcstacks|dpcchart|pmu] [options] [-o FILE] [FILE...]\n");
 }
 
 static void
 help(void)
 {
 	printf("usage: render [flame|tree|callers|callees|byname|speedscope|"
-	    "dpc|dpcisr|dpcstacks|dpcchart] [options] [-o FILE] [FILE...]\n");
+	    "dpc|dpcisr|dpcstacks|dpcchart|pmu] [options] [-o FILE] [FILE...]\n");
 	fputs(
 "Flame graphs (folded or evt input):\n"
 "  --title T --subtitle T --width PX --height PX(per frame) --minwidth PX|PCT%\n"
@@ -141,6 +144,7 @@ help(void)
 "DPC/ISR (evt input): dpc, dpcisr, dpcstacks [--unit us|ms|samples],\n"
 "  dpcchart -m MODULE [--label L]... FILE..., with --cpu LIST --dpc --isr\n"
 "  --dpc-limit US (100) --isr-limit US (25) --log\n"
+"PMU (evt input): pmu [--tsv]  WindowsPerf GPC tables, per-period deltas, rates, IPC\n"
 "  -o FILE  output (default stdout)   -h --help   --version\n"
 "See render(1).\n", stdout);
 	exit(0);
@@ -655,6 +659,26 @@ run_dpc(struct options *op, enum mode m, int argc, char **argv)
 	struct outbuf ob;
 	int st = 0, i;
 
+	if (m == M_PMU) {	/* lib/pmu.c; docs/pmu.md */
+		struct pmu_opts po = { .tsv = op->tsv };
+		struct pmu *pm = pmu_new(&po);
+
+		if (argc == 0)
+			st = pmu_read(pm, "-");
+		for (i = 0; i < argc; i++) {
+			int r = pmu_read(pm, argv[i]);
+
+			if (r > st)
+				st = r;
+		}
+		if (st != EXIT_FATAL) {
+			ob_open(&ob, op->output);
+			pmu_report(pm, &ob);
+			ob_close(&ob);
+		}
+		pmu_free(pm);
+		return st;
+	}
 	if (m == M_DPCCHART) {
 		struct dpc_chart *ch;
 

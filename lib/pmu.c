@@ -386,7 +386,8 @@ totals(const struct pmu *p, struct total **out)
 			t[n - 1].timed_ms += r->t - r->start;
 		}
 	}
-	qsort(t, n, sizeof *t, cmp_total);
+	if (n)
+		qsort(t, n, sizeof *t, cmp_total);
 	*out = t;
 	return n;
 }
@@ -714,7 +715,8 @@ report_tsv(struct pmu *p, struct outbuf *ob)
 void
 pmu_report(struct pmu *p, struct outbuf *ob)
 {
-	qsort(p->r, p->n, sizeof *p->r, cmp_series);
+	if (p->n)
+		qsort(p->r, p->n, sizeof *p->r, cmp_series);
 	deltas(p);
 	p->nq = 0;
 	ratios(p);

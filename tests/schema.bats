@@ -225,3 +225,29 @@ PY
 	run tdhdump -s "$T/e.etl"
 	[[ "$output" == "schemas=3 maps=2 damaged=3 decoded=54 failed=0 nomatch=0" ]] || fail "$output"
 }
+@test "render pmu: the plugin's two tables, per-period deltas, rates and IPC from running totals are exactly the model's" {
+	for args in "--cores 3 --periods 6 --restart-at 3" "--providers driver --cores 5 --periods 8 --period-ms 100 --pointer-size 4" "--providers app --periods 2 --schema none"; do
+		wperfgen -o "$T/w.etl" $args --expect-pmu "$T/want.pmu"
+		etl2evt "$T/w.etl" | render pmu --tsv >"$T/got.pmu"
+		grep -Ev '^(#|app|driver)' "$T/got.pmu" | sort >"$T/got"
+		sort "$T/want.pmu" >"$T/want"
+		textdiff "$T/want" "$T/got" || fail "$args"
+	done
+	wperfgen -o "$T/w.etl" --cores 2 --periods 3
+	etl2evt "$T/w.etl" | render pmu >"$T/pmu.txt"
+	grep -q '^GPC Data from App' "$T/pmu.txt"
+	grep -q '^GPC Data from Driver' "$T/pmu.txt"
+	grep -Eq '^0000001B +1 +1 +210\.010000 +[0-9]+$' "$T/pmu.txt"
+	grep -Eq '^inst_spec +1 +0x1b +g0,imix +210\.510000 +[0-9]+$' "$T/pmu.txt"
+	grep -Eq '^ +1 +driver +10\.010000 +210\.010000 +IPC +[0-9]\.[0-9]{4}$' "$T/pmu.txt"
+	etl2evt "$T/w.etl" | render pmu --tsv | grep -c '^driver' | grep -qx 24
+}
+
+@test "render pmu: no WindowsPerf events says so; unusable ReadGPC lines are counted, exit 1" {
+	printf '#evt\t1\n1.000000\tSample\t0\ta.exe\t1\t2\t1\tip=0x1\t\n' | render pmu >"$T/out"
+	grep -q 'no WindowsPerf ReadGPC events' "$T/out"
+	printf '#evt\t1\n1.000000\tEvent\t0\t?\t-1\t-1\t0\tguid=9b15b4b5-6979-4ba7-9b26-00c630a4d7b3\tid=1\tp.Core=x\t\ngarbage\n' >"$T/bad.evt"
+	run render pmu "$T/bad.evt"
+	[ "$status" -eq 1 ] || fail "status $status: $output"
+	[[ "$output" == *"2 line(s) skipped"* ]] || fail "$output"
+}
