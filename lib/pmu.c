@@ -172,6 +172,28 @@ take(struct pmu *p, const struct evt_event *ev)
 	return 1;
 }
 
+/*
+ * Cheap test before parsing: kind column "Event" and one of the two
+ * provider GUIDs on the line (a CPU trace has millions of other lines).
+ * Lines with too few columns go on to evt_parse, which reports them.
+ */
+static int
+maybe_readgpc(const char *line, size_t len)
+{
+	const char *k = memchr(line, '\t', len), *q = k;
+	int tabs = 0;
+	while (q && tabs < 7) {
+		tabs++;
+		q = memchr(q + 1, '\t', (size_t)(line + len - q - 1));
+	}
+	if (tabs < 7)
+		return 1;	/* malformed: let evt_parse report it */
+	if ((size_t)(line + len - k) < 7 || memcmp(k + 1, "Event\t", 6) != 0)
+		return 0;
+	return memmem(line, len, "guid=" WPERF_APP_GUID_STR, 41) != NULL ||
+	    memmem(line, len, "guid=" WPERF_DRIVER_GUID_STR, 41) != NULL;
+}
+
 int
 pmu_read(struct pmu *p, const char *path)
 {
@@ -186,7 +208,7 @@ pmu_read(struct pmu *p, const char *path)
 		return EXIT_FATAL;
 	}
 	while ((line = lr_next(lr, &len)) != NULL) {
-		if (evt_classify(line, len) != EVT_EVENT)
+		if (evt_classify(line, len) != EVT_EVENT || !maybe_readgpc(line, len))
 			continue;
 		struct evt_event ev;
 		const char *why;
