@@ -62,6 +62,41 @@ def kf(fields):
             ('CreateOptions', 'FILE_ATTRIBUTE_ARCHIVE' if opts == 0x20 else str(opts)),
             ('CreateDisposition', disp[co >> 24]), ('FileAttributes', str(int(d['CreateAttributes'], 16))),
             ('ShareAccess', share.get(int(d['ShareAccess'], 16), d['ShareAccess'])), ('FileName', name)]
+def same_num(mine, te):
+    # TraceEvent's CLR parser prints hex out-types in decimal and pads pointers
+    try:
+        a = int(mine, 16) if mine.startswith('0x') else int(mine)
+        b = int(te, 16) if te.startswith('0x') else int(te.replace(',', ''))
+        return a == b or (b < 0 and a == b + (1 << 32))	# HRESULTs as signed 32-bit
+    except ValueError:
+        return False
+def same_flags(mine, te):
+    # bitmaps: our "A|B" / "0" (TraceEvent's dynamic rendering) against its CLR parser's .NET
+    # enums, "A, B" / "None", or the bare number when an enum lacks a bit (not comparable)
+    if mine == '0' and te == 'None': return True
+    if re.fullmatch(r'-?[\d,]+', te) and re.fullmatch(r'[A-Za-z_]\w*(\|\w+)*(\|0x[0-9a-f]+)?', mine): return True
+    return same(mine.replace('|', ', '), te)
+if mode == 'clr':
+    # TraceEvent decodes the CLR with its own parser, generated from the same manifest: events
+    # are matched by time and provider, and every field both name must carry the same value.
+    n = bad = fields = 0
+    for t, prov, name, tf in te_events(base, ('Microsoft-Windows-DotNETRuntime', 'Microsoft-Windows-DotNETRuntimePrivate')):
+        cands = [c for dt in (0, -0.001, 0.001) for c in ev.get((prov, '%.3f' % (t + dt)), [])]
+        te = dict(tf)
+        best = max(cands, key=lambda c: len(set(k for k, _ in c[1]) & set(te)), default=None)
+        common = [k for k, _ in best[1] if k in te] if best else []
+        if not tf or not best or len(common) * 2 < len(tf):
+            continue
+        n += 1
+        fields += len(common)
+        mine = dict(best[1])
+        wrong = [k for k in common if not (same(mine[k], te[k]) or same_num(mine[k], te[k]) or
+                 same_flags(mine[k], te[k]))]
+        if wrong:
+            bad += 1
+            print('differs: %.3f %s/%s %s\n  TraceEvent: %s\n  tdh:        %s' % (t, prov, name, wrong, tf, best[1]))
+    print('compared=%d fields=%d differ=%d' % (n, fields, bad))
+    sys.exit(1 if bad or n == 0 else 0)
 want = SCHEMA_PROVIDERS if mode == 'schema' else ('Microsoft-Windows-Kernel-File',)
 n = bad = 0
 for t, prov, name, tf in te_events(base, want):
@@ -113,6 +148,18 @@ PY
 	[ "$status" -eq 0 ] || fail "$output"
 	[[ "$output" == "compared=5 differ=0" ]] || fail "$output"
 	grep -qF $'169.833\tMicrosoft-Windows-Kernel-File\tCreate\tIrp=0xfffffa830393a3e8; FileObject=0xfffffa83004bda90; IssuingThreadId=3780; CreateOptions=0x1200000; CreateAttributes=0x0; ShareAccess=0x7; FileName=\\Device\\HarddiskVolume2\\Windows\\SysWOW64\\inetsrv\\iiscore.dll; ' "$T/net.tdh"
+}
+
+@test "tdh: CLR events decoded from the schemas net.4.5.2.x64 embeds carry the values TraceEvent's CLR parser prints" {
+	require_corpus
+	etl=$(corpus_etl net.etl "$(NET_ZIP)" net.4.5.2.x64.etl)
+	tdhdump "$etl" >"$T/net.tdh"
+	run compare_baseline "$(BASELINE)" "$T/net.tdh" clr
+	[ "$status" -eq 0 ] || fail "$output"
+	[[ "$output" =~ compared=([0-9]+)\ fields=([0-9]+)\ differ=0$ ]] || fail "$output"
+	[ "${BASH_REMATCH[1]}" -ge 100 ] || fail "$output"
+	# value maps: GC reasons and types by name
+	grep -qF $'3228.778\tMicrosoft-Windows-DotNETRuntime\tGarbageCollection/Start\tCount=1; Depth=0; Reason=AllocSmall; Type=NonConcurrentGC; ClrInstanceID=9; ' "$T/net.tdh"
 }
 
 @test "tdh: ctf-net45-win7 (Win7 merge: 6 schemas, 1 map) decodes its Kernel-EventTracing and DNS-Client events" {
