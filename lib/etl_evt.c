@@ -1089,7 +1089,8 @@ queue_push(struct conv *c)
 		/* grow the ring, keeping each entry at sequence & (cap - 1) */
 		size_t ncap = c->qcap ? c->qcap * 2 : 1024;
 		struct pend *nq = xcalloc(ncap, sizeof *nq);
-		for (uint64_t q = c->qhead; q < c->qtail; q++)
+		/* every old slot (waiting or not: free slots keep their buffers) gets its own new one */
+		for (uint64_t q = c->qhead; q < c->qhead + c->qcap; q++)
 			nq[q & (ncap - 1)] = c->q[q & (c->qcap - 1)];
 		free(c->q);
 		c->q = nq;
