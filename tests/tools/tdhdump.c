@@ -8,6 +8,8 @@
  *         baseline prints them (Name=value; ...), values as lib/tdh writes:
  *   169.833	Microsoft-Windows-Kernel-File	Create	IrpPtr=0xfffffa830393a3e8; FileObject=...;
  *         -s: only the summary line "schemas=N maps=N damaged=N decoded=N failed=N nomatch=N".
+ *         -W DIR: also write fuzz_tdh seeds (schema blob, its provider's maps,
+ *         one payload) for up to 64 distinct events with a schema into DIR.
  *         -f N: robustness: N rounds of damaged copies of the trace's schema records
  *         (truncated, bytes flipped; seeded, repeatable), each decoding the events;
  *         prints "rounds=N stored=N damaged=N decoded=N failed=N" (must not crash).
@@ -50,6 +52,74 @@ static void
 nofield(void *ctx, const char *name, const char *value, size_t vlen)
 {
 	(void)ctx, (void)name, (void)value, (void)vlen;
+}
+
+/* Raw MetaData records, for -W. */
+static struct raw {
+	int type;
+	uint8_t *b;
+	size_t n;
+} *raws;
+static size_t nraws;
+
+static void
+keep_raw(const struct etl_event *ev)
+{
+	raws = xrealloc(raws, (nraws + 1) * sizeof *raws);
+	raws[nraws].type = ev->type;
+	raws[nraws].b = xmalloc(ev->plen ? ev->plen : 1);
+	memcpy(raws[nraws].b, ev->payload, ev->plen);
+	raws[nraws].n = ev->plen;
+	nraws++;
+}
+
+/* One fuzz_tdh seed per distinct (provider, id, version): flags, blob, maps, payload. */
+static void
+write_seed(const char *dir, const struct etl_event *ev)
+{
+	static uint8_t seen[64][20];
+	static int nseen;
+	uint8_t key[20];
+	if (ev->hkind != ETL_HK_EVENT || nseen >= 64)
+		return;
+	memcpy(key, ev->guid, 16);
+	key[16] = (uint8_t)ev->id;
+	key[17] = (uint8_t)(ev->id >> 8);
+	key[18] = (uint8_t)ev->version;
+	key[19] = 0;
+	for (int i = 0; i < nseen; i++)
+		if (memcmp(seen[i], key, 20) == 0)
+			return;
+	const struct raw *info = NULL;
+	for (size_t i = 0; i < nraws && !info; i++)
+		if (raws[i].type == 32 && raws[i].n >= 112 && memcmp(raws[i].b, ev->guid, 16) == 0 &&
+		    etl_u16(raws[i].b + 32) == ev->id && raws[i].b[34] == ev->version)
+			info = &raws[i];
+	if (!info)
+		return;
+	memcpy(seen[nseen++], key, 20);
+	char path[4096];
+	snprintf(path, sizeof path, "%s/tdh.%d", dir, nseen);
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return;
+	uint8_t h[3] = { (uint8_t)(ev->hdr64 ? 1 : 0), (uint8_t)info->n, (uint8_t)(info->n >> 8) };
+	fwrite(h, 1, 3, f);
+	fwrite(info->b, 1, info->n, f);
+	unsigned nm = 0;
+	for (size_t i = 0; i < nraws; i++)
+		nm += raws[i].type == 33 && raws[i].n >= 16 && memcmp(raws[i].b, ev->guid, 16) == 0;
+	fputc(nm > 255 ? 255 : (int)nm, f);
+	nm = 0;
+	for (size_t i = 0; i < nraws && nm < 255; i++)
+		if (raws[i].type == 33 && raws[i].n >= 16 && memcmp(raws[i].b, ev->guid, 16) == 0) {
+			uint8_t l[2] = { (uint8_t)raws[i].n, (uint8_t)(raws[i].n >> 8) };
+			fwrite(l, 1, 2, f);
+			fwrite(raws[i].b, 1, raws[i].n, f);
+			nm++;
+		}
+	fwrite(ev->payload, 1, ev->plen, f);
+	fclose(f);
 }
 
 static uint64_t rng = 88172645463325252ull;
@@ -125,11 +195,14 @@ main(int argc, char **argv)
 	int summary = 0, ch;
 	long fuzz = 0;
 	cli_init("tdhdump");
-	while ((ch = getopt(argc, argv, "sf:")) != -1)
+	const char *seeddir = NULL;
+	while ((ch = getopt(argc, argv, "sf:W:")) != -1)
 		if (ch == 's')
 			summary = 1;
 		else if (ch == 'f')
 			fuzz = atol(optarg);
+		else if (ch == 'W')
+			seeddir = optarg;
 		else
 			cli_usage_error("usage: tdhdump [-s] FILE.etl");
 	if (optind + 1 != argc)
@@ -149,8 +222,11 @@ main(int argc, char **argv)
 	struct tdh_db *db = tdh_new();
 	struct etl_event ev;
 	etl_rewind(r, ETL_FILE_ORDER);
-	while (etl_next(r, &ev))
+	while (etl_next(r, &ev)) {
 		tdh_collect(db, &ev);
+		if (seeddir && tdh_is_metadata(ev.guid) && (ev.type == 32 || ev.type == 33) && ev.plen <= 65535)
+			keep_raw(&ev);
+	}
 	ob_open(out, NULL);
 	uint64_t ok = 0, bad = 0, none = 0;
 	etl_rewind(r, ETL_TIME_ORDER);
@@ -178,6 +254,8 @@ main(int argc, char **argv)
 			ob_puts(out, tdh_event_name(e));
 			ob_putc(out, '\t');
 		}
+		if (seeddir)
+			write_seed(seeddir, &ev);
 		if (tdh_decode(db, e, ev.payload, ev.plen, ev.hdr64 ? 8 : 4, summary ? nofield : field, NULL) == 0)
 			ok++;
 		else {
