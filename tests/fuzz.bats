@@ -27,6 +27,13 @@ local_setup() {
 	secs=$((10 / n)); [ "$secs" -ge 1 ] || secs=1
 	run env FUZZ_SECONDS=$secs "$BATS_TEST_DIRNAME/fuzz.sh"
 	echo "$output"
+	if [ "$status" -ne 0 ]; then
+		# keep what was found: the bats scratch dir goes away
+		keep="${TMPDIR:-/tmp}/etlkit-fuzz-found.$$"
+		mkdir -p "$keep" && cp -r "$FUZZ_DIR/crashes" "$FUZZ_DIR/logs" "$keep/" 2>/dev/null
+		echo "fuzz: inputs and logs kept in $keep (replay: FUZZ_DIR/bin/HARNESS INPUT)"
+		grep -h -m3 -E 'ERROR|runtime error|SUMMARY' "$FUZZ_DIR"/logs/*.log
+	fi
 	[ "$status" -eq 0 ]
 	[ "$(grep -cE '^fuzz_[a-z0-9_]+ +[0-9]+ +[0-9]+ .* ok$' <<<"$output")" -eq "$n" ]
 }

@@ -165,8 +165,11 @@ for n in "${names[@]}"; do
 	fi
 	exe="$FUZZ_DIR/bin/$n"
 	# 1. the saved reproducers must all pass
-	reg=("$FUZZ_REGRESS/$n"/*)
-	if [ -e "${reg[0]}" ]; then
+	reg=()
+	if [ -d "$FUZZ_REGRESS/$n" ]; then
+		while IFS= read -r f; do reg+=("$f"); done < <(find "$FUZZ_REGRESS/$n" -type f | sort)
+	fi
+	if [ ${#reg[@]} -gt 0 ]; then
 		if ! "$exe" -runs=1 -timeout=10 -rss_limit_mb=1024 -malloc_limit_mb=1024 "${reg[@]}" >"$FUZZ_DIR/logs/$n.regress" 2>&1; then
 			printf '%-18s %6s %10s %8s %6s %7s  %s\n' "$n" 0 - - - - "REGRESSION (see $FUZZ_DIR/logs/$n.regress)"
 			grep -m3 -E 'ERROR|runtime error|SUMMARY' "$FUZZ_DIR/logs/$n.regress" >&2
