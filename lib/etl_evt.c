@@ -431,6 +431,7 @@ struct conv {
 	int64_t from_ns, to_ns;
 	int64_t lo_ns, hi_ns;	/* sane event times */
 	uint64_t bad_ts;
+	uint64_t bad_dpc;	/* DPC/ISR records with an impossible InitialTime */
 	uint64_t seq;		/* pass 1: events seen, for ordering ties */
 	/* output */
 	struct line l;
@@ -1260,9 +1261,10 @@ emit_dpc_isr(struct conv *c, const struct etl_event *ev, int64_t ns)
 	}
 	uint64_t initial = etl_u64(p), routine = ptr_at(c, p + 8);
 	int64_t start_ns = (int64_t)(gts(c, initial) - GBIAS), dur = ns - start_ns;
-	if (dur < 0 || initial == 0) {
-		start_ns = ns;	/* an InitialTime after the end is corrupt; keep the event */
-		dur = 0;
+	if (dur < 0 || initial == 0 || dur > 60 * 1000000000LL) {
+		/* an InitialTime after the end, or a routine "running" for over a minute: corrupt */
+		c->bad_dpc++;
+		return;
 	}
 	int64_t tid = -1, pid = -1;
 	if ((size_t)ev->cpu < c->ncur && c->cur_tid[ev->cpu] >= 0) {
@@ -2247,6 +2249,9 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 	if (tdh_stats(c->tdh)->damaged)
 		ob_printf(ob, "#skipped\twhat=schema\tcount=%llu\tdetail=embedded event schemas that could "
 		    "not be read\n", (unsigned long long)tdh_stats(c->tdh)->damaged);
+	if (c->bad_dpc)
+		ob_printf(ob, "#skipped\twhat=dpc\tcount=%llu\tdetail=DPC/ISR records with an impossible "
+		    "InitialTime\n", (unsigned long long)c->bad_dpc);
 	if (c->bad_ts)
 		ob_printf(ob, "#skipped\twhat=event\tcount=%llu\tdetail=timestamp outside the session\n",
 		    (unsigned long long)c->bad_ts);
@@ -2263,7 +2268,7 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 		res->unmatched_stacks = unmatched;
 		res->unresolved_keys = c->unresolved;
 	}
-	int partial = damaged > 0 || c->skipped_events > 0 || c->bad_ts > 0;
+	int partial = damaged > 0 || c->skipped_events > 0 || c->bad_ts > 0 || c->bad_dpc > 0;
 	for (size_t i = 0; i < c->nkinds; i++)
 		free(c->kinds[i]);
 	for (size_t i = 0; i < c->nprocs; i++)
