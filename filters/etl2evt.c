@@ -280,7 +280,7 @@ main(int argc, char **argv)
 				cli_fatal("%s: cannot map: %s", in->name, strerror(errno));
 			madvise((void *)in->data, in->len, MADV_SEQUENTIAL);
 		}
-		in->r = in->data ? etl_open_mapped(in->data, in->len, on_error, in->name, 1) :
+		in->r = in->data ? etl_open_mapped(in->data, in->len, on_error, in->name, in->fd) :
 		    etl_open((const uint8_t *)"", 0, on_error, in->name);
 		if (!in->r)
 			exit(EXIT_FATAL);

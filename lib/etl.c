@@ -8,7 +8,13 @@
  * that CPU's buffers, merged with a heap on the next timestamp).  A
  * buffer is decompressed only when its cursor reaches it, into that
  * cursor's scratch space, so memory is bounded by CPUs × buffer size.
+ * A trace opened from a file descriptor is indexed through its mapping
+ * but its buffers are read with pread(2) into the cursors' scratch
+ * space: the kernel maps file pages in large folios around every
+ * fault, so reading through the mapping kept hundreds of MB of a
+ * multi-GB trace resident whatever was given back with madvise.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -33,8 +39,11 @@ struct cursor {
 	uint32_t filled, off;
 	uint64_t buf_offset;
 	int cpu;
-	uint8_t *scratch;
+	uint8_t *scratch;	/* the buffer, decompressed or read from the descriptor */
 	size_t scap;
+	uint8_t *packed;	/* a compressed buffer read from the descriptor */
+	size_t pcap;
+	int compressed;		/* the current buffer was decompressed */
 	struct etl_event ev;
 	int have;
 };
@@ -58,6 +67,7 @@ struct etl_reader {
 	uint64_t done_bytes;
 	int compressed_mode;	/* LogFileMode has EVENT_TRACE_COMPRESSED_MODE */
 	int release;		/* data is a file mapping: drop pages of finished buffers */
+	int fd;			/* >= 0: read buffers from it, not from the mapping */
 	int passes;		/* problems are reported during the first pass only */
 	int pending;		/* the last event's cursor must advance first */
 };
@@ -495,6 +505,7 @@ add_buffer(struct etl_reader *r, uint64_t off, uint32_t size, uint32_t filled)
 static void
 index_buffers(struct etl_reader *r, uint64_t off)
 {
+	uint64_t released = 0;
 
 	while (off + BUFHDR <= r->len) {
 		const uint8_t *h = r->data + off;
@@ -547,10 +558,14 @@ index_buffers(struct etl_reader *r, uint64_t off)
 			break;
 		}
 		add_buffer(r, off, size, filled);
-		/* reading the header mapped the pages around it */
-		release_range(r, off, size);
 		off += size;
+		/* reading the headers mapped the pages around them */
+		if (off - released >= (4u << 20)) {
+			release_range(r, released, off - released);
+			released = off;
+		}
 	}
+	release_range(r, 0, r->len);
 	if (off < r->len && r->len - off >= 1 && off + BUFHDR > r->len && r->len - off > 0) {
 		report(r, off, "%llu trailing bytes are too short for a buffer",
 		    (unsigned long long)(r->len - off));
@@ -637,15 +652,16 @@ parse_logfile_header(struct etl_reader *r)
 struct etl_reader *
 etl_open(const uint8_t *data, size_t len, etl_error_fn err, void *ctx)
 {
-	return etl_open_mapped(data, len, err, ctx, 0);
+	return etl_open_mapped(data, len, err, ctx, -1);
 }
 
 struct etl_reader *
-etl_open_mapped(const uint8_t *data, size_t len, etl_error_fn err, void *ctx, int mapped)
+etl_open_mapped(const uint8_t *data, size_t len, etl_error_fn err, void *ctx, int fd)
 {
 	struct etl_reader *r = xcalloc(1, sizeof *r);
 
-	r->release = mapped;
+	r->release = fd >= 0;
+	r->fd = fd;
 	r->data = data;
 	r->len = len;
 	r->err = err;
@@ -710,9 +726,9 @@ etl_damage(const struct etl_reader *r)
 /* ---------- cursors and the merge ---------- */
 
 /*
- * A cursor is done with the buffer at [off, off+size): give its pages
- * back, so that the resident size of a mapped multi-GB file stays small
- * (a later pass faults them in again from the page cache).
+ * The index is done with [off, off+size) of a mapped file: give its pages
+ * back (rounded out to whole pages; the mapping is private and never
+ * written, so a page still needed is faulted in again from the page cache).
  */
 static void
 release_range(const struct etl_reader *r, uint64_t off, uint64_t size)
@@ -723,44 +739,90 @@ release_range(const struct etl_reader *r, uint64_t off, uint64_t size)
 	if (!page)
 		page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
 	uintptr_t a = (uintptr_t)(r->data + off), e = a + size;
-	a = (a + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
-	e &= ~(uintptr_t)(page - 1);
+	a &= ~(uintptr_t)(page - 1);	/* the mapping starts on a page */
+	e = (e + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
 	if (e > a)
 		madvise((void *)a, e - a, MADV_DONTNEED);
 }
 
-void
-etl_release_pages(struct etl_reader *r, int on)
+/* N bytes at OFF of the descriptor into DST; 0, or -1 with errno. */
+static int
+read_fully(int fd, uint64_t off, uint8_t *dst, size_t n)
 {
-	r->release = on;
-	/* indexing touched a page of every buffer (and the kernel mapped the pages around it) */
-	release_range(r, 0, r->len);
+	while (n > 0) {
+		ssize_t k = pread(fd, dst, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (k == 0)
+				errno = EIO;	/* the file shrank under us */
+			return -1;
+		}
+		dst += k;
+		off += (uint64_t)k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static uint8_t *
+grow(uint8_t **p, size_t *cap, size_t n)
+{
+	if (*cap < n) {
+		free(*p);
+		*cap = n;
+		*p = xmalloc(n);
+	}
+	return *p;
+}
+
+/*
+ * The bytes of buffer B as stored in the file: a pointer into the
+ * mapping, or a copy read from the descriptor (into the cursor's
+ * scratch space, or its packed space for a compressed buffer).
+ */
+static const uint8_t *
+stored_buffer(struct etl_reader *r, struct cursor *c, const struct etl_buffer *b)
+{
+	if (r->fd < 0)
+		return r->data + b->offset;
+	uint8_t *dst = (b->flags & 0x40) ? grow(&c->packed, &c->pcap, b->size) :
+	    grow(&c->scratch, &c->scap, b->size);
+	if (read_fully(r->fd, b->offset, dst, b->size) < 0) {
+		report(r, b->offset, "buffer (%u bytes) cannot be read: %s; skipped", b->size,
+		    strerror(errno));
+		if (r->passes <= 1) {
+			r->damage.buffers++;
+			r->damage.bytes += b->size;
+		}
+		return NULL;
+	}
+	return dst;
 }
 
 static int
 load_buffer(struct etl_reader *r, struct cursor *c, const struct etl_buffer *b)
 {
-	const uint8_t *h = r->data + b->offset;
-
-	if (c->bi >= 2)
-		release_range(r, r->buf[c->bufs[c->bi - 2]].offset, r->buf[c->bufs[c->bi - 2]].size);
+	const uint8_t *h = stored_buffer(r, c, b);
+	if (!h) {
+		r->done_bytes += b->size;
+		c->data = NULL;
+		return -1;
+	}
 
 	c->buf_offset = b->offset;
 	c->cpu = b->cpu;
 	c->off = BUFHDR;
 	r->done_bytes += b->size;
-	if (!(b->flags & 0x40)) {
+	c->compressed = (b->flags & 0x40) != 0;
+	if (!c->compressed) {
 		c->data = h;
 		c->filled = b->filled;
 		return 0;
 	}
 	size_t out = b->filled - BUFHDR;
 	const char *why = NULL;
-	if (c->scap < b->filled) {
-		free(c->scratch);
-		c->scap = b->filled;
-		c->scratch = xmalloc(c->scap);
-	}
+	grow(&c->scratch, &c->scap, b->filled);
 	memcpy(c->scratch, h, BUFHDR);
 	if (etl_decompress(r->info.compression, h + BUFHDR, b->size - BUFHDR, c->scratch + BUFHDR,
 	    out, &why) < 0) {
@@ -800,7 +862,7 @@ cursor_advance(struct etl_reader *r, struct cursor *c)
 			return;
 		}
 		if (next < 0) {
-			int compressed = c->data != r->data + c->buf_offset;
+			int compressed = c->compressed;
 			if (compressed)
 				report(r, c->buf_offset, "%s in compressed buffer (record at decompressed "
 				    "offset %u); rest of the buffer skipped", why, c->off);
@@ -848,8 +910,10 @@ heap_down(struct etl_reader *r, size_t i)
 static void
 free_cursors(struct etl_reader *r)
 {
-	for (size_t i = 0; i < r->ncur; i++)
+	for (size_t i = 0; i < r->ncur; i++) {
 		free(r->cur[i].scratch);
+		free(r->cur[i].packed);
+	}
 	free(r->cur);
 	free(r->heap);
 	free(r->order_bufs);

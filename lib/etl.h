@@ -108,9 +108,14 @@ struct etl_reader;
  * calls ERR) when not even the logfile header can be read.
  */
 struct etl_reader *etl_open(const uint8_t *data, size_t len, etl_error_fn err, void *ctx);
-/* The same for DATA that is a read-only file mapping: see etl_release_pages(). */
+/*
+ * The same for DATA that is a read-only mapping of the file open on FD:
+ * the index is built through the mapping (and its pages given back),
+ * the buffers are then read with pread(2), so resident memory stays
+ * bounded by CPUs × buffer size however large the file.
+ */
 struct etl_reader *etl_open_mapped(const uint8_t *data, size_t len, etl_error_fn err, void *ctx,
-    int mapped);
+    int fd);
 const struct etl_info *etl_info(const struct etl_reader *r);
 size_t etl_nbuffers(const struct etl_reader *r);
 const struct etl_buffer *etl_buffers(const struct etl_reader *r);
@@ -133,12 +138,6 @@ int etl_next(struct etl_reader *r, struct etl_event *ev);
 /* Bytes of the file covered so far by the iteration (for progress). */
 uint64_t etl_progress(const struct etl_reader *r);
 void etl_close(struct etl_reader *r);
-/*
- * ON: DATA is a read-only file mapping (mmap) — the reader may drop the
- * pages of buffers it has finished with (madvise MADV_DONTNEED) so that
- * memory stays flat on multi-GB files.  Never for malloc'd data.
- */
-void etl_release_pages(struct etl_reader *r, int on);
 
 /* Ticks → ns since the logfile header (may be negative); FILETIME of a timestamp. */
 int64_t etl_ns(const struct etl_reader *r, uint64_t ts);

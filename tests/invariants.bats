@@ -228,3 +228,38 @@ close() { awk -v a="$1" -v b="$2" -v e="${3:-0.000001}" 'BEGIN { d = a - b; if (
 	close "$(foldsum "$T/i.folded")" "$want" "$(awk -v n="$(wc -l <"$T/i.folded")" -v w="$want" 'BEGIN { print 0.5 * n / w }')" ||
 		fail "stackfold --kind=dpcisr (integers) $(foldsum "$T/i.folded") us != $want us"
 }
+
+# peak_rss_kb CMD...: runs CMD (output to $T/out), prints its peak RSS in kB
+peak_rss_kb() {
+	python3 -c 'import resource, subprocess, sys
+with open(sys.argv[1], "wb") as out:
+    rc = subprocess.run(sys.argv[2:], stdout=out).returncode
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if rc == 0 else -rc)' "$T/out" "$@"
+}
+
+@test "invariants: memory: etl2evt decodes 2 GB of XPRESS-compressed ETL in < 64 MB, stackfold 1 GB of folded stacks in < 64 MB" {
+	asan && skip "RSS under ASan is its shadow memory"
+	[ -x "$ETLKIT_BIN/etlgen" ] || fail "etlgen not built"
+	# the backup-server incident (24 CPUs, DPC/ISR/CSwitch/stacks) repeated 80
+	# times: a 575 MB file of compressed buffers that hold 2 GB of events
+	etlgen -o "$T/one.etl" --compress "$BATS_TEST_DIRNAME/scenarios/backup-incident.yaml" 2>/dev/null
+	etlgen -o "$T/big.etl" --repeat 80 --compress "$BATS_TEST_DIRNAME/scenarios/backup-incident.yaml" 2>/dev/null
+	[ "$(stat -c %s "$T/big.etl")" -gt 500000000 ] || fail "the trace is smaller than planned"
+	# the body (samples, DPCs, ISRs) comes 80 times, the rundown once
+	count='!/^#/ { if ($2 ~ /^(Sample|DPC|TimerDPC|ISR)$/) body++; else once++ }'
+	want=$(etl2evt --no-symbols "$T/one.etl" | awk -F'\t' "$count"' END { print 80 * body + once }')
+	rss=$(peak_rss_kb etl2evt --no-symbols "$T/big.etl")
+	[ "$rss" -gt 0 ] || fail "etl2evt failed ($rss)"
+	got=$(awk -F'\t' "$count"' END { print body + once }' "$T/out")
+	[ "$got" -eq "$want" ] || fail "$got events, not $want"
+	rm -f "$T/big.etl" "$T/out"
+	[ "$rss" -lt 65536 ] || fail "etl2evt peak RSS $rss kB on a 575 MB compressed trace"
+	# 1 GB of folded stacks, 2000 distinct: memory follows the stacks
+	python3 "$SHARED/tools/gen_folded.py" --size 1G --seed 1 --distinct 2000 >"$T/big.folded"
+	want=$(foldsum "$T/big.folded")
+	rss=$(peak_rss_kb stackfold "$T/big.folded")
+	rm -f "$T/big.folded"
+	[ "$rss" -gt 0 ] || fail "stackfold failed ($rss)"
+	[ "$(foldsum "$T/out")" = "$want" ] || fail "stackfold total $(foldsum "$T/out") != $want"
+	[ "$rss" -lt 65536 ] || fail "stackfold peak RSS $rss kB on 1 GB"
+}

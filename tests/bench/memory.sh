@@ -20,7 +20,8 @@
 #
 # Env: ETLKIT_BIN, ETLKIT_SHARED, BENCH_TMP (tests/bench.sh);
 #      MEMORY_ETL_REPEATS (default "1 4 20 80": 26 MB to 2 GB),
-#      MEMORY_ETL_REPEATS_XPRESS (default "80": 560 MB), MEMORY_FOLDED_SIZES
+#      MEMORY_ETL_REPEATS_XPRESS (default "20 80 300": files of 144 MB, 575 MB
+#      and 2.2 GB holding 0.5, 2 and 7.7 GB of events), MEMORY_FOLDED_SIZES
 #      (default "100M 500M 1G 2G"), MEMORY_CAP_MB (default 1024).
 set -eu
 bin=${ETLKIT_BIN:?}
@@ -28,7 +29,7 @@ shared=${ETLKIT_SHARED:?}
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=${BENCH_TMP:-/tmp/etlkit-bench}/memory
 etl_repeats=${MEMORY_ETL_REPEATS-1 4 20 80}
-etl_repeats_xpress=${MEMORY_ETL_REPEATS_XPRESS-80}
+etl_repeats_xpress=${MEMORY_ETL_REPEATS_XPRESS-20 80 300}
 folded_sizes=${MEMORY_FOLDED_SIZES-100M 500M 1G 2G}
 distinct=${MEMORY_DISTINCT:-2000}
 cap_mb=${MEMORY_CAP_MB:-1024}
