@@ -162,16 +162,33 @@ add_zip_members(int zfd, const char *zipname, const char *member)
 	zip_close(&z);
 }
 
-/* "#symbols" metadata: which PDBs named frames, and why the others did not. */
+static int
+cmp_image_info(const void *a, const void *b)
+{
+	const struct sym_image_info *x = a, *y = b;
+	int d = strcmp(x->image ? x->image : "", y->image ? y->image : "");
+	return d ? d : strcmp(x->key ? x->key : "", y->key ? y->key : "");
+}
+
+/*
+ * "#symbols" metadata: which PDBs named frames, and why the others did
+ * not; by image name, so that the order does not depend on when lines
+ * happened to be written.
+ */
 static void
 write_symbol_lines(struct outbuf *ob, const struct symctx *sym)
 {
 	char esc[3 * 1024];
-	for (size_t i = 0; i < sym_image_count(sym); i++) {
-		struct sym_image_info in;
-		sym_image_info(sym, i, &in);
-		if (in.lookups == 0)
-			continue;
+	size_t n = 0, total = sym_image_count(sym);
+	struct sym_image_info *info = xcalloc(total ? total : 1, sizeof *info);
+	for (size_t i = 0; i < total; i++) {
+		sym_image_info(sym, i, &info[n]);
+		if (info[n].lookups > 0)
+			n++;
+	}
+	qsort(info, n, sizeof *info, cmp_image_info);
+	for (size_t i = 0; i < n; i++) {
+		struct sym_image_info in = info[i];
 		const char *fields[][2] = { { "image", in.image }, { "pdb", in.pdb }, { "key", in.key },
 		    { "status", sym_status_name(in.status) }, { "path", in.path },
 		    { "detail", in.detail } };
@@ -180,15 +197,16 @@ write_symbol_lines(struct outbuf *ob, const struct symctx *sym)
 			const char *v = fields[f][1];
 			if (!v || !*v)
 				continue;
-			size_t n = strlen(v);
-			if (n > 1000)
-				n = 1000;
+			size_t len = strlen(v);
+			if (len > 1000)
+				len = 1000;
 			ob_printf(ob, "\t%s=", fields[f][0]);
-			ob_write(ob, esc, evt_escape(esc, v, n, 0));
+			ob_write(ob, esc, evt_escape(esc, v, len, 0));
 		}
 		ob_printf(ob, "\tlookups=%llu\tresolved=%llu\n", (unsigned long long)in.lookups,
 		    (unsigned long long)in.resolved);
 	}
+	free(info);
 }
 
 int

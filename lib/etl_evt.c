@@ -408,6 +408,17 @@ struct conv {
 	uint64_t unmatched;
 	/* which event kinds get stacks (learned in pass 1), so pass 2 makes only those wait */
 	struct hmap stacked;
+	/*
+	 * Per thread (learned in pass 1): the time of the last event that gets
+	 * a stack record, of the last that gets a user-mode part, and the
+	 * longest a record came after its event.  A line waits for nothing
+	 * after them, so it does not hold the window (and every line behind
+	 * it) for QWIN_NS: on a Windows 7 trace, whose stacks come at once
+	 * or never, the window stays a few lines deep.
+	 */
+	struct hmap lastmap;	/* (tid, 0) → index in last[] */
+	struct last_stack { uint64_t any, user, maxlat; } *last;
+	size_t nlast, caplast;
 	struct recent { uint64_t ts, kind; } *recent;	/* per CPU, the last RECENT events */
 	uint64_t cur_kind;
 	struct hmap framemap;	/* (hash, length) → frames in fr[] */
@@ -543,6 +554,37 @@ remember(struct conv *c, const struct etl_event *ev)
 	r[0].kind = kind_key(ev) | 1ull << 63;
 }
 
+/* A Stack record whose outermost frame is in user space holds the user part too. */
+static int
+stack_has_user(const struct conv *c, const struct etl_event *ev)
+{
+	if (ev->type != 32)
+		return ev->type == 38;
+	size_t nf = (ev->plen - 16) / c->P;
+	return nf > 0 && !images_is_kernel(c->img, ptr_at(c, ev->payload + 16 + (nf - 1) * c->P));
+}
+
+/* Pass 1: thread TID's event at EVTS gets a stack record at TS (with a user part: USER). */
+static void
+learn_last(struct conv *c, uint32_t tid, uint64_t evts, uint64_t ts, int user)
+{
+	uint32_t *i = hmap_get(&c->lastmap, tid, 0);
+	if (!i) {
+		GROW(c->last, c->nlast, c->caplast);
+		c->last[c->nlast].any = c->last[c->nlast].user = c->last[c->nlast].maxlat = 0;
+		hmap_put(&c->lastmap, tid, 0, (uint32_t)c->nlast);
+		i = hmap_get(&c->lastmap, tid, 0);
+		c->nlast++;
+	}
+	struct last_stack *l = &c->last[*i];
+	if (evts > l->any)
+		l->any = evts;
+	if (user && evts > l->user)
+		l->user = evts;
+	if (ts > evts && ts - evts > l->maxlat)
+		l->maxlat = ts - evts;
+}
+
 static void
 collect_stackwalk(struct conv *c, const struct etl_event *ev)
 {
@@ -554,6 +596,9 @@ collect_stackwalk(struct conv *c, const struct etl_event *ev)
 		c->nstackev++;
 		if (n >= 8)
 			learn_stacked(c, ev, gts(c, etl_u64(p)));
+		if (n >= 16 + c->P)
+			learn_last(c, etl_u32(p + 12), gts(c, etl_u64(p)), ev->ts,
+			    stack_has_user(c, ev));
 		if (n >= 16 && etl_u32(p + 8) != 0 && etl_u32(p + 12) != 0 &&
 		    images_thread_pid_early(c->img, etl_u32(p + 12)) < 0)
 			/* a thread without Thread events: its process from the stack record */
@@ -1062,12 +1107,22 @@ flush_pend(struct conv *c, struct pend *e)
 	write_line(c, &e->text, e->pid, c->frames, nf, e->ts);
 }
 
-/* A waiting line can go when it waits for nothing more: no stack wanted, or its user part came
- * (it comes last), or a kernel-only thread's kernel part came. */
+/*
+ * A waiting line can go when it waits for nothing more: no stack wanted, or
+ * its user part came (it comes last), or a kernel-only thread's kernel part
+ * came, or pass 1 saw no later stack record (with a user part) for its
+ * thread, or none of the thread's records came as long after its event.
+ */
 static int
-pend_done(const struct pend *e)
+pend_done(const struct conv *c, const struct pend *e)
 {
-	return !e->want || e->has_u || (e->has_k && (e->pid == 4 || e->pid == 0));
+	if (!e->want || e->has_u || (e->has_k && (e->pid == 4 || e->pid == 0)))
+		return 1;
+	uint32_t *i = hmap_get(&c->lastmap, e->tid, 0);
+	if (!i)
+		return 1;
+	const struct last_stack *l = &c->last[*i];
+	return e->ts > l->any || (e->has_k && e->ts > l->user) || e->ts + l->maxlat < c->now;
 }
 
 static void
@@ -1075,7 +1130,7 @@ flush_window(struct conv *c, int all)
 {
 	while (c->qhead < c->qtail) {
 		struct pend *e = &c->q[c->qhead & (c->qcap - 1)];
-		if (!all && !pend_done(e) && c->qtail - c->qhead <= QCAP &&
+		if (!all && !pend_done(c, e) && c->qtail - c->qhead <= QCAP &&
 		    e->ts + (uint64_t)QWIN_NS >= c->now)
 			break;
 		flush_pend(c, e);
@@ -1194,6 +1249,9 @@ attach_stack(struct conv *c, const struct etl_event *ev)
 	if (kernel && !e->has_k) {
 		frames_put(&e->kf, &e->nk, &e->capk, f, nf);
 		e->has_k = 1;
+		/* one record from the kernel out to user space (Windows 7): the whole stack */
+		if (ev->type == 32 && nf > 0 && !images_is_kernel(c->img, f[nf - 1]))
+			e->has_u = 1;
 	} else if (!kernel && !e->has_u) {
 		frames_put(&e->uf, &e->nu, &e->capu, f, nf);
 		e->has_u = 1;
@@ -2151,6 +2209,7 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 		images_set_symbols(c->img, o->sym, o->symctx);
 	hmap_init(&c->pendmap);
 	hmap_init(&c->stacked);
+	hmap_init(&c->lastmap);
 	hmap_init(&c->framemap);
 	c->kinds = split_list(o->kinds, &c->nkinds);
 	c->procs = split_list(o->procs, &c->nprocs);
@@ -2289,6 +2348,8 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 	free(c->l.b);
 	hmap_free(&c->pendmap);
 	hmap_free(&c->stacked);
+	hmap_free(&c->lastmap);
+	free(c->last);
 	free(c->recent);
 	hmap_free(&c->framemap);
 	free(c->src);
