@@ -8,11 +8,13 @@
  * that CPU's buffers, merged with a heap on the next timestamp).  A
  * buffer is decompressed only when its cursor reaches it, into that
  * cursor's scratch space, so memory is bounded by CPUs × buffer size.
- * A trace opened from a file descriptor is indexed through its mapping
- * but its buffers are read with pread(2) into the cursors' scratch
- * space: the kernel maps file pages in large folios around every
- * fault, so reading through the mapping kept hundreds of MB of a
- * multi-GB trace resident whatever was given back with madvise.
+ * A trace opened from a file descriptor is indexed through its mapping;
+ * its page-aligned uncompressed buffers are used in place and given back
+ * (madvise) when done, its compressed ones read with pread(2) into the
+ * cursor's space: they share pages with their neighbours, the kernel
+ * maps file pages in large folios around every fault, and reading them
+ * through the mapping kept hundreds of MB of a multi-GB trace resident
+ * whatever was given back.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -44,6 +46,7 @@ struct cursor {
 	uint8_t *packed;	/* a compressed buffer read from the descriptor */
 	size_t pcap;
 	int compressed;		/* the current buffer was decompressed */
+	uint64_t mapped_off, mapped_size;	/* the buffer used in place in the mapping */
 	struct etl_event ev;
 	int have;
 };
@@ -248,9 +251,18 @@ int64_t
 etl_ns(const struct etl_reader *r, uint64_t ts)
 {
 	/* rounded to the nearest ns, as TraceEvent's double arithmetic does */
-	__int128 d = (__int128)(int64_t)(ts - r->info.ts0) * 1000000000;
-	__int128 f = (__int128)r->info.clock_freq;
-	return (int64_t)(d >= 0 ? (d + f / 2) / f : -((-d + f / 2) / f));
+	int64_t t = (int64_t)(ts - r->info.ts0);
+	uint64_t f = r->info.clock_freq;
+	uint64_t a = t < 0 ? (uint64_t)(-(t + 1)) + 1 : (uint64_t)t;
+	if (f < 10000000000ull && a / f < 9000000000ull) {
+		/* the same in 64 bits: |t| = q·f + rem, and q·f·1e9 divides exactly */
+		uint64_t q = a / f, rem = a % f;
+		uint64_t ns = q * 1000000000ull + (rem * 1000000000ull + f / 2) / f;
+		return t < 0 ? -(int64_t)ns : (int64_t)ns;
+	}
+	__int128 d = (__int128)t * 1000000000;
+	__int128 F = (__int128)f;
+	return (int64_t)(d >= 0 ? (d + F / 2) / F : -((-d + F / 2) / F));
 }
 
 uint64_t
@@ -730,14 +742,21 @@ etl_damage(const struct etl_reader *r)
  * back (rounded out to whole pages; the mapping is private and never
  * written, so a page still needed is faulted in again from the page cache).
  */
+static uint64_t
+page_size(void)
+{
+	static long page;
+	if (!page)
+		page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+	return (uint64_t)page;
+}
+
 static void
 release_range(const struct etl_reader *r, uint64_t off, uint64_t size)
 {
-	static long page;
+	uint64_t page = page_size();
 	if (!r->release || size == 0)
 		return;
-	if (!page)
-		page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
 	uintptr_t a = (uintptr_t)(r->data + off), e = a + size;
 	a &= ~(uintptr_t)(page - 1);	/* the mapping starts on a page */
 	e = (e + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
@@ -786,6 +805,19 @@ stored_buffer(struct etl_reader *r, struct cursor *c, const struct etl_buffer *b
 {
 	if (r->fd < 0)
 		return r->data + b->offset;
+	/* the cursor's previous buffer, if it was used in place, is done with */
+	release_range(r, c->mapped_off, c->mapped_size);
+	c->mapped_size = 0;
+	if (!(b->flags & 0x40) && b->offset % page_size() == 0 && b->size % page_size() == 0) {
+		/*
+		 * Uncompressed and on whole pages (as ETW writes them): used in
+		 * place, no copy, and its pages given back when the next one
+		 * comes, so nothing of it stays mapped.
+		 */
+		c->mapped_off = b->offset;
+		c->mapped_size = b->size;
+		return r->data + b->offset;
+	}
 	uint8_t *dst = (b->flags & 0x40) ? grow(&c->packed, &c->pcap, b->size) :
 	    grow(&c->scratch, &c->scap, b->size);
 	if (read_fully(r->fd, b->offset, dst, b->size) < 0) {
@@ -911,6 +943,7 @@ static void
 free_cursors(struct etl_reader *r)
 {
 	for (size_t i = 0; i < r->ncur; i++) {
+		release_range(r, r->cur[i].mapped_off, r->cur[i].mapped_size);
 		free(r->cur[i].scratch);
 		free(r->cur[i].packed);
 	}

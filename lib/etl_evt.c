@@ -224,16 +224,9 @@ l_esc(struct line *l, const char *s, size_t n, int in_stack)
 static void
 l_u64(struct line *l, uint64_t v)
 {
-	char t[24];
-	int n = 0;
-	do {
-		t[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	if (l->n + (size_t)n + 1 > l->cap)
-		l_grow(l, (size_t)n);
-	while (n > 0)
-		l->b[l->n++] = t[--n];
+	if (l->n + 24 > l->cap)
+		l_grow(l, 24);
+	l->n += (size_t)evt_format_u64(l->b + l->n, v);
 }
 
 static void
@@ -299,15 +292,18 @@ l_kv_s(struct line *l, const char *k, const char *v)
 static void
 l_kv_hexbytes(struct line *l, const char *k, const uint8_t *p, size_t n)
 {
-	static const char hx[] = "0123456789abcdef";
+	static char hx2[512];	/* "000102...ff": a byte's two digits at 2·byte */
+	if (!hx2[1])
+		for (int i = 0; i < 256; i++) {
+			hx2[2 * i] = "0123456789abcdef"[i >> 4];
+			hx2[2 * i + 1] = "0123456789abcdef"[i & 15];
+		}
 	l_key(l, k);
 	if (l->n + 2 * n + 1 > l->cap)
 		l_grow(l, 2 * n);
 	char *o = l->b + l->n;
-	for (size_t i = 0; i < n; i++) {
-		o[2 * i] = hx[p[i] >> 4];
-		o[2 * i + 1] = hx[p[i] & 15];
-	}
+	for (size_t i = 0; i < n; i++)
+		memcpy(o + 2 * i, hx2 + 2 * p[i], 2);
 	l->n += 2 * n;
 }
 
@@ -357,11 +353,14 @@ struct pend {
 	uint8_t want;		/* registered in the pending map */
 	uint8_t sample;
 	uint8_t has_k, has_u;
+	uint8_t late;		/* got records kept by pass 1: the others may still come */
 	uint64_t *kf, *uf;	/* innermost first; kf also holds frames given directly */
 	uint32_t nk, nu, capk, capu;
 };
 
 #define QWIN_NS (1000 * 1000000LL)	/* how long a line may wait for its user stack */
+#define LATE_NS 1000000u		/* stack records later than this are remembered one by one */
+#define LATE_MAX (1u << 18)		/* up to this many */
 #define QCAP (1u << 17)			/* and how many lines may wait */
 
 struct keydef {
@@ -419,6 +418,24 @@ struct conv {
 	struct hmap lastmap;	/* (tid, 0) → index in last[] */
 	struct last_stack { uint64_t any, user, maxlat; } *last;
 	size_t nlast, caplast;
+	/*
+	 * The events whose stack records came over LATE_NS after them (rare on
+	 * Windows 7, where a thread's one late record would otherwise make all
+	 * its lines wait that long, and every line behind them): pass 1 keeps
+	 * their Stack records' frames, so that pass 2 attaches them when the
+	 * event comes and ignores the record when it comes; stack-key records
+	 * are not kept, their events wait (up to .wait_us).  Past LATE_MAX such
+	 * events, lines wait their thread's longest delay instead.
+	 */
+	struct hmap late;	/* (tid, event time) → index in lates[] */
+	struct late_stack {
+		uint32_t kidx, klen, uidx, ulen;	/* frames in fr[] */
+		uint8_t has_k, has_u, whole;	/* whole: the kernel record reaches user space */
+		uint8_t applied;	/* pass 2 gave them to the event's line */
+		uint32_t wait_us;	/* late records not kept: the longest delay, rounded up */
+	} *lates;
+	size_t nlate, caplate;
+	int late_overflow;
 	struct recent { uint64_t ts, kind; } *recent;	/* per CPU, the last RECENT events */
 	uint64_t cur_kind;
 	struct hmap framemap;	/* (hash, length) → frames in fr[] */
@@ -564,6 +581,97 @@ stack_has_user(const struct conv *c, const struct etl_event *ev)
 	return nf > 0 && !images_is_kernel(c->img, ptr_at(c, ev->payload + 16 + (nf - 1) * c->P));
 }
 
+static void frames_put(uint64_t **f, uint32_t *n, uint32_t *cap, const uint64_t *src, size_t k);
+
+/* Pass 1: a stack record for (TID, EVTS) came over LATE_NS after it. */
+static void
+learn_late(struct conv *c, const struct etl_event *ev, uint32_t tid, uint64_t evts)
+{
+	if (c->late_overflow)
+		return;
+	uint32_t *i = hmap_get(&c->late, tid, evts);
+	if (!i) {
+		if (c->nlate == LATE_MAX) {
+			c->late_overflow = 1;
+			return;
+		}
+		GROW(c->lates, c->nlate, c->caplate);
+		memset(&c->lates[c->nlate], 0, sizeof *c->lates);
+		hmap_put(&c->late, tid, evts, (uint32_t)c->nlate);
+		i = hmap_get(&c->late, tid, evts);
+		c->nlate++;
+	}
+	struct late_stack *L = &c->lates[*i];
+	size_t nf = (ev->plen - 16) / c->P;
+	const uint8_t *f = ev->payload + 16;
+	if (ev->type == 32 && nf > 0) {
+		int kernel = images_is_kernel(c->img, ptr_at(c, f));
+		if (kernel && !L->has_k) {
+			L->kidx = add_frames(c, f, nf);
+			L->klen = (uint32_t)nf;
+			L->has_k = 1;
+			L->whole = !images_is_kernel(c->img, ptr_at(c, f + (nf - 1) * c->P));
+			return;
+		}
+		if (!kernel && !L->has_u) {
+			L->uidx = add_frames(c, f, nf);
+			L->ulen = (uint32_t)nf;
+			L->has_u = 1;
+			return;
+		}
+	}
+	uint64_t us = (gts(c, ev->ts) - evts + 999) / 1000 + 1;
+	if (us > L->wait_us)
+		L->wait_us = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+}
+
+/* Pass 2: a line that waits for a stack gets the late records pass 1 kept for it. */
+static void
+apply_late(struct conv *c, struct pend *e)
+{
+	uint32_t *i = hmap_get(&c->late, e->tid, e->ts);
+	if (!i)
+		return;
+	struct late_stack *L = &c->lates[*i];
+	if (L->has_k) {
+		frames_put(&e->kf, &e->nk, &e->capk, c->fr + L->kidx, L->klen);
+		e->has_k = 1;
+		if (L->whole)
+			e->has_u = 1;
+	}
+	if (L->has_u) {
+		frames_put(&e->uf, &e->nu, &e->capu, c->fr + L->uidx, L->ulen);
+		e->has_u = 1;
+	}
+	L->applied = 1;
+	e->late = 1;
+}
+
+/* Pass 2: whether this Stack record was given to its line already (by apply_late). */
+static int
+applied_late(const struct conv *c, const struct etl_event *ev, uint32_t tid, uint64_t evts)
+{
+	if (ev->type != 32 || c->nlate == 0)
+		return 0;
+	const uint32_t *i = hmap_get(&c->late, tid, evts);
+	if (!i || !c->lates[*i].applied)
+		return 0;
+	const struct late_stack *L = &c->lates[*i];
+	size_t nf = (ev->plen - 16) / c->P;
+	if (nf == 0)
+		return 0;
+	const uint8_t *f = ev->payload + 16;
+	int kernel = images_is_kernel(c->img, ptr_at(c, f));
+	/* the very record kept: same class, same frames */
+	uint32_t idx = kernel ? L->kidx : L->uidx, len = kernel ? L->klen : L->ulen;
+	if (!(kernel ? L->has_k : L->has_u) || len != nf)
+		return 0;
+	for (size_t k = 0; k < nf; k++)
+		if (c->fr[idx + k] != ptr_at(c, f + k * c->P))
+			return 0;
+	return 1;
+}
+
 /* Pass 1: thread TID's event at EVTS gets a stack record at TS (with a user part: USER). */
 static void
 learn_last(struct conv *c, uint32_t tid, uint64_t evts, uint64_t ts, int user)
@@ -596,9 +704,12 @@ collect_stackwalk(struct conv *c, const struct etl_event *ev)
 		c->nstackev++;
 		if (n >= 8)
 			learn_stacked(c, ev, gts(c, etl_u64(p)));
-		if (n >= 16 + c->P)
-			learn_last(c, etl_u32(p + 12), gts(c, etl_u64(p)), ev->ts,
-			    stack_has_user(c, ev));
+		if (n >= 16 + c->P) {
+			uint64_t evts = gts(c, etl_u64(p));
+			learn_last(c, etl_u32(p + 12), evts, ev->ts, stack_has_user(c, ev));
+			if (ev->ts > evts && ev->ts - evts > LATE_NS)
+				learn_late(c, ev, etl_u32(p + 12), evts);
+		}
 		if (n >= 16 && etl_u32(p + 8) != 0 && etl_u32(p + 12) != 0 &&
 		    images_thread_pid_early(c->img, etl_u32(p + 12)) < 0)
 			/* a thread without Thread events: its process from the stack record */
@@ -1116,13 +1227,25 @@ flush_pend(struct conv *c, struct pend *e)
 static int
 pend_done(const struct conv *c, const struct pend *e)
 {
-	if (!e->want || e->has_u || (e->has_k && (e->pid == 4 || e->pid == 0)))
+	if (!e->want)
+		return 1;
+	/* a sample taken in the kernel has a kernel part, which may come after the user part */
+	int user_done = e->has_u && (e->has_k || !e->sample || !images_is_kernel(c->img, e->ip));
+	if (e->late ? e->has_k && e->has_u : user_done || (e->has_k && (e->pid == 4 || e->pid == 0)))
 		return 1;
 	uint32_t *i = hmap_get(&c->lastmap, e->tid, 0);
 	if (!i)
 		return 1;
 	const struct last_stack *l = &c->last[*i];
-	return e->ts > l->any || (e->has_k && e->ts > l->user) || e->ts + l->maxlat < c->now;
+	if (e->ts > l->any || (e->has_k && e->ts > l->user))
+		return 1;
+	uint64_t wait = l->maxlat;
+	if (wait > LATE_NS && !c->late_overflow) {
+		/* its late records (if any) are attached already, unless they were stack keys */
+		const uint32_t *li = hmap_get(&c->late, e->tid, e->ts);
+		wait = li && c->lates[*li].wait_us ? (uint64_t)c->lates[*li].wait_us * 1000 : LATE_NS;
+	}
+	return e->ts + wait < c->now;
 }
 
 static void
@@ -1157,6 +1280,7 @@ queue_push(struct conv *c)
 	e->nk = e->nu = 0;
 	e->has_k = e->has_u = 0;
 	e->want = e->sample = 0;
+	e->late = 0;
 	return e;
 }
 
@@ -1192,6 +1316,8 @@ finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint64_t 
 	if (want) {
 		e->want = 1;
 		hmap_put(&c->pendmap, e->tid, ts, (uint32_t)(c->qtail - 1));
+		if (c->nlate)
+			apply_late(c, e);
 	}
 	flush_window(c, 0);
 }
@@ -1206,6 +1332,8 @@ attach_stack(struct conv *c, const struct etl_event *ev)
 		return;
 	uint32_t tid = etl_u32(p + 12);
 	uint64_t ts = gts(c, etl_u64(p));
+	if (applied_late(c, ev, tid, ts))
+		return;
 	uint32_t *seqp = hmap_get(&c->pendmap, tid, ts);
 	struct pend *e = NULL;
 	if (seqp) {
@@ -2210,6 +2338,7 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 	hmap_init(&c->pendmap);
 	hmap_init(&c->stacked);
 	hmap_init(&c->lastmap);
+	hmap_init(&c->late);
 	hmap_init(&c->framemap);
 	c->kinds = split_list(o->kinds, &c->nkinds);
 	c->procs = split_list(o->procs, &c->nprocs);
@@ -2349,6 +2478,8 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 	hmap_free(&c->pendmap);
 	hmap_free(&c->stacked);
 	hmap_free(&c->lastmap);
+	hmap_free(&c->late);
+	free(c->lates);
 	free(c->last);
 	free(c->recent);
 	hmap_free(&c->framemap);

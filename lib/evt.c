@@ -324,22 +324,50 @@ evt_parse_decimal(const char *s, double *out)
 static int
 format_u64(char *out, uint64_t v)
 {
-	char tmp[24];
-	int n = 0, i;
+	return evt_format_u64(out, v);
+}
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (i = 0; i < n; i++)
-		out[i] = tmp[n - 1 - i];
-	return n;
+/* "00".."99": two digits a step, a third of the divisions */
+static const char digits2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+int
+evt_format_u64(char *out, uint64_t v)
+{
+	char tmp[24];
+	int i = 24;
+
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100) * 2;
+		v /= 100;
+		tmp[--i] = digits2[d + 1];
+		tmp[--i] = digits2[d];
+	}
+	if (v >= 10) {
+		tmp[--i] = digits2[v * 2 + 1];
+		tmp[--i] = digits2[v * 2];
+	} else
+		tmp[--i] = (char)('0' + v);
+	memcpy(out, tmp + i, (size_t)(24 - i));
+	return 24 - i;
+}
+
+/* exactly 6 digits, zero-padded (V < 1000000) */
+static void
+format_6(char *out, unsigned v)
+{
+	unsigned hi = v / 10000, mid = v / 100 % 100, lo = v % 100;
+	memcpy(out, digits2 + 2 * hi, 2);
+	memcpy(out + 2, digits2 + 2 * mid, 2);
+	memcpy(out + 4, digits2 + 2 * lo, 2);
 }
 
 int
 evt_format_time_ns(char *out, int64_t ns)
 {
-	int n = 0, i;
+	int n = 0;
 	uint64_t u, frac;
 
 	if (ns < 0) {
@@ -350,10 +378,7 @@ evt_format_time_ns(char *out, int64_t ns)
 	n += format_u64(out + n, u / 1000000);
 	frac = u % 1000000;
 	out[n++] = '.';
-	for (i = 5; i >= 0; i--) {
-		out[n + i] = (char)('0' + frac % 10);
-		frac /= 10;
-	}
+	format_6(out + n, (unsigned)frac);
 	n += 6;
 	out[n] = '\0';
 	return n;

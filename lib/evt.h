@@ -116,6 +116,8 @@ int evt_parse_decimal(const char *s, double *out);
 int evt_format_time(char *out, double ms);
 /* Time from integer nanoseconds: exact, no floating point. */
 int evt_format_time_ns(char *out, int64_t ns);
+/* V in decimal, not terminated (OUT needs 20 bytes).  Returns the length. */
+int evt_format_u64(char *out, uint64_t v);
 /* Shortest decimal for a weight (up to 6 fraction digits, trailing zeros trimmed). */
 int evt_format_weight(char *out, double ms);
 

@@ -35,6 +35,7 @@ struct image {
 	char *pdb;
 	uint8_t guid[16];
 	uint32_t age;
+	void *symcache;		/* the symbol hook's slot for this image */
 };
 
 struct method {
@@ -671,8 +672,9 @@ images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, i
 		mod = images_dos_path(m, im->path, pathbuf, sizeof pathbuf);
 	if (modname)
 		*modname = im->file;
-	if (m->sym)
-		sym = m->sym(m->symctx, im->path, im->pdb, im->guid, im->age, addr - im->base);
+	if (m->sym)	/* the cache slot is the hook's; the image is otherwise unchanged */
+		sym = m->sym(m->symctx, &((struct image *)im)->symcache, im->path, im->pdb, im->guid,
+		    im->age, addr - im->base);
 	ml = strlen(mod);
 	if (ml > cap - 40)
 		ml = cap - 40;

@@ -22,9 +22,12 @@
  * or DOS form) or file name, PDB identity from DbgID_RSDS (GUID in
  * Windows byte order, all zero when unknown), RVA → function name or
  * NULL.  The returned string must stay valid until the next call.
+ * CACHE is the image's own slot, NULL at first, where the hook may keep
+ * what it found for this image (its PDB) so that later frames of the same
+ * image skip the search.
  */
-typedef const char *(*etl_symbol_fn)(void *ctx, const char *image_path, const char *pdb_name,
-    const uint8_t guid[16], uint32_t age, uint64_t rva);
+typedef const char *(*etl_symbol_fn)(void *ctx, void **cache, const char *image_path,
+    const char *pdb_name, const uint8_t guid[16], uint32_t age, uint64_t rva);
 
 struct images;
 

@@ -683,11 +683,14 @@ const char *sym_lookup(struct sym_image *im, uint32_t rva, uint32_t *disp)
 	return display_name(im, s);
 }
 
-const char *sym_etl_hook(void *ctx, const char *image_path, const char *pdb_name,
+const char *sym_etl_hook(void *ctx, void **cache, const char *image_path, const char *pdb_name,
     const uint8_t guid[16], uint32_t age, uint64_t rva)
 {
-	struct sym_image *im = sym_image(ctx, file_part(image_path ? image_path
-	    : "?"), pdb_name, guid, age);
+	struct sym_image *im = cache ? *cache : NULL;
+	if (!im)
+		im = sym_image(ctx, file_part(image_path ? image_path : "?"), pdb_name, guid, age);
+	if (cache)
+		*cache = im;
 	if (rva > UINT32_MAX) {
 		im->lookups++;
 		return NULL;

@@ -66,7 +66,7 @@ const char *sym_lookup(struct sym_image *im, uint32_t rva, uint32_t *disp);
  * Adapter for lib/images.h's etl_symbol_fn: pass the symctx as CTX to
  * images_set_symbols(m, sym_etl_hook, ctx).
  */
-const char *sym_etl_hook(void *ctx, const char *image_path, const char *pdb_name,
+const char *sym_etl_hook(void *ctx, void **cache, const char *image_path, const char *pdb_name,
     const uint8_t guid[16], uint32_t age, uint64_t rva);
 
 /* What happened to each image, for reports and tests. */

@@ -36,3 +36,12 @@ unzip_member() {
 
 # Our bin/diff shadows diff(1) on PATH: compare text files with this.
 textdiff() { /usr/bin/diff "$@"; }
+
+# peak_rss_kb CMD...: runs CMD (stdout to $T/out), prints its peak RSS in kB
+# (or minus its exit status when it failed)
+peak_rss_kb() {
+	python3 -c 'import resource, subprocess, sys
+with open(sys.argv[1], "wb") as out:
+    rc = subprocess.run(sys.argv[2:], stdout=out).returncode
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if rc == 0 else -rc)' "$T/out" "$@"
+}

@@ -229,14 +229,6 @@ close() { awk -v a="$1" -v b="$2" -v e="${3:-0.000001}" 'BEGIN { d = a - b; if (
 		fail "stackfold --kind=dpcisr (integers) $(foldsum "$T/i.folded") us != $want us"
 }
 
-# peak_rss_kb CMD...: runs CMD (output to $T/out), prints its peak RSS in kB
-peak_rss_kb() {
-	python3 -c 'import resource, subprocess, sys
-with open(sys.argv[1], "wb") as out:
-    rc = subprocess.run(sys.argv[2:], stdout=out).returncode
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if rc == 0 else -rc)' "$T/out" "$@"
-}
-
 @test "invariants: memory: etl2evt decodes 2 GB of XPRESS-compressed ETL in < 64 MB, stackfold 1 GB of folded stacks in < 64 MB" {
 	asan && skip "RSS under ASan is its shadow memory"
 	[ -x "$ETLKIT_BIN/etlgen" ] || fail "etlgen not built"
