@@ -336,22 +336,30 @@ static const char digits2[201] =
 int
 evt_format_u64(char *out, uint64_t v)
 {
-	char tmp[24];
-	int i = 24;
-
+	if (v < 10) {
+		out[0] = (char)('0' + v);
+		return 1;
+	}
+	if (v < 100) {
+		memcpy(out, digits2 + 2 * v, 2);
+		return 2;
+	}
+	int n = 3;
+	for (uint64_t t = v / 1000; t; t /= 10)
+		n++;
+	char *o = out + n;
 	while (v >= 100) {
 		unsigned d = (unsigned)(v % 100) * 2;
 		v /= 100;
-		tmp[--i] = digits2[d + 1];
-		tmp[--i] = digits2[d];
+		o -= 2;
+		memcpy(o, digits2 + d, 2);
 	}
 	if (v >= 10) {
-		tmp[--i] = digits2[v * 2 + 1];
-		tmp[--i] = digits2[v * 2];
+		o -= 2;
+		memcpy(o, digits2 + 2 * v, 2);
 	} else
-		tmp[--i] = (char)('0' + v);
-	memcpy(out, tmp + i, (size_t)(24 - i));
-	return 24 - i;
+		*--o = (char)('0' + v);
+	return n;
 }
 
 /* exactly 6 digits, zero-padded (V < 1000000) */

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "evt.h"
 #include "tdh.h"
 #include "wperf.h"
 
@@ -476,6 +477,39 @@ bprintf(struct buf *v, const char *fmt, ...)
 		bput(v, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
+/* Numbers without printf: the decoder writes millions of them. */
+static void
+bput_u64(struct buf *v, uint64_t x)
+{
+	char t[24];
+	bput(v, t, (size_t)evt_format_u64(t, x));
+}
+
+static void
+bput_i64(struct buf *v, int64_t x)
+{
+	if (x < 0) {
+		bput(v, "-", 1);
+		bput_u64(v, (uint64_t)(-(x + 1)) + 1);
+	} else
+		bput_u64(v, (uint64_t)x);
+}
+
+/* "0x" and lower-case hex digits, at least WIDTH of them */
+static void
+bput_hex(struct buf *v, uint64_t x, int width)
+{
+	char t[20];
+	int i = 20;
+	do {
+		t[--i] = "0123456789abcdef"[x & 15];
+		x >>= 4;
+	} while (x || 20 - i < width);
+	t[--i] = 'x';
+	t[--i] = '0';
+	bput(v, t + i, (size_t)(20 - i));
+}
+
 static void
 bhex(struct buf *v, const uint8_t *p, size_t n)
 {
@@ -605,14 +639,14 @@ put_int(struct buf *v, unsigned in, unsigned out, uint64_t x, size_t size)
 		bput(v, x ? "true" : "false", x ? 4 : 5);
 		return;
 	case OT_HEX8: case OT_HEX16: case OT_HEX32: case OT_HEX64: case OT_CODEPTR:
-		bprintf(v, "0x%" PRIx64, x);
+		bput_hex(v, x, 1);
 		return;
 	case OT_NTSTATUS: case OT_HRESULT: case OT_ERRORCODE:
-		bprintf(v, "0x%08" PRIx64, x);
+		bput_hex(v, x, 8);
 		return;
 	case OT_PORT:
 		if (size == 2) {
-			bprintf(v, "%u", (unsigned)((x & 0xff) << 8 | (x >> 8 & 0xff)));
+			bput_u64(v, (x & 0xff) << 8 | (x >> 8 & 0xff));
 			return;
 		}
 		break;
@@ -625,15 +659,15 @@ put_int(struct buf *v, unsigned in, unsigned out, uint64_t x, size_t size)
 		break;
 	}
 	if (in == IT_HEX32 || in == IT_HEX64 || in == IT_POINTER) {
-		bprintf(v, "0x%" PRIx64, x);
+		bput_hex(v, x, 1);
 		return;
 	}
 	if (sgn) {
 		int64_t s = size == 1 ? (int8_t)x : size == 2 ? (int16_t)x : size == 4 ? (int32_t)x :
 		    (int64_t)x;
-		bprintf(v, "%" PRId64, s);
+		bput_i64(v, s);
 	} else
-		bprintf(v, "%" PRIu64, x);
+		bput_u64(v, x);
 }
 
 static size_t
@@ -851,7 +885,15 @@ decode_prop(struct dec *x, uint32_t i, const char *prefix, int depth)
 	uint64_t count;
 	int array;
 
-	snprintf(full, sizeof full, "%s%s", prefix, p->name);
+	/* prefix + name, cut to fit as snprintf would */
+	size_t pl = strlen(prefix), nl = strlen(p->name);
+	if (pl > sizeof full - 1)
+		pl = sizeof full - 1;
+	if (nl > sizeof full - 1 - pl)
+		nl = sizeof full - 1 - pl;
+	memcpy(full, prefix, pl);
+	memcpy(full + pl, p->name, nl);
+	full[pl + nl] = '\0';
 	if (prop_count(x, i, &count, &array) < 0)
 		return -1;
 	if (count > x->len + 1 && count > 65535)
