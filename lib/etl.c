@@ -73,6 +73,7 @@ struct etl_reader {
 	int fd;			/* >= 0: read buffers from it, not from the mapping */
 	int passes;		/* problems are reported during the first pass only */
 	int pending;		/* the last event's cursor must advance first */
+	uint64_t ns_mul, ns_max;	/* clocks that divide 1 GHz: ns = ticks × ns_mul */
 };
 
 static void
@@ -254,6 +255,11 @@ etl_ns(const struct etl_reader *r, uint64_t ts)
 	int64_t t = (int64_t)(ts - r->info.ts0);
 	uint64_t f = r->info.clock_freq;
 	uint64_t a = t < 0 ? (uint64_t)(-(t + 1)) + 1 : (uint64_t)t;
+	if (r->ns_mul && a < r->ns_max) {
+		/* 10 MHz (Windows 10's QPC), 1 GHz...: exact without dividing */
+		uint64_t ns = a * r->ns_mul;
+		return t < 0 ? -(int64_t)ns : (int64_t)ns;
+	}
 	if (f < 10000000000ull && a / f < 9000000000ull) {
 		/* the same in 64 bits: |t| = q·f + rem, and q·f·1e9 divides exactly */
 		uint64_t q = a / f, rem = a % f;
@@ -707,6 +713,10 @@ etl_open_mapped(const uint8_t *data, size_t len, etl_error_fn err, void *ctx, in
 		return NULL;
 	}
 	r->compressed_mode = (r->info.log_file_mode & 0x04000000) != 0;
+	if (1000000000ull % r->info.clock_freq == 0) {
+		r->ns_mul = 1000000000ull / r->info.clock_freq;
+		r->ns_max = (1ull << 62) / r->ns_mul;
+	}
 	index_buffers(r, size0);
 	return r;
 }
