@@ -336,9 +336,16 @@ logfile_header(struct etlw *w, struct etlw_rec *r)
 	etlw_rec_finish(r);
 }
 
+/* State: 3 (flush); its low 16 bits also name the compression format (LZNT1 2, XPRESS 3) */
+static uint32_t
+buffer_state(const struct etlw_config *c)
+{
+	return c->compress == 2 ? 2 : 3;
+}
+
 static void
 buffer_header(uint8_t *h, uint32_t bufsize, uint32_t saved, uint64_t ts, uint64_t seq,
-    int cpu, uint16_t logger, uint16_t flags, uint16_t type)
+    int cpu, uint16_t logger, uint16_t flags, uint16_t type, uint32_t state)
 {
 	memset(h, 0, BUFHDR);
 	put32(h + 0x00, bufsize);
@@ -348,7 +355,7 @@ buffer_header(uint8_t *h, uint32_t bufsize, uint32_t saved, uint64_t ts, uint64_
 	put64(h + 0x18, seq);
 	put16(h + 0x28, (uint16_t)cpu);
 	put16(h + 0x2A, logger);
-	put32(h + 0x2C, 3);		/* State: flush (low 16 bits = XPRESS when compressed) */
+	put32(h + 0x2C, state);
 	put32(h + 0x30, saved);		/* Offset */
 	put16(h + 0x34, flags);
 	put16(h + 0x36, type);
@@ -371,7 +378,8 @@ header_buffer(struct etlw *w, uint32_t *size)
 	b = xmalloc(n);
 	memset(b, 0xFF, n);
 	buffer_header(b, n, saved, 0, 0, 0, w->cfg.logger_id,
-	    w->cfg.compress ? ETLW_BUF_FLUSH_MARKER : ETLW_BUF_FLUSH_MARKER | ETLW_BUF_PROC_INDEX, 4);
+	    w->cfg.compress ? ETLW_BUF_FLUSH_MARKER : ETLW_BUF_FLUSH_MARKER | ETLW_BUF_PROC_INDEX, 4,
+	    buffer_state(&w->cfg));
 	memcpy(b + BUFHDR, r.b, r.len);
 	memset(b + BUFHDR + r.len, 0, saved - BUFHDR - r.len);
 	etlw_rec_free(&r);
@@ -426,11 +434,13 @@ flush_cpu(struct etlw *w, int cpu)
 		return;
 	memset(b->data + b->used, 0xFF, size - b->used);
 	if (w->cfg.compress) {
-		size_t z = etlw_xpress_compress(b->data + BUFHDR, b->used - BUFHDR, w->zbuf);
+		size_t z = w->cfg.compress == 2 ?
+		    etlw_lznt1_compress(b->data + BUFHDR, b->used - BUFHDR, w->zbuf) :
+		    etlw_xpress_compress(b->data + BUFHDR, b->used - BUFHDR, w->zbuf);
 		if (z < b->used - BUFHDR) {
 			flags |= ETLW_BUF_COMPRESSED;
 			buffer_header(b->data, (uint32_t)(BUFHDR + z), (uint32_t)b->used, b->last_ts,
-			    b->seq, cpu, w->cfg.logger_id, flags, 0);
+			    b->seq, cpu, w->cfg.logger_id, flags, 0, buffer_state(&w->cfg));
 			write_out(w, b->data, BUFHDR);
 			write_out(w, w->zbuf, z);
 			goto done;
@@ -438,7 +448,7 @@ flush_cpu(struct etlw *w, int cpu)
 		/* incompressible: stored as is, without the flag */
 	}
 	buffer_header(b->data, size, (uint32_t)b->used, b->last_ts, b->seq, cpu,
-	    w->cfg.logger_id, flags, 0);
+	    w->cfg.logger_id, flags, 0, buffer_state(&w->cfg));
 	write_out(w, b->data, size);
 done:
 	w->nbuffers++;
@@ -556,7 +566,8 @@ etlw_close(struct etlw *w)
 size_t
 etlw_xpress_bound(size_t n)
 {
-	return n + n / 8 + 16;
+	/* XPRESS: 4 flag bytes per 32 items; LZNT1: 1 per 8, and 2 per 4 KiB chunk */
+	return n + n / 8 + 2 * (n / 4096 + 1) + 16;
 }
 
 static uint32_t
@@ -648,5 +659,77 @@ etlw_xpress_compress(const uint8_t *src, size_t n, uint8_t *out)
 	else
 		flags = 0xFFFFFFFFu;
 	put32(out + flagpos, flags);
+	return op;
+}
+
+/* ---------- LZNT1 compressor ([MS-XCA] 2.5) ---------- */
+
+#define LZ_CHUNK 4096
+
+/*
+ * One chunk: groups of a flag byte (bit i set: item i is a match) and 8
+ * items, a literal byte or a 16-bit token whose split between offset and
+ * length depends on how far into the chunk it stands (more offset bits
+ * the further in).  Greedy, with a hash of 3-byte strings.
+ */
+static size_t
+lznt1_chunk(const uint8_t *src, size_t n, uint8_t *out)
+{
+	int32_t head[1 << XP_HASH_BITS];
+	size_t i = 0, op = 0;
+
+	for (size_t k = 0; k < (size_t)1 << XP_HASH_BITS; k++)
+		head[k] = -1;
+	while (i < n) {
+		size_t flagpos = op++;
+		uint8_t flags = 0;
+		for (int b = 0; b < 8 && i < n; b++) {
+			size_t best = 0, dist = 0;
+			unsigned shift = 12;
+			for (size_t x = i ? i - 1 : 0; x >= 0x10; x >>= 1)
+				shift--;
+			size_t maxlen = ((size_t)1 << shift) - 1 + 3;
+			if (i + 3 <= n) {
+				uint32_t h = xp_hash(src + i);
+				int32_t cand = head[h];
+				head[h] = (int32_t)i;
+				if (cand >= 0 && memcmp(src + cand, src + i, 3) == 0) {
+					size_t len = 3;
+					while (i + len < n && len < maxlen && src[cand + (int32_t)len] == src[i + len])
+						len++;
+					best = len;
+					dist = i - (size_t)cand;
+				}
+			}
+			if (best >= 3) {
+				put16(out + op, (uint16_t)((dist - 1) << shift | (best - 3)));
+				op += 2;
+				flags |= (uint8_t)(1u << b);
+				i += best;
+			} else
+				out[op++] = src[i++];
+		}
+		out[flagpos] = flags;
+	}
+	return op;
+}
+
+size_t
+etlw_lznt1_compress(const uint8_t *src, size_t n, uint8_t *out)
+{
+	size_t op = 0;
+
+	for (size_t c = 0; c < n; c += LZ_CHUNK) {
+		size_t m = n - c < LZ_CHUNK ? n - c : LZ_CHUNK;
+		size_t z = lznt1_chunk(src + c, m, out + op + 2);
+		if (z < m) {	/* signature 3, compressed */
+			put16(out + op, (uint16_t)(0xB000 | (z - 1)));
+			op += 2 + z;
+		} else {	/* stored */
+			put16(out + op, (uint16_t)(0x3000 | (m - 1)));
+			memcpy(out + op + 2, src + c, m);
+			op += 2 + m;
+		}
+	}
 	return op;
 }

@@ -38,7 +38,7 @@ struct etlw_config {
 	int pointer_size;		/* 4 or 8 */
 	int ncpus;
 	uint32_t buffer_size;		/* logger buffer size, e.g. 65536 */
-	int compress;			/* XPRESS-compress data buffers */
+	int compress;			/* compress data buffers: 1 or 3 XPRESS, 2 LZNT1 */
 	uint8_t version[4];		/* Major, Minor, Sub, SubMinor */
 	uint32_t os_build;		/* ProviderVersion */
 	uint32_t cpu_mhz;
@@ -114,5 +114,10 @@ int etlw_parse_guid(const char *s, uint8_t out[16]);
 /* Compresses SRC[0..N) into OUT (room for etlw_xpress_bound(N)).  Returns the length. */
 size_t etlw_xpress_compress(const uint8_t *src, size_t n, uint8_t *out);
 size_t etlw_xpress_bound(size_t n);
+
+/* ---------- LZNT1 ([MS-XCA] 2.5: 4 KiB chunks) ---------- */
+
+/* Compresses SRC[0..N) into OUT (room for etlw_xpress_bound(N), which covers both). */
+size_t etlw_lznt1_compress(const uint8_t *src, size_t n, uint8_t *out);
 
 #endif

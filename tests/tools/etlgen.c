@@ -4,7 +4,7 @@
  * 32-bit kernels, lost events).
  *
  * USAGE:  etlgen [-o OUT.etl] [--expect FILE] [--pointer-size 4|8]
- *                [--compress|--no-compress] [--stacks full|keys|split]
+ *                [--compress|--lznt1|--no-compress] [--stacks full|keys|split]
  *                [--key-cache N] [--seed N] SCENARIO.yaml
  *         etlgen --walk FILE.etl      (independent buffer walk and census)
  *
@@ -2385,6 +2385,61 @@ rd64(const uint8_t *p)
 	return rd32(p) | (uint64_t)rd32(p + 4) << 32;
 }
 
+/*
+ * LZNT1 decoder ([MS-XCA] 2.5), written from the spec independently of
+ * lib/: chunks of a 16-bit header (size - 1, bit 15 compressed) and, when
+ * compressed, flag bytes for 8 items each, low bit first; a match token
+ * splits 16 bits into offset and length by the position in the chunk.
+ */
+static int
+unlznt1(const uint8_t *in, size_t n, uint8_t *out, size_t want)
+{
+	size_t i = 0, o = 0;
+
+	while (o < want && i + 2 <= n) {
+		unsigned hdr = (unsigned)(in[i] | in[i + 1] << 8);
+		size_t len = (hdr & 0xfff) + 1, start = o, end;
+		i += 2;
+		if (hdr == 0)
+			break;
+		if (i + len > n)
+			return -1;
+		end = i + len;
+		if (!(hdr & 0x8000)) {
+			if (o + len > want)
+				len = want - o;
+			memcpy(out + o, in + i, len);
+			o += len;
+			i = end;
+			continue;
+		}
+		while (i < end && o < want) {
+			unsigned flags = in[i++], b;
+			for (b = 0; b < 8 && i < end && o < want; b++) {
+				if (!(flags >> b & 1)) {
+					out[o++] = in[i++];
+					continue;
+				}
+				if (i + 2 > end)
+					return -1;
+				unsigned tok = (unsigned)(in[i] | in[i + 1] << 8), lenbits = 12;
+				i += 2;
+				/* offset bits: enough for the position in the chunk, 4 at least */
+				while (lenbits > 4 && ((size_t)1 << (16 - lenbits)) < o - start)
+					lenbits--;
+				size_t mlen = (tok & ((1u << lenbits) - 1)) + 3;
+				size_t dist = (tok >> lenbits) + 1;
+				if (dist > o - start || o + mlen > want)
+					return -1;
+				for (; mlen > 0; mlen--, o++)
+					out[o] = out[o - dist];
+			}
+		}
+		i = end;
+	}
+	return o == want ? 0 : -1;
+}
+
 /* MS-XCA plain LZ77 decoder, written from the spec independently of lib/. */
 static int
 unxpress(const uint8_t *in, size_t n, uint8_t *out, size_t want)
@@ -2525,7 +2580,10 @@ walk(const char *path)
 		nbuf++;
 		if (flags & 0x40) {
 			ncomp++;
-			if (unxpress(h + 0x48, bs - 0x48, buf, so - 0x48) < 0) {
+			/* the first buffer's State names the format (LZNT1 2, else XPRESS) */
+			int lznt1 = (rd32(d + 0x2c) & 0xffff) == 2;
+			if ((lznt1 ? unlznt1(h + 0x48, bs - 0x48, buf, so - 0x48) :
+			    unxpress(h + 0x48, bs - 0x48, buf, so - 0x48)) < 0) {
 				err |= walk_fail(path, off, "compressed data does not decode");
 				off += bs;
 				continue;
@@ -2680,7 +2738,7 @@ static void
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-	    "usage: etlgen [-o OUT.etl] [--expect FILE] [--pointer-size 4|8] [--compress|--no-compress] [--stacks full|split|keys] [--key-cache N] [--seed N] [--symbols MAP] [--repeat N] SCENARIO.yaml | --emit-c DIR SCENARIO.yaml | --walk FILE.etl\n");
+	    "usage: etlgen [-o OUT.etl] [--expect FILE] [--pointer-size 4|8] [--compress|--lznt1|--no-compress] [--stacks full|split|keys] [--key-cache N] [--seed N] [--symbols MAP] [--repeat N] SCENARIO.yaml | --emit-c DIR SCENARIO.yaml | --walk FILE.etl\n");
 	exit(status);
 }
 
@@ -2693,6 +2751,7 @@ main(int argc, char **argv)
 		{"pointer-size", required_argument, NULL, 'p'},
 		{"compress", no_argument, NULL, 'z'},
 		{"no-compress", no_argument, NULL, 'Z'},
+		{"lznt1", no_argument, NULL, 'L'},
 		{"stacks", required_argument, NULL, 's'},
 		{"seed", required_argument, NULL, 'S'},
 		{"key-cache", required_argument, NULL, 'K'},
@@ -2727,6 +2786,7 @@ main(int argc, char **argv)
 			break;
 		case 'z': S.compress = 1; break;
 		case 'Z': S.compress = 0; break;
+		case 'L': S.compress = 2; break;
 		case 's':
 			S.stack_mode = !strcmp(optarg, "full") ? 0 : !strcmp(optarg, "keys") ? 1 :
 			    !strcmp(optarg, "split") ? 2 : -1;
