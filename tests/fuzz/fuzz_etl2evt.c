@@ -4,7 +4,9 @@
  * manifest events, stacks and stack keys, images) and the --census
  * counts, on any bytes.
  *
- * INPUT:  an .etl file (any bytes).
+ * INPUT:  an .etl file (any bytes).  Bit 2 of the last byte: read it the
+ *         way etl2evt reads a file (a mapping plus pread(2) on its
+ *         descriptor, here a memfd) instead of from memory.
  * CHECKS: no crash/UB/leak/hang, and the output is always valid evt,
  *         whatever the trace holds: a "#evt" header first, every event
  *         line parses (evt_parse) with a kind of [A-Za-z0-9_./-]+ and
@@ -23,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -117,9 +121,25 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text = NULL;
 	size_t tlen = 0;
 
+	const uint8_t *map = NULL;
+	int fd = -1;
+
 	memcpy(copy, data, size);
-	r = etl_open(copy, size, on_error, NULL);
+	if (size > 0 && (data[size - 1] & 4)) {
+		fd = memfd_create("fuzz.etl", 0);
+		if (fd < 0 || write(fd, data, size) != (ssize_t)size)
+			abort();
+		map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (map == MAP_FAILED)
+			abort();
+		r = etl_open_mapped(map, size, on_error, NULL, fd);
+	} else
+		r = etl_open(copy, size, on_error, NULL);
 	if (r == NULL) {
+		if (map)
+			munmap((void *)map, size);
+		if (fd >= 0)
+			close(fd);
 		free(copy);
 		return 0;
 	}
@@ -150,6 +170,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(text);
 
 	etl_close(r);
+	if (map)
+		munmap((void *)map, size);
+	if (fd >= 0)
+		close(fd);
 	free(copy);
 	return 0;
 }
