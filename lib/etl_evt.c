@@ -419,18 +419,24 @@ struct conv {
 	struct last_stack { uint64_t any, user, maxlat; } *last;
 	size_t nlast, caplast;
 	/*
-	 * The events whose stack records came over LATE_NS after them (rare on
-	 * Windows 7, where a thread's one late record would otherwise make all
-	 * its lines wait that long, and every line behind them): pass 1 keeps
-	 * their Stack records' frames, so that pass 2 attaches them when the
-	 * event comes and ignores the record when it comes; stack-key records
-	 * are not kept, their events wait (up to .wait_us).  Past LATE_MAX such
-	 * events, lines wait their thread's longest delay instead.
+	 * The events whose stack records came over LATE_NS after them (rare:
+	 * a thread's one late record would otherwise make all its lines wait
+	 * that long, and every line behind them): pass 1 keeps their Stack
+	 * records' frames and their stack-key records' keys, so that pass 2
+	 * attaches them when the event comes and ignores the record when it
+	 * comes.  A second record for the same part is not kept; its event
+	 * waits for it (up to .wait_us).  Past LATE_MAX such events, lines wait
+	 * their thread's longest delay instead.
 	 */
 	struct hmap late;	/* (tid, event time) → index in lates[] */
 	struct late_stack {
-		uint32_t kidx, klen, uidx, ulen;	/* frames in fr[] */
-		uint8_t has_k, has_u, whole;	/* whole: the kernel record reaches user space */
+		struct late_part {	/* the kernel part (k) and the user part (u) */
+			uint8_t have, is_key;
+			uint32_t idx, len;	/* Stack record: its frames in fr[] */
+			uint64_t key, ts, seq;	/* stack-key record: resolved in pass 2 */
+			uint32_t cpu;
+		} k, u;
+		uint8_t whole;		/* the kernel Stack record reaches user space */
 		uint8_t applied;	/* pass 2 gave them to the event's line */
 		uint32_t wait_us;	/* late records not kept: the longest delay, rounded up */
 	} *lates;
@@ -582,6 +588,8 @@ stack_has_user(const struct conv *c, const struct etl_event *ev)
 }
 
 static void frames_put(uint64_t **f, uint32_t *n, uint32_t *cap, const uint64_t *src, size_t k);
+static const struct keydef *resolve_key(const struct conv *c, uint64_t key, uint64_t ts, uint32_t cpu,
+    uint64_t seq);
 
 /* Pass 1: a stack record for (TID, EVTS) came over LATE_NS after it. */
 static void
@@ -604,25 +612,46 @@ learn_late(struct conv *c, const struct etl_event *ev, uint32_t tid, uint64_t ev
 	struct late_stack *L = &c->lates[*i];
 	size_t nf = (ev->plen - 16) / c->P;
 	const uint8_t *f = ev->payload + 16;
-	if (ev->type == 32 && nf > 0) {
-		int kernel = images_is_kernel(c->img, ptr_at(c, f));
-		if (kernel && !L->has_k) {
-			L->kidx = add_frames(c, f, nf);
-			L->klen = (uint32_t)nf;
-			L->has_k = 1;
-			L->whole = !images_is_kernel(c->img, ptr_at(c, f + (nf - 1) * c->P));
-			return;
+	int kernel = ev->type == 32 ? nf > 0 && images_is_kernel(c->img, ptr_at(c, f)) :
+	    ev->type == 37;
+	struct late_part *part = kernel ? &L->k : &L->u;
+	if (!part->have && (ev->type != 32 || nf > 0)) {
+		part->have = 1;
+		if (ev->type == 32) {
+			part->idx = add_frames(c, f, nf);
+			part->len = (uint32_t)nf;
+			if (kernel)
+				L->whole = !images_is_kernel(c->img, ptr_at(c, f + (nf - 1) * c->P));
+		} else {
+			/* the key's definition may come later in the trace: resolved in pass 2 */
+			part->is_key = 1;
+			part->key = ptr_at(c, f);
+			part->ts = ev->ts;
+			part->cpu = (uint32_t)ev->cpu;
+			part->seq = c->cur_seq;
 		}
-		if (!kernel && !L->has_u) {
-			L->uidx = add_frames(c, f, nf);
-			L->ulen = (uint32_t)nf;
-			L->has_u = 1;
-			return;
-		}
+		return;
 	}
-	uint64_t us = (gts(c, ev->ts) - evts + 999) / 1000 + 1;
+	uint64_t us = (ev->ts - evts + 999) / 1000 + 1;	/* pass 1 times are global already */
 	if (us > L->wait_us)
 		L->wait_us = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+}
+
+/* A kept part's frames into a line; a key that does not resolve is counted, as attach_stack does. */
+static int
+late_frames(struct conv *c, const struct late_part *part, uint64_t **f, uint32_t *n, uint32_t *cap)
+{
+	if (!part->is_key) {
+		frames_put(f, n, cap, c->fr + part->idx, part->len);
+		return 1;
+	}
+	const struct keydef *d = resolve_key(c, part->key, part->ts, part->cpu, part->seq);
+	if (!d) {
+		c->unresolved++;
+		return 0;
+	}
+	frames_put(f, n, cap, c->fr + d->idx, d->len);
+	return 1;
 }
 
 /* Pass 2: a line that waits for a stack gets the late records pass 1 kept for it. */
@@ -633,41 +662,43 @@ apply_late(struct conv *c, struct pend *e)
 	if (!i)
 		return;
 	struct late_stack *L = &c->lates[*i];
-	if (L->has_k) {
-		frames_put(&e->kf, &e->nk, &e->capk, c->fr + L->kidx, L->klen);
+	if (L->k.have && late_frames(c, &L->k, &e->kf, &e->nk, &e->capk)) {
 		e->has_k = 1;
 		if (L->whole)
 			e->has_u = 1;
 	}
-	if (L->has_u) {
-		frames_put(&e->uf, &e->nu, &e->capu, c->fr + L->uidx, L->ulen);
+	if (L->u.have && late_frames(c, &L->u, &e->uf, &e->nu, &e->capu))
 		e->has_u = 1;
-	}
 	L->applied = 1;
 	e->late = 1;
 }
 
-/* Pass 2: whether this Stack record was given to its line already (by apply_late). */
+/* Pass 2: whether this stack record was given to its line already (by apply_late). */
 static int
 applied_late(const struct conv *c, const struct etl_event *ev, uint32_t tid, uint64_t evts)
 {
-	if (ev->type != 32 || c->nlate == 0)
+	if (c->nlate == 0)
 		return 0;
 	const uint32_t *i = hmap_get(&c->late, tid, evts);
 	if (!i || !c->lates[*i].applied)
 		return 0;
 	const struct late_stack *L = &c->lates[*i];
 	size_t nf = (ev->plen - 16) / c->P;
+	const uint8_t *f = ev->payload + 16;
+	if (ev->type != 32) {
+		/* the very key record kept: same part, same key, same place in its CPU's stream */
+		const struct late_part *part = ev->type == 37 ? &L->k : &L->u;
+		return part->have && part->is_key && part->key == ptr_at(c, f) &&
+		    part->ts == ev->ts && part->cpu == (uint32_t)ev->cpu && part->seq == c->cur_seq;
+	}
 	if (nf == 0)
 		return 0;
-	const uint8_t *f = ev->payload + 16;
-	int kernel = images_is_kernel(c->img, ptr_at(c, f));
-	/* the very record kept: same class, same frames */
-	uint32_t idx = kernel ? L->kidx : L->uidx, len = kernel ? L->klen : L->ulen;
-	if (!(kernel ? L->has_k : L->has_u) || len != nf)
+	/* the very Stack record kept: same part, same frames */
+	const struct late_part *part = images_is_kernel(c->img, ptr_at(c, f)) ? &L->k : &L->u;
+	if (!part->have || part->is_key || part->len != nf)
 		return 0;
 	for (size_t k = 0; k < nf; k++)
-		if (c->fr[idx + k] != ptr_at(c, f + k * c->P))
+		if (c->fr[part->idx + k] != ptr_at(c, f + k * c->P))
 			return 0;
 	return 1;
 }

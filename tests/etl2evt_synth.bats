@@ -47,14 +47,18 @@ PY
 	grep -q $'\tISR\t2\t.*\tvector=434\tmsi=1\tmessage=3\tret=1' "$T/k.evt"
 }
 
-@test "32-bit, compressed and stack-key-cache variants of every kind round-trip too" {
+@test "32-bit, compressed, stack-key-cache and late-user-stack variants of every kind round-trip too" {
 	for v in "--pointer-size 4" "--compress" "--pointer-size 4 --compress" "--stacks keys --key-cache 1" \
-	    "--stacks keys --key-cache 2 --pointer-size 4" "--stacks split" "--lznt1" "--lznt1 --pointer-size 4"; do
+	    "--stacks keys --key-cache 2 --pointer-size 4" "--stacks split" "--lznt1" "--lznt1 --pointer-size 4" \
+	    "--stacks split --user-delay 5" "--stacks split --user-delay 1500" \
+	    "--stacks keys --key-cache 2 --user-delay 1500"; do
 		etlgen $v -o "$T/k.etl" --expect "$T/k.expect" "$BATS_TEST_DIRNAME/scenarios/kinds.yaml" 2>/dev/null
 		etl2evt "$T/k.etl" >"$T/k.evt"
 		evtcheck "$T/k.evt"
 		matches_expect "$T/k.expect" "$T/k.evt" || fail "variant $v"
 		case "$v" in *"pointer-size 4"*) grep -q $'\tpointer_size=4\t' "$T/k.evt" || fail "$v: not 32-bit" ;; esac
+		# user parts that come late (1.5 s: after a second) still join their sample
+		case "$v" in *user-delay*) ! grep -q '^#skipped' "$T/k.evt" || fail "$v: $(grep '^#skipped' "$T/k.evt")" ;; esac
 		case "$v" in *compress*|*lznt1*) grep -q $'\tcompressed_buffers=[1-9]' "$T/k.evt" || fail "$v: not compressed" ;; esac
 	done
 }

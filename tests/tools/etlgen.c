@@ -143,6 +143,7 @@ static struct {
 	uint32_t events_lost, buffers_lost;
 	uint32_t rundown_pid, rundown_tid, rundown_end_tid;
 	int key_cache;			/* stack key cache entries, 0 = no eviction */
+	double user_delay_ms;		/* split/keys: the user part of a kernel-mode sample comes this late */
 	int64_t repeat;			/* --repeat: copies of the trace body */
 	char *logger_name;
 	/* model */
@@ -1731,7 +1732,9 @@ ex_head(struct out *o, int64_t t, int kind, int cpu, const struct thread *th, co
  * The StackWalk records of a sample are events of their own, logged after
  * the sample (header time later, EventTimeStamp = the sample's time):
  * full: one Stack; split: kernel part, then the user part 0.5 ms later (as
- * when the thread returns to user mode); keys: StackKeyKernel/User.
+ * when the thread returns to user mode); keys: StackKeyKernel/User.  With
+ * --user-delay MS, the user part of a sample taken in the kernel comes MS
+ * later (split and keys).
  */
 enum { PART_ALL, PART_KERNEL, PART_USER };
 
@@ -1760,8 +1763,9 @@ add_stackwalks(void)
 			}
 			if (!nu)
 				continue;
-			e = add_event(K_STACKWALK, s.cpu,
-			    s.t + (S.stack_mode == 2 && nk ? ms_to_ticks(0.5) : 2));
+			e = add_event(K_STACKWALK, s.cpu, s.t + (nk && (S.stack_mode == 2 ||
+			    S.user_delay_ms >= 0) ? ms_to_ticks(S.user_delay_ms >= 0 ? S.user_delay_ms : 0.5) +
+			    2 : 2));
 			e->a[1] = PART_USER;
 		}
 		e->t0 = s.t;
@@ -2286,6 +2290,8 @@ write_trace(const char *path, const char *expect)
 	size_t i;
 	uint64_t bytes;
 
+	/* stack records first: a user part that comes late (--user-delay) can end the trace */
+	add_stackwalks();
 	for (i = 0; i < S.nev; i++)
 		if (S.ev[i].t > end)
 			end = S.ev[i].t;
@@ -2314,7 +2320,6 @@ write_trace(const char *path, const char *expect)
 	cfg.logfile_name = path;
 
 	lifecycle_events(end + 10);
-	add_stackwalks();
 	qsort(S.ev, S.nev, sizeof *S.ev, cmp_time);
 	for (i = 0; i < S.nev; i++)
 		if (!end_rundown(S.ev[i].kind) && S.ev[i].t >= period)
@@ -2738,7 +2743,7 @@ static void
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-	    "usage: etlgen [-o OUT.etl] [--expect FILE] [--pointer-size 4|8] [--compress|--lznt1|--no-compress] [--stacks full|split|keys] [--key-cache N] [--seed N] [--symbols MAP] [--repeat N] SCENARIO.yaml | --emit-c DIR SCENARIO.yaml | --walk FILE.etl\n");
+	    "usage: etlgen [-o OUT.etl] [--expect FILE] [--pointer-size 4|8] [--compress|--lznt1|--no-compress] [--stacks full|split|keys] [--key-cache N] [--user-delay MS] [--seed N] [--symbols MAP] [--repeat N] SCENARIO.yaml | --emit-c DIR SCENARIO.yaml | --walk FILE.etl\n");
 	exit(status);
 }
 
@@ -2756,6 +2761,7 @@ main(int argc, char **argv)
 		{"seed", required_argument, NULL, 'S'},
 		{"key-cache", required_argument, NULL, 'K'},
 		{"repeat", required_argument, NULL, 'R'},
+		{"user-delay", required_argument, NULL, 'D'},
 		{"symbols", required_argument, NULL, 'y'},
 		{"emit-c", required_argument, NULL, 'c'},
 		{"walk", no_argument, NULL, 'w'},
@@ -2775,6 +2781,7 @@ main(int argc, char **argv)
 	S.stack_mode = -1;
 	S.key_cache = -1;
 	S.repeat = 1;
+	S.user_delay_ms = -1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
@@ -2787,6 +2794,11 @@ main(int argc, char **argv)
 		case 'z': S.compress = 1; break;
 		case 'Z': S.compress = 0; break;
 		case 'L': S.compress = 2; break;
+		case 'D':
+			S.user_delay_ms = strtod(optarg, NULL);
+			if (!(S.user_delay_ms >= 0 && S.user_delay_ms <= 60000))
+				cli_usage_error("--user-delay is 0 to 60000 ms");
+			break;
 		case 's':
 			S.stack_mode = !strcmp(optarg, "full") ? 0 : !strcmp(optarg, "keys") ? 1 :
 			    !strcmp(optarg, "split") ? 2 : -1;
