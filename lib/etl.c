@@ -64,7 +64,11 @@ struct etl_reader {
 	enum etl_order order;
 	struct cursor *cur;
 	size_t ncur;
-	struct cursor **heap;
+	struct heap_ent {	/* the merge's key next to its cursor: no pointer chasing */
+		uint64_t ts;
+		int cpu;
+		struct cursor *c;
+	} *heap;
 	size_t nheap;
 	uint32_t *order_bufs;	/* storage for the cursors' buffer lists */
 	uint64_t done_bytes;
@@ -921,28 +925,28 @@ cursor_advance(struct etl_reader *r, struct cursor *c)
 }
 
 static int
-heap_less(const struct cursor *a, const struct cursor *b)
+heap_less(const struct heap_ent *a, const struct heap_ent *b)
 {
-	if (a->ev.ts != b->ev.ts)
-		return a->ev.ts < b->ev.ts;
+	if (a->ts != b->ts)
+		return a->ts < b->ts;
 	return a->cpu < b->cpu;
 }
 
 static void
 heap_down(struct etl_reader *r, size_t i)
 {
-	struct cursor **h = r->heap;
+	struct heap_ent *h = r->heap;
 	size_t n = r->nheap;
 
 	for (;;) {
 		size_t l = 2 * i + 1, m = i;
-		if (l < n && heap_less(h[l], h[m]))
+		if (l < n && heap_less(&h[l], &h[m]))
 			m = l;
-		if (l + 1 < n && heap_less(h[l + 1], h[m]))
+		if (l + 1 < n && heap_less(&h[l + 1], &h[m]))
 			m = l + 1;
 		if (m == i)
 			return;
-		struct cursor *t = h[i];
+		struct heap_ent t = h[i];
 		h[i] = h[m];
 		h[m] = t;
 		i = m;
@@ -1009,8 +1013,12 @@ etl_rewind(struct etl_reader *r, enum etl_order order)
 	r->ncur = ncpu;
 	for (size_t c = 0; c < ncpu; c++) {
 		cursor_advance(r, &r->cur[c]);
-		if (r->cur[c].have)
-			r->heap[r->nheap++] = &r->cur[c];
+		if (r->cur[c].have) {
+			struct heap_ent *e = &r->heap[r->nheap++];
+			e->ts = r->cur[c].ev.ts;
+			e->cpu = r->cur[c].cpu;
+			e->c = &r->cur[c];
+		}
 	}
 	for (size_t i = r->nheap / 2 + 1; i-- > 0;)
 		heap_down(r, i);
@@ -1039,17 +1047,21 @@ etl_next(struct etl_reader *r, struct etl_event *ev)
 		return 1;
 	}
 	if (r->pending && r->nheap > 0) {
-		struct cursor *c = r->heap[0];
+		struct cursor *c = r->heap[0].c;
 		cursor_advance(r, c);
 		if (!c->have)
 			r->heap[0] = r->heap[--r->nheap];
+		else {
+			r->heap[0].ts = c->ev.ts;
+			r->heap[0].cpu = c->cpu;
+		}
 		if (r->nheap > 0)
 			heap_down(r, 0);
 	}
 	r->pending = 1;
 	if (r->nheap == 0)
 		return 0;
-	*ev = r->heap[0]->ev;
+	*ev = r->heap[0].c->ev;
 	return 1;
 }
 
