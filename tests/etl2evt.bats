@@ -137,7 +137,6 @@ PY
 }
 
 @test "ctf-net45-win7: stack records that come long after their event join it, without holding the stream back" {
-	asan && skip "RSS under ASan is its shadow memory"
 	# PerfView.exe's sample at 96.3174 ms gets its kernel frame at once and its
 	# user part 51.8 ms later (36 records in this trace come over 1 ms late)
 	rss=$(peak_rss_kb etl2evt --no-symbols "$CORPUS/perfview/ctf-net45-win7.etl.zip")
@@ -145,6 +144,7 @@ PY
 	line=$(awk -F'\t' '$1 == "96.317400" && $2 == "Sample"' "$T/out")
 	[[ "$line" == *$'\tkframes=1\tntdll.dll!0x399d5;'*';wow64cpu.dll!'*';ntoskrnl.exe!0x7a66b' ]] || fail "$line"
 	# the output waits only for stacks that can still come: 50 MB of evt in a few MB
+	asan && return 0	# (RSS under ASan is its shadow memory)
 	[ "$rss" -lt 32768 ] || fail "peak RSS $rss kB"
 }
 
