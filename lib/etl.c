@@ -751,11 +751,6 @@ etl_damage(const struct etl_reader *r)
 
 /* ---------- cursors and the merge ---------- */
 
-/*
- * The index is done with [off, off+size) of a mapped file: give its pages
- * back (rounded out to whole pages; the mapping is private and never
- * written, so a page still needed is faulted in again from the page cache).
- */
 static uint64_t
 page_size(void)
 {
@@ -765,6 +760,13 @@ page_size(void)
 	return (uint64_t)page;
 }
 
+/*
+ * The reader is done with [off, off+size) of a mapped file (the index
+ * with the headers it read, a cursor with a buffer it used in place):
+ * give its pages back, rounded out to whole pages.  The mapping is private
+ * and never written, so a page still needed is faulted in again from the
+ * page cache.
+ */
 static void
 release_range(const struct etl_reader *r, uint64_t off, uint64_t size)
 {
