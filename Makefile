@@ -27,7 +27,7 @@ LIB_OBJ    = $(patsubst lib/%.c,$(OBJ)/lib/%.o,$(LIB_SRC))
 LIBA       = $(OBJ)/libetlkit.a
 TOOLS      = $(patsubst filters/%.c,$(BIN)/%,$(FILTER_SRC))
 TESTTOOLS  = $(patsubst tests/tools/%.c,$(BIN)/%,$(TOOL_SRC))
-MANPAGES   = $(wildcard docs/*.1)
+MANPAGES   = $(wildcard $(patsubst filters/%.c,docs/%.1,$(FILTER_SRC)))	# the installed tools' (not etlgen.1)
 
 SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 

@@ -226,6 +226,7 @@ args() {
 	for f in "$REPO"/tests/tools/*.c; do
 		t=$(basename "$f" .c)
 		[ ! -e "$T/p/bin/$t" ] || bad="$bad $t(test tool installed)"
+		[ ! -e "$T/p/share/man/man1/$t.1" ] || bad="$bad $t.1(test tool's man page installed)"
 	done
 	[ -z "$bad" ] || fail "bad:$bad"
 }
