@@ -297,6 +297,8 @@ parse_record(const uint8_t *d, uint32_t filled, uint32_t off, struct etl_event *
 	uint32_t m = etl_u32(d + off);
 	if (m == 0xffffffffu)
 		return 0;
+	if (off + 8 > filled)	/* no header is shorter; its size field lies beyond */
+		goto bad_size;
 	unsigned flags = m >> 24, htype = m >> 16 & 0xff;
 	uint32_t size, hsz;
 	const uint8_t *p = d + off;

@@ -1276,7 +1276,7 @@ pend_done(const struct conv *c, const struct pend *e)
 		const uint32_t *li = hmap_get(&c->late, e->tid, e->ts);
 		wait = li && c->lates[*li].wait_us ? (uint64_t)c->lates[*li].wait_us * 1000 : LATE_NS;
 	}
-	return e->ts + wait < c->now;
+	return c->now > e->ts && c->now - e->ts > wait;	/* (no wrap-around on a wild delay) */
 }
 
 static void
@@ -1477,12 +1477,14 @@ emit_dpc_isr(struct conv *c, const struct etl_event *ev, int64_t ns)
 		return;
 	}
 	uint64_t initial = etl_u64(p), routine = ptr_at(c, p + 8);
-	int64_t start_ns = (int64_t)(gts(c, initial) - GBIAS), dur = ns - start_ns;
-	if (dur < 0 || initial == 0 || dur > 60 * 1000000000LL) {
-		/* an InitialTime after the end, or a routine "running" for over a minute: corrupt */
+	int64_t start_ns = (int64_t)(gts(c, initial) - GBIAS);
+	if (initial == 0 || start_ns > ns || start_ns < ns - 60 * 1000000000LL) {
+		/* an InitialTime after the end, or a routine "running" for over a minute: corrupt
+		 * (NS is a sane event time, so the bounds cannot overflow; a wild start could) */
 		c->bad_dpc++;
 		return;
 	}
+	int64_t dur = ns - start_ns;
 	int64_t tid = -1, pid = -1;
 	if ((size_t)ev->cpu < c->ncur && c->cur_tid[ev->cpu] >= 0) {
 		tid = c->cur_tid[ev->cpu];
@@ -1872,8 +1874,11 @@ emit_hardfault(struct conv *c, const struct etl_event *ev, int64_t ns)
 	l_kv_u(l, "bytes", etl_u32(p + 20 + 2 * P));
 	l_kv_x(l, "file_object", ptr_at(c, p + 16 + P));
 	int64_t start = (int64_t)(gts(c, etl_u64(p)) - GBIAS);
-	l_key(l, "elapsed_ms");
-	l_ms(l, ns - start);
+	/* a damaged InitialTime could be anything: the elapsed time only when it is one */
+	if (start <= ns && start >= ns - 7 * 86400 * 1000000000LL) {
+		l_key(l, "elapsed_ms");
+		l_ms(l, ns - start);
+	}
 	size_t nf = stack_of(c, tid, ev->ts, NULL);
 	finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
 }
