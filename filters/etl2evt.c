@@ -337,6 +337,7 @@ main(int argc, char **argv)
 				if (strcmp(argv[a], "-") != 0)
 					sym_add_trace(sym, argv[a]);
 			o.sym = sym_etl_hook;
+			o.symcount = sym_etl_count;
 			o.symctx = sym;
 		}
 		partial = etl2evt_convert(readers, ninputs, &o, &ob, NULL);

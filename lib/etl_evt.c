@@ -476,7 +476,21 @@ struct conv {
 	uint64_t frames_buf_cap;
 	uint64_t *frames;	/* scratch for one stack, innermost first */
 	size_t nframes, capframes;
+	/*
+	 * Frame texts as written (escaped), by image and address: the same
+	 * few thousand frames make most stacks, and making a frame (image
+	 * lookup aside) is most of the cost of a stack column.
+	 */
+	struct frame_text {
+		const void *image;	/* NULL: free */
+		uint64_t addr;
+		char *text;
+		size_t len, cap;
+		int resolved;		/* the symbol hook named it (its lookups are still counted) */
+	} *ftext;
 };
+
+#define FTEXT_BITS 12
 
 #define GROW(arr, n, cap) do { \
 	if ((n) == (cap)) { \
@@ -1188,8 +1202,36 @@ write_line(struct conv *c, struct line *l, uint32_t pid, const uint64_t *frames,
 
 	l_ch(l, '\t');
 	for (size_t i = n; i-- > 0;) {
+		/* the image first: a frame of an image is its text, made once and kept */
+		const void *im = images_frame_image(c->img, pid, frames[i], ts);
+		struct frame_text *ft = NULL;
+		if (im) {
+			uint64_t h = ((uint64_t)(uintptr_t)im ^ frames[i]) * 0x9e3779b97f4a7c15ull;
+			ft = &c->ftext[h >> (64 - FTEXT_BITS)];
+			if (ft->image == im && ft->addr == frames[i]) {
+				l_mem(l, ft->text, ft->len);
+				images_count_lookup(c->img, im, ft->resolved);
+				if (i)
+					l_ch(l, ';');
+				continue;
+			}
+		}
 		size_t fl = images_frame(c->img, pid, frames[i], ts, flags, fbuf, sizeof fbuf, NULL);
+		size_t at = l->n;
 		l_esc(l, fbuf, fl, 1);
+		if (ft) {
+			size_t len = l->n - at;
+			if (ft->cap < len) {
+				free(ft->text);
+				ft->cap = len;
+				ft->text = xmalloc(len);
+			}
+			memcpy(ft->text, l->b + at, len);
+			ft->len = len;
+			ft->image = im;
+			ft->addr = frames[i];
+			ft->resolved = images_frame_resolved(c->img);
+		}
 		if (i)
 			l_ch(l, ';');
 	}
@@ -2370,7 +2412,7 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 	c->img = images_new(maxp);
 	c->tdh = tdh_new();
 	if (o->sym)
-		images_set_symbols(c->img, o->sym, o->symctx);
+		images_set_symbols(c->img, o->sym, o->symcount, o->symctx);
 	hmap_init(&c->pendmap);
 	hmap_init(&c->stacked);
 	hmap_init(&c->lastmap);
@@ -2383,6 +2425,7 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 	c->cur_tid = xmalloc((c->ncur ? c->ncur : 1) * sizeof *c->cur_tid);
 	c->cseq = xcalloc((nr ? nr : 1) * (c->ncur ? c->ncur : 1), sizeof *c->cseq);
 	c->recent = xcalloc((c->ncur ? c->ncur : 1) * RECENT, sizeof *c->recent);
+	c->ftext = xcalloc((size_t)1 << FTEXT_BITS, sizeof *c->ftext);
 	for (size_t i = 0; i < c->ncur; i++)
 		c->cur_tid[i] = -1;
 	c->lo_ns = -7 * 86400 * 1000000000LL;
@@ -2515,6 +2558,9 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 	hmap_free(&c->stacked);
 	hmap_free(&c->lastmap);
 	hmap_free(&c->late);
+	for (size_t i = 0; i < (size_t)1 << FTEXT_BITS; i++)
+		free(c->ftext[i].text);
+	free(c->ftext);
 	free(c->lates);
 	free(c->last);
 	free(c->recent);

@@ -23,6 +23,7 @@ struct etl2evt_opts {
 	double from_ms, to_ms;	/* time range (ms since trace start), inclusive */
 	int progress;		/* cli_progress while converting */
 	etl_symbol_fn sym;	/* optional symbol lookup */
+	etl_symcount_fn symcount;	/* and its counter for frames made once and kept */
 	void *symctx;
 };
 

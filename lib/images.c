@@ -94,7 +94,9 @@ struct images {
 	size_t ntn, captn;
 	int finished;
 	etl_symbol_fn sym;
+	etl_symcount_fn symcount;
 	void *symctx;
+	int last_resolved;	/* the last images_frame() named a function */
 };
 
 #define GROW(arr, n, cap) do { \
@@ -379,9 +381,10 @@ images_volume(struct images *m, const char *nt, const char *dos)
 }
 
 void
-images_set_symbols(struct images *m, etl_symbol_fn fn, void *ctx)
+images_set_symbols(struct images *m, etl_symbol_fn fn, etl_symcount_fn count, void *ctx)
 {
 	m->sym = fn;
+	m->symcount = count;
 	m->symctx = ctx;
 }
 
@@ -626,6 +629,34 @@ put_hex(char *out, uint64_t v)
 	return (size_t)n;
 }
 
+const void *
+images_frame_image(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts)
+{
+	/* the choices of images_frame(), in its order */
+	if (images_is_kernel(m, addr))
+		return find_image(m, IMG_KERNEL_PID, addr, ts);
+	const struct image *im = find_image(m, pid, addr, ts);
+	if (im)
+		return im;
+	if (find_method(m, pid, addr))
+		return NULL;
+	return find_image(m, IMG_KERNEL_PID, addr, ts);
+}
+
+int
+images_frame_resolved(const struct images *m)
+{
+	return m->last_resolved;
+}
+
+void
+images_count_lookup(const struct images *m, const void *image, int resolved)
+{
+	const struct image *im = image;
+	if (m->symcount && im->symcache)
+		m->symcount(m->symctx, im->symcache, resolved);
+}
+
 size_t
 images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, int flags,
     char *out, size_t cap, const char **modname)
@@ -635,6 +666,7 @@ images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, i
 	char pathbuf[1024];
 	size_t n, ml;
 
+	((struct images *)m)->last_resolved = 0;
 	if (cap < 64)
 		return 0;
 	if (images_is_kernel(m, addr))
@@ -675,6 +707,7 @@ images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, i
 	if (m->sym)	/* the cache slot is the hook's; the image is otherwise unchanged */
 		sym = m->sym(m->symctx, &((struct image *)im)->symcache, im->path, im->pdb, im->guid,
 		    im->age, addr - im->base);
+	((struct images *)m)->last_resolved = sym != NULL;
 	ml = strlen(mod);
 	if (ml > cap - 40)
 		ml = cap - 40;

@@ -28,6 +28,13 @@
  */
 typedef const char *(*etl_symbol_fn)(void *ctx, void **cache, const char *image_path,
     const char *pdb_name, const uint8_t guid[16], uint32_t age, uint64_t rva);
+/*
+ * Counts one more lookup of the image whose slot is CACHE (set by an
+ * earlier etl_symbol_fn call), RESOLVED or not, without looking it up:
+ * for callers that keep the frame texts they made (their counts stay
+ * what the lookups would have made them).
+ */
+typedef void (*etl_symcount_fn)(void *ctx, void *cache, int resolved);
 
 struct images;
 
@@ -72,7 +79,18 @@ enum { FRAME_FULL_PATHS = 1, FRAME_ADDRS = 2 };
  */
 size_t images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts,
     int flags, char *out, size_t cap, const char **modname);
-void images_set_symbols(struct images *m, etl_symbol_fn fn, void *ctx);
+/*
+ * The image images_frame() names ADDR by (an opaque handle, stable once
+ * images_finish() ran), or NULL when it names no image (a JIT method,
+ * "?"); its frame text depends on nothing else but ADDR and the flags.
+ * RESOLVED (images_frame_resolved) says whether the last images_frame()
+ * call named a function; images_count_lookup() counts a lookup of IMAGE
+ * with the symbol hook, for a frame text made earlier and kept.
+ */
+const void *images_frame_image(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts);
+int images_frame_resolved(const struct images *m);
+void images_count_lookup(const struct images *m, const void *image, int resolved);
+void images_set_symbols(struct images *m, etl_symbol_fn fn, etl_symcount_fn count, void *ctx);
 /* NT path → DOS path when a volume mapping is known (into OUT). */
 const char *images_dos_path(const struct images *m, const char *nt, char *out, size_t cap);
 

@@ -698,6 +698,15 @@ const char *sym_etl_hook(void *ctx, void **cache, const char *image_path, const 
 	return sym_lookup(im, (uint32_t)rva, NULL);
 }
 
+void sym_etl_count(void *ctx, void *cache, int resolved)
+{
+	struct sym_image *im = cache;
+	(void)ctx;
+	im->lookups++;
+	if (resolved)
+		im->resolved++;
+}
+
 /* ---- reporting ---- */
 
 size_t sym_image_count(const struct symctx *c) { return c->nimages; }
