@@ -333,7 +333,7 @@ static void
 l_weight_ns(struct line *l, int64_t ns)
 {
 	l_grow(l, 40);
-	l->n += (size_t)evt_format_weight(l->b + l->n, (double)ns / 1e6);
+	l->n += (size_t)evt_format_weight_ns(l->b + l->n, ns);
 }
 
 /* ---------- stacks (pass 1) ---------- */

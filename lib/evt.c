@@ -456,6 +456,33 @@ evt_format_weight(char *out, double ms)
 	return n;
 }
 
+int
+evt_format_weight_ns(char *out, int64_t ns)
+{
+	/* what evt_format_weight(ns / 1e6) writes, without floating point (below 2^50 ns,
+	 * 13 days, the double round trip is exact; beyond, the same call) */
+	if (ns <= -(1LL << 50) || ns >= (1LL << 50))
+		return evt_format_weight(out, (double)ns / 1e6);
+	int n = 0;
+	uint64_t u = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
+	if (ns < 0)
+		out[n++] = '-';
+	n += evt_format_u64(out + n, u / 1000000);
+	unsigned frac = (unsigned)(u % 1000000);
+	if (frac) {
+		char f[6];
+		format_6(f, frac);
+		int flen = 6;
+		while (f[flen - 1] == '0')
+			flen--;
+		out[n++] = '.';
+		memcpy(out + n, f, (size_t)flen);
+		n += flen;
+	}
+	out[n] = '\0';
+	return n;
+}
+
 /* ------------------------------------------------------------------ */
 /* evt lines                                                           */
 

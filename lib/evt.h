@@ -120,6 +120,8 @@ int evt_format_time_ns(char *out, int64_t ns);
 int evt_format_u64(char *out, uint64_t v);
 /* Shortest decimal for a weight (up to 6 fraction digits, trailing zeros trimmed). */
 int evt_format_weight(char *out, double ms);
+/* The same for a weight of NS nanoseconds (OUT needs 32 bytes). */
+int evt_format_weight_ns(char *out, int64_t ns);
 
 /* ---------- folded stacks ---------- */
 
