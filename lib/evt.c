@@ -457,15 +457,11 @@ evt_format_weight(char *out, double ms)
 }
 
 int
-evt_format_weight_ns(char *out, int64_t ns)
+evt_format_fixed6(char *out, int64_t v)
 {
-	/* what evt_format_weight(ns / 1e6) writes, without floating point (below 2^50 ns,
-	 * 13 days, the double round trip is exact; beyond, the same call) */
-	if (ns <= -(1LL << 50) || ns >= (1LL << 50))
-		return evt_format_weight(out, (double)ns / 1e6);
 	int n = 0;
-	uint64_t u = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
-	if (ns < 0)
+	uint64_t u = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
+	if (v < 0)
 		out[n++] = '-';
 	n += evt_format_u64(out + n, u / 1000000);
 	unsigned frac = (unsigned)(u % 1000000);
@@ -481,6 +477,16 @@ evt_format_weight_ns(char *out, int64_t ns)
 	}
 	out[n] = '\0';
 	return n;
+}
+
+int
+evt_format_weight_ns(char *out, int64_t ns)
+{
+	/* what evt_format_weight(ns / 1e6) writes, without floating point (below 2^50 ns,
+	 * 13 days, the double round trip is exact; beyond, the same call) */
+	if (ns <= -(1LL << 50) || ns >= (1LL << 50))
+		return evt_format_weight(out, (double)ns / 1e6);
+	return evt_format_fixed6(out, ns);
 }
 
 /* ------------------------------------------------------------------ */

@@ -122,6 +122,8 @@ int evt_format_u64(char *out, uint64_t v);
 int evt_format_weight(char *out, double ms);
 /* The same for a weight of NS nanoseconds (OUT needs 32 bytes). */
 int evt_format_weight_ns(char *out, int64_t ns);
+/* V / 10^6, exactly, with up to 6 fraction digits, trailing zeros trimmed (OUT needs 32 bytes). */
+int evt_format_fixed6(char *out, int64_t v);
 
 /* ---------- folded stacks ---------- */
 

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "scenagg.h"
 #include "cli.h"
+#include "evt.h"
 #include "stacks.h"
 
 #include <errno.h>
@@ -437,39 +438,7 @@ scenagg_header_scenario(const char *path)
 int
 scenagg_format(char *out, int64_t v)
 {
-	char tmp[32];
-	uint64_t u, ip, fp;
-	int n = 0, t = 0, i;
-
-	if (v < 0) {
-		out[n++] = '-';
-		u = (uint64_t)(-(v + 1)) + 1;
-	} else
-		u = (uint64_t)v;
-	ip = u / SCENAGG_UNIT;
-	fp = u % SCENAGG_UNIT;
-	do {
-		tmp[t++] = (char)('0' + ip % 10);
-		ip /= 10;
-	} while (ip);
-	while (t > 0)
-		out[n++] = tmp[--t];
-	if (fp) {
-		char f[6];
-		int flen = 6;
-
-		for (i = 5; i >= 0; i--) {
-			f[i] = (char)('0' + fp % 10);
-			fp /= 10;
-		}
-		while (f[flen - 1] == '0')
-			flen--;
-		out[n++] = '.';
-		memcpy(out + n, f, (size_t)flen);
-		n += flen;
-	}
-	out[n] = '\0';
-	return n;
+	return evt_format_fixed6(out, v);	/* SCENAGG_UNIT is 10^6 */
 }
 
 static struct scenagg *sort_sa;
