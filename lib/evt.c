@@ -321,12 +321,6 @@ evt_parse_decimal(const char *s, double *out)
 	return 0;
 }
 
-static int
-format_u64(char *out, uint64_t v)
-{
-	return evt_format_u64(out, v);
-}
-
 /* "00".."99": two digits a step, a third of the divisions */
 static const char digits2[201] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
@@ -383,7 +377,7 @@ evt_format_time_ns(char *out, int64_t ns)
 		u = (uint64_t)(-(ns + 1)) + 1;
 	} else
 		u = (uint64_t)ns;
-	n += format_u64(out + n, u / 1000000);
+	n += evt_format_u64(out + n, u / 1000000);
 	frac = u % 1000000;
 	out[n++] = '.';
 	format_6(out + n, (unsigned)frac);
@@ -421,39 +415,9 @@ evt_format_time(char *out, double ms)
 int
 evt_format_weight(char *out, double ms)
 {
-	int64_t micro;
-	int n = 0, i, neg = 0;
-	uint64_t u, frac;
-	char f[6];
-	int flen;
-
 	if (!(ms < 9e12 && ms > -9e12))
 		return format_big(out, ms);
-	micro = (int64_t)(ms * 1e6 + (ms < 0 ? -0.5 : 0.5));
-	if (micro < 0) {
-		neg = 1;
-		u = (uint64_t)(-(micro + 1)) + 1;
-	} else
-		u = (uint64_t)micro;
-	if (neg)
-		out[n++] = '-';
-	n += format_u64(out + n, u / 1000000);
-	frac = u % 1000000;
-	for (i = 5; i >= 0; i--) {
-		f[i] = (char)('0' + frac % 10);
-		frac /= 10;
-	}
-	for (flen = 6; flen > 0 && f[flen - 1] == '0'; flen--)
-		;
-	if (flen > 0) {
-		out[n++] = '.';
-		memcpy(out + n, f, (size_t)flen);
-		n += flen;
-	}
-	if (neg && n == 2 && out[1] == '0')	/* "-0" */
-		n = 0, out[n++] = '0';
-	out[n] = '\0';
-	return n;
+	return evt_format_fixed6(out, (int64_t)(ms * 1e6 + (ms < 0 ? -0.5 : 0.5)));
 }
 
 int
