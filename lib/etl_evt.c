@@ -1216,7 +1216,9 @@ write_line(struct conv *c, struct line *l, uint32_t pid, const uint64_t *frames,
 				continue;
 			}
 		}
-		size_t fl = images_frame(c->img, pid, frames[i], ts, flags, fbuf, sizeof fbuf, NULL);
+		int resolved;
+		size_t fl = images_frame(c->img, pid, frames[i], ts, flags, fbuf, sizeof fbuf, NULL,
+		    &resolved);
 		size_t at = l->n;
 		l_esc(l, fbuf, fl, 1);
 		if (ft) {
@@ -1230,7 +1232,7 @@ write_line(struct conv *c, struct line *l, uint32_t pid, const uint64_t *frames,
 			ft->len = len;
 			ft->image = im;
 			ft->addr = frames[i];
-			ft->resolved = images_frame_resolved(c->img);
+			ft->resolved = resolved;
 		}
 		if (i)
 			l_ch(l, ';');
@@ -1499,7 +1501,7 @@ emit_frame_attr(struct conv *c, const char *key, uint32_t pid, uint64_t addr, ui
 {
 	char fbuf[2048];
 	int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | FRAME_ADDRS;
-	size_t n = images_frame(c->img, pid, addr, ts, flags, fbuf, sizeof fbuf, mod);
+	size_t n = images_frame(c->img, pid, addr, ts, flags, fbuf, sizeof fbuf, mod, NULL);
 	l_key(&c->l, key);
 	l_esc(&c->l, fbuf, n, 0);
 }

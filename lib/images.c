@@ -96,7 +96,6 @@ struct images {
 	etl_symbol_fn sym;
 	etl_symcount_fn symcount;
 	void *symctx;
-	int last_resolved;	/* the last images_frame() named a function */
 };
 
 #define GROW(arr, n, cap) do { \
@@ -629,24 +628,32 @@ put_hex(char *out, uint64_t v)
 	return (size_t)n;
 }
 
-const void *
-images_frame_image(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts)
+/*
+ * What names ADDR of process PID at TS: an image (returned), a JIT method
+ * (*ME, NULL returned), or nothing.  images_frame() and its callers'
+ * frame caches decide alike through this.
+ */
+static const struct image *
+frame_owner(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts,
+    const struct method **me)
 {
-	/* the choices of images_frame(), in its order */
+	*me = NULL;
 	if (images_is_kernel(m, addr))
 		return find_image(m, IMG_KERNEL_PID, addr, ts);
 	const struct image *im = find_image(m, pid, addr, ts);
 	if (im)
 		return im;
-	if (find_method(m, pid, addr))
+	if ((*me = find_method(m, pid, addr)) != NULL)
 		return NULL;
+	/* user-mode addresses of the kernel session's own images (ntdll of System) */
 	return find_image(m, IMG_KERNEL_PID, addr, ts);
 }
 
-int
-images_frame_resolved(const struct images *m)
+const void *
+images_frame_image(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts)
 {
-	return m->last_resolved;
+	const struct method *me;
+	return frame_owner(m, pid, addr, ts, &me);
 }
 
 void
@@ -659,32 +666,25 @@ images_count_lookup(const struct images *m, const void *image, int resolved)
 
 size_t
 images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, int flags,
-    char *out, size_t cap, const char **modname)
+    char *out, size_t cap, const char **modname, int *resolved)
 {
 	const struct image *im;
+	const struct method *me;
 	const char *mod, *sym = NULL;
 	char pathbuf[1024];
 	size_t n, ml;
 
-	((struct images *)m)->last_resolved = 0;
+	if (resolved)
+		*resolved = 0;
 	if (cap < 64)
 		return 0;
-	if (images_is_kernel(m, addr))
-		im = find_image(m, IMG_KERNEL_PID, addr, ts);
-	else {
-		im = find_image(m, pid, addr, ts);
-		if (!im) {
-			const struct method *me = find_method(m, pid, addr);
-			if (me) {
-				if (modname)
-					*modname = me->module;
-				snprintf(out, cap, "%s!%s", (flags & FRAME_FULL_PATHS) ? me->module_path :
-				    me->module, me->name);
-				return strlen(out);
-			}
-			/* user-mode addresses of the kernel session's own images (ntdll of System) */
-			im = find_image(m, IMG_KERNEL_PID, addr, ts);
-		}
+	im = frame_owner(m, pid, addr, ts, &me);
+	if (me) {
+		if (modname)
+			*modname = me->module;
+		snprintf(out, cap, "%s!%s", (flags & FRAME_FULL_PATHS) ? me->module_path : me->module,
+		    me->name);
+		return strlen(out);
 	}
 	if (!im) {
 		if (modname)
@@ -707,7 +707,8 @@ images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, i
 	if (m->sym)	/* the cache slot is the hook's; the image is otherwise unchanged */
 		sym = m->sym(m->symctx, &((struct image *)im)->symcache, im->path, im->pdb, im->guid,
 		    im->age, addr - im->base);
-	((struct images *)m)->last_resolved = sym != NULL;
+	if (resolved)
+		*resolved = sym != NULL;
 	ml = strlen(mod);
 	if (ml > cap - 40)
 		ml = cap - 40;

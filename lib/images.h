@@ -75,20 +75,19 @@ enum { FRAME_FULL_PATHS = 1, FRAME_ADDRS = 2 };
  * Writes the frame text for ADDR in process PID at TS into OUT (not
  * escaped, NUL-terminated, at most CAP bytes): "module!0xRVA",
  * "module!Name", "?!?" or "?!0xADDR".  Returns the length.  MODNAME,
- * when not NULL, gets the module's file name (or "?").
+ * when not NULL, gets the module's file name (or "?"); RESOLVED, when
+ * not NULL, whether the symbol hook named the function.
  */
 size_t images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts,
-    int flags, char *out, size_t cap, const char **modname);
+    int flags, char *out, size_t cap, const char **modname, int *resolved);
 /*
  * The image images_frame() names ADDR by (an opaque handle, stable once
  * images_finish() ran), or NULL when it names no image (a JIT method,
  * "?"); its frame text depends on nothing else but ADDR and the flags.
- * RESOLVED (images_frame_resolved) says whether the last images_frame()
- * call named a function; images_count_lookup() counts a lookup of IMAGE
- * with the symbol hook, for a frame text made earlier and kept.
+ * images_count_lookup() counts a lookup of IMAGE with the symbol hook,
+ * for a frame text made earlier and kept.
  */
 const void *images_frame_image(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts);
-int images_frame_resolved(const struct images *m);
 void images_count_lookup(const struct images *m, const void *image, int resolved);
 void images_set_symbols(struct images *m, etl_symbol_fn fn, etl_symcount_fn count, void *ctx);
 /* NT path → DOS path when a volume mapping is known (into OUT). */
