@@ -591,6 +591,15 @@ remember(struct conv *c, const struct etl_event *ev)
 	r[0].kind = kind_key(ev) | 1ull << 63;
 }
 
+/* Whether a Stack/StackKey record (of at least 16 + P bytes) is an event's kernel part. */
+static int
+kernel_part(const struct conv *c, const struct etl_event *ev)
+{
+	if (ev->type != 32)
+		return ev->type == 37;
+	return ev->plen >= 16 + c->P && images_is_kernel(c->img, ptr_at(c, ev->payload + 16));
+}
+
 /* A Stack record whose outermost frame is in user space holds the user part too. */
 static int
 stack_has_user(const struct conv *c, const struct etl_event *ev)
@@ -626,8 +635,7 @@ learn_late(struct conv *c, const struct etl_event *ev, uint32_t tid, uint64_t ev
 	struct late_stack *L = &c->lates[*i];
 	size_t nf = (ev->plen - 16) / c->P;
 	const uint8_t *f = ev->payload + 16;
-	int kernel = ev->type == 32 ? nf > 0 && images_is_kernel(c->img, ptr_at(c, f)) :
-	    ev->type == 37;
+	int kernel = kernel_part(c, ev);
 	struct late_part *part = kernel ? &L->k : &L->u;
 	if (!part->have && (ev->type != 32 || nf > 0)) {
 		part->have = 1;
@@ -697,19 +705,14 @@ applied_late(const struct conv *c, const struct etl_event *ev, uint32_t tid, uin
 	if (!i || !c->lates[*i].applied)
 		return 0;
 	const struct late_stack *L = &c->lates[*i];
+	const struct late_part *part = kernel_part(c, ev) ? &L->k : &L->u;
 	size_t nf = (ev->plen - 16) / c->P;
 	const uint8_t *f = ev->payload + 16;
-	if (ev->type != 32) {
-		/* the very key record kept: same part, same key, same place in its CPU's stream */
-		const struct late_part *part = ev->type == 37 ? &L->k : &L->u;
+	if (ev->type != 32)	/* the very key record kept: same key, same place in its CPU's stream */
 		return part->have && part->is_key && part->key == ptr_at(c, f) &&
 		    part->ts == ev->ts && part->cpu == (uint32_t)ev->cpu && part->seq == c->cur_seq;
-	}
-	if (nf == 0)
-		return 0;
-	/* the very Stack record kept: same part, same frames */
-	const struct late_part *part = images_is_kernel(c->img, ptr_at(c, f)) ? &L->k : &L->u;
-	if (!part->have || part->is_key || part->len != nf)
+	/* the very Stack record kept: same frames */
+	if (nf == 0 || !part->have || part->is_key || part->len != nf)
 		return 0;
 	for (size_t k = 0; k < nf; k++)
 		if (c->fr[part->idx + k] != ptr_at(c, f + k * c->P))
@@ -745,12 +748,12 @@ collect_stackwalk(struct conv *c, const struct etl_event *ev)
 	uint32_t n = ev->plen;
 
 	switch (ev->type) {
-	case 32: case 37: case 38:	/* Stack / StackKeyKernel / StackKeyUser: ts, pid, tid, ... */
+	case 32: case 37: case 38: {	/* Stack / StackKeyKernel / StackKeyUser: ts, pid, tid, ... */
 		c->nstackev++;
+		uint64_t evts = n >= 8 ? gts(c, etl_u64(p)) : 0;
 		if (n >= 8)
-			learn_stacked(c, ev, gts(c, etl_u64(p)));
+			learn_stacked(c, ev, evts);
 		if (n >= 16 + c->P) {
-			uint64_t evts = gts(c, etl_u64(p));
 			learn_last(c, etl_u32(p + 12), evts, ev->ts, stack_has_user(c, ev));
 			if (ev->ts > evts && ev->ts - evts > LATE_NS)
 				learn_late(c, ev, etl_u32(p + 12), evts);
@@ -760,6 +763,7 @@ collect_stackwalk(struct conv *c, const struct etl_event *ev)
 			/* a thread without Thread events: its process from the stack record */
 			images_thread(c->img, etl_u32(p + 12), etl_u32(p + 8), TS_NONE, PROC_DCSTART);
 		break;
+	}
 	case 34: case 35: case 36:	/* KeyCreate / KeyDelete / KeyRundown: key, frames */
 		if (n >= c->P) {
 			size_t nf = (n - c->P) / c->P;
