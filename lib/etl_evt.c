@@ -242,15 +242,10 @@ l_i64(struct line *l, int64_t v)
 static void
 l_hex(struct line *l, uint64_t v)
 {
-	char t[16];
-	int n = 0;
-	do {
-		t[n++] = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	l_mem(l, "0x", 2);
-	while (n > 0)
-		l_ch(l, t[--n]);
+	if (l->n + 20 > l->cap)
+		l_grow(l, 20);
+	memcpy(l->b + l->n, "0x", 2);
+	l->n += 2 + (size_t)evt_format_hex(l->b + l->n + 2, v, 1);
 }
 
 static void
@@ -292,18 +287,10 @@ l_kv_s(struct line *l, const char *k, const char *v)
 static void
 l_kv_hexbytes(struct line *l, const char *k, const uint8_t *p, size_t n)
 {
-	static char hx2[512];	/* "000102...ff": a byte's two digits at 2·byte */
-	if (!hx2[1])
-		for (int i = 0; i < 256; i++) {
-			hx2[2 * i] = "0123456789abcdef"[i >> 4];
-			hx2[2 * i + 1] = "0123456789abcdef"[i & 15];
-		}
 	l_key(l, k);
 	if (l->n + 2 * n + 1 > l->cap)
 		l_grow(l, 2 * n);
-	char *o = l->b + l->n;
-	for (size_t i = 0; i < n; i++)
-		memcpy(o + 2 * i, hx2 + 2 * p[i], 2);
+	evt_format_hexbytes(l->b + l->n, p, n);
 	l->n += 2 * n;
 }
 

@@ -356,6 +356,32 @@ evt_format_u64(char *out, uint64_t v)
 	return n;
 }
 
+int
+evt_format_hex(char *out, uint64_t v, int width)
+{
+	char t[16];
+	int i = 16;
+	do {
+		t[--i] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while ((v || 16 - i < width) && i > 0);
+	memcpy(out, t + i, (size_t)(16 - i));
+	return 16 - i;
+}
+
+void
+evt_format_hexbytes(char *out, const uint8_t *p, size_t n)
+{
+	static char hx2[512];	/* "000102...ff": a byte's two digits at 2·byte */
+	if (!hx2[1])
+		for (int i = 0; i < 256; i++) {
+			hx2[2 * i] = "0123456789abcdef"[i >> 4];
+			hx2[2 * i + 1] = "0123456789abcdef"[i & 15];
+		}
+	for (size_t i = 0; i < n; i++)
+		memcpy(out + 2 * i, hx2 + 2 * p[i], 2);
+}
+
 /* exactly 6 digits, zero-padded (V < 1000000) */
 static void
 format_6(char *out, unsigned v)

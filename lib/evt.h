@@ -118,6 +118,10 @@ int evt_format_time(char *out, double ms);
 int evt_format_time_ns(char *out, int64_t ns);
 /* V in decimal, not terminated (OUT needs 20 bytes).  Returns the length. */
 int evt_format_u64(char *out, uint64_t v);
+/* V in lower-case hex, at least WIDTH (up to 16) digits, no "0x", not terminated.  Returns the length. */
+int evt_format_hex(char *out, uint64_t v, int width);
+/* The N bytes at P as 2N lower-case hex digits, not terminated. */
+void evt_format_hexbytes(char *out, const uint8_t *p, size_t n);
 /* Shortest decimal for a weight (up to 6 fraction digits, trailing zeros trimmed). */
 int evt_format_weight(char *out, double ms);
 /* The same for a weight of NS nanoseconds (OUT needs 32 bytes). */

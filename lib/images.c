@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "etl_hash.h"
+#include "evt.h"
 #include "images.h"
 
 struct proc {
@@ -614,20 +615,6 @@ images_dos_path(const struct images *m, const char *nt, char *out, size_t cap)
 	return nt;
 }
 
-static size_t
-put_hex(char *out, uint64_t v)
-{
-	char tmp[16];
-	int n = 0;
-	do {
-		tmp[n++] = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	for (int i = 0; i < n; i++)
-		out[i] = tmp[n - 1 - i];
-	return (size_t)n;
-}
-
 /*
  * What names ADDR of process PID at TS: an image (returned), a JIT method
  * (*ME, NULL returned), or nothing.  images_frame() and its callers'
@@ -691,7 +678,7 @@ images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, i
 			*modname = "?";
 		if (flags & FRAME_ADDRS) {
 			memcpy(out, "?!0x", 4);
-			n = 4 + put_hex(out + 4, addr);
+			n = 4 + (size_t)evt_format_hex(out + 4, addr, 1);
 		} else {
 			memcpy(out, "?!?", 3);
 			n = 3;
@@ -724,7 +711,7 @@ images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, i
 	} else {
 		out[n++] = '0';
 		out[n++] = 'x';
-		n += put_hex(out + n, addr - im->base);
+		n += (size_t)evt_format_hex(out + n, addr - im->base, 1);
 	}
 	out[n] = '\0';
 	return n;

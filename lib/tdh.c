@@ -499,26 +499,18 @@ bput_i64(struct buf *v, int64_t x)
 static void
 bput_hex(struct buf *v, uint64_t x, int width)
 {
-	char t[20];
-	int i = 20;
-	do {
-		t[--i] = "0123456789abcdef"[x & 15];
-		x >>= 4;
-	} while (x || 20 - i < width);
-	t[--i] = 'x';
-	t[--i] = '0';
-	bput(v, t + i, (size_t)(20 - i));
+	char t[18] = "0x";
+	bput(v, t, 2 + (size_t)evt_format_hex(t + 2, x, width));
 }
 
 static void
 bhex(struct buf *v, const uint8_t *p, size_t n)
 {
-	static const char hx[] = "0123456789abcdef";
-	char t[2];
-	for (size_t i = 0; i < n; i++) {
-		t[0] = hx[p[i] >> 4];
-		t[1] = hx[p[i] & 15];
-		bput(v, t, 2);
+	char t[512];
+	for (size_t i = 0; i < n; i += sizeof t / 2) {
+		size_t k = n - i < sizeof t / 2 ? n - i : sizeof t / 2;
+		evt_format_hexbytes(t, p + i, k);
+		bput(v, t, 2 * k);
 	}
 }
 
