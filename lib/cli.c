@@ -197,3 +197,23 @@ cli_integer(const char *opt, const char *s)
 		cli_usage_error("%s: not a non-negative integer: '%s'", opt, s);
 	return v;
 }
+
+int
+read_full_at(int fd, void *buf, size_t n, uint64_t off)
+{
+	char *dst = buf;
+	while (n > 0) {
+		ssize_t k = pread(fd, dst, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (k == 0)
+				errno = EIO;	/* the file ends (or shrank under us) */
+			return -1;
+		}
+		dst += k;
+		off += (uint64_t)k;
+		n -= (size_t)k;
+	}
+	return 0;
+}

@@ -40,6 +40,12 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 
 /*
+ * N bytes at OFF of the file FD into BUF, over short reads and EINTR:
+ * 0, or -1 with errno (EIO when the file ends first).
+ */
+int read_full_at(int fd, void *buf, size_t n, uint64_t off);
+
+/*
  * Progress on stderr, only when stderr is a terminal, at most a few
  * times a second: "tool: 42% 120.3 MB 250 MB/s".  TOTAL may be 0.
  */

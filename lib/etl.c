@@ -782,26 +782,6 @@ release_range(const struct etl_reader *r, uint64_t off, uint64_t size)
 		madvise((void *)a, e - a, MADV_DONTNEED);
 }
 
-/* N bytes at OFF of the descriptor into DST; 0, or -1 with errno. */
-static int
-read_fully(int fd, uint64_t off, uint8_t *dst, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = pread(fd, dst, n, (off_t)off);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			if (k == 0)
-				errno = EIO;	/* the file shrank under us */
-			return -1;
-		}
-		dst += k;
-		off += (uint64_t)k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 static uint8_t *
 grow(uint8_t **p, size_t *cap, size_t n)
 {
@@ -838,7 +818,7 @@ stored_buffer(struct etl_reader *r, struct cursor *c, const struct etl_buffer *b
 	}
 	uint8_t *dst = (b->flags & 0x40) ? grow(&c->packed, &c->pcap, b->size) :
 	    grow(&c->scratch, &c->scap, b->size);
-	if (read_fully(r->fd, b->offset, dst, b->size) < 0) {
+	if (read_full_at(r->fd, dst, b->size, b->offset) < 0) {
 		report(r, b->offset, "buffer (%u bytes) cannot be read: %s; skipped", b->size,
 		    strerror(errno));
 		if (r->passes <= 1) {

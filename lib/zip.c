@@ -25,22 +25,6 @@ rd32(const uint8_t *p)
 	return rd16(p) | rd16(p + 2) << 16;
 }
 
-static int
-read_at(int fd, void *buf, size_t n, uint64_t off)
-{
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		got += (size_t)r;
-	}
-	return 0;
-}
-
 int
 zip_magic(const void *p, size_t n)
 {
@@ -63,7 +47,7 @@ zip_open_fd(struct zip_archive *z, int fd, char *err, size_t errlen)
 	z->size = (uint64_t)end;
 	tlen = z->size < 65536 + 22 ? (size_t)z->size : 65536 + 22;
 	tail = xmalloc(tlen);
-	if (read_at(fd, tail, tlen, z->size - tlen) < 0) {
+	if (read_full_at(fd, tail, tlen, z->size - tlen) < 0) {
 		snprintf(err, errlen, "cannot read zip directory: %s", strerror(errno));
 		goto fail;
 	}
@@ -86,7 +70,7 @@ zip_open_fd(struct zip_archive *z, int fd, char *err, size_t errlen)
 	}
 	free(tail);
 	tail = xmalloc(cdsize + 1);
-	if (read_at(fd, tail, cdsize, cdoff) < 0) {
+	if (read_full_at(fd, tail, cdsize, cdoff) < 0) {
 		snprintf(err, errlen, "cannot read central directory");
 		goto fail;
 	}
@@ -161,7 +145,7 @@ zip_extract_fd(const struct zip_archive *z, size_t i, int outfd, char *err, size
 		snprintf(err, errlen, "member %s: unsupported compression method %d", m->name, m->method);
 		return -1;
 	}
-	if (read_at(z->fd, lh, 30, m->local_offset) < 0 || rd32(lh) != 0x04034b50) {
+	if (read_full_at(z->fd, lh, 30, m->local_offset) < 0 || rd32(lh) != 0x04034b50) {
 		snprintf(err, errlen, "member %s: bad local header at offset %llu", m->name,
 		    (unsigned long long)m->local_offset);
 		return -1;
@@ -187,7 +171,7 @@ zip_extract_fd(const struct zip_archive *z, size_t i, int outfd, char *err, size
 	int zr = Z_OK;
 	while (left > 0 || (m->method == 8 && zr != Z_STREAM_END)) {
 		size_t n = left < CHUNK ? (size_t)left : CHUNK;
-		if (n > 0 && read_at(z->fd, in, n, off) < 0) {
+		if (n > 0 && read_full_at(z->fd, in, n, off) < 0) {
 			snprintf(err, errlen, "member %s: read error at offset %llu", m->name,
 			    (unsigned long long)off);
 			goto done;
