@@ -94,7 +94,7 @@ deps:
 	apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 	    build-essential zlib1g-dev libyaml-dev bats python3 perl \
-	    clang llvm lld libclang-rt-14-dev xxd chromium
+	    clang llvm lld libclang-rt-14-dev xxd chromium time
 
 clean:
 	rm -rf bin/.obj bin/asan $(TOOLS) $(TESTTOOLS)
