@@ -7,6 +7,11 @@
 #
 # Environment:
 #   FUZZ_SECONDS  seconds per harness (default 60; 0 = build and replay only)
+#   FUZZ_RUNS     when set, fuzz a fixed number of inputs per harness instead
+#                 of a time (libFuzzer -runs), with FUZZ_SEED (default 1) and a
+#                 fresh corpus dir: the same commit always gives the same
+#                 result.  make check does this; make fuzz runs by time.
+#   FUZZ_SEED     libFuzzer -seed with FUZZ_RUNS (default 1)
 #   FUZZ_DIR      scratch dir: objects, binaries, corpora, crashes, logs
 #                 (default ${TMPDIR:-/tmp}/etlkit-fuzz; never inside the repo)
 #   FUZZ_ONLY     space-separated harness names to run (default: all)
@@ -25,6 +30,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 : "${FUZZ_SECONDS:=60}"
+: "${FUZZ_RUNS:=}"
+: "${FUZZ_SEED:=1}"
 : "${FUZZ_DIR:=${TMPDIR:-/tmp}/etlkit-fuzz}"
 : "${FUZZ_ONLY:=}"
 : "${FUZZ_JOBS:=$(nproc 2>/dev/null || echo 2)}"
@@ -170,14 +177,14 @@ for n in "${names[@]}"; do
 		while IFS= read -r f; do reg+=("$f"); done < <(find "$FUZZ_REGRESS/$n" -type f | sort)
 	fi
 	if [ ${#reg[@]} -gt 0 ]; then
-		if ! "$exe" -runs=1 -timeout=10 -rss_limit_mb=1024 -malloc_limit_mb=1024 "${reg[@]}" >"$FUZZ_DIR/logs/$n.regress" 2>&1; then
+		if ! "$exe" -runs=1 -timeout=60 -rss_limit_mb=1024 -malloc_limit_mb=1024 "${reg[@]}" >"$FUZZ_DIR/logs/$n.regress" 2>&1; then
 			printf '%-18s %6s %10s %8s %6s %7s  %s\n' "$n" 0 - - - - "REGRESSION (see $FUZZ_DIR/logs/$n.regress)"
 			grep -m3 -E 'ERROR|runtime error|SUMMARY' "$FUZZ_DIR/logs/$n.regress" >&2
 			status=1
 			continue
 		fi
 	fi
-	[ "$FUZZ_SECONDS" -gt 0 ] || { printf '%-18s %6s %10s %8s %6s %7s  %s\n' "$n" 0 - - - - "built, ${#reg[@]} regress ok"; continue; }
+	[ -n "$FUZZ_RUNS" ] || [ "$FUZZ_SECONDS" -gt 0 ] || { printf '%-18s %6s %10s %8s %6s %7s  %s\n' "$n" 0 - - - - "built, ${#reg[@]} regress ok"; continue; }
 	# 2. fuzz
 	seeds=$(seed_dir "$n")
 	mkdir -p "$FUZZ_DIR/corpus/$n"
@@ -193,8 +200,16 @@ for n in "${names[@]}"; do
 		fi
 	fi
 	log="$FUZZ_DIR/logs/$n.log"
+	if [ -n "$FUZZ_RUNS" ]; then
+		# deterministic: a fixed count from a fixed seed, on the seeds alone
+		# (a corpus grown by earlier runs would change what is tried)
+		rm -rf "$FUZZ_DIR/corpus/$n"; mkdir -p "$FUZZ_DIR/corpus/$n"
+		budget=(-runs="$FUZZ_RUNS" -seed="$FUZZ_SEED")
+	else
+		budget=(-max_total_time="$FUZZ_SECONDS")
+	fi
 	t0=$(date +%s)
-	"$exe" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=1024 -malloc_limit_mb=1024 \
+	"$exe" "${budget[@]}" -timeout=60 -rss_limit_mb=1024 -malloc_limit_mb=1024 \
 		-max_len="$(max_len_for "$n")" -print_final_stats=1 \
 		-artifact_prefix="$FUZZ_DIR/crashes/$n-" \
 		"$FUZZ_DIR/corpus/$n" "$seeds" >"$log" 2>&1
