@@ -7,6 +7,9 @@
 #   make bench        benchmarks (tests/bench/*.sh), numbers on stdout
 #   make demo         synthesise the backup-server incident and diagnose it
 #   make install PREFIX=/usr/local [DESTDIR=...]
+#                     the front command etlkit and the links etlkit-TOOL in
+#                     PREFIX/bin (nothing there shadows a system command),
+#                     the tools themselves in PREFIX/libexec/etlkit
 #   make deps         install the Debian packages the build and tests need (root)
 
 VERSION  = 0.1.0
@@ -27,11 +30,28 @@ LIB_OBJ    = $(patsubst lib/%.c,$(OBJ)/lib/%.o,$(LIB_SRC))
 LIBA       = $(OBJ)/libetlkit.a
 TOOLS      = $(patsubst filters/%.c,$(BIN)/%,$(FILTER_SRC))
 TESTTOOLS  = $(patsubst tests/tools/%.c,$(BIN)/%,$(TOOL_SRC))
-MANPAGES   = $(wildcard $(patsubst filters/%.c,docs/%.1,$(FILTER_SRC)))	# the installed tools' (not etlgen.1)
+
+# Installed layout (README "Installing"): the tools keep their names in
+# LIBEXECDIR, where "diff" shadows nothing; BINDIR gets only the front
+# command etlkit and a link etlkit-TOOL per tool (etlkit-run keeps its name).
+BINDIR     = $(PREFIX)/bin
+LIBEXECDIR = $(PREFIX)/libexec/etlkit
+MANDIR     = $(PREFIX)/share/man/man1
+DOCDIR     = $(PREFIX)/share/doc/etlkit
+PIPEDIR    = $(PREFIX)/share/etlkit/pipelines
+TOOLNAMES  = $(filter-out etlkit,$(patsubst filters/%.c,%,$(FILTER_SRC)))
+# man pages name docs/X.md and pipelines/X.yaml: installed, where those went
+INSTALL_MAN = sed -e 's\#docs/\([a-z-]*\.md\)\#$(DOCDIR)/\1\#g' -e 's\#pipelines/\#$(PIPEDIR)/\#g'
+USERDOCS   = docs/evt-format.md docs/pipelines.md docs/scaling.md docs/symbols.md \
+             docs/pmu.md docs/hardening.md
 
 SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all test check check-asan bench demo install uninstall clean deps fuzz
+
+# Objects are kept between builds (not deleted as intermediates), so a second
+# make compiles nothing and a changed file recompiles that file only.
+.SECONDARY:
 
 all: $(TOOLS) $(TESTTOOLS)
 
@@ -80,15 +100,29 @@ fuzz:
 	tests/fuzz.sh
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-	    $(DESTDIR)$(PREFIX)/share/etlkit/pipelines
-	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin
-	$(if $(MANPAGES),install -m 644 $(MANPAGES) $(DESTDIR)$(PREFIX)/share/man/man1)
-	install -m 644 pipelines/* $(DESTDIR)$(PREFIX)/share/etlkit/pipelines 2>/dev/null || true
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MANDIR) \
+	    $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PIPEDIR)
+	install -m 755 $(BIN)/etlkit $(DESTDIR)$(BINDIR)/etlkit
+	install -m 755 $(addprefix $(BIN)/,$(TOOLNAMES)) $(DESTDIR)$(LIBEXECDIR)
+	for t in $(TOOLNAMES); do \
+	    case $$t in etlkit-*) l=$$t ;; *) l=etlkit-$$t ;; esac; \
+	    ln -sf ../libexec/etlkit/$$t $(DESTDIR)$(BINDIR)/$$l || exit 1; \
+	    $(INSTALL_MAN) docs/$$t.1 >$(DESTDIR)$(MANDIR)/$$l.1 || exit 1; \
+	done
+	$(INSTALL_MAN) docs/etlkit.1 >$(DESTDIR)$(MANDIR)/etlkit.1
+	install -m 644 $(USERDOCS) $(DESTDIR)$(DOCDIR)
+	install -m 644 pipelines/*.yaml $(DESTDIR)$(PIPEDIR)
 
 uninstall:
-	rm -f $(patsubst $(BIN)/%,$(DESTDIR)$(PREFIX)/bin/%,$(TOOLS))
-	rm -f $(patsubst docs/%,$(DESTDIR)$(PREFIX)/share/man/man1/%,$(MANPAGES))
+	rm -f $(DESTDIR)$(BINDIR)/etlkit $(DESTDIR)$(MANDIR)/etlkit.1
+	for t in $(TOOLNAMES); do \
+	    case $$t in etlkit-*) l=$$t ;; *) l=etlkit-$$t ;; esac; \
+	    rm -f $(DESTDIR)$(LIBEXECDIR)/$$t $(DESTDIR)$(BINDIR)/$$l $(DESTDIR)$(MANDIR)/$$l.1; \
+	done
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(USERDOCS))) \
+	    $(addprefix $(DESTDIR)$(PIPEDIR)/,$(notdir $(wildcard pipelines/*.yaml)))
+	-rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PIPEDIR) \
+	    $(DESTDIR)$(PREFIX)/share/etlkit 2>/dev/null
 
 deps:
 	apt-get update -q

@@ -27,6 +27,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "atomicfile.h"
 #include "cli.h"
+#include "exec_path.h"
 #include "evt.h"
 #include "pipeline.h"
 #include "runcache.h"
@@ -160,52 +161,11 @@ xasprintf(const char *fmt, ...)
 /* ------------------------------------------------------------------ */
 /* tools                                                               */
 
-/* The tools next to this executable first, then $PATH. */
+/* The etlkit tool NAME (lib/exec_path.h: never $PATH's diff). */
 static char *
 find_tool(const char *name)
 {
-	const char *path = getenv("PATH");
-	char *p;
-
-	if (self_dir) {
-		p = xasprintf("%s/%s", self_dir, name);
-		if (access(p, X_OK) == 0)
-			return p;
-		free(p);
-	}
-	while (path && *path) {
-		const char *colon = strchr(path, ':');
-		size_t n = colon ? (size_t)(colon - path) : strlen(path);
-
-		if (n > 0) {
-			p = xasprintf("%.*s/%s", (int)n, path, name);
-			if (access(p, X_OK) == 0)
-				return p;
-			free(p);
-		}
-		path = colon ? colon + 1 : NULL;
-	}
-	return NULL;
-}
-
-static void
-init_self_dir(const char *argv0)
-{
-	char buf[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-	char *slash;
-
-	if (n > 0) {
-		buf[n] = '\0';
-	} else if (strchr(argv0, '/') && realpath(argv0, buf) != NULL) {
-		;
-	} else
-		return;
-	slash = strrchr(buf, '/');
-	if (slash) {
-		*slash = '\0';
-		self_dir = xstrdup(buf);
-	}
+	return exec_path_find(self_dir, name);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1512,7 +1472,7 @@ main(int argc, char **argv)
 		cli_usage_error("give one pipeline file");
 	if (emit && run_one == NULL)
 		cli_usage_error("--emit goes with --run-job");
-	init_self_dir(argv[0]);
+	self_dir = exec_path_self_dir(argv[0]);
 	pl = pl_load(argv[optind]);
 	if (pl == NULL)
 		exit(EXIT_FATAL);
