@@ -11,6 +11,8 @@
 #                     PREFIX/bin (nothing there shadows a system command),
 #                     the tools themselves in PREFIX/libexec/etlkit
 #   make deps         install the Debian packages the build and tests need (root)
+#   make corpus       fetch the real traces the tests read into a cache outside
+#                     the repository (not needed when ../shared/corpus exists)
 
 VERSION  = 0.1.0
 PREFIX  ?= /usr/local
@@ -47,7 +49,7 @@ USERDOCS   = docs/evt-format.md docs/pipelines.md docs/scaling.md docs/symbols.m
 
 SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all test check check-asan bench demo install uninstall clean deps fuzz
+.PHONY: all test check check-asan bench demo install uninstall clean deps fuzz corpus
 
 # Objects are kept between builds (not deleted as intermediates), so a second
 # make compiles nothing and a changed file recompiles that file only.
@@ -98,6 +100,9 @@ demo: all
 
 fuzz:
 	tests/fuzz.sh
+
+corpus:
+	python3 tests/corpus/fetch.py
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MANDIR) \

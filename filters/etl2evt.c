@@ -234,7 +234,7 @@ main(int argc, char **argv)
 	int ch, census = 0, use_symbols = 1, explicit_symbols = 0;
 	struct symctx *sym = NULL;
 
-	cli_init("etl2evt");
+	cli_init(argv[0]);
 	memset(&o, 0, sizeof o);
 	while ((ch = getopt_long(argc, argv, "k:p:s:e:o:h", longopts, NULL)) != -1) {
 		switch (ch) {

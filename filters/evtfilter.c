@@ -641,7 +641,7 @@ main(int argc, char **argv)
 	long bad = 0;
 	int c, fd = -1, seen_header = 0, nopt;
 
-	cli_init("evtfilter");
+	cli_init(argv[0]);
 	memset(&o, 0, sizeof o);
 	memset(rm, 0, sizeof rm);
 	o.poi_pid = -1;

@@ -766,7 +766,7 @@ main(int argc, char **argv)
 	enum mode m = M_FLAME;
 	int c, found = 0;
 
-	cli_init("render");
+	cli_init(argv[0]);
 	memset(&op, 0, sizeof(op));
 	flame_opts_init(&op.fo);
 	op.kind = "Sample";

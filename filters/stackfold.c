@@ -252,7 +252,7 @@ main(int argc, char **argv)
 	int c, byname = 0, tsv = 0, stats = 0, i;
 	long bad = 0;
 
-	cli_init("stackfold");
+	cli_init(argv[0]);
 	stk_config_init(&cfg);
 	while ((c = getopt_long(argc, argv, "g:f:i:x:p:kno:sh", longopts, NULL)) != -1) {
 		if (stk_option(&cfg, c, optarg))

@@ -90,8 +90,12 @@ tool_dir(const char *self_dir)
 	if (self_dir == NULL)
 		return NULL;
 	libexec = join_path(self_dir, strlen(self_dir), "../libexec/etlkit");
-	if (stat(libexec, &st) == 0 && S_ISDIR(st.st_mode))
-		return libexec;
+	if (stat(libexec, &st) == 0 && S_ISDIR(st.st_mode)) {
+		char *real = realpath(libexec, NULL);
+
+		free(libexec);
+		return real ? real : NULL;
+	}
 	free(libexec);
 	return xstrdup(self_dir);
 }

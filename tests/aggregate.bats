@@ -22,7 +22,7 @@ print(t.normalize() if t != t.to_integral() else int(t))' "$@"
 make_scenarios() {
 	local n=$1 size=$2 i
 	for i in $(seq 1 "$n"); do
-		python3 "$SHARED/tools/gen_folded.py" --size "$size" --seed "$i" |
+		python3 "$GEN_FOLDED" --size "$size" --seed "$i" |
 			awk -v s="$i" 'NR % 7 == 0 { sub(/ [0-9]+$/, " " $NF "." s) } { print }' \
 			>"$T/night-$i.folded"
 	done

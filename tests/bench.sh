@@ -5,7 +5,11 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 : "${ETLKIT_BIN:=$here/../bin}"
-export ETLKIT_BIN ETLKIT_SHARED="${ETLKIT_SHARED:-$here/../../shared}"
+ETLKIT_ROOT=$(cd "$here/.." && pwd)
+. "$here/corpus/locate.bash"
+ETLKIT_CORPUS=$(corpus_dir "$ETLKIT_ROOT") || { echo "bench: $CORPUS_HINT" >&2; exit 2; }
+# ETLKIT_SHARED: the project's shared folder, for the real perf folded files
+export ETLKIT_BIN ETLKIT_ROOT ETLKIT_CORPUS ETLKIT_SHARED="${ETLKIT_SHARED:-$here/../../shared}"
 export BENCH_TMP="${BENCH_TMP:-${TMPDIR:-/tmp}/etlkit-bench}"
 mkdir -p "$BENCH_TMP"
 echo "etlkit bench  $(date -u +%Y-%m-%dT%H:%MZ)  $(nproc) cores  $(uname -m)"

@@ -365,8 +365,8 @@ sys.stdout.buffer.write(bytes(r.choice(alpha) if r.random() < 0.9 else r.randran
 }
 
 @test "gen_folded data: the same lines as an independent awk merge (difffolded.pl's semantics)" {
-	python3 "$SHARED/tools/gen_folded.py" --size 2M --seed 1 >"$T/a"
-	python3 "$SHARED/tools/gen_folded.py" --size 2M --seed 2 >"$T/b"
+	python3 "$GEN_FOLDED" --size 2M --seed 1 >"$T/a"
+	python3 "$GEN_FOLDED" --size 2M --seed 2 >"$T/b"
 	awk 'FNR == 1 { side++ } { c = $NF; s = $0; sub(/ [0-9]+$/, "", s); w[s, side] += c; seen[s] = 1 }
 	    END { for (s in seen) printf "%s %d %d\n", s, w[s, 1], w[s, 2] }' "$T/a" "$T/b" | LC_ALL=C sort >"$T/expect"
 	diff -q "$T/a" "$T/b" >"$T/got"

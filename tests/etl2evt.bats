@@ -10,13 +10,13 @@ local_setup() {
 }
 
 # census_matches CENSUSFILE INPUT [MEMBER]: etl2evt --census agrees with
-# ../shared/corpus/census line by line (count, header kind, group/type or provider).
+# tests/corpus/census (the project's expected counts) line by line (count, header kind, group/type or provider).
 census_matches() {
 	local norm='$2 ~ /^[KEFW]$/ && $1 ~ /^[0-9]+$/ {
 		if ($2 == "K") { g=""; t=""; for (i=4;i<=NF;i++) { if ($i ~ /^g=/) g=$i; if ($i ~ /^t=/) t=$i }; print $1, $2, $3, g, t }
 		else if ($2 == "F") print $1, $2, $3, $4, $5
 		else print $1, $2, $3, $4 }'
-	awk "$norm" "$CORPUS/census/$1" | sort >"$T/expected"
+	awk "$norm" "$CENSUS/$1" | sort >"$T/expected"
 	[ -s "$T/expected" ] || fail "no census lines in $1"
 	if [ -n "${3:-}" ]; then
 		etl2evt --census --member "$3" "$CORPUS/$2" >"$T/census" || fail "etl2evt --census failed on $2"
@@ -34,7 +34,7 @@ header_matches() {
 	else
 		etl2evt -k none "$CORPUS/$2" >"$T/h.evt"
 	fi
-	python3 - "$CORPUS/census/$1" "$T/h.evt" <<'PY'
+	python3 - "$CENSUS/$1" "$T/h.evt" <<'PY'
 import json, sys, datetime
 census = open(sys.argv[1]).read()
 h = json.loads(census.split("logfile header: ", 1)[1].split("\n", 1)[0])

@@ -84,7 +84,7 @@ evt_canon() {
 	    "$CORPUS/perfview/SelfDescribingSingleEvent.etl:perfview-SelfDescribingSingleEvent" \
 	    "$CORPUS/tx/HTTP_Server.etl:tx-HTTP_Server" \
 	    "$CORPUS/krabsetw/powershell.etl:krabsetw-powershell"; do
-		f=${pair%%:*} c="$CORPUS/census/${pair#*:}.txt"
+		f=${pair%%:*} c="$CENSUS/${pair#*:}.txt"
 		etlgen --walk "$f" >"$T/walk" || fail "walk failed on $f"
 		want=$(sed -n 's/^events parsed: \([0-9]*\).*/\1/p' "$c")
 		got=$(sed -n 's/.*events: \([0-9]*\)$/\1/p' "$T/walk")

@@ -2,7 +2,7 @@
 # make fuzz: builds one libFuzzer harness per parser (tests/fuzz/fuzz_*.c)
 # with clang -fsanitize=fuzzer,address,undefined against the lib/*.c
 # sources, replays the saved crash reproducers (tests/regress/NAME/*),
-# seeds a corpus per harness from ../shared/corpus and synthesised input,
+# seeds a corpus per harness from the real traces and synthesised input,
 # runs each harness for FUZZ_SECONDS and prints one line per harness.
 #
 # Environment:
@@ -18,7 +18,7 @@
 #   FUZZ_JOBS     parallel compiles (default: number of cores)
 #   FUZZ_OPT      optimisation (default -O1; the CI smoke uses -O0 to build faster)
 #   ETLKIT_BIN    tools used to synthesise seeds when present (etl2evt, etlgen)
-#   ETLKIT_SHARED ../shared (corpus, tools)
+#   ETLKIT_CORPUS the real traces (tests/corpus/locate.bash), for seeds
 #   FUZZ_HARNESSES, FUZZ_REGRESS  where harnesses and reproducers live
 #                 (default tests/fuzz, tests/regress; tests/fuzz.bats points
 #                 them elsewhere to check that a crash is caught)
@@ -36,14 +36,15 @@ root=$(cd "$here/.." && pwd)
 : "${FUZZ_ONLY:=}"
 : "${FUZZ_JOBS:=$(nproc 2>/dev/null || echo 2)}"
 : "${ETLKIT_BIN:=$root/bin}"
-: "${ETLKIT_SHARED:=$root/../shared}"
+
 : "${FUZZ_HARNESSES:=$here/fuzz}"
 : "${FUZZ_REGRESS:=$root/tests/regress}"
 CC=${FUZZ_CC:-clang}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 CFLAGS="-g ${FUZZ_OPT:--O1} -std=c11 -D_GNU_SOURCE -I$root/lib $SAN"
 LIBS="-lyaml -lz -lm"
-corpus="$ETLKIT_SHARED/corpus"
+. "$here/corpus/locate.bash"
+corpus=$(corpus_dir "$root") || corpus=/nonexistent	# seeds from synthesised input only
 
 case "$FUZZ_DIR" in "$root"/*) echo "fuzz: FUZZ_DIR must be outside the repository" >&2; exit 2 ;; esac
 mkdir -p "$FUZZ_DIR"/{obj,bin,seeds,corpus,crashes,logs} || exit 2
@@ -122,7 +123,7 @@ seed_dir() {	# NAME -> prints dir
 	fuzz_folded)
 		synth_folded >"$d/synth.folded"
 		for i in 1 2 3; do
-			python3 "$ETLKIT_SHARED/tools/gen_folded.py" --size 2K --seed $i >"$d/gen.$i.folded" 2>/dev/null || true
+			python3 "$root/tests/tools/gen_folded.py" --size 2K --seed $i >"$d/gen.$i.folded" 2>/dev/null || true
 		done ;;
 	fuzz_linereader)
 		synth_evt >"$d/plain.evt"
@@ -133,9 +134,9 @@ seed_dir() {	# NAME -> prints dir
 		printf '' >"$d/empty" ;;
 	*)
 		# harness-specific seeds: tests/fuzz/NAME.seeds is a shell snippet
-		# run with $1 (output dir), $corpus, $ETLKIT_BIN, $ETLKIT_SHARED, $ETLKIT_ROOT
+		# run with $1 (output dir), $corpus, $ETLKIT_BIN, $ETLKIT_ROOT
 		if [ -e "$FUZZ_HARNESSES/$1.seeds" ]; then
-			corpus="$corpus" ETLKIT_BIN="$ETLKIT_BIN" ETLKIT_SHARED="$ETLKIT_SHARED" ETLKIT_ROOT="$root" \
+			corpus="$corpus" ETLKIT_BIN="$ETLKIT_BIN" ETLKIT_ROOT="$root" \
 				bash "$FUZZ_HARNESSES/$1.seeds" "$d" >&2 || true
 		fi ;;
 	esac

@@ -1,13 +1,20 @@
 # Loaded by every tests/*.bats file: `load helpers`.
 # ETLKIT_BIN   where the tools are (bin/ or bin/asan/)
-# SHARED       ../shared beside the project (corpus, docs, tools)
-# CORPUS       $SHARED/corpus
+# ROOT         the project
+# CORPUS       the real traces (tests/corpus/locate.bash: $ETLKIT_CORPUS,
+#              ../shared/corpus, or the cache `make corpus` fills); empty
+#              when there is none
+# CENSUS       the project's expected counts for each corpus trace
+# GEN_FOLDED   the deterministic synthetic folded-stack generator
 # T            a fresh scratch directory for this test
-: "${ETLKIT_BIN:=$BATS_TEST_DIRNAME/../bin}"
-SHARED="${ETLKIT_SHARED:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)/shared}"
-CORPUS="$SHARED/corpus"
+ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+: "${ETLKIT_BIN:=$ROOT/bin}"
+. "$ROOT/tests/corpus/locate.bash"
+CORPUS=$(corpus_dir "$ROOT") || CORPUS=""
+CENSUS="$ROOT/tests/corpus/census"
+GEN_FOLDED="$ROOT/tests/tools/gen_folded.py"
 PATH="$ETLKIT_BIN:$PATH"
-export ETLKIT_BIN SHARED CORPUS PATH
+export ETLKIT_BIN ROOT CORPUS CENSUS GEN_FOLDED PATH
 
 setup() {
 	T="$BATS_TEST_TMPDIR"
@@ -24,9 +31,10 @@ fail() {
 # corpus may use this to pick a smaller input.
 asan() { [ -n "${ETLKIT_ASAN:-}" ]; }
 
-# The corpus is required: without it the suite must fail, not skip.
+# The corpus is required: without it the suite must fail, not skip
+# (tests/run.sh stops before bats with the same one line).
 require_corpus() {
-	[ -d "$CORPUS" ] || fail "corpus not found at $CORPUS (../shared beside the project)"
+	[ -n "$CORPUS" ] || fail "$CORPUS_HINT"
 }
 
 # unzip_member ZIP NAME DEST: extract a member of a zip (python3 stdlib).

@@ -55,7 +55,7 @@ close() { awk -v a="$1" -v b="$2" -v e="${3:-0.000001}" 'BEGIN { d = a - b; if (
 	require_corpus
 	local name path member bad=""
 	while IFS=$'\t' read -r name path member; do
-		c="$CORPUS/census/$name.txt"
+		c="$CENSUS/$name.txt"
 		[ -e "$c" ] || fail "no census $c"
 		parsed=$(sed -n 's/^events parsed: \([0-9]*\).*/\1/p' "$c")
 		# StackWalk events become the stack column of their event, and
@@ -247,7 +247,7 @@ close() { awk -v a="$1" -v b="$2" -v e="${3:-0.000001}" 'BEGIN { d = a - b; if (
 	rm -f "$T/big.etl" "$T/out"
 	[ "$rss" -lt 65536 ] || fail "etl2evt peak RSS $rss kB on a 575 MB compressed trace"
 	# 1 GB of folded stacks, 2000 distinct: memory follows the stacks
-	python3 "$SHARED/tools/gen_folded.py" --size 1G --seed 1 --distinct 2000 >"$T/big.folded"
+	python3 "$GEN_FOLDED" --size 1G --seed 1 --distinct 2000 >"$T/big.folded"
 	want=$(foldsum "$T/big.folded")
 	rss=$(peak_rss_kb stackfold "$T/big.folded")
 	rm -f "$T/big.folded"

@@ -281,7 +281,7 @@ first_row() { awk -F'\t' 'NR == 3 { print $1, $10, $9, ($4 > 0) }' <<<"$output";
 
 @test "gen_folded data: every row agrees with an independent implementation of §2.8" {
 	# the two halves of one file, with ndis.sys's stacks three times heavier in the second
-	python3 "$SHARED/tools/gen_folded.py" --size 4M --seed 3 >"$T/g"
+	python3 "$GEN_FOLDED" --size 4M --seed 3 >"$T/g"
 	n=$(wc -l <"$T/g")
 	head -n $((n / 2)) "$T/g" >"$T/a"
 	tail -n +$((n / 2 + 1)) "$T/g" | awk '/ndis.sys/ { $NF = $NF * 3 } { print }' >"$T/b"

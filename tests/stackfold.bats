@@ -321,7 +321,7 @@ check_folded() {
 }
 
 @test "Decision 3: grouping and folding conserve the total exactly (generated 2 MB)" {
-	python3 "$SHARED/tools/gen_folded.py" --size 2M --seed 3 >"$T/in"
+	python3 "$GEN_FOLDED" --size 2M --seed 3 >"$T/in"
 	in=$(total "$T/in")
 	for opts in "" "--preset=module" "--preset=module-entries" "--preset=class-entries" \
 	    "--preset=perfview" "--fold-pct=5 --preset=module" "-f %Dispatcher -g {%}!=>M" ; do
@@ -445,7 +445,7 @@ check_folded() {
 }
 
 @test "generated folded file: every line valid for all three consumers after module grouping" {
-	python3 "$SHARED/tools/gen_folded.py" --size 1M --seed 5 >"$T/in"
+	python3 "$GEN_FOLDED" --size 1M --seed 5 >"$T/in"
 	stackfold --preset=module-entries --roots=none "$T/in" >"$T/out"
 	check_folded "$T/out"
 	[ "$(wc -l <"$T/out")" -gt 10 ]

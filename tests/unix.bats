@@ -3,8 +3,8 @@
 # installs): --help/--version on stdout with exit 0, an unknown option exits
 # 2 with a message prefixed by the tool's name, `| head -1` ends quietly,
 # a full disk (/dev/full) is an error and never a silently short output,
-# -o FILE writes the same bytes as stdout, a man page docs/TOOL.1 that groff
-# renders without warnings, and `make install PREFIX=...` installs it all.
+# -o FILE writes the same bytes as stdout, and a man page docs/TOOL.1 that
+# groff renders without warnings (tests/install.bats installs them).
 #
 # Each test walks the list of shipped tools.  A tool whose source
 # filters/NAME.c is in the repository but whose binary is missing in
@@ -208,25 +208,6 @@ args() {
 		[ ! -s "$T/err" ] || bad="$bad $t($(head -c 120 "$T/err"))"
 		grep -q "^\.TH  *\"\?$(tr a-z A-Z <<<"$t")\"\?  *\"\?1" "$m" || bad="$bad $t(.TH is not '$(tr a-z A-Z <<<"$t") 1')"
 		grep -qi '^\.SH  *"\?EXIT STATUS' "$m" || bad="$bad $t(no EXIT STATUS section)"
-	done
-	[ -z "$bad" ] || fail "bad:$bad"
-}
-
-@test "unix: make install PREFIX=... installs every tool and its man page, and they run" {
-	local t bad=""
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$REPO" -o all BIN="$ETLKIT_BIN" install PREFIX="$T/p" >"$T/log" 2>&1 ||
-		fail "make install failed: $(tail -5 "$T/log")"
-	for t in $(tools 2>/dev/null); do
-		[ -x "$T/p/bin/$t" ] || { bad="$bad $t(not installed)"; continue; }
-		[ "$("$T/p/bin/$t" --version)" = "$t (etlkit) $(sed -n 's/^VERSION *= *//p' "$REPO/Makefile")" ] || bad="$bad $t(installed --version)"
-		[ -f "$T/p/share/man/man1/$t.1" ] || defect "$t" man "no man page installed"
-	done
-	# (-o all: install what is in $ETLKIT_BIN, never rebuild it with other flags)
-	# test tools (tests/tools/*.c) are not installed
-	for f in "$REPO"/tests/tools/*.c; do
-		t=$(basename "$f" .c)
-		[ ! -e "$T/p/bin/$t" ] || bad="$bad $t(test tool installed)"
-		[ ! -e "$T/p/share/man/man1/$t.1" ] || bad="$bad $t.1(test tool's man page installed)"
 	done
 	[ -z "$bad" ] || fail "bad:$bad"
 }

@@ -8,7 +8,7 @@
 #      AGG_BENCH_SIZE (per scenario, default 25M).
 set -eu
 bin=${ETLKIT_BIN:?}
-gen="$ETLKIT_SHARED/tools/gen_folded.py"
+gen="$ETLKIT_ROOT/tests/tools/gen_folded.py"
 tmp=${BENCH_TMP:-/tmp/etlkit-bench}/aggregate
 size=${AGG_BENCH_SIZE:-25M}
 mkdir -p "$tmp"
@@ -48,7 +48,7 @@ report "aggregate -M (2 partials)" "$(best "$bin/aggregate" -M -o /dev/null "$tm
 echo "distinct (scenario, stack) lines: $(wc -l <"$tmp/p1") + $(wc -l <"$tmp/p2")"
 
 # etlkit-run over the corpus ETL traces: conversion in parallel, then a fully cached run
-corpus=$ETLKIT_SHARED/corpus
+corpus=$ETLKIT_CORPUS
 if [ -d "$corpus" ]; then
 	w=$tmp/run
 	rm -rf "$w"

@@ -4,7 +4,7 @@
 # Env: ETLKIT_BIN, ETLKIT_SHARED, BENCH_TMP (see tests/bench.sh).
 set -eu
 bin=${ETLKIT_BIN:?}
-gen="$ETLKIT_SHARED/tools/gen_folded.py"
+gen="$ETLKIT_ROOT/tests/tools/gen_folded.py"
 tmp=${BENCH_TMP:-/tmp/etlkit-bench}
 size=${DIFF_BENCH_SIZE:-50M}
 mkdir -p "$tmp"

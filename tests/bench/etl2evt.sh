@@ -7,7 +7,7 @@
 # time, and peak RSS (which includes the mapped file).
 set -eu
 bin=${ETLKIT_BIN:?}
-corpus=${ETLKIT_SHARED:?}/corpus
+corpus=${ETLKIT_CORPUS:?}
 tmp=${BENCH_TMP:-/tmp}
 python3 - "$corpus" "$tmp" <<'PY'
 import sys, zipfile

@@ -25,7 +25,6 @@
 #      (default "100M 500M 1G 2G"), MEMORY_CAP_MB (default 1024).
 set -eu
 bin=${ETLKIT_BIN:?}
-shared=${ETLKIT_SHARED:?}
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=${BENCH_TMP:-/tmp/etlkit-bench}/memory
 etl_repeats=${MEMORY_ETL_REPEATS-1 4 20 80}
@@ -106,13 +105,13 @@ to_evt() {
 }
 for s in $folded_sizes; do
 	f="$tmp/gen-$s-d$distinct.folded"
-	[ -s "$f" ] || python3 "$shared/tools/gen_folded.py" --size "$s" --seed 1 --distinct "$distinct" >"$f"
+	[ -s "$f" ] || python3 "$ETLKIT_ROOT/tests/tools/gen_folded.py" --size "$s" --seed 1 --distinct "$distinct" >"$f"
 	measure "stackfold folded ($(distinct "$f"))" "$f" "$bin/stackfold" "$f"
 	rm -f "$f"
 done
 for s in $folded_sizes; do
 	f="$tmp/gen-$s.folded"
-	[ -s "$f" ] || python3 "$shared/tools/gen_folded.py" --size "$s" --seed 1 >"$f"
+	[ -s "$f" ] || python3 "$ETLKIT_ROOT/tests/tools/gen_folded.py" --size "$s" --seed 1 >"$f"
 	measure "stackfold folded ($(distinct "$f"))" "$f" "$bin/stackfold" "$f"
 	measure "stackfold --preset=module folded" "$f" "$bin/stackfold" --preset=module "$f"
 	e="$tmp/gen-$s.evt"

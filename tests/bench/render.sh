@@ -16,7 +16,7 @@ tmp=${BENCH_TMP:-/tmp/etlkit-bench}/render
 size=${RENDER_BENCH_SIZE:-100M}
 mkdir -p "$tmp"
 in="$tmp/folded-$size-1"
-[ -s "$in" ] || python3 "$ETLKIT_SHARED/tools/gen_folded.py" --size "$size" --seed 1 > "$in"
+[ -s "$in" ] || python3 "$ETLKIT_ROOT/tests/tools/gen_folded.py" --size "$size" --seed 1 > "$in"
 bytes=$(wc -c < "$in")
 mb=$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }')
 

@@ -47,6 +47,6 @@ report "render pmu --tsv" "$vb" "$nev" "$(best "$bin/render" pmu --tsv "$tmp/wpe
 net="$tmp/net.4.5.2.x64.etl"
 if [ ! -s "$net" ]; then
 	python3 -c 'import sys,zipfile; open(sys.argv[2],"wb").write(zipfile.ZipFile(sys.argv[1]).read("net.4.5.2.x64.etl"))' \
-	    "$ETLKIT_SHARED/corpus/perfview/net.4.5.2.x64.etl.zip" "$net"
+	    "$ETLKIT_CORPUS/perfview/net.4.5.2.x64.etl.zip" "$net"
 fi
 report "tdhdump -s net.4.5.2.x64" "$(wc -c < "$net")" 66394 "$(best "$bin/tdhdump" -s "$net")"

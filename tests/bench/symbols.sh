@@ -9,7 +9,7 @@
 #      SYM_BENCH_LOOKUPS (default 1000000).
 set -eu
 bin=${ETLKIT_BIN:?}
-corpus="$ETLKIT_SHARED/corpus"
+corpus="$ETLKIT_CORPUS"
 tmp=${BENCH_TMP:-/tmp/etlkit-bench}/symbols
 n=${SYM_BENCH_LOOKUPS:-1000000}
 [ -n "${SYM_BENCH_KEEP:-}" ] || rm -rf "$tmp"
