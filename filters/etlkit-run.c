@@ -1312,7 +1312,9 @@ cmp_out_file(const void *a, const void *b)
 	const struct out_file *x = a, *y = b;
 	int c = strcmp(x->path, y->path);
 
-	return c ? c : x->out - y->out;
+	if (c == 0)
+		c = x->out - y->out;
+	return c ? c : strcmp(x->scen ? x->scen : "", y->scen ? y->scen : "");
 }
 
 /*
