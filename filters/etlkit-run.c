@@ -456,6 +456,10 @@ command_text(const struct job *j)
 	int i, a;
 
 	s[0] = '\0';
+	if (j->state == J_SKIPPED) {
+		free(s);
+		return xasprintf("(skipped: %s) %s", j->error, j->trace);
+	}
 	if (j->ncmd == 0) {
 		free(s);
 		return xasprintf("(copy) %s", j->trace);
@@ -1810,15 +1814,18 @@ main(int argc, char **argv)
 		for (i = 0; i < njobs; i++)
 			if (!todo_only || jobs[i].state == J_TODO) {
 				char *cmd = command_text(&jobs[i]), *c;
+				/* one job, one line, six tabs: names are escaped as in run-report.tsv */
+				char *name = escaped(jobs[i].name), *trace = escaped(jobs[i].trace);
 
 				for (c = cmd; *c; c++)
 					if ((unsigned char)*c < 0x20)
-						*c = '?';	/* one job, one line, six tabs */
+						*c = '?';
 				printf("%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i + 1, jobs[i].key,
 				    jobs[i].state == J_TODO ? "todo" : jobs[i].state == J_CACHED ?
-				    "cached" : "failed", pl->prod[jobs[i].prod].name, jobs[i].name,
-				    jobs[i].trace, cmd);
+				    "cached" : "failed", pl->prod[jobs[i].prod].name, name, trace, cmd);
 				free(cmd);
+				free(name);
+				free(trace);
 			}
 		if (fflush(stdout) != 0 || ferror(stdout))
 			cli_fatal("write error: %s", strerror(errno));

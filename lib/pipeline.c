@@ -840,7 +840,12 @@ pl_load(const char *path)
 		fclose(fp);
 		return NULL;
 	}
-	rewind(fp);
+	if (fseek(fp, 0, SEEK_SET) != 0) {
+		cli_warn("%s: cannot read the file twice (%s): give a regular file", path,
+		    strerror(errno));
+		fclose(fp);
+		return NULL;
+	}
 	if (!yaml_parser_initialize(&parser))
 		cli_fatal("cannot initialise libyaml");
 	yaml_parser_set_input_file(&parser, fp);
