@@ -34,6 +34,7 @@
 #include "scenagg.h"
 #include "sha256.h"
 #include "stacks.h"
+#include "zip.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -58,10 +59,13 @@
 #include <zlib.h>
 
 enum trace_type { T_ETL, T_EVT, T_FOLDED };
-enum job_state { J_TODO, J_CACHED, J_FAILED_CACHED, J_CONVERTED, J_FAILED, J_TIMEOUT };
+/* J_SKIPPED: a matched path that is no trace (dangling link, FIFO...): reported, never opened */
+enum job_state {
+	J_TODO, J_CACHED, J_FAILED_CACHED, J_CONVERTED, J_FAILED, J_TIMEOUT, J_SKIPPED
+};
 
 static const char *const state_names[] = {
-	"todo", "reused", "reused", "converted", "failed", "timeout"
+	"todo", "reused", "reused", "converted", "failed", "timeout", "skipped"
 };
 
 #define MAX_CHAIN 3
@@ -171,18 +175,57 @@ find_tool(const char *name)
 /* ------------------------------------------------------------------ */
 /* jobs                                                                */
 
+/* A control byte that text (folded stacks, evt) never holds raw. */
+static int
+has_binary_byte(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (((unsigned char)s[i] < 0x20 && s[i] != '\t' && s[i] != '\r') || s[i] == 0x7f)
+			return 1;
+	return 0;
+}
+
+/*
+ * What a trace is, from its content, not its name (".diagsession",
+ * ".ETL.zip" and renamed files are common): a zip (PerfView .etl.zip,
+ * Visual Studio .diagsession) or binary bytes go to etl2evt, which
+ * reads ETL and zips and says what else it is; text (plain or gzip,
+ * as the line reader sees it) is evt when it starts with an evt
+ * header, else folded stacks.
+ */
 static enum trace_type
 trace_type(const char *path)
 {
-	size_t n = strlen(path);
+	unsigned char magic[4];
+	struct linereader *lr;
+	char *line;
+	size_t len;
+	int fd = open(path, O_RDONLY | O_NONBLOCK), zip;
+	enum trace_type type = T_FOLDED;
 
-#define ENDS(s) (n >= sizeof(s) - 1 && strcmp(path + n - (sizeof(s) - 1), s) == 0)
-	if (ENDS(".etl") || ENDS(".etl.zip") || ENDS(".ETL") || ENDS(".diagsession.zip"))
+	if (fd < 0)
+		return T_ETL;	/* etl2evt reports why it cannot be read */
+	zip = read_full_at(fd, magic, sizeof(magic), 0) == 0 && zip_magic(magic, sizeof(magic));
+	close(fd);
+	if (zip)
 		return T_ETL;
-	if (ENDS(".evt") || ENDS(".evt.gz"))
-		return T_EVT;
-	return T_FOLDED;
-#undef ENDS
+	if ((lr = lr_open(path)) == NULL)
+		return T_ETL;
+	while ((line = lr_next(lr, &len)) != NULL) {
+		if (len == 0)
+			continue;
+		if (has_binary_byte(line, len))
+			type = T_ETL;
+		else if (evt_classify(line, len) == EVT_HEADER)
+			type = T_EVT;
+		break;
+	}
+	if (lr_error(lr))
+		type = T_ETL;
+	lr_close(lr);
+	return type;
 }
 
 static void
@@ -373,6 +416,10 @@ command_text(const struct job *j)
 	int i, a;
 
 	s[0] = '\0';
+	if (j->state == J_SKIPPED) {
+		free(s);
+		return xasprintf("(skipped: %s) %s", j->error, j->trace);
+	}
 	if (j->ncmd == 0) {
 		free(s);
 		return xasprintf("(copy) %s", j->trace);
@@ -396,8 +443,13 @@ command_text(const struct job *j)
 	return s;
 }
 
+/*
+ * Adds the job of product PROD for TRACE.  SKIP_WHY non-NULL: the path
+ * is no trace; the job is reported as failed with that reason and
+ * nothing ever opens the path.
+ */
 static void
-add_job(int scen, const char *name, const char *trace, int prod)
+add_job(int scen, const char *name, const char *trace, int prod, const char *skip_why)
 {
 	struct job *j;
 
@@ -415,10 +467,58 @@ add_job(int scen, const char *name, const char *trace, int prod)
 		    trace + n + 1 : trace);
 	}
 	j->prod = prod;
-	j->type = trace_type(trace);
-	build_chain(j);
-	build_settings(j);
+	if (skip_why) {
+		j->state = J_SKIPPED;
+		j->status = xstrdup("failed");
+		j->error = xstrdup(skip_why);
+		j->settings = xstrdup("");
+	} else {
+		j->type = trace_type(trace);
+		build_chain(j);
+		build_settings(j);
+	}
 	rc_key(j->key, pl->prod[prod].name, j->trace_id, j->settings);
+}
+
+/*
+ * Why a matched PATH is not a trace, or NULL when it is a regular file
+ * (following links).  Directories are not traces either, but a glob
+ * over a folder of traces meets them normally: *IS_DIR tells the caller to
+ * pass over them.
+ */
+static const char *
+not_a_trace(const char *path, int *is_dir)
+{
+	struct stat st, lst;
+
+	*is_dir = 0;
+	if (stat(path, &st) != 0) {
+		if (errno == ENOENT && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
+			return "dangling symbolic link (its target does not exist)";
+		return strerror(errno);
+	}
+	if (S_ISREG(st.st_mode))
+		return NULL;
+	if (S_ISDIR(st.st_mode)) {
+		*is_dir = 1;
+		return "a directory";
+	}
+	if (S_ISFIFO(st.st_mode))
+		return "a FIFO, not a regular file (never opened: reading it could block the run)";
+	if (S_ISSOCK(st.st_mode))
+		return "a socket, not a regular file";
+	return "a device, not a regular file";
+}
+
+/* S escaped as evt values are (docs/evt-format.md §4): one line, no raw control byte. */
+static char *
+escaped(const char *s)
+{
+	size_t n = strlen(s);
+	char *e = xmalloc(3 * n + 1);
+
+	e[evt_escape(e, s, n, 0)] = '\0';
+	return e;
 }
 
 static int
@@ -452,18 +552,27 @@ expand_scenarios(void)
 			if (r != 0)
 				cli_fatal("%s:%d: cannot expand '%s'", pl->file, sc->line, sc->files.v[f]);
 			for (k = 0; k < g.gl_pathc; k++) {
-				const char *path = g.gl_pathv[k];
-				struct stat st;
+				const char *path = g.gl_pathv[k], *why;
 				char *name;
+				int is_dir;
 
-				if (excluded(sc, path) || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+				if (excluded(sc, path))
 					continue;
+				why = not_a_trace(path, &is_dir);
+				if (is_dir)
+					continue;
+				if (why) {
+					char *e = escaped(path);
+
+					cli_warn("%s:%d: %s: skipped: %s", pl->file, sc->line, e, why);
+					free(e);
+				}
 				name = scenagg_name_from_path(path, sc->files.v[f], sc->name);
 				if (name == NULL)
 					name = scenagg_name_from_path(path, NULL, sc->name);
 				found++;
 				for (p = 0; p < pl->nprod; p++)
-					add_job(s, name, path, p);
+					add_job(s, name, path, p, why);
 				free(name);
 			}
 			globfree(&g);
@@ -700,7 +809,25 @@ utc_now(void)
 	return xstrdup(buf);
 }
 
-/* Converts job J into the cache.  Exit status: 0 ok, 1 partial, 2 failed. */
+/* Does the result at PATH hold no stack and no event (only headers and comments)? */
+static int
+result_is_empty(const char *path)
+{
+	struct linereader *lr = lr_open(path);
+	char *line;
+	size_t len;
+	int empty = 1;
+
+	if (lr == NULL)
+		return 0;
+	while (empty && (line = lr_next(lr, &len)) != NULL)
+		if (evt_classify(line, len) == EVT_EVENT)
+			empty = 0;
+	lr_close(lr);
+	return empty;
+}
+
+/* Converts job J into the cache.  Exit status: 0 ok (or empty), 1 partial, 2 failed. */
 static int
 convert(struct job *j)
 {
@@ -764,6 +891,12 @@ convert(struct job *j)
 			cli_fatal("%s: %s", res, strerror(errno));
 		if (stat(res, &st) == 0)
 			r.result_size = (uint64_t)st.st_size;
+		if (status == 0 && result_is_empty(res)) {
+			/* a trace with nothing of this kind is a result, not a failure */
+			r.status = "empty";
+			r.error = xstrdup("no stacks or events in the result: the trace holds nothing "
+			    "this step selects (for CPU stacks: no samples)");
+		}
 	} else
 		unlink(tmp);
 	rc_write(rec, &r);
@@ -893,7 +1026,7 @@ run_jobs(int *todo, int ntodo, int parallel)
 static void
 settle(struct job *j)
 {
-	if (check_cache(j, 0) != J_TODO)
+	if (j->state == J_SKIPPED || check_cache(j, 0) != J_TODO)
 		return;
 	free(j->status);
 	free(j->error);
@@ -1082,19 +1215,127 @@ scratch_evt(int prod, int yaml_line, const char *scen)
 	return path;
 }
 
-/* Replaces "{scenario}" in PATH by NAME ('/' made safe); malloc'ed. */
+/*
+ * Replaces "{scenario}" in PATH (OUTDIR/NAME) by the scenario's name,
+ * kept a plain file name in OUTDIR: '/' becomes '_', and so does a
+ * leading '.' (hidden names are the run's temporaries).  An empty result
+ * is "_".  malloc'ed.
+ */
 static char *
 scenario_path(const char *path, const char *name)
 {
 	const char *at = strstr(path, "{scenario}");
-	char *safe = xstrdup(name), *p, *r;
+	char *safe = xstrdup(name), *p, *r, *base;
 
 	for (p = safe; *p; p++)
 		if (*p == '/')
 			*p = '_';
 	r = xasprintf("%.*s%s%s", (int)(at - path), path, safe, at + 10);
 	free(safe);
+	base = strrchr(r, '/') + 1;
+	if (*base == '\0') {
+		safe = r;
+		r = xasprintf("%s_", safe);
+		free(safe);
+	} else if (*base == '.')
+		*base = '_';
 	return r;
+}
+
+enum name_filter { ALL_JOBS, USABLE_JOBS, JOBS_WITH_DATA };
+
+/* The distinct scenario names of product PROD's jobs (those WHICH selects), sorted; *N set. */
+static char **
+scenario_names(int prod, enum name_filter which, int *n)
+{
+	char **names = xmalloc(((size_t)njobs + 1) * sizeof(*names));
+	int i, k = 0, m = 0;
+
+	for (i = 0; i < njobs; i++)
+		if (jobs[i].prod == prod && (which == ALL_JOBS || (job_usable(&jobs[i]) &&
+		    (which == USABLE_JOBS || strcmp(jobs[i].status, "empty") != 0))))
+			names[k++] = jobs[i].name;
+	qsort(names, (size_t)k, sizeof(*names), cmp_str);
+	for (i = 0; i < k; i++)
+		if (m == 0 || strcmp(names[m - 1], names[i]) != 0)
+			names[m++] = names[i];
+	*n = m;
+	return names;
+}
+
+/* One file an output writes: for SCEN (NULL: the output over all scenarios). */
+struct out_file {
+	char *path;
+	int out;
+	const char *scen;
+};
+
+static int
+cmp_out_file(const void *a, const void *b)
+{
+	const struct out_file *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+
+	if (c == 0)
+		c = x->out - y->out;
+	return c ? c : strcmp(x->scen ? x->scen : "", y->scen ? y->scen : "");
+}
+
+/*
+ * Two scenarios whose names differ only where file names cannot ('a/b'
+ * and 'a_b') would write one "{scenario}" file, the second silently
+ * replacing the first.  Lists every file the outputs will write and
+ * reports each clash, naming both scenarios.  Returns how many.
+ */
+static int
+output_collisions(void)
+{
+	struct out_file *f = NULL;
+	size_t n = 0, k;
+	int i, m, nnames, clashes = 0;
+
+	for (i = 0; i < pl->nout; i++) {
+		const struct pl_output *o = &pl->out[i];
+		char **names;
+
+		if (strstr(o->path, "{scenario}") == NULL) {
+			f = xrealloc(f, (n + 1) * sizeof(*f));
+			f[n++] = (struct out_file){ xstrdup(o->path), i, NULL };
+			continue;
+		}
+		names = scenario_names(o->product, ALL_JOBS, &nnames);
+		f = xrealloc(f, (n + (size_t)nnames + 1) * sizeof(*f));
+		for (m = 0; m < nnames; m++)
+			f[n++] = (struct out_file){ scenario_path(o->path, names[m]), i, names[m] };
+		free(names);
+	}
+	qsort(f, n, sizeof(*f), cmp_out_file);
+	for (k = 1; k < n; k++) {
+		const struct out_file *a = &f[k - 1], *b = &f[k];
+		char *ea, *eb, *ep;
+
+		if (strcmp(a->path, b->path) != 0 || (a->scen == NULL && b->scen == NULL))
+			continue;
+		ea = escaped(a->scen ? a->scen : "");
+		eb = escaped(b->scen ? b->scen : "");
+		ep = escaped(b->path);
+		if (a->scen && b->scen)
+			cli_warn("%s:%d: scenarios '%s' and '%s' would both write %s; give them "
+			    "names that differ as file names too", pl->file, pl->out[b->out].line,
+			    ea, eb, ep);
+		else
+			cli_warn("%s:%d: scenario '%s' would write %s, the file of the output at "
+			    "line %d", pl->file, pl->out[a->scen ? a->out : b->out].line,
+			    a->scen ? ea : eb, ep, pl->out[a->scen ? b->out : a->out].line);
+		free(ea);
+		free(eb);
+		free(ep);
+		clashes++;
+	}
+	for (k = 0; k < n; k++)
+		free(f[k].path);
+	free(f);
+	return clashes;
 }
 
 /*
@@ -1105,22 +1346,11 @@ scenario_path(const char *path, const char *name)
 static int
 write_dpc_reports(const struct pl_output *o)
 {
-	char **names = NULL, *argv[MAX_ARGV + 8];
-	int nnames = 0, i, k, rc = 0, per_file = strstr(o->path, "{scenario}") != NULL;
+	char **names, *argv[MAX_ARGV + 8];
+	int nnames, i, k, rc = 0, per_file = strstr(o->path, "{scenario}") != NULL;
 	struct atomic_out ao;
 
-	for (i = 0; i < njobs; i++) {
-		if (jobs[i].prod != o->product || !job_usable(&jobs[i]))
-			continue;
-		for (k = 0; k < nnames; k++)
-			if (strcmp(names[k], jobs[i].name) == 0)
-				break;
-		if (k == nnames) {
-			names = xrealloc(names, (size_t)(nnames + 1) * sizeof(*names));
-			names[nnames++] = jobs[i].name;
-		}
-	}
-	qsort(names, (size_t)nnames, sizeof(*names), cmp_str);
+	names = scenario_names(o->product, USABLE_JOBS, &nnames);
 	if (!per_file)
 		ao_open(&ao, o->path);
 	for (k = 0; k < nnames; k++) {
@@ -1227,25 +1457,16 @@ write_one_output(const struct pl_output *o, const char *scen, const char *path)
 static int
 write_output(const struct pl_output *o)
 {
-	char **names = NULL;
-	int nnames = 0, i, k, rc = 0;
+	char **names;
+	int nnames, k, rc = 0;
 
 	if (o->type == PL_OUT_DPC_REPORT)
 		return write_dpc_reports(o);
 	if (strstr(o->path, "{scenario}") == NULL)
 		return write_one_output(o, NULL, o->path);
-	for (i = 0; i < njobs; i++) {
-		if (jobs[i].prod != o->product || !job_usable(&jobs[i]))
-			continue;
-		for (k = 0; k < nnames; k++)
-			if (strcmp(names[k], jobs[i].name) == 0)
-				break;
-		if (k == nnames) {
-			names = xrealloc(names, (size_t)(nnames + 1) * sizeof(*names));
-			names[nnames++] = jobs[i].name;
-		}
-	}
-	qsort(names, (size_t)nnames, sizeof(*names), cmp_str);
+	/* a flame graph of no samples cannot be drawn: an empty scenario has none */
+	names = scenario_names(o->product, o->type == PL_OUT_FLAMEGRAPH ? JOBS_WITH_DATA :
+	    USABLE_JOBS, &nnames);
 	for (k = 0; k < nnames; k++) {
 		char *path = scenario_path(o->path, names[k]);
 
@@ -1271,19 +1492,50 @@ write_report(void)
 	ob_puts(&ao.ob, "scenario\ttrace\tstep\taction\tstatus\tseconds\terror\n");
 	for (i = 0; i < njobs; i++) {
 		struct job *j = &jobs[i];
-		char *err = j->error ? xstrdup(j->error) : xstrdup("");
-		char *p;
+		/* names come from file names: a tab, newline or ESC in one must not make rows */
+		char *name = escaped(j->name), *trace = escaped(j->trace);
+		char *err = escaped(j->error ? j->error : "");
 
-		for (p = err; *p; p++)
-			if (*p == '\t' || *p == '\n')
-				*p = ' ';
-		ob_printf(&ao.ob, "%s\t%s\t%s\t%s\t%s\t%.3f\t%s\n", j->name, j->trace,
+		ob_printf(&ao.ob, "%s\t%s\t%s\t%s\t%s\t%.3f\t%s\n", name, trace,
 		    pl->prod[j->prod].name, state_names[j->state], j->status ? j->status : "failed",
 		    j->seconds, err);
+		free(name);
+		free(trace);
 		free(err);
 	}
 	ao_commit(&ao);
 	free(path);
+}
+
+struct job_counts {
+	int converted, skipped, failed, partial, empty;
+};
+
+/* Counts job J and reports it on stderr unless it is clean. */
+static void
+report_job(const struct job *j, struct job_counts *count)
+{
+	char *trace = escaped(j->trace), *name = escaped(j->name);
+	const char *step = pl->prod[j->prod].name;
+
+	if (j->state == J_CONVERTED || j->state == J_FAILED || j->state == J_TIMEOUT)
+		count->converted++;
+	if (j->state == J_SKIPPED) {
+		count->skipped++;
+		count->failed++;
+		cli_warn("FAILED %s (scenario '%s', step %s): %s", trace, name, step, j->error);
+	} else if (strcmp(j->status, "failed") == 0) {
+		count->failed++;
+		cli_warn("FAILED %s (scenario '%s', step %s): %s [log: %s/%s.log]", trace, name,
+		    step, j->error ? j->error : "?", pl->cache, j->key);
+	} else if (strcmp(j->status, "partial") == 0) {
+		count->partial++;
+		cli_warn("partial %s (scenario '%s', step %s): %s", trace, name, step,
+		    j->error ? j->error : "some input skipped");
+	} else if (strcmp(j->status, "empty") == 0)
+		count->empty++;
+	free(trace);
+	free(name);
 }
 
 /* Finds a job by 1-based index or key. */
@@ -1422,7 +1674,8 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	int parallel = 0, list = 0, todo_only = 0, emit = 0, merge_only = 0, ch, i;
-	int *todo, ntodo = 0, nfailed = 0, npartial = 0, nconverted = 0, empty, status = 0;
+	int *todo, ntodo = 0, empty, status = 0;
+	struct job_counts count = { 0, 0, 0, 0, 0 };
 	const char *run_one = NULL;
 
 	cli_init(argv[0]);
@@ -1489,6 +1742,8 @@ main(int argc, char **argv)
 	empty = expand_scenarios();
 	if (njobs == 0)
 		cli_fatal("%s: no trace matches any scenario", pl->file);
+	if (output_collisions() > 0)
+		exit(EXIT_FATAL);
 	if (!list) {
 		/* --list-jobs only reads: it creates and removes nothing */
 		if (rc_mkdirs(pl->cache) != 0)
@@ -1500,6 +1755,8 @@ main(int argc, char **argv)
 	for (i = 0; i < njobs; i++) {
 		int k;
 
+		if (jobs[i].state == J_SKIPPED)
+			continue;
 		jobs[i].state = check_cache(&jobs[i], opt_retry);
 		if (jobs[i].state != J_TODO)
 			continue;
@@ -1517,15 +1774,18 @@ main(int argc, char **argv)
 		for (i = 0; i < njobs; i++)
 			if (!todo_only || jobs[i].state == J_TODO) {
 				char *cmd = command_text(&jobs[i]), *c;
+				/* one job, one line, six tabs: names are escaped as in run-report.tsv */
+				char *name = escaped(jobs[i].name), *trace = escaped(jobs[i].trace);
 
 				for (c = cmd; *c; c++)
 					if ((unsigned char)*c < 0x20)
-						*c = '?';	/* one job, one line, six tabs */
+						*c = '?';
 				printf("%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i + 1, jobs[i].key,
 				    jobs[i].state == J_TODO ? "todo" : jobs[i].state == J_CACHED ?
-				    "cached" : "failed", pl->prod[jobs[i].prod].name, jobs[i].name,
-				    jobs[i].trace, cmd);
+				    "cached" : "failed", pl->prod[jobs[i].prod].name, name, trace, cmd);
 				free(cmd);
+				free(name);
+				free(trace);
 			}
 		if (fflush(stdout) != 0 || ferror(stdout))
 			cli_fatal("write error: %s", strerror(errno));
@@ -1574,28 +1834,20 @@ main(int argc, char **argv)
 	for (i = 0; i < pl->nout; i++)
 		if (write_output(&pl->out[i]) != 0)
 			status = EXIT_PARTIAL;
-	for (i = 0; i < njobs; i++) {
-		struct job *j = &jobs[i];
-
-		if (j->state == J_CONVERTED || j->state == J_FAILED || j->state == J_TIMEOUT)
-			nconverted++;
-		if (strcmp(j->status, "failed") == 0) {
-			nfailed++;
-			cli_warn("FAILED %s (scenario '%s', step %s): %s [log: %s/%s.log]", j->trace,
-			    j->name, pl->prod[j->prod].name, j->error ? j->error : "?", pl->cache, j->key);
-		} else if (strcmp(j->status, "partial") == 0) {
-			npartial++;
-			cli_warn("partial %s (scenario '%s', step %s): %s", j->trace, j->name,
-			    pl->prod[j->prod].name, j->error ? j->error : "some input skipped");
-		}
-	}
+	for (i = 0; i < njobs; i++)
+		report_job(&jobs[i], &count);
 	write_report();
 	if (!opt_quiet)
-		cli_warn("%d trace job%s: %d converted, %d reused, %d failed, %d partial; outputs in %s",
-		    njobs, njobs == 1 ? "" : "s", nconverted, njobs - nconverted, nfailed, npartial,
-		    pl->outdir);
-	if (nfailed || npartial || empty)
+		cli_warn("%d trace job%s: %d converted, %d reused, %d skipped, %d failed, %d partial, "
+		    "%d empty; outputs in %s", njobs, njobs == 1 ? "" : "s", count.converted,
+		    njobs - count.converted - count.skipped, count.skipped, count.failed,
+		    count.partial, count.empty, pl->outdir);
+	if (count.failed || count.partial || empty)
 		status = EXIT_PARTIAL;
+	if (count.failed == njobs) {
+		cli_warn("%s: every trace job failed: nothing was aggregated", pl->file);
+		status = EXIT_FATAL;
+	}
 	for (i = 0; i < njobs; i++) {
 		int c, a;
 

@@ -520,6 +520,18 @@ choose_poi(struct opts *o, struct procs *ps, const char *method)
 	return 0;
 }
 
+/* Did any process outside Idle have CPU samples? */
+static int
+any_samples(const struct procs *ps)
+{
+	int i;
+
+	for (i = 0; i < ps->n; i++)
+		if (ps->p[i].cpu > 0 && strcasecmp(ps->p[i].name, "Idle") != 0)
+			return 1;
+	return 0;
+}
+
 /* stdin is read twice for --poi: spool it to a temporary file */
 static int
 spool_stdin(void)
@@ -707,9 +719,15 @@ main(int argc, char **argv)
 		poi_scan(lr, &ps);
 		lr_close(lr);
 		if (choose_poi(&o, &ps, strcmp(o.poi, "auto") == 0 ? "first-long" : o.poi) < 0 &&
-		    (strcmp(o.poi, "auto") != 0 || choose_poi(&o, &ps, "most-cpu") < 0))
-			cli_fatal("%s: process of interest could not be located (--poi=%s)",
-			    strcmp(in, "-") == 0 ? "<stdin>" : in, o.poi);
+		    (strcmp(o.poi, "auto") != 0 || choose_poi(&o, &ps, "most-cpu") < 0)) {
+			/* a trace without CPU samples has no CPU stacks to select: that is a result */
+			if (any_samples(&ps))
+				cli_fatal("%s: process of interest could not be located (--poi=%s)",
+				    strcmp(in, "-") == 0 ? "<stdin>" : in, o.poi);
+			cli_warn("%s: no CPU samples outside Idle, so no process of interest "
+			    "(--poi=%s): every process kept", strcmp(in, "-") == 0 ? "<stdin>" : in,
+			    o.poi);
+		}
 		for (i = 0; i < ps.n; i++)
 			free(ps.p[i].name);
 		free(ps.p);

@@ -306,6 +306,153 @@ resolve_all(struct loader *ld, struct pl_strings *s)
 	}
 }
 
+/* ---------- what step and output arguments may say ---------- */
+
+/*
+ * The options a pipeline may pass to each tool.  Anything else is
+ * refused: an output file (-o) would write outside 'output' and leave
+ * the real output empty, a file argument (--palette-file, an extra
+ * trace) would read any file, --help/--version would replace the data.
+ * GNU getopt also takes unambiguous prefixes ("--out"), so names must
+ * match exactly.  --symbols is allowed: it only names directories in
+ * which PDB files are looked up by module name (docs/pipelines.md).
+ */
+struct pl_option {
+	char shortopt;		/* 0: long only */
+	const char *name;	/* NULL: end of table */
+	int has_arg;
+};
+
+#define STK_ALLOWED \
+	{ 0, "group", 1 }, { 0, "fold", 1 }, { 0, "include", 1 }, { 0, "exclude", 1 }, \
+	{ 0, "fold-pct", 1 }, { 0, "preset", 1 }, { 0, "chain-groups", 0 }, \
+	{ 0, "keep-addrs", 0 }, { 0, "kernel", 0 }, { 0, "roots", 1 }, { 0, "unit", 1 }, \
+	{ 0, "kind", 1 }, { 0, "decimals", 1 }, { 0, "no-scenario", 0 }
+#define DS_ALLOWED \
+	{ 0, "keep-ids", 0 }, { 0, "perf-ids", 0 }, { 0, "strip-hex", 0 }
+
+static const struct pl_option etl2evt_allowed[] = {
+	{ 'k', "kinds", 1 }, { 'p', "process", 1 }, { 's', "start", 1 }, { 'e', "end", 1 },
+	{ 0, "utc", 0 }, { 0, "full-paths", 0 }, { 0, "addrs", 0 }, { 0, "member", 1 },
+	{ 0, "symbols", 1 }, { 0, "no-symbols", 0 }, { 0, NULL, 0 }
+};
+static const struct pl_option evtfilter_allowed[] = {
+	{ 'p', "process", 1 }, { 't', "thread", 1 }, { 'C', "cpu", 1 }, { 'k', "kind", 1 },
+	{ 0, "start", 1 }, { 0, "end", 1 }, { 'i', "include", 1 }, { 'x', "exclude", 1 },
+	{ 0, "poi", 1 }, { 0, "keep-idle", 0 }, { 0, NULL, 0 }
+};
+/* stackfold's product must stay folded stacks: no --by-name/--tsv */
+static const struct pl_option stackfold_allowed[] = {
+	STK_ALLOWED, { 'g', "group", 1 }, { 'f', "fold", 1 }, { 'i', "include", 1 },
+	{ 'x', "exclude", 1 }, { 'p', "preset", 1 }, { 'k', "kernel", 0 }, { 's', "stats", 0 },
+	{ 0, NULL, 0 }
+};
+/* render flame and render dpc: everything but -o, --palette-file, --help, --version */
+static const struct pl_option render_allowed[] = {
+	STK_ALLOWED, { 0, "title", 1 }, { 0, "subtitle", 1 }, { 0, "width", 1 },
+	{ 0, "height", 1 }, { 0, "minwidth", 1 }, { 0, "fonttype", 1 }, { 0, "fontsize", 1 },
+	{ 0, "fontwidth", 1 }, { 0, "countname", 1 }, { 0, "nametype", 1 }, { 0, "colors", 1 },
+	{ 0, "palette", 1 }, { 0, "bgcolors", 1 }, { 0, "hash", 0 }, { 0, "cp", 0 },
+	{ 0, "reverse", 0 }, { 0, "inverted", 0 }, { 0, "icicle", 0 }, { 0, "flamechart", 0 },
+	{ 0, "negate", 0 }, { 0, "factor", 1 }, { 0, "total", 1 }, { 0, "notes", 1 },
+	{ 0, "diff", 1 }, { 0, "no-unescape", 0 }, { 0, "search-color", 1 }, { 0, "tsv", 0 },
+	{ 0, "min-percent", 1 }, { 'f', "frame", 1 }, { 0, "by", 1 }, { 0, "cpu", 1 },
+	{ 0, "dpc", 0 }, { 0, "isr", 0 }, { 0, "dpc-limit", 1 }, { 0, "isr-limit", 1 },
+	{ 'm', "module", 1 }, { 0, "label", 1 }, { 0, "log", 0 }, { 0, "max-depth", 1 },
+	{ 0, NULL, 0 }
+};
+static const struct pl_option diff_allowed[] = {
+	STK_ALLOWED, DS_ALLOWED, { 'f', "format", 1 }, { 'n', "normalize", 0 },
+	{ 0, "normalise", 0 }, { 'q', "quiet", 0 }, { 't', "totals", 0 }, { 0, "fractions", 0 },
+	{ 0, NULL, 0 }
+};
+static const struct pl_option overweight_allowed[] = {
+	STK_ALLOWED, DS_ALLOWED, { 0, "tsv", 0 }, { 'c', "collapse", 0 }, { 'r', "min-resp", 1 },
+	{ 'a', "all", 0 }, { 0, "per-sample", 1 }, { 0, NULL, 0 }
+};
+
+static const struct pl_option *
+find_option(const struct pl_option *t, char shortopt, const char *name, size_t namelen)
+{
+	for (; t->name; t++)
+		if (shortopt ? t->shortopt == shortopt :
+		    strlen(t->name) == namelen && memcmp(t->name, name, namelen) == 0)
+			return t;
+	return NULL;
+}
+
+/*
+ * Checks the argument list N (already read as strings) against the
+ * options TOOL may be given, as getopt_long would split it.  Reports
+ * the first refused element with its line.
+ */
+static void
+check_args(struct loader *ld, yaml_node_t *n, const char *tool, const struct pl_option *allowed)
+{
+	yaml_node_item_t *it;
+	int want_value = 0;
+
+	if (n == NULL || n->type != YAML_SEQUENCE_NODE)
+		return;
+	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+		yaml_node_t *e = node(ld, *it);
+		const char *a = e ? scalar(e) : NULL, *p;
+		const struct pl_option *o = NULL;
+
+		if (a == NULL)
+			return;
+		if (want_value) {
+			want_value = 0;		/* the value of the option before */
+			continue;
+		}
+		if (a[0] == '-' && a[1] == '-' && a[2] != '\0') {
+			size_t len = strcspn(a + 2, "=");
+
+			o = find_option(allowed, 0, a + 2, len);
+			if (o && !o->has_arg && a[2 + len] == '=')
+				o = NULL;
+			want_value = o && o->has_arg && a[2 + len] != '=';
+		} else if (a[0] == '-' && a[1] != '\0' && a[1] != '-') {
+			/* a cluster of short options; one taking a value ends it */
+			for (p = a + 1; *p; p++) {
+				o = find_option(allowed, *p, NULL, 0);
+				if (o == NULL || o->has_arg)
+					break;
+			}
+			want_value = o && o->has_arg && p[1] == '\0';
+		}
+		if (o == NULL) {
+			err(ld, e, "'%s' is not allowed in the arguments of %s: a pipeline passes "
+			    "options only, not files, outputs or other operands (docs/pipelines.md)",
+			    a, tool);
+			return;
+		}
+	}
+	if (want_value)
+		err(ld, n, "the last option of these %s arguments has no value", tool);
+}
+
+/*
+ * An output's file name: a plain name inside 'output'.  No directory
+ * part ("../x", "/etc/x", "a/b" would write elsewhere or need
+ * directories), no leading '.' (the run's own temporaries and scratch
+ * files are hidden files there), not the run report.
+ */
+static void
+check_output_name(struct loader *ld, yaml_node_t *v, const char *name)
+{
+	if (*name == '\0')
+		err(ld, v, "an output file name is empty");
+	else if (strchr(name, '/'))
+		err(ld, v, "output file name '%s' has a '/': outputs are plain file names, "
+		    "written into 'output'", name);
+	else if (name[0] == '.')
+		err(ld, v, "output file name '%s' starts with '.' (reserved for the run's "
+		    "temporary files)", name);
+	else if (strcmp(name, "run-report.tsv") == 0)
+		err(ld, v, "'run-report.tsv' is the run's own report, not an output name");
+}
+
 /* ---------- sections ---------- */
 
 static void
@@ -387,9 +534,13 @@ load_product(struct loader *ld, yaml_node_t *k, yaml_node_t *n, struct pl_produc
 			if (!strcmp(key, pl_tool_names[t]))
 				break;
 		if (t < PL_NTOOLS) {
+			static const struct pl_option *const allowed[PL_NTOOLS] = {
+				etl2evt_allowed, evtfilter_allowed, stackfold_allowed
+			};
+
 			pr->has_step[t] = 1;
-			if (!is_null(v))
-				get_strings(ld, v, key, &pr->args[t], 0);
+			if (!is_null(v) && get_strings(ld, v, key, &pr->args[t], 0) == 0)
+				check_args(ld, v, key, allowed[t]);
 		} else if (!strcmp(key, "scenario_process"))
 			get_bool(ld, v, key, &pr->scenario_process);
 		else
@@ -407,6 +558,7 @@ load_output(struct loader *ld, yaml_node_t *n, struct pl_output *o)
 	yaml_node_pair_t *p;
 	int ntype = 0, t;
 	char *mode = NULL;
+	yaml_node_t *args = NULL;
 
 	memset(o, 0, sizeof(*o));
 	o->line = line_of(n);
@@ -428,7 +580,8 @@ load_output(struct loader *ld, yaml_node_t *n, struct pl_output *o)
 				continue;
 			}
 			o->type = (enum pl_output_type)t;
-			get_string(ld, v, key, &o->path);	/* resolved against 'output' later */
+			if (get_string(ld, v, key, &o->path) == 0)	/* joined to 'output' later */
+				check_output_name(ld, v, o->path);
 		} else if (!strcmp(key, "from"))
 			get_string(ld, v, key, &o->from);
 		else if (!strcmp(key, "scenario_frame"))
@@ -449,9 +602,10 @@ load_output(struct loader *ld, yaml_node_t *n, struct pl_output *o)
 				free(o->baseline);
 				o->baseline = r;
 			}
-		} else if (!strcmp(key, "args"))
-			get_strings(ld, v, key, &o->args, 0);
-		else
+		} else if (!strcmp(key, "args")) {
+			if (get_strings(ld, v, key, &o->args, 0) == 0)
+				args = v;
+		} else
 			unknown_key(ld, k, "an output", known);
 	}
 	free(mode);
@@ -463,6 +617,10 @@ load_output(struct loader *ld, yaml_node_t *n, struct pl_output *o)
 		    pl_output_names[o->type]);
 	if (ntype && o->baseline && o->type != PL_OUT_DIFF && o->type != PL_OUT_OVERWEIGHT)
 		err(ld, n, "'baseline' only applies to diff and overweight outputs");
+	if (ntype && args)
+		check_args(ld, args, o->type == PL_OUT_DIFF ? "diff" : o->type == PL_OUT_OVERWEIGHT ?
+		    "overweight" : "render", o->type == PL_OUT_DIFF ? diff_allowed :
+		    o->type == PL_OUT_OVERWEIGHT ? overweight_allowed : render_allowed);
 }
 
 static void
@@ -570,7 +728,7 @@ load_top(struct loader *ld, yaml_node_t *root)
 				err(ld, node(ld, *it), "'from: %s' names no step under 'steps'", o->from);
 		}
 	for (i = 0; i < pl->nout; i++)
-		if (pl->out[i].path && pl->out[i].path[0] != '/') {
+		if (pl->out[i].path) {
 			char *r = xmalloc(strlen(pl->outdir) + strlen(pl->out[i].path) + 2);
 
 			sprintf(r, "%s/%s", pl->outdir, pl->out[i].path);
@@ -616,6 +774,52 @@ abs_dir(const char *path)
 	return res;
 }
 
+/*
+ * libyaml's document loader takes time quadratic in the nesting depth
+ * (100k nested '[' cost over half a minute) before we could look at a
+ * single key.  A pipeline is a few levels deep, so the file is first
+ * read as events, stopping at the first collection deeper than
+ * PL_MAX_DEPTH.  Returns -1 (reported) when too deep, else 0; syntax
+ * errors are left to the loader, which reports them.
+ */
+static int
+check_depth(const char *path, FILE *fp)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	int depth = 0, rc = 0, done = 0;
+
+	if (!yaml_parser_initialize(&parser))
+		cli_fatal("cannot initialise libyaml");
+	yaml_parser_set_input_file(&parser, fp);
+	while (!done && yaml_parser_parse(&parser, &ev)) {
+		switch (ev.type) {
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			if (++depth > PL_MAX_DEPTH) {
+				cli_warn("%s:%lu: nested deeper than %d levels (lists and mappings); "
+				    "a pipeline needs a handful", path,
+				    (unsigned long)ev.start_mark.line + 1, PL_MAX_DEPTH);
+				rc = -1;
+				done = 1;
+			}
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			depth--;
+			break;
+		case YAML_STREAM_END_EVENT:
+			done = 1;
+			break;
+		default:
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
 struct pipeline *
 pl_load(const char *path)
 {
@@ -630,6 +834,16 @@ pl_load(const char *path)
 	fp = fopen(path, "rb");
 	if (fp == NULL) {
 		cli_warn("%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (check_depth(path, fp) < 0) {
+		fclose(fp);
+		return NULL;
+	}
+	if (fseek(fp, 0, SEEK_SET) != 0) {
+		cli_warn("%s: cannot read the file twice (%s): give a regular file", path,
+		    strerror(errno));
+		fclose(fp);
 		return NULL;
 	}
 	if (!yaml_parser_initialize(&parser))

@@ -11,6 +11,8 @@
 #define ETLKIT_PIPELINE_H
 
 #define PL_VERSION 1
+/* Lists and mappings nest at most this deep (a pipeline needs 4). */
+#define PL_MAX_DEPTH 64
 
 /* The per-trace tools, in pipe order. */
 enum pl_tool { PL_ETL2EVT, PL_EVTFILTER, PL_STACKFOLD, PL_NTOOLS };

@@ -194,3 +194,18 @@ PY
 	grep -q "most CPU): a.exe (pid 20), 2.000 ms of 4.000 ms" "$T/err"
 	[ "$(events <(echo "$output") | cut -f5 | sort -u)" = "20" ]
 }
+
+@test "process of interest in a stream without CPU samples: reported, every process kept, exit 0" {
+	{ printf '#evt\t1\tduration_ms=100\n'
+	  ev 1.0 ProcessStart 0 short.exe 20 -1 0 ''
+	  ev 2.0 ProcessEnd 0 short.exe 20 -1 0 ''
+	  ev 3.0 DPC 1 Idle 0 0 0.5 ''
+	  ev 4.0 Sample 0 Idle 0 0 1 'ntoskrnl.exe!KiIdleLoop'; } >"$T/ns.evt"
+	for m in auto most-cpu first-long; do
+		run ef --poi=$m "$T/ns.evt"
+		[ "$status" -eq 0 ] || fail "$m: $status"
+		grep -q "ns.evt: no CPU samples outside Idle, so no process of interest (--poi=$m): every process kept" "$T/err"
+		# the same events as without --poi
+		textdiff <(events <(evtfilter --keep-idle "$T/ns.evt")) <(events <(ef --poi=$m --keep-idle "$T/ns.evt"))
+	done
+}
