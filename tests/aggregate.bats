@@ -183,7 +183,7 @@ make_scenarios() {
 @test "bad input: malformed lines named by file:line, unreadable and corrupt files skipped, exit 1" {
 	printf 'p;a 3\nthis line has no count\np;b 1\n' >"$T/bad.folded"
 	printf 'p;a 5\n' >"$T/good.folded"
-	head -c 2000 /dev/urandom | gzip | head -c 700 >"$T/trunc.folded.gz"
+	random_bytes 1 2000 | gzip | head -c 700 >"$T/trunc.folded.gz"
 	run aggregate -S "$T/bad.folded" "$T/good.folded" "$T/missing.folded" "$T/trunc.folded.gz"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"bad.folded:2: not a folded stack line"* ]]

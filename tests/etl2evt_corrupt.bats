@@ -90,7 +90,7 @@ while off + 0x48 <= len(d):
 	head -c 100 "$CORPUS/tx/HTTP_Server.etl" >"$T/tiny.etl"
 	run etl2evt "$T/tiny.etl"
 	[ "$status" -eq 2 ]
-	head -c 50000 /dev/urandom >"$T/rnd.etl"
+	random_bytes 2 50000 >"$T/rnd.etl"
 	run etl2evt "$T/rnd.etl"
 	[ "$status" -eq 2 ]
 	printf 'PK\003\004garbage' >"$T/bad.zip"

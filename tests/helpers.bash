@@ -53,3 +53,9 @@ with open(sys.argv[1], "wb") as out:
     rc = subprocess.run(sys.argv[2:], stdout=out).returncode
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if rc == 0 else -rc)' "$T/out" "$@"
 }
+
+# random_bytes SEED N: N pseudo-random bytes, the same for the same SEED
+# (never the system's randomness: a test must give the same result on every run).
+random_bytes() {
+	python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(int(sys.argv[1])).randbytes(int(sys.argv[2])))' "$1" "$2"
+}

@@ -137,7 +137,7 @@ actions_in() { awk -F'\t' -v a="$2" 'NR > 1 && $4 == a' "$1/run-report.tsv" | wc
 @test "a corrupt trace gives a partial result: reported with its error, exit 1, the others intact" {
 	require_corpus
 	copy_setup cache
-	head -c 5000 /dev/urandom >"$T/traces/synth-bad.etl"
+	random_bytes 3 5000 >"$T/traces/synth-bad.etl"
 	run etlkit-run -q "$T/p.yaml"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"FAILED $T/traces/synth-bad.etl (scenario 'synth bad', step cpu): etl2evt: "*"not an ETL file"* ]]

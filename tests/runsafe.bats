@@ -195,8 +195,8 @@ fake	row	cpu	converted	ok	0	.folded"
 
 @test "a night in which every trace failed exits 2; one good trace makes it partial (1)" {
 	mkdir -p "$T/tr"
-	head -c 5000 /dev/urandom >"$T/tr/bad1.etl"
-	head -c 7000 /dev/urandom >"$T/tr/bad2.etl"
+	random_bytes 4 5000 >"$T/tr/bad1.etl"
+	random_bytes 5 7000 >"$T/tr/bad2.etl"
 	printf 'etlkit: 1\nscenarios:\n  - files: tr/*.etl\nsteps:\n  cpu:\n    stackfold: [--roots=comm]\noutputs:\n  - folded: cpu.folded\n' >"$T/p.yaml"
 	run etlkit-run -q "$T/p.yaml"
 	[ "$status" -eq 2 ]
