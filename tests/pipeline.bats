@@ -162,7 +162,7 @@ actions_in() { awk -F'\t' -v a="$2" 'NR > 1 && $4 == a' "$1/run-report.tsv" | wc
 	# SIGKILL the runner once a few traces are done (its workers and tools die with it)
 	"$ETLKIT_BIN/etlkit-run" -q -j 1 "$T/p.yaml" 2>/dev/null &
 	pid=$!
-	for _ in $(seq 1 400); do
+	for _ in $(seq 1 2400); do	# up to 2 min: a loaded machine under ASan is slow
 		[ "$(ls "$T"/cache/*.rec 2>/dev/null | wc -l)" -ge 4 ] && break
 		sleep 0.05
 	done
@@ -188,7 +188,7 @@ actions_in() { awk -F'\t' -v a="$2" 'NR > 1 && $4 == a' "$1/run-report.tsv" | wc
 	rm -rf "$T/cache"
 	"$ETLKIT_BIN/etlkit-run" -q -j 1 "$T/p.yaml" 2>"$T/err" &
 	pid=$!
-	for _ in $(seq 1 400); do
+	for _ in $(seq 1 2400); do	# up to 2 min: a loaded machine under ASan is slow
 		[ "$(ls "$T"/cache/*.rec 2>/dev/null | wc -l)" -ge 2 ] && break
 		sleep 0.05
 	done
