@@ -56,6 +56,25 @@ sep(struct outbuf *ob, int tsv)
 	ob_puts(ob, tsv ? "\t" : "  ");
 }
 
+/*
+ * A tree line's indentation: one space per level, then "+ ".  Past
+ * VIEW_MAX_INDENT levels the indentation stops growing and the level is
+ * written as a number ("+ [depth 300] "), so a line's length does not
+ * grow with the depth and the text stays linear in the input.
+ */
+static void
+put_indent(struct outbuf *ob, int depth)
+{
+	int i, n = depth < VIEW_MAX_INDENT ? depth : VIEW_MAX_INDENT;
+
+	for (i = 0; i < n; i++)
+		ob_putc(ob, ' ');
+	if (depth > VIEW_MAX_INDENT)
+		ob_printf(ob, "+ [depth %d] ", depth);
+	else if (depth)
+		ob_puts(ob, "+ ");
+}
+
 /* ------------------------------------------------------------------ */
 /* call tree                                                           */
 
@@ -121,12 +140,8 @@ view_tree(struct stk *S, const struct view_opts *o, struct outbuf *ob)
 		sep(ob, tsv);
 		put_pct(ob, (double)stk_node(S, last)->exc / div, total, 7, tsv);
 		sep(ob, tsv);
-		if (!tsv) {
-			for (int i = 0; i < w.depth; i++)
-				ob_puts(ob, " ");
-			if (w.depth)
-				ob_puts(ob, "+ ");
-		}
+		if (!tsv)
+			put_indent(ob, w.depth);
 		if (w.id == STK_ROOT)
 			ob_puts(ob, "ROOT");
 		else if (tsv)
@@ -306,12 +321,8 @@ ct_print(struct ctree *t, struct stk *S, const struct view_opts *o, double total
 		sep(ob, tsv);
 		put_pct(ob, n->exc, total, 7, tsv);
 		sep(ob, tsv);
-		if (!tsv) {
-			for (int i = 0; i < w.depth; i++)
-				ob_putc(ob, ' ');
-			if (w.depth)
-				ob_puts(ob, "+ ");
-		}
+		if (!tsv)
+			put_indent(ob, w.depth);
 		if (n->frame == STK_NONE)
 			ob_puts(ob, "[root]");
 		else if (tsv)
