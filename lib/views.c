@@ -147,7 +147,7 @@ view_tree(struct stk *S, const struct view_opts *o, struct outbuf *ob)
 		else if (tsv)
 			put_tsv_text(ob, stk_name(S, n->frame));
 		else
-			ob_puts(ob, stk_name(S, n->frame));
+			text_escape_str(ob, stk_name(S, n->frame));
 		if (chain > 1)
 			ob_printf(ob, " [%d frames]", chain);
 		ob_putc(ob, '\n');
@@ -241,7 +241,7 @@ view_byname(struct stk *S, const struct view_opts *o, struct outbuf *ob)
 		if (tsv)
 			put_tsv_text(ob, stk_name(S, r->frame));
 		else
-			ob_puts(ob, stk_name(S, r->frame));
+			text_escape_str(ob, stk_name(S, r->frame));
 		ob_putc(ob, '\n');
 	}
 	free(rows);
@@ -328,7 +328,7 @@ ct_print(struct ctree *t, struct stk *S, const struct view_opts *o, double total
 		else if (tsv)
 			put_tsv_text(ob, stk_name(S, n->frame));
 		else
-			ob_puts(ob, stk_name(S, n->frame));
+			text_escape_str(ob, stk_name(S, n->frame));
 		ob_putc(ob, '\n');
 		nk = 0;
 		for (c = n->child; c != STK_NONE; c = t->n[c].sibling)
@@ -489,7 +489,9 @@ view_caller_callee(struct stk *S, const struct view_opts *o, int callers,
 	if (tsv)
 		ob_printf(ob, "#focus\t%s\t%s\n", o->focus, stk_unit_name(S));
 	else {
-		ob_printf(ob, "Focus %s: inclusive ", o->focus);
+		ob_puts(ob, "Focus ");
+		text_escape_str(ob, o->focus);
+		ob_puts(ob, ": inclusive ");
 		put_value(ob, finc, 0, 0);
 		ob_printf(ob, " %s (%.2f%%), exclusive ", stk_unit_name(S), total ? 100 * finc / total : 0);
 		put_value(ob, fexc, 0, 0);
@@ -508,7 +510,7 @@ view_caller_callee(struct stk *S, const struct view_opts *o, int callers,
 		else if (tsv)
 			put_tsv_text(ob, stk_name(S, imm[i].frame));
 		else
-			ob_puts(ob, stk_name(S, imm[i].frame));
+			text_escape_str(ob, stk_name(S, imm[i].frame));
 		ob_putc(ob, '\n');
 	}
 	if (!tsv)
