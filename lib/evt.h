@@ -140,8 +140,9 @@ int folded_parse(char *line, size_t len, char **stack, size_t *stack_len,
     double *count, double *count2, int *has2);
 
 /*
- * The most frames a stack keeps (docs/hardening.md §9): Windows stack
- * walks give a few hundred at most, and every view grows with depth.
+ * The most frames a stack keeps (docs/hardening.md, "Deep stacks and
+ * hostile names"): Windows stack walks give a few hundred at most, and
+ * every view grows with depth.
  * A deeper stack keeps its EVT_MAX_STACK_FRAMES / 2 root-side frames
  * and the leaf-side frames that fill the rest, and the frames between
  * become one frame "[N frames elided]", so it has exactly

@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
-# Hostile stack depth (docs/hardening.md §9): a stack deeper than 4096
-# frames keeps its 2048 root-side and 2047 leaf-side frames, the frames
-# between become one "[N frames elided]" frame, the weight stays exact,
-# the cut is counted on stderr, and every output stays linear in the
-# input (text trees stop indenting at 256 levels).
+# Hostile stack depth (docs/hardening.md, "Deep stacks and hostile
+# names"): a stack deeper than 4096 frames keeps its 2048 root-side and
+# 2047 leaf-side frames, the frames between become one "[N frames
+# elided]" frame, the weight stays exact, the cut is counted on stderr,
+# and every output stays linear in the input (text trees stop indenting
+# at 256 levels).
 load helpers
 
 # deep.folded: a 100,000-frame stack (1.6 MB), a 5,000-frame one, a

@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
-# Names from traces in text meant for people (docs/hardening.md §9):
-# control characters, invalid UTF-8, C1 and bidi controls are shown as
-# visible escapes (\n \t \x1b \u202e), one name stays on its row, and
-# TSV keeps its own rules.
+# Names from traces in text meant for people (docs/hardening.md, "Deep
+# stacks and hostile names"): control characters, invalid UTF-8, C1 and
+# bidi controls are shown as visible escapes (\n \t \x1b \u202e), one
+# name stays on its row, and TSV keeps its own rules.
 load helpers
 
 # clean FILE: fails if FILE is not UTF-8 or holds a control character
