@@ -55,6 +55,11 @@ bounded() {
 	stackfold --unit ms "$T/deep.evt" 2> "$T/err2" | sort > "$T/got2"
 	sort "$T/want.folded" | textdiff - "$T/got2"
 	grep -q 'deep.evt:2: 2 stacks deeper than 4096 frames' "$T/err2"
+	# evtfilter matches its patterns on the cut stack (as stackfold will), says so,
+	# and writes the event whole
+	evtfilter --include 'f099999' "$T/deep.evt" > "$T/kept" 2> "$T/err3"
+	grep -q 'deep.evt: 2 stacks deeper than 4096 frames' "$T/err3"
+	awk -F'\t' '$2 == "Sample" && $7 == 1234 {print split($NF, a, ";")}' "$T/kept" | grep -qx 100000
 }
 
 @test "deep stacks: render tree output stays linear, indentation stops at 256 levels" {
