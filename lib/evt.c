@@ -835,8 +835,8 @@ size_t
 evt_stack_cap(const char *stack, size_t len, char **buf, size_t *cap,
     size_t *outlen)
 {
-	const size_t head = EVT_MAX_STACK_FRAMES / 2;
-	const size_t tail = EVT_MAX_STACK_FRAMES - head - 1;	/* one for the mark */
+	const size_t head = EVT_STACK_HEAD_FRAMES;
+	const size_t tail = EVT_STACK_TAIL_FRAMES;	/* and one frame for the mark */
 	const char *e = stack + len, *head_end = stack, *tail_start = e;
 	size_t n, k, elided, need, hl, tl;
 	char mark[48];

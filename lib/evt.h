@@ -149,6 +149,8 @@ int folded_parse(char *line, size_t len, char **stack, size_t *stack_len,
  * EVT_MAX_STACK_FRAMES frames and keeps its weight.
  */
 #define EVT_MAX_STACK_FRAMES 4096
+#define EVT_STACK_HEAD_FRAMES (EVT_MAX_STACK_FRAMES / 2)	/* kept root-side */
+#define EVT_STACK_TAIL_FRAMES (EVT_MAX_STACK_FRAMES - EVT_STACK_HEAD_FRAMES - 1)	/* leaf-side */
 
 /*
  * Applies that cap to STACK[0..LEN) (";"-separated, root first).

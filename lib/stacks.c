@@ -1239,6 +1239,22 @@ when_add(struct stk *S, uint32_t node, int64_t metric, double t, double dur)
 	S->root_when[b1] = sadd(S->root_when[b1], left);
 }
 
+/*
+ * Kernel frames are the leaf-side KFRAMES of a stack; after evt_stack_cap
+ * cut ELIDED frames from its middle, the mark counts as a kernel frame
+ * when any frame it replaced was one.
+ */
+static int
+cut_kframes(int kframes, size_t elided)
+{
+	int64_t head_k;
+
+	if (kframes <= EVT_STACK_TAIL_FRAMES)
+		return kframes;
+	head_k = (int64_t)kframes - (int64_t)elided - EVT_STACK_TAIL_FRAMES;
+	return EVT_STACK_TAIL_FRAMES + 1 + (head_k > 0 ? (int)head_k : 0);
+}
+
 uint32_t
 stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
     size_t len, int kframes, int64_t metric, int64_t count, double t_ms, double dur_ms)
@@ -1263,6 +1279,7 @@ stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 		stack = S->deepbuf;
 		S->st.deep_stacks++;
 		S->st.elided_frames = sadd(S->st.elided_frames, (int64_t)elided);
+		kframes = cut_kframes(kframes, elided);
 	}
 	ht = hash_bytes(stack, len, 7);
 	textid = text_entry(S, stack, len, ht);

@@ -55,6 +55,22 @@ bounded() {
 	stackfold --unit ms "$T/deep.evt" 2> "$T/err2" | sort > "$T/got2"
 	sort "$T/want.folded" | textdiff - "$T/got2"
 	grep -q 'deep.evt:2: 2 stacks deeper than 4096 frames' "$T/err2"
+	# --kernel: the leaf-side kframes= frames keep their _[k] across the cut,
+	# the mark gets it when it replaced a kernel frame (python maps every frame)
+	for k in 1000 3000 5000; do
+		python3 - "$T/k.evt" "$T/k.want" "$k" <<-'EOF'
+		import sys
+		n, k = 6000, int(sys.argv[3])
+		fr = ["u%d" % i for i in range(n - k)] + ["k%d" % i for i in range(k)]
+		kern = [i >= n - k for i in range(n)]
+		open(sys.argv[1], "w").write("#evt\t1\n1.000000\tSample\t0\ta.exe\t1\t2\t1\tkframes=%d\t%s\n" % (k, ";".join(fr)))
+		cut = list(range(2048)) + [None] + list(range(n - 2047, n))
+		out = [("[%d frames elided]" % (n - 4095) + ("_[k]" if any(kern[2048:n - 2047]) else ""))
+		       if i is None else fr[i] + ("_[k]" if kern[i] else "") for i in cut]
+		open(sys.argv[2], "w").write(";".join(out) + " 1000\n")
+		EOF
+		stackfold --kernel "$T/k.evt" 2>/dev/null | textdiff "$T/k.want" -
+	done
 	# evtfilter matches its patterns on the cut stack (as stackfold will), says so,
 	# and writes the event whole
 	evtfilter --include 'f099999' "$T/deep.evt" > "$T/kept" 2> "$T/err3"
