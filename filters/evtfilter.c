@@ -840,6 +840,10 @@ main(int argc, char **argv)
 	lr_close(lr);
 	if (bad > 10)
 		cli_warn("%s: %ld malformed lines skipped", in, bad);
+	if (S != NULL && stk_get_stats(S)->deep_stacks > 0)
+		cli_warn("%s: %lld stacks deeper than %d frames: --include/--exclude saw them cut, "
+		    "as stackfold will (the events are written whole)", in,
+		    (long long)stk_get_stats(S)->deep_stacks, EVT_MAX_STACK_FRAMES);
 	stk_free(S);
 	free(o.include);
 	free(o.exclude);

@@ -26,6 +26,7 @@
 #include "evt.h"
 #include "overweight.h"
 #include "stacks.h"
+#include "svg.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -103,8 +104,11 @@ same_names(struct outbuf *ob, const struct ow_row *rows, size_t n)
 	size_t i, show = n < 3 ? n : 3;
 
 	ob_printf(ob, "  [+%zu on the same stacks: ", n);
-	for (i = 0; i < show; i++)
-		ob_printf(ob, "%s%s", i ? ", " : "", rows[i].name);
+	for (i = 0; i < show; i++) {
+		if (i)
+			ob_puts(ob, ", ");
+		text_escape_str(ob, rows[i].name);
+	}
 	ob_puts(ob, n > show ? ", ...]" : "]");
 }
 
@@ -136,7 +140,7 @@ table(struct outbuf *ob, const char *title, const struct ow_row *rows, size_t n,
 		for (j = 0; j < NCOL; j++)
 			if (with_ow || (j != C_OW && j != C_INT))
 				ob_printf(ob, "%*s  ", (int)w[j], k.c[j]);
-		ob_puts(ob, rows[i].name);
+		text_escape_str(ob, rows[i].name);	/* names come from traces */
 		if (rows[i].nsame > 0)
 			same_names(ob, rows + i + 1, rows[i].nsame);
 		ob_putc(ob, '\n');

@@ -175,7 +175,41 @@ struct stack_sink {
 	int is_evt;		/* set by read_stacks for the caller */
 	unsigned long bad;
 	unsigned long other_kinds;
+	char *deepbuf;		/* a stack cut to EVT_MAX_STACK_FRAMES */
+	size_t capdeep;
+	unsigned long first_deep;	/* this file: the first line cut, how many, frames elided */
+	int64_t deep, elided;
 };
+
+/*
+ * Every stack goes to the sink through here: one deeper than
+ * EVT_MAX_STACK_FRAMES is cut first (lib/evt.c), as lib/stacks does
+ * for the other views, and counted for deep_done().
+ */
+static void
+sink_add(struct stack_sink *s, unsigned long lineno, char *stack, size_t len,
+    double c1, double c2, int has2, const struct evt_event *ev)
+{
+	size_t elided = evt_stack_cap(stack, len, &s->deepbuf, &s->capdeep, &len);
+
+	if (elided > 0) {
+		stack = s->deepbuf;
+		if (s->deep++ == 0)
+			s->first_deep = lineno;
+		s->elided += (int64_t)elided;
+	}
+	s->add(s->ctx, stack, len, c1, c2, has2, ev);
+}
+
+/* The end of one input: says how many of its stacks were cut. */
+static void
+deep_done(struct stack_sink *s, const char *name)
+{
+	if (s->deep > 0)
+		stk_warn_deep(name, s->first_deep, s->deep, s->elided);
+	s->deep = s->elided = 0;
+	s->first_deep = 0;
+}
 
 static void
 bad_line(struct stack_sink *s, const struct linereader *lr, const char *why)
@@ -329,7 +363,7 @@ read_stacks(const char *path, struct stack_sink *s)
 				s->other_kinds++;
 				continue;
 			}
-			s->add(s->ctx, ev.stack, ev.stack_len, ev.weight, 0, 0, &ev);
+			sink_add(s, lr_lineno(lr), ev.stack, ev.stack_len, ev.weight, 0, 0, &ev);
 		} else {
 			char *stack;
 			size_t slen;
@@ -340,12 +374,13 @@ read_stacks(const char *path, struct stack_sink *s)
 				bad_line(s, lr, "not a folded stack line (\"frames count\")");
 				continue;
 			}
-			s->add(s->ctx, stack, slen, c1, c2, has2, NULL);
+			sink_add(s, lr_lineno(lr), stack, slen, c1, c2, has2, NULL);
 		}
 	}
 	cli_progress_end();
 	if (lr_error(lr))
 		cli_fatal("%s: %s", lr_name(lr), lr_error(lr));
+	deep_done(s, lr_name(lr));
 	lr_close(lr);
 	return 0;
 }
@@ -408,7 +443,7 @@ struct options {
  * use the line reader (stdin, gzip, evt, not a regular file).
  */
 static int
-flame_mapped(const char *path, struct flame *f, struct stack_sink *s)
+flame_mapped(const char *path, struct stack_sink *s)
 {
 	int fd;
 	struct stat st;
@@ -459,11 +494,12 @@ flame_mapped(const char *path, struct flame *f, struct stack_sink *s)
 					cli_warn("%s:%lu: not a folded stack line (\"frames count\"), line skipped",
 					    path, lineno);
 			} else
-				flame_add(f, stack, slen, c1, c2, has2);
+				sink_add(s, lineno, stack, slen, c1, c2, has2, NULL);
 		}
 		p = nl ? nl + 1 : end;
 	}
 	cli_progress_end();
+	deep_done(s, path);
 	munmap(map, (size_t)st.st_size);
 	return 1;
 }
@@ -538,9 +574,10 @@ run_flame(struct options *op, int argc, char **argv)
 		if (argc == 0)
 			st = read_stacks("-", &s) < 0 ? EXIT_FATAL : 0;
 		for (i = 0; i < argc; i++)
-			if (!flame_mapped(argv[i], f, &s) && read_stacks(argv[i], &s) < 0)
+			if (!flame_mapped(argv[i], &s) && read_stacks(argv[i], &s) < 0)
 				st = EXIT_FATAL;
 	}
+	free(s.deepbuf);
 	if (st == EXIT_FATAL) {
 		flame_free(f);
 		return st;
@@ -587,6 +624,7 @@ run_speedscope(struct options *op, int argc, char **argv)
 	s.ctx = ss;
 	s.kind = op->kind;
 	st = read_all(argc, argv, &s);
+	free(s.deepbuf);
 	if (st == EXIT_FATAL) {
 		speedscope_free(ss);
 		return st;

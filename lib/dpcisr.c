@@ -628,11 +628,15 @@ cpu_shown(const struct dpc_stats *s, int c)
 
 static const char *cls_name[] = { "DPC", "ISR" };
 
-/* Text cell: left- or right-aligned in WIDTH columns (text mode), or TSV. */
+/*
+ * Text cell: left- or right-aligned in WIDTH columns (text mode, names
+ * escaped for people: svg.h text_escape), or TSV.
+ */
 static void
 cell(struct outbuf *ob, int tsv, int first, const char *s, int width, int left)
 {
 	size_t n = strlen(s);
+	int w;
 
 	if (tsv) {
 		if (!first)
@@ -644,15 +648,16 @@ cell(struct outbuf *ob, int tsv, int first, const char *s, int width, int left)
 	}
 	if (!first)
 		ob_puts(ob, "  ");
+	w = (int)text_width(s, n);
 	if (left) {
-		ob_puts(ob, s);
+		text_escape(ob, s, n);
 		if (width > 0)
-			for (int i = (int)utf8_chars(s, n); i < width; i++)
+			for (int i = w; i < width; i++)
 				ob_putc(ob, ' ');
 	} else {
-		for (int i = (int)utf8_chars(s, n); i < width; i++)
+		for (int i = w; i < width; i++)
 			ob_putc(ob, ' ');
-		ob_puts(ob, s);
+		text_escape(ob, s, n);
 	}
 }
 
@@ -687,12 +692,12 @@ row_table(struct dpc_stats *s, struct outbuf *ob, struct rowtab *t, int funcs)
 		"p90_us", "p99_us", "over", "over%" };
 
 	for (i = 0; i < t->n; i++) {
-		int l = (int)utf8_chars(t->r[i]->module, strlen(t->r[i]->module));
+		int l = (int)text_width(t->r[i]->module, strlen(t->r[i]->module));
 
 		if (l > wm)
 			wm = l;
 		if (funcs) {
-			l = (int)utf8_chars(t->r[i]->func, strlen(t->r[i]->func));
+			l = (int)text_width(t->r[i]->func, strlen(t->r[i]->func));
 			if (l > wf)
 				wf = l;
 		}
@@ -781,7 +786,7 @@ interval_table(struct dpc_stats *s, struct outbuf *ob)
 	static const char *hdr[] = { "count", "per_sec", "min_int_us", "avg_int_us", "max_int_us" };
 
 	for (i = 0; i < s->mods.n; i++) {
-		int l = (int)utf8_chars(s->mods.r[i]->module, strlen(s->mods.r[i]->module));
+		int l = (int)text_width(s->mods.r[i]->module, strlen(s->mods.r[i]->module));
 
 		if (l > wm)
 			wm = l;
@@ -849,11 +854,14 @@ flags_section(struct dpc_stats *s, struct outbuf *ob)
 			if (s->o.tsv)
 				ob_printf(ob, "flag\t%s\t%s\t%g\t%llu\t%llu\n", cls_name[cls], r->module,
 				    limit, (unsigned long long)r->over, (unsigned long long)r->count);
-			else
-				ob_printf(ob, "  ! %s: %llu of %llu over %g us (%.2f%%), avg %.3f us, max %.3f us\n",
-				    r->module, (unsigned long long)r->over, (unsigned long long)r->count,
+			else {
+				ob_puts(ob, "  ! ");
+				text_escape_str(ob, r->module);
+				ob_printf(ob, ": %llu of %llu over %g us (%.2f%%), avg %.3f us, max %.3f us\n",
+				    (unsigned long long)r->over, (unsigned long long)r->count,
 				    limit, 100.0 * (double)r->over / (double)r->count,
 				    r->total_us / (double)r->count, r->max_us);
+			}
 		}
 	}
 }
@@ -865,8 +873,10 @@ dpc_report_functions(struct dpc_stats *s, struct outbuf *ob)
 	sort_rows(&s->funcs);
 	if (!s->o.tsv) {
 		ob_printf(ob, "DPC/ISR duration by module, function");
-		if (s->source)
-			ob_printf(ob, " - %s", s->source);
+		if (s->source) {
+			ob_puts(ob, " - ");
+			text_escape_str(ob, s->source);
+		}
 		ob_printf(ob, "\ntrace %.3f ms, %d CPUs%s; percentiles nearest-rank; "
 		    "'!' = over the guidance (DPC > %g us, ISR > %g us)\n\n",
 		    trace_ms(s), ncpus(s), s->o.cpu_filter ? " (CPU filter)" : "",
@@ -931,7 +941,7 @@ dpc_report_xperf(struct dpc_stats *s, struct outbuf *ob)
 					ob_printf(ob, "%9.0f %4.2f,", u, tus > 0 ? 100 * u / tus : 0);
 			}
 			ob_putc(ob, ' ');
-			ob_puts(ob, r->module);
+			text_escape_str(ob, r->module);
 			ob_putc(ob, '\n');
 		}
 		for (c = 0; c < n; c++)
@@ -951,7 +961,9 @@ dpc_report_xperf(struct dpc_stats *s, struct outbuf *ob)
 			for (k = 0; k < NBUCKETS; k++)
 				if (r->bucket[k])
 					last = k;
-			ob_printf(ob, "Total = %llu for module %s\n", (unsigned long long)r->count, r->module);
+			ob_printf(ob, "Total = %llu for module ", (unsigned long long)r->count);
+			text_escape_str(ob, r->module);
+			ob_putc(ob, '\n');
 			for (k = 0; k <= last; k++) {
 				ob_printf(ob, "Elapsed Time, > %8.0f usecs AND <= %8.0f usecs, %8llu, or %6.2f%%\n",
 				    lo, hi, (unsigned long long)r->bucket[k],

@@ -817,6 +817,58 @@ folded_parse(char *line, size_t len, char **stack, size_t *stack_len,
 	return 0;
 }
 
+/* the number of frames of STACK[0..LEN): separators plus one */
+static size_t
+stack_frames(const char *stack, size_t len)
+{
+	const char *p = stack, *e = stack + len;
+	size_t n = 1;
+
+	while ((p = memchr(p, ';', (size_t)(e - p))) != NULL) {
+		n++;
+		p++;
+	}
+	return n;
+}
+
+size_t
+evt_stack_cap(const char *stack, size_t len, char **buf, size_t *cap,
+    size_t *outlen)
+{
+	const size_t head = EVT_STACK_HEAD_FRAMES;
+	const size_t tail = EVT_STACK_TAIL_FRAMES;	/* and one frame for the mark */
+	const char *e = stack + len, *head_end = stack, *tail_start = e;
+	size_t n, k, elided, need, hl, tl;
+	char mark[48];
+	int ml;
+
+	/* N frames take at least N - 1 bytes (separators): most stacks stop here */
+	if (len < EVT_MAX_STACK_FRAMES)
+		return 0;
+	n = stack_frames(stack, len);
+	if (n <= EVT_MAX_STACK_FRAMES)
+		return 0;
+	for (k = 0; k < head; k++)	/* just past the HEAD-th separator */
+		head_end = (const char *)memchr(head_end, ';', (size_t)(e - head_end)) + 1;
+	for (k = 0; k < tail; k++)	/* at the separator before the last TAIL frames */
+		tail_start = memrchr(stack, ';', (size_t)(tail_start - stack));
+	elided = n - head - tail;
+	ml = snprintf(mark, sizeof(mark), "[%zu frames elided]", elided);
+	hl = (size_t)(head_end - stack);
+	tl = (size_t)(e - tail_start);
+	need = hl + (size_t)ml + tl + 1;
+	if (need > *cap) {
+		*cap = need;
+		*buf = xrealloc(*buf, need);
+	}
+	memcpy(*buf, stack, hl);
+	memcpy(*buf + hl, mark, (size_t)ml);
+	memcpy(*buf + hl + ml, tail_start, tl);
+	(*buf)[hl + ml + tl] = '\0';
+	*outlen = hl + (size_t)ml + tl;
+	return elided;
+}
+
 /* ------------------------------------------------------------------ */
 /* output                                                              */
 

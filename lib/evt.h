@@ -139,6 +139,28 @@ int evt_format_fixed6(char *out, int64_t v);
 int folded_parse(char *line, size_t len, char **stack, size_t *stack_len,
     double *count, double *count2, int *has2);
 
+/*
+ * The most frames a stack keeps (docs/hardening.md, "Deep stacks and
+ * hostile names"): Windows stack walks give a few hundred at most, and
+ * every view grows with depth.
+ * A deeper stack keeps its EVT_MAX_STACK_FRAMES / 2 root-side frames
+ * and the leaf-side frames that fill the rest, and the frames between
+ * become one frame "[N frames elided]", so it has exactly
+ * EVT_MAX_STACK_FRAMES frames and keeps its weight.
+ */
+#define EVT_MAX_STACK_FRAMES 4096
+#define EVT_STACK_HEAD_FRAMES (EVT_MAX_STACK_FRAMES / 2)	/* kept root-side */
+#define EVT_STACK_TAIL_FRAMES (EVT_MAX_STACK_FRAMES - EVT_STACK_HEAD_FRAMES - 1)	/* leaf-side */
+
+/*
+ * Applies that cap to STACK[0..LEN) (";"-separated, root first).
+ * Returns N, the number of frames elided, with the shortened text in
+ * *BUF (*CAP bytes, grown as needed) and its length in *OUTLEN; 0 when
+ * the stack is within the cap (nothing written).
+ */
+size_t evt_stack_cap(const char *stack, size_t len, char **buf, size_t *cap,
+    size_t *outlen);
+
 /* ---------- buffered output ---------- */
 
 struct outbuf {

@@ -27,6 +27,7 @@
 
 #include "cli.h"
 #include "pmu.h"
+#include "svg.h"
 #include "wperf.h"
 
 struct row {
@@ -484,18 +485,19 @@ t_write(struct table *t, struct outbuf *ob, const char *title)
 {
 	size_t w[16] = { 0 };
 	ob_printf(ob, "%s\n", title);
+	/* cells hold names from the trace: widths and text as text_escape writes them */
 	for (size_t i = 0; i < t->n; i++) {
-		size_t l = strlen(t->cell[i]);
+		size_t l = text_width(t->cell[i], strlen(t->cell[i]));
 		if (l > w[i % t->ncol])
 			w[i % t->ncol] = l;
 	}
 	for (size_t i = 0; i < t->n; i++) {
-		size_t c = i % t->ncol, l = strlen(t->cell[i]);
+		size_t c = i % t->ncol, l = text_width(t->cell[i], strlen(t->cell[i]));
 		int last = c == t->ncol - 1;
 		if (t->right[c] && i >= t->ncol)
 			for (size_t k = l; k < w[c]; k++)
 				ob_putc(ob, ' ');
-		ob_puts(ob, t->cell[i]);
+		text_escape_str(ob, t->cell[i]);
 		if (!last && !(t->right[c] && i >= t->ncol))
 			for (size_t k = l; k < w[c]; k++)
 				ob_putc(ob, ' ');

@@ -271,9 +271,11 @@ int
 scenagg_read(struct scenagg *sa, int scen, const char *path, struct scenagg_file_stats *st)
 {
 	struct linereader *lr = lr_open(path);
-	char *line;
-	size_t len;
+	char *line, *deepbuf = NULL;
+	size_t len, capdeep = 0, elided;
 	int first = 1;
+	unsigned long first_deep = 0;
+	int64_t deep = 0, nelided = 0;
 
 	memset(st, 0, sizeof(*st));
 	if (lr == NULL)
@@ -326,6 +328,12 @@ scenagg_read(struct scenagg *sa, int scen, const char *path, struct scenagg_file
 				slen -= (size_t)(semi + 1 - stack);
 				stack = semi + 1;
 			}
+			if ((elided = evt_stack_cap(stack, slen, &deepbuf, &capdeep, &slen)) > 0) {
+				stack = deepbuf;
+				if (deep++ == 0)
+					first_deep = lr_lineno(lr);
+				nelided += (int64_t)elided;
+			}
 			w = to_micro(c1);
 			scenagg_add(sa, s, stack, slen, w);
 			st->lines++;
@@ -335,6 +343,9 @@ scenagg_read(struct scenagg *sa, int scen, const char *path, struct scenagg_file
 			cli_progress(lr_offset(lr), lr_size(lr));
 	}
 	cli_progress_end();
+	if (deep > 0)
+		stk_warn_deep(path, first_deep, deep, nelided);
+	free(deepbuf);
 	st->error = lr_error(lr);
 	if (st->error) {
 		cli_warn("%s: byte %llu: %s", path, (unsigned long long)lr_offset(lr), st->error);

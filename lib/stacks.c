@@ -204,6 +204,8 @@ struct stk {
 	size_t captmp;
 	char *stkbuf;		/* a stack with a DPC/ISR routine appended */
 	size_t capstk;
+	char *deepbuf;		/* a stack cut to EVT_MAX_STACK_FRAMES */
+	size_t capdeep;
 	/* input */
 	int format;		/* 0 unknown, 1 evt, 2 folded */
 	int is_folded_input;
@@ -920,6 +922,7 @@ stk_free(struct stk *S)
 	free(S->rawids);
 	free(S->tmp);
 	free(S->stkbuf);
+	free(S->deepbuf);
 	for (k = 0; k < S->nkinds; k++)
 		free(S->kinds[k]);
 	free(S->kinds);
@@ -1236,6 +1239,22 @@ when_add(struct stk *S, uint32_t node, int64_t metric, double t, double dur)
 	S->root_when[b1] = sadd(S->root_when[b1], left);
 }
 
+/*
+ * Kernel frames are the leaf-side KFRAMES of a stack; after evt_stack_cap
+ * cut ELIDED frames from its middle, the mark counts as a kernel frame
+ * when any frame it replaced was one.
+ */
+static int
+cut_kframes(int kframes, size_t elided)
+{
+	int64_t head_k;
+
+	if (kframes <= EVT_STACK_TAIL_FRAMES)
+		return kframes;
+	head_k = (int64_t)kframes - (int64_t)elided - EVT_STACK_TAIL_FRAMES;
+	return EVT_STACK_TAIL_FRAMES + 1 + (head_k > 0 ? (int)head_k : 0);
+}
+
 uint32_t
 stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
     size_t len, int kframes, int64_t metric, int64_t count, double t_ms, double dur_ms)
@@ -1245,6 +1264,7 @@ stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 	struct rawent *re = NULL;
 	int dropped = 0, i;
 	struct stk_node *n;
+	size_t elided;
 
 	if (nprefix > 4)
 		nprefix = 4;
@@ -1254,6 +1274,13 @@ stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 		kframes = 0;
 	S->st.events++;
 	S->st.metric = sadd(S->st.metric, metric);
+	elided = evt_stack_cap(stack, len, &S->deepbuf, &S->capdeep, &len);
+	if (elided > 0) {
+		stack = S->deepbuf;
+		S->st.deep_stacks++;
+		S->st.elided_frames = sadd(S->st.elided_frames, (int64_t)elided);
+		kframes = cut_kframes(kframes, elided);
+	}
 	ht = hash_bytes(stack, len, 7);
 	textid = text_entry(S, stack, len, ht);
 	if (textid == STK_NONE) {
@@ -1671,6 +1698,15 @@ stk_feed(struct stk *S, char *line, size_t len, const char **why)
 	return feed_folded(S, line, len, why);
 }
 
+void
+stk_warn_deep(const char *name, unsigned long first_line, int64_t stacks, int64_t frames)
+{
+	cli_warn("%s:%lu: %lld stack%s deeper than %d frames: %lld frames elided "
+	    "(each stack's cut is one \"[N frames elided]\" frame, weights kept)",
+	    name, first_line, (long long)stacks, stacks == 1 ? "" : "s",
+	    EVT_MAX_STACK_FRAMES, (long long)frames);
+}
+
 long
 stk_read(struct stk *S, const char *path)
 {
@@ -1679,6 +1715,8 @@ stk_read(struct stk *S, const char *path)
 	size_t len;
 	long bad = 0;
 	const char *why;
+	int64_t deep0 = S->st.deep_stacks, elided0 = S->st.elided_frames;
+	unsigned long first_deep = 0;
 
 	if (lr == NULL)
 		cli_fatal("%s: %s", path ? path : "-", strerror(errno));
@@ -1689,6 +1727,8 @@ stk_read(struct stk *S, const char *path)
 				cli_warn("%s:%lu: %s", lr_name(lr), lr_lineno(lr), why);
 			bad++;
 		}
+		if (first_deep == 0 && S->st.deep_stacks != deep0)
+			first_deep = lr_lineno(lr);
 		if ((lr_lineno(lr) & 0xffff) == 0)
 			cli_progress(lr_offset(lr), lr_size(lr));
 	}
@@ -1699,6 +1739,9 @@ stk_read(struct stk *S, const char *path)
 	}
 	if (bad > 10)
 		cli_warn("%s: %ld malformed lines skipped", lr_name(lr), bad);
+	if (first_deep)
+		stk_warn_deep(lr_name(lr), first_deep, S->st.deep_stacks - deep0,
+		    S->st.elided_frames - elided0);
 	lr_close(lr);
 	S->st.bad_lines += bad;
 	return bad;

@@ -142,6 +142,8 @@ struct stk_stats {
 	int64_t bad_lines;	/* malformed lines (reported on stderr) */
 	int64_t folded_pct_nodes, folded_pct_metric;	/* Fold% */
 	int64_t long_frames;	/* frame names cut to STK_MAX_FRAME bytes */
+	int64_t deep_stacks;	/* stacks cut to EVT_MAX_STACK_FRAMES frames */
+	int64_t elided_frames;	/* the frames they lost (each stack's run is one "[N frames elided]" frame) */
 };
 
 #define STK_MAX_FRAME 4096	/* longer frame names are cut (ending "...") */
@@ -158,6 +160,13 @@ void stk_free(struct stk *S);
  * Returns the number of bad lines; an unreadable file exits 2.
  */
 long stk_read(struct stk *S, const char *path);
+/*
+ * The one message for stacks cut to EVT_MAX_STACK_FRAMES (stk_read
+ * prints it per input; tools with their own reader call it too):
+ * "tool: NAME:LINE: N stacks deeper than 4096 frames: M frames elided".
+ */
+void stk_warn_deep(const char *name, unsigned long first_line, int64_t stacks,
+    int64_t frames);
 
 /*
  * Feeds one line yourself (call stk_reset_format() before each new
@@ -176,6 +185,8 @@ void stk_reset_format(struct stk *S);
  * STK_NONE if ExcPats/IncPats dropped it.  A sample with no frame left
  * lands on the frame "[no stack]".  Sums saturate instead of overflowing.
  * Evt events with a routine= attribute (DPC/ISR) get it as the leaf frame.
+ * A stack deeper than EVT_MAX_STACK_FRAMES is cut (evt_stack_cap) and
+ * counted in deep_stacks / elided_frames.
  */
 uint32_t stk_add(struct stk *S, const uint32_t *prefix, int nprefix,
     const char *stack, size_t len, int kframes, int64_t metric, int64_t count,

@@ -1,5 +1,6 @@
 /*
- * svg.c - XML/JSON escaping of untrusted text, UTF-8 helpers, numbers.
+ * svg.c - XML/JSON/plain-text escaping of untrusted text, UTF-8 helpers,
+ * numbers.
  */
 #include "svg.h"
 
@@ -98,6 +99,97 @@ void
 xml_escape_str(struct outbuf *ob, const char *s)
 {
 	xml_escape(ob, s, strlen(s));
+}
+
+/* The code point of the valid UTF-8 sequence S[0..LEN) (utf8_seq said so). */
+static unsigned
+utf8_cp(const unsigned char *s, size_t len)
+{
+	static const unsigned char lead[] = { 0, 0x7f, 0x1f, 0x0f, 0x07 };
+	unsigned cp = s[0] & lead[len];
+	size_t i;
+
+	for (i = 1; i < len; i++)
+		cp = cp << 6 | (s[i] & 0x3f);
+	return cp;
+}
+
+/*
+ * Characters a terminal or text viewer does not show as themselves:
+ * C1 controls, bidi controls that reorder the rest of the line
+ * (Trojan Source), and the Unicode line and paragraph separators.
+ */
+static int
+text_invisible(unsigned cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c ||
+	    cp == 0x200e || cp == 0x200f || cp == 0x2028 || cp == 0x2029 ||
+	    (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/*
+ * text_escape and text_width in one: writes S[0..N) escaped to OB
+ * (when OB is not NULL) and returns how many characters that is.
+ */
+static size_t
+text_escape_to(struct outbuf *ob, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, run = 0, len, width = 0;
+	char esc[12];
+	int el;
+
+	while (i < n) {
+		unsigned c = s[i], cp;
+
+		len = 1;
+		if (c >= 0x20 && c != 0x7f && c < 0x80) {
+			i++;
+			width++;
+			continue;
+		}
+		if (c >= 0x80 && (len = utf8_seq(s + i, n - i)) > 0 &&
+		    !text_invisible(cp = utf8_cp(s + i, len))) {
+			i += len;
+			width++;
+			continue;
+		}
+		if (c == '\t' || c == '\n' || c == '\r')
+			el = snprintf(esc, sizeof(esc), "\\%c", c == '\t' ? 't' : c == '\n' ? 'n' : 'r');
+		else if (len > 1)
+			el = snprintf(esc, sizeof(esc), "\\u%04x", cp);
+		else	/* C0, DEL, a byte of invalid UTF-8 */
+			el = snprintf(esc, sizeof(esc), "\\x%02x", c);
+		if (ob != NULL) {
+			if (i > run)
+				ob_write(ob, s + run, i - run);
+			ob_write(ob, esc, (size_t)el);
+		}
+		width += (size_t)el;
+		i += len > 1 ? len : 1;
+		run = i;
+	}
+	if (ob != NULL && n > run)
+		ob_write(ob, s + run, n - run);
+	return width;
+}
+
+void
+text_escape(struct outbuf *ob, const char *s, size_t n)
+{
+	text_escape_to(ob, s, n);
+}
+
+void
+text_escape_str(struct outbuf *ob, const char *s)
+{
+	text_escape_to(ob, s, strlen(s));
+}
+
+size_t
+text_width(const char *s, size_t n)
+{
+	return text_escape_to(NULL, s, n);
 }
 
 void

@@ -1,6 +1,6 @@
 /*
- * svg.h - writing untrusted text into XML (SVG) and JSON, and number
- * formatting shared by render's SVG and text writers.
+ * svg.h - writing untrusted text into XML (SVG), JSON and text for
+ * people, and number formatting shared by render's SVG and text writers.
  *
  * Frame names come from traces: they may hold "<script>", quotes, "&",
  * control characters and invalid UTF-8.  Everything written into markup
@@ -28,6 +28,20 @@ void xml_escape_str(struct outbuf *ob, const char *s);
  * ">", "&" become \u003c etc. so the JSON is also safe inside HTML.
  */
 void json_escape(struct outbuf *ob, const char *s, size_t n);
+
+/*
+ * Writes S[0..N) into text meant for people (aligned tables, trees):
+ * tab, newline and CR become \t \n \r, other C0 controls, DEL and each
+ * byte of an invalid UTF-8 sequence \xHH, C1 controls, bidi controls
+ * (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069) and U+2028-U+2029
+ * \uHHHH, so one name stays on its line and cannot reorder the row or
+ * drive the terminal.  Everything else (a backslash too) is written
+ * as it is.  TSV and folded output keep the evt escaping instead.
+ */
+void text_escape(struct outbuf *ob, const char *s, size_t n);
+void text_escape_str(struct outbuf *ob, const char *s);
+/* The width in characters of what text_escape writes for S[0..N). */
+size_t text_width(const char *s, size_t n);
 
 /* Length of the longest prefix of S[0..N) that does not cut a UTF-8 sequence. */
 size_t utf8_cut(const char *s, size_t n, size_t max);

@@ -56,6 +56,25 @@ sep(struct outbuf *ob, int tsv)
 	ob_puts(ob, tsv ? "\t" : "  ");
 }
 
+/*
+ * A tree line's indentation: one space per level, then "+ ".  Past
+ * VIEW_MAX_INDENT levels the indentation stops growing and the level is
+ * written as a number ("+ [depth 300] "), so a line's length does not
+ * grow with the depth and the text stays linear in the input.
+ */
+static void
+put_indent(struct outbuf *ob, int depth)
+{
+	int i, n = depth < VIEW_MAX_INDENT ? depth : VIEW_MAX_INDENT;
+
+	for (i = 0; i < n; i++)
+		ob_putc(ob, ' ');
+	if (depth > VIEW_MAX_INDENT)
+		ob_printf(ob, "+ [depth %d] ", depth);
+	else if (depth)
+		ob_puts(ob, "+ ");
+}
+
 /* ------------------------------------------------------------------ */
 /* call tree                                                           */
 
@@ -121,18 +140,14 @@ view_tree(struct stk *S, const struct view_opts *o, struct outbuf *ob)
 		sep(ob, tsv);
 		put_pct(ob, (double)stk_node(S, last)->exc / div, total, 7, tsv);
 		sep(ob, tsv);
-		if (!tsv) {
-			for (int i = 0; i < w.depth; i++)
-				ob_puts(ob, " ");
-			if (w.depth)
-				ob_puts(ob, "+ ");
-		}
+		if (!tsv)
+			put_indent(ob, w.depth);
 		if (w.id == STK_ROOT)
 			ob_puts(ob, "ROOT");
 		else if (tsv)
 			put_tsv_text(ob, stk_name(S, n->frame));
 		else
-			ob_puts(ob, stk_name(S, n->frame));
+			text_escape_str(ob, stk_name(S, n->frame));
 		if (chain > 1)
 			ob_printf(ob, " [%d frames]", chain);
 		ob_putc(ob, '\n');
@@ -226,7 +241,7 @@ view_byname(struct stk *S, const struct view_opts *o, struct outbuf *ob)
 		if (tsv)
 			put_tsv_text(ob, stk_name(S, r->frame));
 		else
-			ob_puts(ob, stk_name(S, r->frame));
+			text_escape_str(ob, stk_name(S, r->frame));
 		ob_putc(ob, '\n');
 	}
 	free(rows);
@@ -306,18 +321,14 @@ ct_print(struct ctree *t, struct stk *S, const struct view_opts *o, double total
 		sep(ob, tsv);
 		put_pct(ob, n->exc, total, 7, tsv);
 		sep(ob, tsv);
-		if (!tsv) {
-			for (int i = 0; i < w.depth; i++)
-				ob_putc(ob, ' ');
-			if (w.depth)
-				ob_puts(ob, "+ ");
-		}
+		if (!tsv)
+			put_indent(ob, w.depth);
 		if (n->frame == STK_NONE)
 			ob_puts(ob, "[root]");
 		else if (tsv)
 			put_tsv_text(ob, stk_name(S, n->frame));
 		else
-			ob_puts(ob, stk_name(S, n->frame));
+			text_escape_str(ob, stk_name(S, n->frame));
 		ob_putc(ob, '\n');
 		nk = 0;
 		for (c = n->child; c != STK_NONE; c = t->n[c].sibling)
@@ -478,7 +489,9 @@ view_caller_callee(struct stk *S, const struct view_opts *o, int callers,
 	if (tsv)
 		ob_printf(ob, "#focus\t%s\t%s\n", o->focus, stk_unit_name(S));
 	else {
-		ob_printf(ob, "Focus %s: inclusive ", o->focus);
+		ob_puts(ob, "Focus ");
+		text_escape_str(ob, o->focus);
+		ob_puts(ob, ": inclusive ");
 		put_value(ob, finc, 0, 0);
 		ob_printf(ob, " %s (%.2f%%), exclusive ", stk_unit_name(S), total ? 100 * finc / total : 0);
 		put_value(ob, fexc, 0, 0);
@@ -497,7 +510,7 @@ view_caller_callee(struct stk *S, const struct view_opts *o, int callers,
 		else if (tsv)
 			put_tsv_text(ob, stk_name(S, imm[i].frame));
 		else
-			ob_puts(ob, stk_name(S, imm[i].frame));
+			text_escape_str(ob, stk_name(S, imm[i].frame));
 		ob_putc(ob, '\n');
 	}
 	if (!tsv)

@@ -9,6 +9,9 @@
 #include "evt.h"
 #include "stacks.h"
 
+/* tree lines deeper than this keep this indentation and show "+ [depth N] " */
+#define VIEW_MAX_INDENT 256
+
 struct view_opts {
 	int tsv;
 	double min_percent;	/* tree: prune nodes below this % of the total */
