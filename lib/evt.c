@@ -212,7 +212,11 @@ skip_line(struct linereader *lr, const char *why)
 static int
 read_more(struct linereader *lr)
 {
-	size_t got = fill(lr, lr->cap - lr->end);
+	size_t got;
+
+	if (lr->error)
+		return -1;
+	got = fill(lr, lr->cap - lr->end);
 
 	if (!lr->gz && lr->lineno == 0 && lr->start == 0 && lr->end == 0 && got >= 2 &&
 	    (unsigned char)lr->buf[0] == 0x1f && (unsigned char)lr->buf[1] == 0x8b) {
@@ -262,8 +266,11 @@ next_line(struct linereader *lr, size_t *len)
 	char *nl;
 	size_t scanned = 0;
 
-	if (lr->error)
-		return NULL;
+	/*
+	 * No early return on an error: the lines decoded before it (zlib
+	 * hands out a damaged member's bytes with the error) are still given
+	 * out; only the line the error cut short is not.
+	 */
 	for (;;) {
 		nl = memchr(lr->buf + lr->start + scanned, '\n',
 		    lr->end - lr->start - scanned);
