@@ -204,3 +204,17 @@ open(sys.argv[2], "wb").write(b)' "$T/f.gz" "$T/bad.gz" "$first"
 		kept "$tool" "bad.gz: corrupt gzip stream at compressed byte $at" "$T/bad.gz" "$T/bad.gz"
 	done
 }
+
+@test "etlkit-run: a NUL line in a trace is one skipped line, the job partial, everything else aggregated" {
+	mkdir -p "$T/tr"
+	gen stream folded nul 2 40 >"$T/tr/run1.folded"
+	printf 'app;b 2\n' >"$T/tr/run2.folded"
+	printf 'etlkit: 1\nscenarios:\n  - files: tr/run*.folded\n    name: "run $1"\nsteps:\n  s:\n    stackfold: []\noutputs:\n  - folded: all.folded\n' >"$T/p.yaml"
+	run etlkit-run -q "$T/p.yaml"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	truth folded nul 2 40
+	sed -n 's/^run 1;//p' "$T/out/p/all.folded" | LC_ALL=C sort | textdiff "$T/sums" -
+	grep -qx 'run 2;app;b 2' "$T/out/p/all.folded"
+	grep -q "run1.folded:2: $HAS_NUL" "$T"/.etlkit-cache/p/*.log
+}
