@@ -217,7 +217,6 @@ read_more(struct linereader *lr)
 	if (lr->error)
 		return -1;
 	got = fill(lr, lr->cap - lr->end);
-
 	if (!lr->gz && lr->lineno == 0 && lr->start == 0 && lr->end == 0 && got >= 2 &&
 	    (unsigned char)lr->buf[0] == 0x1f && (unsigned char)lr->buf[1] == 0x8b) {
 		lr->end += got;
