@@ -117,6 +117,7 @@ read_list(const char *file)
 		*tab = '\0';
 		add_input(line, tab + 1);
 	}
+	bad += (int)lr_skipped(lr);	/* too long, NUL bytes: reported by the reader */
 	if (lr_error(lr))
 		cli_fatal("%s: %s", file, lr_error(lr));
 	lr_close(lr);

@@ -645,34 +645,41 @@ die_with_parent(pid_t parent)
 		_exit(EXIT_FATAL);
 }
 
-/* Copies the trace (plain or gzip) into GZ: a product with no tools. */
+/*
+ * Copies the trace (plain or gzip) into GZ: a product with no tools.
+ * Returns 0, 1 when lines were skipped or the input is damaged (what
+ * was read is kept, as the tools do), or 2.
+ */
 static int
 copy_trace(const char *path, gzFile gz, char **why)
 {
 	struct linereader *lr = lr_open(path);
 	char *line;
 	size_t len;
+	int status = 0;
 
 	if (lr == NULL) {
 		*why = xasprintf("%s: %s", path, strerror(errno));
-		return -1;
+		return 2;
 	}
 	while ((line = lr_next(lr, &len)) != NULL) {
 		line[len] = '\n';
 		if (gzwrite(gz, line, (unsigned)(len + 1)) != (int)(len + 1)) {
 			*why = xasprintf("cache write error");
 			lr_close(lr);
-			return -1;
+			return 2;
 		}
 	}
 	if (lr_error(lr)) {
-		*why = xasprintf("%s: byte %llu: %s", path, (unsigned long long)lr_offset(lr),
-		    lr_error(lr));
-		lr_close(lr);
-		return -1;
+		*why = xasprintf("%s: %s", path, lr_error(lr));
+		status = 1;
+	} else if (lr_skipped(lr)) {
+		*why = xasprintf("%s: %lu malformed line%s skipped", path, lr_skipped(lr),
+		    lr_skipped(lr) == 1 ? "" : "s");
+		status = 1;
 	}
 	lr_close(lr);
-	return 0;
+	return status;
 }
 
 /*
@@ -858,7 +865,7 @@ convert(struct job *j)
 		gz = gzopen(tmp, "wb1");	/* fast: the lean result is read back once a night */
 		if (gz == NULL)
 			cli_fatal("%s: %s", tmp, strerror(errno));
-		status = j->ncmd == 0 ? (copy_trace(j->trace, gz, &why) < 0 ? 2 : 0) :
+		status = j->ncmd == 0 ? copy_trace(j->trace, gz, &why) :
 		    run_chain(j, gz, logfd, &why);
 		if (gzclose(gz) != Z_OK && status < 2) {
 			why = xasprintf("%s: write error", tmp);

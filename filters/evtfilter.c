@@ -716,6 +716,7 @@ main(int argc, char **argv)
 		}
 		if (lr == NULL)
 			cli_fatal("%s: %s", in, strerror(errno));
+		lr_set_quiet(lr);	/* the second pass reports its bad lines */
 		poi_scan(lr, &ps);
 		lr_close(lr);
 		if (choose_poi(&o, &ps, strcmp(o.poi, "auto") == 0 ? "first-long" : o.poi) < 0 &&
@@ -807,6 +808,7 @@ main(int argc, char **argv)
 			cli_progress(lr_offset(lr), lr_size(lr));
 	}
 	cli_progress_end();
+	bad += (long)lr_skipped(lr);	/* too long, NUL bytes: reported by the reader */
 	if (lr_error(lr) != NULL) {
 		cli_warn("%s: %s", lr_name(lr), lr_error(lr));
 		bad++;

@@ -29,15 +29,12 @@
  * stderr), 2 usage or fatal error (also: no valid input for a flame graph).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -254,8 +251,7 @@ is_blank(int c)
  * folded_parse() with the same grammar ("stack count" or "stack c1 c2"),
  * but it never scans the stack itself: only the digits at the end (on
  * long stacks that is most of the parsing time), and it does not write
- * into the line (the stack is STACK[0..SLEN), not NUL-terminated), so
- * it can run on a read-only or copy-on-write mapping.
+ * into the line (the stack is STACK[0..SLEN), not NUL-terminated).
  */
 static int
 parse_folded_line(char *line, size_t len, char **stack, size_t *slen,
@@ -378,9 +374,13 @@ read_stacks(const char *path, struct stack_sink *s)
 		}
 	}
 	cli_progress_end();
-	if (lr_error(lr))
-		cli_fatal("%s: %s", lr_name(lr), lr_error(lr));
 	deep_done(s, lr_name(lr));
+	s->bad += lr_skipped(lr);	/* too long, NUL bytes: reported by the reader */
+	if (lr_error(lr)) {
+		/* keep what was read before the damage, like every other tool */
+		cli_warn("%s: %s", lr_name(lr), lr_error(lr));
+		s->bad++;
+	}
 	lr_close(lr);
 	return 0;
 }
@@ -433,76 +433,6 @@ struct options {
 	const char *labels[64];
 	int nlabels;
 };
-
-/*
- * The fast path for a flame graph from a plain folded file: map it and
- * parse in place, which saves copying every byte through read(2) (a
- * third of the time on large inputs).  The mapping is private and
- * writable: only lines with %XX escapes are written to (and copied by
- * the kernel).  Returns 1 if PATH was handled, 0 if the caller should
- * use the line reader (stdin, gzip, evt, not a regular file).
- */
-static int
-flame_mapped(const char *path, struct stack_sink *s)
-{
-	int fd;
-	struct stat st;
-	char *map, *p, *end, *done;
-	unsigned long lineno = 0;
-
-	if (strcmp(path, "-") == 0 || (fd = open(path, O_RDONLY)) < 0)
-		return 0;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 16 ||
-	    (uint64_t)st.st_size > ((uint64_t)1 << 40)) {
-		close(fd);
-		return 0;
-	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return 0;
-	end = map + st.st_size;
-	/* gzip, or an evt stream: not for this path */
-	for (p = map; p < end && (*p == '\n' || *p == '\r'); p++)
-		;
-	if ((unsigned char)map[0] == 0x1f || (end - p >= 4 && memcmp(p, "#evt", 4) == 0)) {
-		munmap(map, (size_t)st.st_size);
-		return 0;
-	}
-	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
-	done = map;
-	for (p = map; p < end;) {
-		char *nl = memchr(p, '\n', (size_t)(end - p)), *stack;
-		size_t len = (size_t)((nl ? nl : end) - p), slen;
-		double c1, c2;
-		int has2;
-
-		lineno++;
-		if (p - done >= (ptrdiff_t)(16 << 20)) {
-			/* pages already parsed: give them back, so RSS stays small */
-			size_t n = (size_t)(p - done) & ~(size_t)0xfffff;
-
-			madvise(done, n, MADV_DONTNEED);
-			done += n;
-			cli_progress((uint64_t)(p - map), (uint64_t)st.st_size);
-		}
-		if (len > 0 && p[len - 1] == '\r')
-			len--;
-		if (len > 0 && p[0] != '#') {
-			if (parse_folded_line(p, len, &stack, &slen, &c1, &c2, &has2) < 0) {
-				if (++s->bad <= 5)
-					cli_warn("%s:%lu: not a folded stack line (\"frames count\"), line skipped",
-					    path, lineno);
-			} else
-				sink_add(s, lineno, stack, slen, c1, c2, has2, NULL);
-		}
-		p = nl ? nl + 1 : end;
-	}
-	cli_progress_end();
-	deep_done(s, path);
-	munmap(map, (size_t)st.st_size);
-	return 1;
-}
 
 /* Were any of stackfold's shaping options given (grouping, folding, roots...)? */
 static int
@@ -574,7 +504,7 @@ run_flame(struct options *op, int argc, char **argv)
 		if (argc == 0)
 			st = read_stacks("-", &s) < 0 ? EXIT_FATAL : 0;
 		for (i = 0; i < argc; i++)
-			if (!flame_mapped(argv[i], &s) && read_stacks(argv[i], &s) < 0)
+			if (read_stacks(argv[i], &s) < 0)
 				st = EXIT_FATAL;
 	}
 	free(s.deepbuf);

@@ -738,9 +738,13 @@ ds_read(struct dstab *t, int side, const char *path, const struct ds_opts *o,
 			cli_warn("%s: none of its %lu events is of the kinds read (Sample unless --kind)",
 			    lr_name(r.lr), st->ignored);
 	}
+	st->bad += lr_skipped(r.lr);	/* too long, NUL bytes: reported by the reader */
 	if (rc == 0 && (err = lr_error(r.lr)) != NULL) {
+		/* the lines before the damage are kept, like every reader; none is no input */
 		cli_warn("%s: %s", lr_name(r.lr), err);
-		rc = -1;
+		st->bad++;
+		if (st->lines == 0)
+			rc = -1;
 	}
 	if (rc == 0 && st->bad > 0)
 		cli_warn("%s: %lu unusable line%s skipped", lr_name(r.lr), st->bad,

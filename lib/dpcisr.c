@@ -532,10 +532,11 @@ dpc_read(struct dpc_stats *s, const char *path)
 		s->events++;
 	}
 	cli_progress_end();
+	s->bad += lr_skipped(lr);	/* too long, NUL bytes: reported by the reader */
 	if (lr_error(lr)) {
+		/* keep what was read before the damage, like every other reader */
 		cli_warn("%s: %s", lr_name(lr), lr_error(lr));
-		lr_close(lr);
-		return EXIT_FATAL;
+		s->bad++;
 	}
 	lr_close(lr);
 	if (s->bad) {

@@ -29,7 +29,10 @@ struct linereader {
 	size_t cap, start, end;
 	int eof;
 	const char *error;
+	char errbuf[96];	/* error messages that name a byte offset */
 	unsigned long lineno;
+	unsigned long skipped;	/* lines too long or with NUL bytes */
+	int quiet;
 	uint64_t offset;	/* raw bytes read from fd */
 	uint64_t size;
 	/* gzip */
@@ -105,6 +108,21 @@ gz_start(struct linereader *lr)
 		lr->error = "cannot initialise zlib";
 }
 
+/*
+ * Sets the error for a gzip stream that cannot be decoded further, with
+ * the offset of the first compressed byte zlib did not take: where the
+ * damage (or the end of a truncated file) is.
+ */
+static void
+gz_error(struct linereader *lr, const char *what)
+{
+	uint64_t at = lr->offset - lr->zs.avail_in;
+
+	snprintf(lr->errbuf, sizeof(lr->errbuf), "%s at compressed byte %llu", what,
+	    (unsigned long long)at);
+	lr->error = lr->errbuf;
+}
+
 /* Appends up to ROOM decoded bytes at buf+end.  Returns bytes added, 0 at end. */
 static size_t
 fill(struct linereader *lr, size_t room)
@@ -159,25 +177,99 @@ fill(struct linereader *lr, size_t room)
 			break;
 		}
 		if (zr == Z_BUF_ERROR && lr->zeof && lr->zs.avail_in == 0) {
-			lr->error = "truncated gzip stream";
+			gz_error(lr, "truncated gzip stream");
 			break;
 		}
 		if (zr != Z_OK && zr != Z_BUF_ERROR) {
-			lr->error = "corrupt gzip stream";
+			gz_error(lr, "corrupt gzip stream");
 			break;
 		}
 	}
 	return room - lr->zs.avail_out;
 }
 
-char *
-lr_next(struct linereader *lr, size_t *len)
+/* Messages for skipped lines, per input; past them the lines are only counted. */
+#define LR_MAX_WARNINGS 10
+
+/* Reports a line the reader does not hand out (unless quiet), and counts it. */
+static void
+skip_line(struct linereader *lr, const char *why)
+{
+	lr->skipped++;
+	if (lr->quiet)
+		return;
+	if (lr->skipped <= LR_MAX_WARNINGS)
+		cli_warn("%s:%lu: %s, line skipped", lr->name, lr->lineno, why);
+	else if (lr->skipped == LR_MAX_WARNINGS + 1)
+		cli_warn("%s: more lines skipped; counting them", lr->name);
+}
+
+/*
+ * Reads more input into buf[end..cap).  Returns 0, 1 when the input
+ * turned out to be gzip (the buffer was emptied: scan again), or -1 on
+ * error.  Sets eof at the end of the input.
+ */
+static int
+read_more(struct linereader *lr)
+{
+	size_t got;
+
+	if (lr->error)
+		return -1;
+	got = fill(lr, lr->cap - lr->end);
+	if (!lr->gz && lr->lineno == 0 && lr->start == 0 && lr->end == 0 && got >= 2 &&
+	    (unsigned char)lr->buf[0] == 0x1f && (unsigned char)lr->buf[1] == 0x8b) {
+		lr->end += got;
+		gz_start(lr);
+		return 1;
+	}
+	if (got == 0) {
+		if (lr->error)
+			return -1;
+		lr->eof = 1;
+	}
+	lr->end += got;
+	return 0;
+}
+
+/*
+ * The line filling the whole buffer (EVT_MAX_LINE bytes) has no newline
+ * yet: it is skipped, and the rest of it is read into the same buffer
+ * and dropped, up to its newline, so a huge line costs no more memory
+ * than the cap.  Returns 0, or -1 on a read error.
+ */
+static int
+discard_long_line(struct linereader *lr)
+{
+	char *nl = NULL;
+
+	lr->lineno++;
+	lr->start = lr->end = 0;
+	while (nl == NULL && !lr->eof) {
+		if (read_more(lr) < 0)
+			return -1;
+		nl = memchr(lr->buf, '\n', lr->end);
+		if (nl != NULL)
+			lr->start = (size_t)(nl + 1 - lr->buf);
+		else
+			lr->end = 0;
+	}
+	skip_line(lr, "line too long (64 MiB or more)");
+	return 0;
+}
+
+/* The next line, whatever bytes it holds; NULL at the end or on error. */
+static char *
+next_line(struct linereader *lr, size_t *len)
 {
 	char *nl;
 	size_t scanned = 0;
 
-	if (lr->error)
-		return NULL;
+	/*
+	 * No early return on an error: the lines decoded before it (zlib
+	 * hands out a damaged member's bytes with the error) are still given
+	 * out; only the line the error cut short is not.
+	 */
 	for (;;) {
 		nl = memchr(lr->buf + lr->start + scanned, '\n',
 		    lr->end - lr->start - scanned);
@@ -192,30 +284,20 @@ lr_next(struct linereader *lr, size_t *len)
 		}
 		if (lr->end == lr->cap) {
 			if (lr->cap >= EVT_MAX_LINE) {
-				lr->error = "line too long (over 64 MiB)";
-				return NULL;
+				if (discard_long_line(lr) < 0)
+					return NULL;
+				scanned = 0;
+				continue;
 			}
 			lr->cap *= 2;
 			lr->buf = xrealloc(lr->buf, lr->cap + 1);
 		}
-		{
-			size_t got = fill(lr, lr->cap - lr->end);
-
-			if (!lr->gz && lr->lineno == 0 && lr->start == 0 &&
-			    lr->end == 0 && got >= 2 &&
-			    (unsigned char)lr->buf[0] == 0x1f &&
-			    (unsigned char)lr->buf[1] == 0x8b) {
-				lr->end += got;
-				gz_start(lr);
-				scanned = 0;
-				continue;
-			}
-			if (got == 0) {
-				if (lr->error)
-					return NULL;
-				lr->eof = 1;
-			}
-			lr->end += got;
+		switch (read_more(lr)) {
+		case -1:
+			return NULL;
+		case 1:
+			scanned = 0;
+			break;
 		}
 	}
 	if (nl == NULL) {
@@ -236,6 +318,34 @@ lr_next(struct linereader *lr, size_t *len)
 		*len = n;
 		return line;
 	}
+}
+
+/*
+ * Every tool reads lines here, so this is where the one rule for bad
+ * lines lives: a line with a NUL byte is not text (C string functions
+ * would cut it, and it is not valid evt), so it is skipped and counted
+ * like a line too long, never passed on or altered.
+ */
+char *
+lr_next(struct linereader *lr, size_t *len)
+{
+	char *line;
+
+	while ((line = next_line(lr, len)) != NULL && memchr(line, '\0', *len) != NULL)
+		skip_line(lr, "NUL byte in line");
+	return line;
+}
+
+unsigned long
+lr_skipped(const struct linereader *lr)
+{
+	return lr->skipped;
+}
+
+void
+lr_set_quiet(struct linereader *lr)
+{
+	lr->quiet = 1;
 }
 
 unsigned long

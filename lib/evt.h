@@ -16,7 +16,7 @@
 
 #define EVT_VERSION 1
 #define EVT_MAX_ATTRS 64
-#define EVT_MAX_LINE (64u << 20)	/* a longer line is an error, not a reason to eat all memory */
+#define EVT_MAX_LINE (64u << 20)	/* a line this long is skipped, not a reason to eat all memory */
 
 /* ---------- line reader (plain or gzip input, transparently) ---------- */
 
@@ -28,9 +28,16 @@ struct linereader *lr_open(const char *path);
 struct linereader *lr_fdopen(int fd, const char *name);
 /*
  * Next line without its "\n" (and "\r"), NUL-terminated, writable.
- * Returns NULL at end of input or on error (see lr_error()).
+ * Returns NULL at end of input or on error (see lr_error()).  Lines of
+ * EVT_MAX_LINE bytes or more and lines with a NUL byte are skipped:
+ * reported on stderr as "FILE:LINE: why, line skipped" (the first few)
+ * and counted in lr_skipped(); the lines after them are read.
  */
 char *lr_next(struct linereader *lr, size_t *len);
+/* Lines skipped so far (too long, NUL bytes): callers count them as malformed. */
+unsigned long lr_skipped(const struct linereader *lr);
+/* No messages for skipped lines (they are still counted): for a second pass over an input. */
+void lr_set_quiet(struct linereader *lr);
 /* 1-based number of the line last returned. */
 unsigned long lr_lineno(const struct linereader *lr);
 /* Bytes consumed from the underlying file so far (compressed bytes for gzip). */
@@ -38,7 +45,10 @@ uint64_t lr_offset(const struct linereader *lr);
 /* Total size of the input if it is a regular file, else 0. */
 uint64_t lr_size(const struct linereader *lr);
 const char *lr_name(const struct linereader *lr);
-/* NULL if the input ended cleanly, else a message (I/O error, corrupt gzip, line too long). */
+/*
+ * NULL if the input ended cleanly, else a message (I/O error, corrupt or
+ * truncated gzip "at compressed byte N"); the lines before it were read.
+ */
 const char *lr_error(const struct linereader *lr);
 void lr_close(struct linereader *lr);
 

@@ -129,6 +129,7 @@ rc_read(const char *path, struct rc_record *r)
 	memset(r, 0, sizeof(*r));
 	if (lr == NULL)
 		return -1;
+	lr_set_quiet(lr);	/* a damaged record is not used, and the job runs again */
 	while ((line = lr_next(lr, &len)) != NULL) {
 		char *eq;
 
@@ -175,7 +176,7 @@ rc_read(const char *path, struct rc_record *r)
 		else if (!strcmp(line, "seconds"))
 			r->seconds = strtod(eq, NULL);
 	}
-	if (lr_error(lr))
+	if (lr_error(lr) || lr_skipped(lr))
 		ok = 0;
 	lr_close(lr);
 	if (!ok || !have_key || r->status == NULL || r->trace == NULL) {

@@ -346,9 +346,10 @@ scenagg_read(struct scenagg *sa, int scen, const char *path, struct scenagg_file
 	if (deep > 0)
 		stk_warn_deep(path, first_deep, deep, nelided);
 	free(deepbuf);
+	st->skipped += lr_skipped(lr);	/* too long, NUL bytes: reported by the reader */
 	st->error = lr_error(lr);
 	if (st->error) {
-		cli_warn("%s: byte %llu: %s", path, (unsigned long long)lr_offset(lr), st->error);
+		cli_warn("%s: %s", path, st->error);
 		st->error = "read error";
 	}
 	lr_close(lr);
@@ -406,6 +407,7 @@ scenagg_is_evt(const char *path)
 
 	if (lr == NULL)
 		return -1;
+	lr_set_quiet(lr);	/* a peek: the real read reports bad lines */
 	while ((line = lr_next(lr, &len)) != NULL) {
 		if (len == 0)
 			continue;
@@ -425,6 +427,7 @@ scenagg_header_scenario(const char *path)
 
 	if (lr == NULL)
 		return NULL;
+	lr_set_quiet(lr);	/* a peek: the real read reports bad lines */
 	while ((line = lr_next(lr, &len)) != NULL) {
 		struct evt_header h;
 		const char *why, *v;

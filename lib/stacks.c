@@ -1733,6 +1733,7 @@ stk_read(struct stk *S, const char *path)
 			cli_progress(lr_offset(lr), lr_size(lr));
 	}
 	cli_progress_end();
+	bad += (long)lr_skipped(lr);	/* too long, NUL bytes: reported by the reader */
 	if (lr_error(lr) != NULL) {
 		cli_warn("%s: %s", lr_name(lr), lr_error(lr));
 		bad++;

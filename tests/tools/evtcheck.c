@@ -211,6 +211,10 @@ main(int argc, char **argv)
 	}
 	if (lr_error(lr))
 		cli_fatal("%s: %s", lr_name(lr), lr_error(lr));
+	if (lr_skipped(lr)) {	/* too long or NUL bytes: not valid text (the reader said where) */
+		fprintf(stderr, "evtcheck: %s: %lu line(s) skipped\n", lr_name(lr), lr_skipped(lr));
+		return 1;
+	}
 	if (!folded && !seen_header) {
 		fprintf(stderr, "evtcheck: %s: no #evt header\n", lr_name(lr));
 		return 1;
