@@ -213,6 +213,7 @@ trace_type(const char *path)
 		return T_ETL;
 	if ((lr = lr_open(path)) == NULL)
 		return T_ETL;
+	lr_set_quiet(lr);	/* a peek: the tool that reads it reports */
 	while ((line = lr_next(lr, &len)) != NULL) {
 		if (len == 0)
 			continue;
@@ -222,7 +223,8 @@ trace_type(const char *path)
 			type = T_EVT;
 		break;
 	}
-	if (lr_error(lr))
+	/* lines the reader would not hand out (NUL bytes, 64 MiB): binary */
+	if (lr_error(lr) || lr_skipped(lr) > 0)
 		type = T_ETL;
 	lr_close(lr);
 	return type;
