@@ -32,6 +32,7 @@
 
 static const char *input_name;
 static unsigned long nproblems;
+static unsigned long skipped_members;	/* .etl members of zips that are no trace */
 
 static void
 usage(int status)
@@ -224,26 +225,28 @@ add_zip_members(int zfd, const char *zipname, const char *member)
 	if (member && (pick = pick_member(&z, member)) < 0)
 		cli_fatal("%s: no member named %s", zipname, member);
 	size_t *use = xcalloc(z.n ? z.n : 1, sizeof *use), nuse = 0, candidates = 0;
+	for (size_t i = 0; i < z.n; i++)
+		if (pick >= 0 ? (long)i == pick : ends_with(z.m[i].name, ".etl"))
+			use[candidates++] = i;
+	if (!candidates)
+		cli_fatal("%s: the zip holds no .etl file", zipname);
+	/* one member that is no trace is fatal; among several, it is skipped */
 	uint64_t need = 0;
-	for (size_t i = 0; i < z.n; i++) {
-		if (pick >= 0 ? (long)i != pick : !ends_with(z.m[i].name, ".etl"))
-			continue;
-		candidates++;
+	for (size_t k = 0; k < candidates; k++) {
+		size_t i = use[k];
 		if (sniff_member(&z, i, err, sizeof err) < 0) {
-			if (pick >= 0)
+			if (candidates == 1)
 				cli_fatal("%s: %s", zipname, err);
 			cli_warn("%s: %s; skipped", zipname, err);
-			nproblems++;
+			skipped_members++;
 			continue;
 		}
 		use[nuse++] = i;
 		if (z.m[i].method != 0)
 			need += z.m[i].usize;
 	}
-	if (!candidates)
-		cli_fatal("%s: the zip holds no .etl file", zipname);
 	if (!nuse)
-		cli_fatal("%s: no member of the zip is an ETL trace", zipname);
+		cli_fatal("%s: no .etl member of the zip is an ETL trace", zipname);
 	check_temp_room(zipname, need);
 	for (size_t k = 0; k < nuse; k++) {
 		const struct zip_member *m = &z.m[use[k]];
@@ -462,6 +465,9 @@ main(int argc, char **argv)
 		free(joined);
 		if (use_symbols)
 			write_symbol_lines(&ob, sym);
+		if (skipped_members)
+			ob_printf(&ob, "#skipped\twhat=member\tcount=%lu\tdetail=.etl members of a zip "
+			    "that are not ETL traces\n", skipped_members);
 	}
 	ob_close(&ob);
 	if (sym && use_symbols && explicit_symbols)
@@ -479,5 +485,5 @@ main(int argc, char **argv)
 	}
 	free(inputs);
 	free(readers);
-	return partial || nproblems ? EXIT_PARTIAL : 0;
+	return partial || nproblems || skipped_members ? EXIT_PARTIAL : 0;
 }
