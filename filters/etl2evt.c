@@ -242,8 +242,8 @@ add_zip_members(int zfd, const char *zipname, const char *member)
 			continue;
 		}
 		use[nuse++] = i;
-		if (z.m[i].method != 0)
-			need += z.m[i].usize;
+		if (z.m[i].method != 0)	/* saturating: declared sizes are untrusted */
+			need = z.m[i].usize > UINT64_MAX - need ? UINT64_MAX : need + z.m[i].usize;
 	}
 	if (!nuse)
 		cli_fatal("%s: no .etl member of the zip is an ETL trace", zipname);
