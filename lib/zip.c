@@ -230,6 +230,30 @@ read_central(struct zip_archive *z, const uint8_t *cd, const struct directory *d
 }
 
 /*
+ * The sizes a local header declares, when it declares them (no data
+ * descriptor, not zero): zip64 ones from its extra field.  They must be
+ * the central directory's, or two readers would see two archives.
+ */
+static int
+local_sizes_agree(const struct zip_archive *z, const struct zip_member *m, const uint8_t *lh)
+{
+	struct zip_member loc = { .usize = rd32(lh + 22), .csize = rd32(lh + 18) };
+	size_t nlen = rd16(lh + 26), xlen = rd16(lh + 28);
+
+	if ((rd16(lh + 6) & 8) || (loc.usize == 0 && loc.csize == 0))
+		return 1;
+	if (loc.usize == 0xffffffff || loc.csize == 0xffffffff) {
+		uint8_t *x = xmalloc(xlen + 1);
+		int ok = read_full_at(z->fd, x, xlen, m->local_offset + LOCAL_LEN + nlen) == 0 &&
+		    read_zip64_extra(&loc, x, xlen) == 0;
+		free(x);
+		if (!ok)
+			return 0;
+	}
+	return loc.usize == m->usize && loc.csize == m->csize;
+}
+
+/*
  * Where each member's data starts, from its local header.  A member
  * whose local header is bad or whose data runs past the end keeps
  * data_offset 0: it is reported when someone reads it.
@@ -247,6 +271,7 @@ read_local_headers(struct zip_archive *z)
 		uint64_t off = m->local_offset + LOCAL_LEN + rd16(lh + 26) + rd16(lh + 28);
 		if (off <= z->size && m->csize <= z->size - off)
 			m->data_offset = off;
+		m->sizes_differ = !local_sizes_agree(z, m, lh);
 	}
 }
 
@@ -372,6 +397,13 @@ zip_stream_open(const struct zip_archive *z, size_t i, char *err, size_t errlen)
 	if (!m->data_offset) {
 		snprintf(err, errlen, "member %s: bad local header at offset %llu, or data past the end "
 		    "of the archive", m->name, (unsigned long long)m->local_offset);
+		return NULL;
+	}
+	if (m->sizes_differ) {
+		snprintf(err, errlen, "member %s: its local header at offset %llu declares other sizes "
+		    "than the central directory (%llu bytes, %llu compressed)", m->name,
+		    (unsigned long long)m->local_offset, (unsigned long long)m->usize,
+		    (unsigned long long)m->csize);
 		return NULL;
 	}
 	if (m->method == 0 && m->csize != m->usize) {

@@ -18,6 +18,7 @@ struct zip_member {
 	uint64_t data_offset;	/* offset of its data; 0 if the local header is bad */
 	uint32_t crc;
 	int method;		/* 0 stored, 8 deflate, -1 encrypted */
+	int sizes_differ;	/* the local header declares other sizes */
 };
 
 struct zip_archive {

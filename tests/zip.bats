@@ -147,3 +147,28 @@ for n in zipfile.ZipFile(sys.argv[1]).namelist():
 		done <"$T/members"
 	done
 }
+
+@test "zip64 extra fields of local headers (python's force_zip64): read, and sizes that differ from the central directory refused" {
+	etl="$CORPUS/tx/HTTP_Server.etl"
+	python3 -c 'import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+    with z.open("trace.etl", "w", force_zip64=True) as f:
+        f.write(open(sys.argv[2], "rb").read())' "$T/p.zip" "$etl"
+	etl2evt --no-symbols "$etl" >"$T/plain.evt"
+	run bounded 288 "$T/p.evt" etl2evt --no-symbols "$T/p.zip"
+	[ "$status" -eq 0 ] || fail "status $status: $output"
+	textdiff <(events "$T/plain.evt") <(events "$T/p.evt")
+	# one more byte in the local header's zip64 uncompressed size
+	python3 -c 'import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+nlen, xlen = struct.unpack_from("<HH", d, 26)
+x = 30 + nlen
+assert struct.unpack_from("<HH", d, x) == (1, 16) and struct.unpack_from("<I", d, 22)[0] == 0xffffffff
+struct.pack_into("<Q", d, x + 4, struct.unpack_from("<Q", d, x + 4)[0] + 1)
+open(sys.argv[2], "wb").write(d)' "$T/p.zip" "$T/q.zip"
+	run bounded 0 /dev/null etl2evt --no-symbols "$T/q.zip"
+	[ "$status" -eq 2 ] || fail "status $status: $output"
+	[ "${#lines[@]}" -eq 1 ] || fail "$output"
+	[[ "$output" == "etl2evt: $T/q.zip: member trace.etl: its local header at offset 0 declares other sizes than the central directory (294912 bytes, "*" compressed)" ]] || fail "$output"
+	tmp_empty
+}
