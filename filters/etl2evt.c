@@ -32,6 +32,7 @@
 
 static const char *input_name;
 static unsigned long nproblems;
+static unsigned long skipped_members;	/* .etl members of zips that are no trace */
 
 static void
 usage(int status)
@@ -57,8 +58,12 @@ on_error(void *ctx, uint64_t off, const char *msg)
 struct input {
 	char *name;		/* for messages: FILE or ZIP:MEMBER */
 	int fd;
+	uint64_t base;		/* where the trace starts in FD (a stored zip member) */
+	uint64_t stored_len;	/* its length, or 0: the whole file */
 	const uint8_t *data;
 	size_t len;
+	void *map;		/* the mapping DATA lies in */
+	size_t maplen;
 	struct etl_reader *r;
 };
 static struct input *inputs;
@@ -74,17 +79,22 @@ add_input(const char *name, int fd)
 	in->fd = fd;
 }
 
+static const char *
+temp_dir(void)
+{
+	const char *dir = getenv("TMPDIR");
+	return dir && *dir ? dir : "/tmp";
+}
+
 /* Copies stdin (or a zip member) into an unlinked temporary file. */
 static int
 temp_file(void)
 {
-	const char *dir = getenv("TMPDIR");
 	char path[4096];
-	snprintf(path, sizeof path, "%s/etl2evt.XXXXXX", dir && *dir ? dir : "/tmp");
+	snprintf(path, sizeof path, "%s/etl2evt.XXXXXX", temp_dir());
 	int fd = mkstemp(path);
 	if (fd < 0)
-		cli_fatal("cannot create a temporary file in %s: %s", dir && *dir ? dir : "/tmp",
-		    strerror(errno));
+		cli_fatal("cannot create a temporary file in %s: %s", temp_dir(), strerror(errno));
 	unlink(path);
 	return fd;
 }
@@ -118,10 +128,90 @@ ends_with(const char *s, const char *suf)
 	return a >= b && strcasecmp(s + a - b, suf) == 0;
 }
 
+/* The bytes of a member inflated into memory to check that it is a trace. */
+enum { SNIFF_BYTES = 64 << 10 };
+
+/* etl_open's error hook while sniffing: keeps the last (the fatal) message. */
+static void
+keep_message(void *ctx, uint64_t off, const char *msg)
+{
+	snprintf(ctx, 256, "offset %llu: %s", (unsigned long long)off, msg);
+}
+
+/*
+ * Whether member I starts like an ETL trace (a header buffer with its
+ * logfile header event), judged from its first SNIFF_BYTES inflated in
+ * memory, before anything is written: a zip of gigabytes that are not
+ * a trace costs 64 KiB of inflating.  Returns 0, or -1 with WHY.
+ */
+static int
+sniff_member(const struct zip_archive *z, size_t i, char *why, size_t whylen)
+{
+	struct zip_stream *s = zip_stream_open(z, i, why, whylen);
+	if (!s)
+		return -1;
+	uint8_t *head = xmalloc(SNIFF_BYTES);
+	size_t n = 0;
+	ssize_t got = 1;
+	while (n < SNIFF_BYTES && (got = zip_stream_read(s, head + n, SNIFF_BYTES - n, why, whylen)) > 0)
+		n += (size_t)got;
+	zip_stream_close(s);
+	char msg[256] = "not an ETL file";
+	struct etl_reader *r = got < 0 ? NULL : etl_open(head, n, keep_message, msg);
+	if (got >= 0 && !r)
+		snprintf(why, whylen, "member %s is not an ETL trace (%s)", z->m[i].name, msg);
+	etl_close(r);
+	free(head);
+	return r ? 0 : -1;
+}
+
+/* A member stored uncompressed is decoded in place: no copy. */
+static void
+add_stored_member(const char *name, int zfd, const struct zip_member *m)
+{
+	add_input(name, dup(zfd));
+	inputs[ninputs - 1].base = m->data_offset;
+	inputs[ninputs - 1].stored_len = m->usize;
+}
+
+/*
+ * Refuses, before writing anything, members whose declared sizes would
+ * not fit in the temporary directory.
+ */
+static void
+check_temp_room(const char *zipname, uint64_t need)
+{
+	int probe = temp_file();
+	uint64_t room = zip_free_space(probe);
+	close(probe);
+	if (need > room)
+		cli_fatal("%s: the members to inflate declare %llu bytes; %s has only %llu free "
+		    "(set TMPDIR to a larger file system)", zipname, (unsigned long long)need, temp_dir(),
+		    (unsigned long long)room);
+}
+
+/* Member NAME, or the member whose last path component is NAME, or -1. */
+static long
+pick_member(const struct zip_archive *z, const char *member)
+{
+	long pick = zip_find(z, member);
+	if (pick < 0)
+		for (size_t i = 0; i < z->n; i++) {
+			const char *b = strrchr(z->m[i].name, '/');
+			const char *b2 = strrchr(z->m[i].name, '\\');
+			if (b2 > b)
+				b = b2;
+			if (strcmp(b ? b + 1 : z->m[i].name, member) == 0)
+				pick = (long)i;
+		}
+	return pick;
+}
+
 /*
  * The .etl members to decode: NAME if given, else every .etl in the zip
  * (a .diagsession holds a kernel and user files of one session: they are
- * merged).  Each is inflated into a temporary file.
+ * merged).  Each is checked to start like a trace, then a stored one is
+ * read in place and a deflated one inflated into a temporary file.
  */
 static void
 add_zip_members(int zfd, const char *zipname, const char *member)
@@ -132,34 +222,74 @@ add_zip_members(int zfd, const char *zipname, const char *member)
 
 	if (zip_open_fd(&z, zfd, err, sizeof err) < 0)
 		cli_fatal("%s: %s", zipname, err);
-	if (member) {
-		pick = zip_find(&z, member);
-		if (pick < 0)
-			for (size_t i = 0; i < z.n; i++) {
-				const char *b = strrchr(z.m[i].name, '/');
-				const char *b2 = strrchr(z.m[i].name, '\\');
-				if (b2 > b)
-					b = b2;
-				if (strcmp(b ? b + 1 : z.m[i].name, member) == 0)
-					pick = (long)i;
-			}
-		if (pick < 0)
-			cli_fatal("%s: no member named %s", zipname, member);
-	}
-	size_t found = 0;
-	for (size_t i = 0; i < z.n; i++) {
-		if (pick >= 0 ? (long)i != pick : !ends_with(z.m[i].name, ".etl"))
-			continue;
-		int fd = temp_file();
-		if (zip_extract_fd(&z, i, fd, err, sizeof err) < 0)
-			cli_fatal("%s: %s", zipname, err);
-		snprintf(name, sizeof name, "%s:%s", zipname, z.m[i].name);
-		add_input(name, fd);
-		found++;
-	}
-	if (!found)
+	if (member && (pick = pick_member(&z, member)) < 0)
+		cli_fatal("%s: no member named %s", zipname, member);
+	size_t *use = xcalloc(z.n ? z.n : 1, sizeof *use), nuse = 0, candidates = 0;
+	for (size_t i = 0; i < z.n; i++)
+		if (pick >= 0 ? (long)i == pick : ends_with(z.m[i].name, ".etl"))
+			use[candidates++] = i;
+	if (!candidates)
 		cli_fatal("%s: the zip holds no .etl file", zipname);
+	/* one member that is no trace is fatal; among several, it is skipped */
+	uint64_t need = 0;
+	for (size_t k = 0; k < candidates; k++) {
+		size_t i = use[k];
+		if (sniff_member(&z, i, err, sizeof err) < 0) {
+			if (candidates == 1)
+				cli_fatal("%s: %s", zipname, err);
+			cli_warn("%s: %s; skipped", zipname, err);
+			skipped_members++;
+			continue;
+		}
+		use[nuse++] = i;
+		if (z.m[i].method != 0)	/* saturating: declared sizes are untrusted */
+			need = z.m[i].usize > UINT64_MAX - need ? UINT64_MAX : need + z.m[i].usize;
+	}
+	if (!nuse)
+		cli_fatal("%s: no .etl member of the zip is an ETL trace", zipname);
+	check_temp_room(zipname, need);
+	for (size_t k = 0; k < nuse; k++) {
+		const struct zip_member *m = &z.m[use[k]];
+		snprintf(name, sizeof name, "%s:%s", zipname, m->name);
+		if (m->method == 0) {
+			add_stored_member(name, zfd, m);
+			continue;
+		}
+		int fd = temp_file();
+		if (zip_extract_fd(&z, use[k], fd, err, sizeof err) < 0)
+			cli_fatal("%s: %s", zipname, err);
+		add_input(name, fd);
+	}
+	free(use);
 	zip_close(&z);
+}
+
+/*
+ * Maps the trace of IN: the whole file, or the stored member's bytes
+ * (mmap wants a page-aligned offset: the mapping starts a little before).
+ */
+static void
+map_input(struct input *in)
+{
+	uint64_t len = in->stored_len;
+	if (!len) {
+		struct stat st;
+		if (fstat(in->fd, &st) < 0)
+			cli_fatal("%s: %s", in->name, strerror(errno));
+		len = (uint64_t)st.st_size;
+	}
+	if (len == 0)
+		return;
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), lead = in->base % page;
+	if (len > SIZE_MAX - lead)
+		cli_fatal("%s: too large to map (%llu bytes)", in->name, (unsigned long long)len);
+	in->maplen = (size_t)(len + lead);
+	in->map = mmap(NULL, in->maplen, PROT_READ, MAP_PRIVATE, in->fd, (off_t)(in->base - lead));
+	if (in->map == MAP_FAILED)
+		cli_fatal("%s: cannot map: %s", in->name, strerror(errno));
+	madvise(in->map, in->maplen, MADV_SEQUENTIAL);
+	in->data = (const uint8_t *)in->map + lead;
+	in->len = (size_t)len;
 }
 
 static int
@@ -288,18 +418,9 @@ main(int argc, char **argv)
 	struct etl_reader **readers = xcalloc(ninputs, sizeof *readers);
 	for (size_t i = 0; i < ninputs; i++) {
 		struct input *in = &inputs[i];
-		struct stat st;
-		if (fstat(in->fd, &st) < 0)
-			cli_fatal("%s: %s", in->name, strerror(errno));
-		in->len = (size_t)st.st_size;
-		if (in->len > 0) {
-			in->data = mmap(NULL, in->len, PROT_READ, MAP_PRIVATE, in->fd, 0);
-			if (in->data == MAP_FAILED)
-				cli_fatal("%s: cannot map: %s", in->name, strerror(errno));
-			madvise((void *)in->data, in->len, MADV_SEQUENTIAL);
-		}
-		in->r = in->data ? etl_open_mapped(in->data, in->len, on_error, in->name, in->fd) :
-		    etl_open((const uint8_t *)"", 0, on_error, in->name);
+		map_input(in);
+		in->r = in->data ? etl_open_mapped_at(in->data, in->len, on_error, in->name, in->fd,
+		    in->base) : etl_open((const uint8_t *)"", 0, on_error, in->name);
 		if (!in->r)
 			exit(EXIT_FATAL);
 		readers[i] = in->r;
@@ -344,6 +465,9 @@ main(int argc, char **argv)
 		free(joined);
 		if (use_symbols)
 			write_symbol_lines(&ob, sym);
+		if (skipped_members)
+			ob_printf(&ob, "#skipped\twhat=member\tcount=%lu\tdetail=.etl members of a zip "
+			    "that are not ETL traces\n", skipped_members);
 	}
 	ob_close(&ob);
 	if (sym && use_symbols && explicit_symbols)
@@ -354,12 +478,12 @@ main(int argc, char **argv)
 		    nproblems == 1 ? "" : "s");
 	for (size_t i = 0; i < ninputs; i++) {
 		etl_close(inputs[i].r);
-		if (inputs[i].data)
-			munmap((void *)inputs[i].data, inputs[i].len);
+		if (inputs[i].map)
+			munmap(inputs[i].map, inputs[i].maplen);
 		close(inputs[i].fd);
 		free(inputs[i].name);
 	}
 	free(inputs);
 	free(readers);
-	return partial || nproblems ? EXIT_PARTIAL : 0;
+	return partial || nproblems || skipped_members ? EXIT_PARTIAL : 0;
 }

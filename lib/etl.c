@@ -75,6 +75,7 @@ struct etl_reader {
 	int compressed_mode;	/* LogFileMode has EVENT_TRACE_COMPRESSED_MODE */
 	int release;		/* data is a file mapping: drop pages of finished buffers */
 	int fd;			/* >= 0: read buffers from it, not from the mapping */
+	uint64_t fd_base;	/* where the trace starts in FD (a member stored in a zip) */
 	int passes;		/* problems are reported during the first pass only */
 	int pending;		/* the last event's cursor must advance first */
 	uint64_t ns_mul, ns_max;	/* clocks that divide 1 GHz: ns = ticks × ns_mul */
@@ -682,10 +683,18 @@ etl_open(const uint8_t *data, size_t len, etl_error_fn err, void *ctx)
 struct etl_reader *
 etl_open_mapped(const uint8_t *data, size_t len, etl_error_fn err, void *ctx, int fd)
 {
+	return etl_open_mapped_at(data, len, err, ctx, fd, 0);
+}
+
+struct etl_reader *
+etl_open_mapped_at(const uint8_t *data, size_t len, etl_error_fn err, void *ctx, int fd,
+    uint64_t base)
+{
 	struct etl_reader *r = xcalloc(1, sizeof *r);
 
 	r->release = fd >= 0;
 	r->fd = fd;
+	r->fd_base = base;
 	r->data = data;
 	r->len = len;
 	r->err = err;
@@ -818,7 +827,7 @@ stored_buffer(struct etl_reader *r, struct cursor *c, const struct etl_buffer *b
 	}
 	uint8_t *dst = (b->flags & 0x40) ? grow(&c->packed, &c->pcap, b->size) :
 	    grow(&c->scratch, &c->scap, b->size);
-	if (read_full_at(r->fd, dst, b->size, b->offset) < 0) {
+	if (read_full_at(r->fd, dst, b->size, r->fd_base + b->offset) < 0) {
 		report(r, b->offset, "buffer (%u bytes) cannot be read: %s; skipped", b->size,
 		    strerror(errno));
 		if (r->passes <= 1) {

@@ -116,6 +116,13 @@ struct etl_reader *etl_open(const uint8_t *data, size_t len, etl_error_fn err, v
  */
 struct etl_reader *etl_open_mapped(const uint8_t *data, size_t len, etl_error_fn err, void *ctx,
     int fd);
+/*
+ * The same for a trace that starts at byte BASE of the file open on FD
+ * (a member stored uncompressed in a zip, read in place): DATA maps
+ * that byte, offsets in messages count from it.
+ */
+struct etl_reader *etl_open_mapped_at(const uint8_t *data, size_t len, etl_error_fn err,
+    void *ctx, int fd, uint64_t base);
 const struct etl_info *etl_info(const struct etl_reader *r);
 size_t etl_nbuffers(const struct etl_reader *r);
 const struct etl_buffer *etl_buffers(const struct etl_reader *r);

@@ -5,7 +5,9 @@
  * INPUT:  a zip archive (any bytes), handed over through a memfd.
  * CHECKS: no crash/UB/leak; a message on every failure; every member that
  *         extracts without error produced exactly its uncompressed size;
- *         zip_find finds each listed name.
+ *         zip_find finds each listed name; the members of an archive that
+ *         opens (local header to end of data) lie in the file and do not
+ *         overlap.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -20,6 +22,25 @@
 #include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Members whose local header was read lie inside the file, apart. */
+static void
+check_ranges(const struct zip_archive *z)
+{
+	for (size_t i = 0; i < z->n && i < 64; i++) {
+		const struct zip_member *a = &z->m[i];
+		if (!a->data_offset)
+			continue;
+		if (a->data_offset < a->local_offset + 30 || a->data_offset + a->csize > z->size)
+			abort();
+		for (size_t j = 0; j < i; j++) {
+			const struct zip_member *b = &z->m[j];
+			if (b->data_offset && a->local_offset < b->data_offset + b->csize &&
+			    b->local_offset < a->data_offset + a->csize)
+				abort();	/* two members share bytes */
+		}
+	}
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -43,6 +64,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(fd);
 		return 0;
 	}
+	check_ranges(&z);
 	outfd = memfd_create("member", 0);
 	for (i = 0; i < z.n && i < 16; i++) {
 		struct stat st;
