@@ -95,6 +95,7 @@ struct etl_buffer {
 	uint16_t cpu;
 	uint16_t flags;
 	uint16_t type;
+	uint16_t damaged;	/* counted in etl_damage() already */
 	uint64_t seq;
 };
 
