@@ -491,11 +491,19 @@ stride(const struct etl_reader *r)
 	return s;
 }
 
+/* Whether the header-sized bytes at OFF are all zero: unwritten, preallocated space. */
+static int
+zero_header(const struct etl_reader *r, uint64_t off)
+{
+	for (uint64_t i = off; i < off + BUFHDR; i++)
+		if (r->data[i] != 0)
+			return 0;
+	return 1;
+}
+
 /*
  * Whether a buffer can end at END: the file ends there (or with fewer
- * bytes than a header), a sane header follows, or a zero BufferSize
- * does (the padding of a preallocated file, or a zeroed field that the
- * walk reports when it gets there).
+ * bytes than a header), or a sane header or unwritten space follows.
  */
 static int
 chain_goes_on(const struct etl_reader *r, uint64_t end)
@@ -504,7 +512,24 @@ chain_goes_on(const struct etl_reader *r, uint64_t end)
 		return 0;
 	if (end + BUFHDR > r->len)
 		return 1;
-	return basic_header(r, end) || etl_u32(r->data + end) == 0;
+	return basic_header(r, end) || zero_header(r, end);
+}
+
+/*
+ * Whether the buffer at OFF, whose BufferSize differs from the stride S,
+ * is an uncompressed buffer of S bytes with a damaged size field: its
+ * other fields fit S bytes and the chain goes on S bytes further.
+ */
+static int
+stride_fits(const struct etl_reader *r, uint64_t off, uint32_t s)
+{
+	const uint8_t *h = r->data + off;
+	uint32_t saved = etl_u32(h + 4);
+	uint16_t flags = etl_u16(h + 0x34), type = etl_u16(h + 0x36);
+
+	if ((flags & ~0x3f) || type > 7 || saved < BUFHDR || saved > s || s > r->len - off)
+		return 0;
+	return chain_goes_on(r, off + s);
 }
 
 /*
@@ -563,20 +588,19 @@ count_damage(struct etl_reader *r, struct etl_buffer *b, uint64_t bytes)
 }
 
 /*
- * Buffer NTH at OFF cannot be used (WHY): reports it with where the walk
+ * The buffer at OFF cannot be used (WHY): reports it with where the walk
  * goes on, NEXT (the next buffer found, or the end of the file), and
  * counts the bytes in between as skipped.  Returns NEXT.
  */
 static uint64_t
-skip_buffer(struct etl_reader *r, uint64_t nth, uint64_t off, uint64_t next, const char *why)
+skip_buffer(struct etl_reader *r, uint64_t off, uint64_t next, const char *why)
 {
 	if (next < r->len)
-		report(r, off, "%s of buffer %llu; skipped %llu bytes to the next buffer, at offset %llu",
-		    why, (unsigned long long)nth, (unsigned long long)(next - off),
-		    (unsigned long long)next);
+		report(r, off, "%s; skipped %llu bytes to the next buffer, at offset %llu", why,
+		    (unsigned long long)(next - off), (unsigned long long)next);
 	else
-		report(r, off, "%s of buffer %llu; no buffer after it, the last %llu bytes skipped",
-		    why, (unsigned long long)nth, (unsigned long long)(next - off));
+		report(r, off, "%s; no buffer after it, the last %llu bytes skipped", why,
+		    (unsigned long long)(next - off));
 	r->damage.buffers++;
 	r->damage.bytes += next - off;
 	return next;
@@ -647,17 +671,26 @@ index_buffers(struct etl_reader *r, uint64_t off)
 
 		if (size == 0 && saved == 0 && zeros_to_end(r, off))
 			break;
-		if (!basic_header(r, off) || (!(flags & 0x40) && filled > size)) {
-			snprintf(why, sizeof why, "corrupt buffer header (BufferSize %u, SavedOffset %u)",
-			    size, saved);
-			off = skip_buffer(r, nth, off, next_buffer_after(r, off, r->len), why);
+		int resized = stride(r) && size != stride(r) && stride_fits(r, off, stride(r));
+		if (resized) {
+			report(r, off, "buffer %llu: BufferSize %u is not the logfile's %u, which the "
+			    "next buffer confirms; read as %u bytes", (unsigned long long)nth, size,
+			    stride(r), stride(r));
+			size = stride(r);
+			filled = offs > saved && offs <= size ? offs : saved;
+		}
+		if (!resized && (!basic_header(r, off) || (!(flags & 0x40) && filled > size))) {
+			snprintf(why, sizeof why, "corrupt buffer header (buffer %llu, BufferSize %u, "
+			    "SavedOffset %u)", (unsigned long long)nth, size, saved);
+			off = skip_buffer(r, off, next_buffer_after(r, off, r->len), why);
 			continue;
 		}
 		if (size > r->len - off) {
 			uint64_t next = next_buffer_after(r, off, r->len);
 			if (next < r->len) {
-				snprintf(why, sizeof why, "BufferSize %u runs past the end of the file", size);
-				off = skip_buffer(r, nth, off, next, why);
+				snprintf(why, sizeof why, "buffer %llu: BufferSize %u runs past the end of "
+				    "the file", (unsigned long long)nth, size);
+				off = skip_buffer(r, off, next, why);
 				continue;
 			}
 			/* nothing after it: the file was cut in this buffer */
@@ -670,11 +703,19 @@ index_buffers(struct etl_reader *r, uint64_t off)
 			off = r->len;
 			break;
 		}
-		if (!chain_goes_on(r, off + size) || (stride(r) && size != stride(r))) {
+		/*
+		 * An uncompressed buffer of the logfile's stride is trusted;
+		 * other sizes when the chain goes on at their end (a zero
+		 * BufferSize there may be a damaged next header: it is reported
+		 * next), or when no buffer starts inside them.
+		 */
+		if (stride(r) ? size != stride(r) : !chain_goes_on(r, off + size) &&
+		    etl_u32(h + size) != 0) {
 			uint64_t next = next_buffer_after(r, off, off + size);
 			if (next < off + size) {
-				snprintf(why, sizeof why, "BufferSize %u overlaps the next buffer", size);
-				off = skip_buffer(r, nth, off, next, why);
+				snprintf(why, sizeof why, "buffer %llu: BufferSize %u runs into the next "
+				    "buffer", (unsigned long long)nth, size);
+				off = skip_buffer(r, off, next, why);
 				continue;
 			}
 		}
