@@ -207,3 +207,18 @@ one_bad_buffer() {
 		done <"$T/pick"
 	done
 }
+
+@test "through stdin, a trace with a zeroed BufferSize decodes as from the file" {
+	unzip_member "$CORPUS/perfview/net.4.5.2.x64.etl.zip" net.4.5.2.x64.etl "$T/n.etl"
+	off=$(buffer_table "$T/n.etl" | awk '$1 == 31 { print $2 }')
+	set_size "$T/n.etl" "$T/z.etl" "$off" 0
+	run etl2evt --no-symbols -o "$T/file.evt" "$T/z.etl"
+	[ "$status" -eq 1 ]
+	run etl2evt --no-symbols -o "$T/stdin.evt" - <"$T/z.etl"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"etl2evt: -: offset $off: corrupt buffer header (buffer 31,"* ]] || fail "$output"
+	grep -v '^#evt' "$T/file.evt" >"$T/a"
+	grep -v '^#evt' "$T/stdin.evt" >"$T/b"
+	textdiff "$T/a" "$T/b"
+	grep -q '^#skipped	what=buffer	count=1	' "$T/b"
+}
