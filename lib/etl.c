@@ -642,12 +642,14 @@ zeros_to_end(const struct etl_reader *r, uint64_t off)
 }
 
 /*
- * Walks the chain of buffers from OFF (next = offset + BufferSize).  A
- * header is trusted when its fields are sane and the chain goes on where
- * it ends; else a buffer found inside it (one stride further first)
- * proves its BufferSize wrong.  A buffer that cannot be used is skipped
- * up to the next buffer found, never further, so one bad header costs
- * at most its own buffer.
+ * Walks the chain of buffers from OFF (next = offset + BufferSize).  In a
+ * file of uncompressed buffers the logfile's BufferSize is the stride: a
+ * buffer of another size is read at the stride when the next buffer is
+ * there.  Otherwise a header is trusted when its fields are sane and the
+ * chain goes on where it ends, or no buffer starts inside it.  A buffer
+ * that cannot be used is skipped up to the next buffer found (one stride
+ * further first), never further, and never to one that overruns the
+ * file, so one bad header costs at most its own buffer.
  */
 static void
 index_buffers(struct etl_reader *r, uint64_t off)
@@ -709,8 +711,8 @@ index_buffers(struct etl_reader *r, uint64_t off)
 		 * BufferSize there may be a damaged next header: it is reported
 		 * next), or when no buffer starts inside them.
 		 */
-		if (stride(r) ? size != stride(r) : !chain_goes_on(r, off + size) &&
-		    etl_u32(h + size) != 0) {
+		if (stride(r) ? size != stride(r) :
+		    (!chain_goes_on(r, off + size) && etl_u32(h + size) != 0)) {
 			uint64_t next = next_buffer_after(r, off, off + size);
 			if (next < off + size) {
 				snprintf(why, sizeof why, "buffer %llu: BufferSize %u runs into the next "
