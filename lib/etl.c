@@ -39,6 +39,7 @@ struct cursor {
 	size_t nb, bi;
 	const uint8_t *data;	/* current buffer (mapped or decompressed), NULL if none */
 	uint32_t filled, off;
+	struct etl_buffer *buf;	/* the current buffer's index entry */
 	uint64_t buf_offset;
 	int cpu;
 	uint8_t *scratch;	/* the buffer, decompressed or read from the descriptor */
@@ -477,10 +478,66 @@ basic_header(const struct etl_reader *r, uint64_t off)
 }
 
 /*
+ * The logfile's BufferSize, when every buffer after the header buffer
+ * should be that long: ETW writes uncompressed buffers at that stride
+ * (compressed ones are as long as their compressed data).  0 if unknown.
+ */
+static uint32_t
+stride(const struct etl_reader *r)
+{
+	uint32_t s = r->info.buffer_size;
+
+	if (r->compressed_mode || s < BUFHDR + 8 || s > MAX_BUFFER)
+		return 0;
+	return s;
+}
+
+/* Whether the header-sized bytes at OFF are all zero: unwritten, preallocated space. */
+static int
+zero_header(const struct etl_reader *r, uint64_t off)
+{
+	for (uint64_t i = off; i < off + BUFHDR; i++)
+		if (r->data[i] != 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * Whether a buffer can end at END: the file ends there (or with fewer
+ * bytes than a header), or a sane header or unwritten space follows.
+ */
+static int
+chain_goes_on(const struct etl_reader *r, uint64_t end)
+{
+	if (end > r->len)
+		return 0;
+	if (end + BUFHDR > r->len)
+		return 1;
+	return basic_header(r, end) || zero_header(r, end);
+}
+
+/*
+ * Whether the buffer at OFF, whose BufferSize differs from the stride S,
+ * is an uncompressed buffer of S bytes with a damaged size field: its
+ * other fields fit S bytes and the chain goes on S bytes further.
+ */
+static int
+stride_fits(const struct etl_reader *r, uint64_t off, uint32_t s)
+{
+	const uint8_t *h = r->data + off;
+	uint32_t saved = etl_u32(h + 4);
+	uint16_t flags = etl_u16(h + 0x34), type = etl_u16(h + 0x36);
+
+	if ((flags & ~0x3f) || type > 7 || saved < BUFHDR || saved > s || s > r->len - off)
+		return 0;
+	return chain_goes_on(r, off + s);
+}
+
+/*
  * Whether OFF looks like the start of a real buffer, for finding the
- * chain again after a corrupt header: the header fields are sane, an
- * uncompressed buffer's first record parses, and the buffer after it
- * is sane too (or the file ends there).
+ * chain again after a corrupt header: the header fields are sane, the
+ * buffer lies inside the file, an uncompressed buffer's first record
+ * parses, and the buffer after it is sane too (or the file ends there).
  */
 static int
 plausible_header(const struct etl_reader *r, uint64_t off)
@@ -489,21 +546,68 @@ plausible_header(const struct etl_reader *r, uint64_t off)
 		return 0;
 	const uint8_t *h = r->data + off;
 	uint32_t size = etl_u32(h), saved = etl_u32(h + 4);
+	if (size > r->len - off)
+		return 0;
 	if (!(etl_u16(h + 0x34) & 0x40)) {
 		struct etl_event ev;
 		const char *why;
-		uint32_t lim = saved;
-		if (off + lim > r->len)
-			return 0;
-		if (parse_record(h, lim, BUFHDR, &ev, &why) <= 0)
+		if (parse_record(h, saved, BUFHDR, &ev, &why) <= 0)
 			return 0;
 	}
-	uint64_t next = off + size;
-	return next >= r->len || basic_header(r, next) ||
-	    (next + BUFHDR <= r->len && etl_u32(r->data + next) == 0);
+	return chain_goes_on(r, off + size);
 }
 
+/*
+ * The first buffer after OFF and before LIMIT, to find the chain again
+ * past a buffer that cannot be used: one logfile BufferSize further
+ * first, where ETW put it, else the first plausible header.  LIMIT if
+ * there is none.
+ */
+static uint64_t
+next_buffer_after(const struct etl_reader *r, uint64_t off, uint64_t limit)
+{
+	uint32_t s = stride(r);
+
+	if (s && off + s < limit && plausible_header(r, off + s))
+		return off + s;
+	for (uint64_t p = off + 1; p < limit && p + BUFHDR <= r->len; p++)
+		if (plausible_header(r, p))
+			return p;
+	return limit;
+}
+
+/* Counts BYTES of buffer B as not decoded, and B itself once (first pass only). */
 static void
+count_damage(struct etl_reader *r, struct etl_buffer *b, uint64_t bytes)
+{
+	if (r->passes > 1)
+		return;
+	if (!b->damaged)
+		r->damage.buffers++;
+	b->damaged = 1;
+	r->damage.bytes += bytes;
+}
+
+/*
+ * The buffer at OFF cannot be used (WHY): reports it with where the walk
+ * goes on, NEXT (the next buffer found, or the end of the file), and
+ * counts the bytes in between as skipped.  Returns NEXT.
+ */
+static uint64_t
+skip_buffer(struct etl_reader *r, uint64_t off, uint64_t next, const char *why)
+{
+	if (next < r->len)
+		report(r, off, "%s; skipped %llu bytes to the next buffer, at offset %llu", why,
+		    (unsigned long long)(next - off), (unsigned long long)next);
+	else
+		report(r, off, "%s; no buffer after it, the last %llu bytes skipped", why,
+		    (unsigned long long)(next - off));
+	r->damage.buffers++;
+	r->damage.bytes += next - off;
+	return next;
+}
+
+static struct etl_buffer *
 add_buffer(struct etl_reader *r, uint64_t off, uint32_t size, uint32_t filled)
 {
 	const uint8_t *h = r->data + off;
@@ -519,20 +623,42 @@ add_buffer(struct etl_reader *r, uint64_t off, uint32_t size, uint32_t filled)
 	b->filled = filled;
 	b->flags = etl_u16(h + 0x34);
 	b->type = etl_u16(h + 0x36);
+	b->damaged = 0;
 	b->seq = etl_u64(h + 0x18);
 	b->cpu = (b->flags & 0x20) ? etl_u16(h + 0x28) : h[0x28];
 	if (b->cpu >= MAX_CPUS)
 		b->cpu = MAX_CPUS - 1;
 	if (b->flags & 0x6)
 		r->damage.lost_buffers++;
+	return b;
 }
 
+/* Whether only zero bytes follow OFF: the padding of a preallocated file. */
+static int
+zeros_to_end(const struct etl_reader *r, uint64_t off)
+{
+	while (off < r->len && r->data[off] == 0)
+		off++;
+	return off == r->len;
+}
+
+/*
+ * Walks the chain of buffers from OFF (next = offset + BufferSize).  In a
+ * file of uncompressed buffers the logfile's BufferSize is the stride: a
+ * buffer of another size is read at the stride when the next buffer is
+ * there.  Otherwise a header is trusted when its fields are sane and the
+ * chain goes on where it ends, or no buffer starts inside it.  A buffer
+ * that cannot be used is skipped up to the next buffer found (one stride
+ * further first), never further, and never to one that overruns the
+ * file, so one bad header costs at most its own buffer.
+ */
 static void
 index_buffers(struct etl_reader *r, uint64_t off)
 {
-	uint64_t released = 0;
+	uint64_t released = 0, nth;
+	char why[128];
 
-	while (off + BUFHDR <= r->len) {
+	for (nth = 1; off + BUFHDR <= r->len; nth++) {
 		const uint8_t *h = r->data + off;
 		uint32_t size = etl_u32(h), saved = etl_u32(h + 4);
 		uint16_t flags = etl_u16(h + 0x34);
@@ -546,41 +672,55 @@ index_buffers(struct etl_reader *r, uint64_t off)
 		if (!(flags & 0x40) && offs > filled && offs <= size)
 			filled = offs;
 
-		if (size == 0 && saved == 0 && off > 0) {
-			/* zero padding at the end of preallocated files */
-			uint64_t z = off;
-			while (z < r->len && r->data[z] == 0)
-				z++;
-			if (z == r->len)
-				break;
+		if (size == 0 && saved == 0 && zeros_to_end(r, off))
+			break;
+		int resized = stride(r) && size != stride(r) && stride_fits(r, off, stride(r));
+		if (resized) {
+			report(r, off, "buffer %llu: BufferSize %u is not the logfile's %u, which the "
+			    "next buffer confirms; read as %u bytes", (unsigned long long)nth, size,
+			    stride(r), stride(r));
+			size = stride(r);
+			filled = offs > saved && offs <= size ? offs : saved;
 		}
-		if (size < BUFHDR || size > MAX_BUFFER || (!(flags & 0x40) && filled > size) ||
-		    filled > MAX_BUFFER || (off > 0 && !basic_header(r, off))) {
-			uint64_t s;
-			report(r, off, "corrupt buffer header (BufferSize %u, SavedOffset %u); "
-			    "searching for the next buffer", size, saved);
-			r->damage.buffers++;
-			for (s = off + 1; s + BUFHDR <= r->len; s++)
-				if (plausible_header(r, s))
-					break;
-			if (s + BUFHDR > r->len)
-				s = r->len;
-			r->damage.bytes += s - off;
-			off = s;
+		if (!resized && (!basic_header(r, off) || (!(flags & 0x40) && filled > size))) {
+			snprintf(why, sizeof why, "corrupt buffer header (buffer %llu, BufferSize %u, "
+			    "SavedOffset %u)", (unsigned long long)nth, size, saved);
+			off = skip_buffer(r, off, next_buffer_after(r, off, r->len), why);
 			continue;
 		}
-		if (filled < BUFHDR)
-			filled = BUFHDR;
-		if (off + size > r->len) {
+		if (size > r->len - off) {
+			uint64_t next = next_buffer_after(r, off, r->len);
+			if (next < r->len) {
+				snprintf(why, sizeof why, "buffer %llu: BufferSize %u runs past the end of "
+				    "the file", (unsigned long long)nth, size);
+				off = skip_buffer(r, off, next, why);
+				continue;
+			}
+			/* nothing after it: the file was cut in this buffer */
 			uint64_t have = r->len - off;
-			report(r, off, "truncated buffer: %u bytes announced, file ends after %llu",
-			    size, (unsigned long long)have);
-			r->damage.buffers++;
-			r->damage.bytes += size - have;
+			report(r, off, "truncated buffer %llu: %u bytes announced, file ends after %llu",
+			    (unsigned long long)nth, size, (unsigned long long)have);
 			if (!(flags & 0x40) && filled > have)
 				filled = (uint32_t)have;
-			add_buffer(r, off, (uint32_t)have, filled);
+			count_damage(r, add_buffer(r, off, (uint32_t)have, filled), 0);
+			off = r->len;
 			break;
+		}
+		/*
+		 * An uncompressed buffer of the logfile's stride is trusted;
+		 * other sizes when the chain goes on at their end (a zero
+		 * BufferSize there may be a damaged next header: it is reported
+		 * next), or when no buffer starts inside them.
+		 */
+		if (stride(r) ? size != stride(r) :
+		    (!chain_goes_on(r, off + size) && etl_u32(h + size) != 0)) {
+			uint64_t next = next_buffer_after(r, off, off + size);
+			if (next < off + size) {
+				snprintf(why, sizeof why, "buffer %llu: BufferSize %u runs into the next "
+				    "buffer", (unsigned long long)nth, size);
+				off = skip_buffer(r, off, next, why);
+				continue;
+			}
 		}
 		add_buffer(r, off, size, filled);
 		off += size;
@@ -591,7 +731,7 @@ index_buffers(struct etl_reader *r, uint64_t off)
 		}
 	}
 	release_range(r, 0, r->len);
-	if (off < r->len && r->len - off >= 1 && off + BUFHDR > r->len && r->len - off > 0) {
+	if (off < r->len && off + BUFHDR > r->len) {
 		report(r, off, "%llu trailing bytes are too short for a buffer",
 		    (unsigned long long)(r->len - off));
 		r->damage.bytes += r->len - off;
@@ -711,10 +851,10 @@ etl_open_mapped_at(const uint8_t *data, size_t len, etl_error_fn err, void *ctx,
 		free(r);
 		return NULL;
 	}
-	if (size0 > len) {
+	int cut = size0 > len;
+	if (cut) {
 		report(r, 0, "truncated header buffer: %u bytes announced, file ends after %zu",
 		    size0, len);
-		r->damage.buffers++;
 		size0 = (uint32_t)len;
 	}
 	uint32_t filled0 = saved0;
@@ -722,7 +862,9 @@ etl_open_mapped_at(const uint8_t *data, size_t len, etl_error_fn err, void *ctx,
 		filled0 = offs0;
 	if (filled0 > size0 || filled0 < BUFHDR)
 		filled0 = size0;
-	add_buffer(r, 0, size0, filled0);
+	struct etl_buffer *b0 = add_buffer(r, 0, size0, filled0);
+	if (cut)
+		count_damage(r, b0, 0);
 	if (parse_logfile_header(r) < 0) {
 		etl_close(r);
 		return NULL;
@@ -808,7 +950,7 @@ grow(uint8_t **p, size_t *cap, size_t n)
  * scratch space, or its packed space for a compressed buffer).
  */
 static const uint8_t *
-stored_buffer(struct etl_reader *r, struct cursor *c, const struct etl_buffer *b)
+stored_buffer(struct etl_reader *r, struct cursor *c, struct etl_buffer *b)
 {
 	if (r->fd < 0)
 		return r->data + b->offset;
@@ -830,17 +972,14 @@ stored_buffer(struct etl_reader *r, struct cursor *c, const struct etl_buffer *b
 	if (read_full_at(r->fd, dst, b->size, r->fd_base + b->offset) < 0) {
 		report(r, b->offset, "buffer (%u bytes) cannot be read: %s; skipped", b->size,
 		    strerror(errno));
-		if (r->passes <= 1) {
-			r->damage.buffers++;
-			r->damage.bytes += b->size;
-		}
+		count_damage(r, b, b->size);
 		return NULL;
 	}
 	return dst;
 }
 
 static int
-load_buffer(struct etl_reader *r, struct cursor *c, const struct etl_buffer *b)
+load_buffer(struct etl_reader *r, struct cursor *c, struct etl_buffer *b)
 {
 	const uint8_t *h = stored_buffer(r, c, b);
 	if (!h) {
@@ -849,6 +988,7 @@ load_buffer(struct etl_reader *r, struct cursor *c, const struct etl_buffer *b)
 		return -1;
 	}
 
+	c->buf = b;
 	c->buf_offset = b->offset;
 	c->cpu = b->cpu;
 	c->off = BUFHDR;
@@ -867,16 +1007,30 @@ load_buffer(struct etl_reader *r, struct cursor *c, const struct etl_buffer *b)
 	    out, &why) < 0) {
 		report(r, b->offset, "compressed buffer (%u bytes) cannot be decompressed: %s; skipped",
 		    b->size, why);
-		if (r->passes <= 1) {
-			r->damage.buffers++;
-			r->damage.bytes += b->size;
-		}
+		count_damage(r, b, b->size);
 		c->data = NULL;
 		return -1;
 	}
 	c->data = c->scratch;
 	c->filled = b->filled;
 	return 0;
+}
+
+/*
+ * Bytes of the file not decoded when the current buffer is cut at the
+ * cursor: the rest of an uncompressed buffer; for a compressed one, its
+ * stored bytes in proportion to the decompressed bytes left (rounded
+ * up), so that the count never exceeds what the file holds.
+ */
+static uint64_t
+cut_bytes(const struct cursor *c)
+{
+	uint64_t left = c->filled - c->off;
+
+	if (!c->compressed)
+		return left;
+	uint64_t stored = c->buf->size - BUFHDR, data = c->filled - BUFHDR;
+	return data ? (stored * left + data - 1) / data : 0;
 }
 
 static void
@@ -908,10 +1062,7 @@ cursor_advance(struct etl_reader *r, struct cursor *c)
 			else
 				report(r, c->buf_offset + c->off, "%s; rest of the buffer skipped "
 				    "(%u bytes)", why, c->filled - c->off);
-			if (r->passes <= 1) {
-				r->damage.buffers++;
-				r->damage.bytes += c->filled - c->off;
-			}
+			count_damage(r, c->buf, cut_bytes(c));
 		}
 		c->data = NULL;
 	}

@@ -95,6 +95,7 @@ struct etl_buffer {
 	uint16_t cpu;
 	uint16_t flags;
 	uint16_t type;
+	uint16_t damaged;	/* counted in etl_damage() already */
 	uint64_t seq;
 };
 
@@ -129,8 +130,8 @@ const struct etl_buffer *etl_buffers(const struct etl_reader *r);
 
 /* Problems found so far: corrupt buffers/records skipped, bytes skipped. */
 struct etl_damage {
-	uint64_t buffers;	/* buffers that could not be (fully) decoded */
-	uint64_t bytes;		/* bytes not decoded */
+	uint64_t buffers;	/* buffers (each once) that could not be (fully) decoded */
+	uint64_t bytes;		/* bytes of the file not decoded: never more than it has */
 	uint64_t lost_buffers;	/* buffers flagged EVENTS_LOST/BUFFER_LOST */
 };
 const struct etl_damage *etl_damage(const struct etl_reader *r);

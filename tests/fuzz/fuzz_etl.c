@@ -7,7 +7,9 @@
  * CHECKS: no crash/UB/leak/hang; every event's payload lies inside its
  *         record; file order and time order yield the same number of
  *         events (the merge neither drops nor duplicates); damage
- *         counters never shrink.
+ *         counters never shrink; the index's buffers lie inside the file
+ *         in order without overlapping, and the bytes counted skipped
+ *         are no more than the file has.
  */
 #include "etl.h"
 
@@ -27,6 +29,19 @@ on_error(void *ctx, uint64_t offset, const char *msg)
 	if (msg == NULL || *msg == '\0')
 		abort();
 	nerrors++;
+}
+
+static void
+check_index(const struct etl_reader *r, size_t size)
+{
+	uint64_t end = 0;
+
+	for (size_t i = 0; i < etl_nbuffers(r); i++) {
+		const struct etl_buffer *b = &etl_buffers(r)[i];
+		if (b->offset < end || b->size > size || b->offset > size - b->size)
+			abort();
+		end = b->offset + b->size;
+	}
 }
 
 static void
@@ -78,6 +93,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)etl_info(r);
 	if (etl_nbuffers(r) > 0 && etl_buffers(r) == NULL)
 		abort();
+	check_index(r, size);
 	etl_filetime_str(ts, etl_info(r)->start_time);
 	etl_rewind(r, ETL_FILE_ORDER);
 	for (guard = 0; etl_next(r, &ev); guard++) {
@@ -100,6 +116,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();	/* the time merge lost or invented events */
 	if (etl_damage(r)->buffers < dmg_buffers)
 		abort();
+	if (etl_damage(r)->bytes > size)
+		abort();	/* more skipped than the file holds */
 	etl_close(r);
 	free(copy);
 	return 0;

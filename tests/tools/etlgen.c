@@ -6,7 +6,8 @@
  * USAGE:  etlgen [-o OUT.etl] [--expect FILE] [--pointer-size 4|8]
  *                [--compress|--lznt1|--no-compress] [--stacks full|keys|split]
  *                [--key-cache N] [--seed N] SCENARIO.yaml
- *         etlgen --walk FILE.etl      (independent buffer walk and census)
+ *         etlgen --walk [--buffers] FILE.etl  (independent buffer walk and census;
+ *                                              --buffers: a line per buffer)
  *
  * INPUT:  a YAML scenario (docs/scenario-format.md): machine, processes with
  *         threads and images, routines, stacks, explicit events and
@@ -2532,8 +2533,16 @@ hdr_name(int ht)
 	}
 }
 
+/* --buffers: "buffer N offset O size S events E" for every buffer walked */
+static void
+walk_buffer_line(uint64_t n, uint64_t off, uint32_t size, uint64_t events)
+{
+	printf("buffer %llu offset %llu size %u events %llu\n", (unsigned long long)n,
+	    (unsigned long long)off, size, (unsigned long long)events);
+}
+
 static int
-walk(const char *path)
+walk(const char *path, int per_buffer)
 {
 	FILE *fp = fopen(path, "rb");
 	uint8_t *d, *buf;
@@ -2557,6 +2566,7 @@ walk(const char *path)
 	while (off + 0x48 <= size) {
 		const uint8_t *h = d + off;
 		uint32_t bs = rd32(h), so = rd32(h + 4), cpu;
+		uint64_t nev0 = nev;
 		uint16_t flags = (uint16_t)(h[0x34] | h[0x35] << 8);
 		uint64_t seq = rd64(h + 0x18);
 		const uint8_t *body;
@@ -2590,6 +2600,8 @@ walk(const char *path)
 			if ((lznt1 ? unlznt1(h + 0x48, bs - 0x48, buf, so - 0x48) :
 			    unxpress(h + 0x48, bs - 0x48, buf, so - 0x48)) < 0) {
 				err |= walk_fail(path, off, "compressed data does not decode");
+				if (per_buffer)
+					walk_buffer_line(nbuf - 1, off, bs, 0);
 				off += bs;
 				continue;
 			}
@@ -2634,6 +2646,8 @@ walk(const char *path)
 			nev++;
 			p += (sz + 7) & ~(size_t)7;
 		}
+		if (per_buffer)
+			walk_buffer_line(nbuf - 1, off, bs, nev - nev0);
 		off += bs;
 	}
 	printf("buffers: %llu  compressed buffers: %llu  events: %llu\n",
@@ -2743,7 +2757,7 @@ static void
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-	    "usage: etlgen [-o OUT.etl] [--expect FILE] [--pointer-size 4|8] [--compress|--lznt1|--no-compress] [--stacks full|split|keys] [--key-cache N] [--user-delay MS] [--seed N] [--symbols MAP] [--repeat N] SCENARIO.yaml | --emit-c DIR SCENARIO.yaml | --walk FILE.etl\n");
+	    "usage: etlgen [-o OUT.etl] [--expect FILE] [--pointer-size 4|8] [--compress|--lznt1|--no-compress] [--stacks full|split|keys] [--key-cache N] [--user-delay MS] [--seed N] [--symbols MAP] [--repeat N] SCENARIO.yaml | --emit-c DIR SCENARIO.yaml | --walk [--buffers] FILE.etl\n");
 	exit(status);
 }
 
@@ -2765,12 +2779,13 @@ main(int argc, char **argv)
 		{"symbols", required_argument, NULL, 'y'},
 		{"emit-c", required_argument, NULL, 'c'},
 		{"walk", no_argument, NULL, 'w'},
+		{"buffers", no_argument, NULL, 'b'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *out = "out.etl", *expect = NULL, *symbols = NULL, *emit_c = NULL;
-	int c, dowalk = 0;
+	int c, dowalk = 0, per_buffer = 0;
 	FILE *fp;
 	yaml_parser_t parser;
 	yaml_node_t *root;
@@ -2815,6 +2830,7 @@ main(int argc, char **argv)
 		case 'y': symbols = optarg; break;
 		case 'c': emit_c = optarg; break;
 		case 'w': dowalk = 1; break;
+		case 'b': per_buffer = 1; break;
 		case 'h': usage(0); break;
 		case 'V': cli_version(); break;
 		default: usage(2);
@@ -2824,8 +2840,10 @@ main(int argc, char **argv)
 		usage(2);
 	if (S.repeat > 1 && expect)
 		cli_usage_error("--expect describes one period; it cannot be used with --repeat");
+	if (per_buffer && !dowalk)
+		cli_usage_error("--buffers goes with --walk");
 	if (dowalk)
-		return walk(argv[optind]);
+		return walk(argv[optind], per_buffer);
 
 	S.file = argv[optind];
 	fp = fopen(S.file, "rb");
