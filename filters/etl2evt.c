@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -296,7 +297,7 @@ main(int argc, char **argv)
 			in->data = mmap(NULL, in->len, PROT_READ, MAP_PRIVATE, in->fd, 0);
 			if (in->data == MAP_FAILED)
 				cli_fatal("%s: cannot map: %s", in->name, strerror(errno));
-			madvise((void *)in->data, in->len, MADV_SEQUENTIAL);
+			map_sequential(in->data, in->len);
 		}
 		in->r = in->data ? etl_open_mapped(in->data, in->len, on_error, in->name, in->fd) :
 		    etl_open((const uint8_t *)"", 0, on_error, in->name);

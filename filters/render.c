@@ -434,7 +434,7 @@ flame_mapped(const char *path, struct flame *f, struct stack_sink *s)
 		munmap(map, (size_t)st.st_size);
 		return 0;
 	}
-	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+	map_sequential(map, (size_t)st.st_size);
 	done = map;
 	for (p = map; p < end;) {
 		char *nl = memchr(p, '\n', (size_t)(end - p)), *stack;
@@ -447,7 +447,7 @@ flame_mapped(const char *path, struct flame *f, struct stack_sink *s)
 			/* pages already parsed: give them back, so RSS stays small */
 			size_t n = (size_t)(p - done) & ~(size_t)0xfffff;
 
-			madvise(done, n, MADV_DONTNEED);
+			map_release(done, n);
 			done += n;
 			cli_progress((uint64_t)(p - map), (uint64_t)st.st_size);
 		}
