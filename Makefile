@@ -95,10 +95,22 @@ uninstall:
 	rm -f $(patsubst docs/%,$(DESTDIR)$(PREFIX)/share/man/man1/%,$(MANPAGES))
 
 deps:
+	sh tests/deb-src.sh
 	apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 	    build-essential zlib1g-dev libyaml-dev bats python3 perl \
-	    clang llvm lld libclang-rt-14-dev xxd chromium time
+	    clang llvm lld libclang-rt-14-dev xxd chromium time musl-tools dpkg-dev
 
 clean:
 	rm -rf bin/.obj bin/asan $(TOOLS) $(TESTTOOLS)
+
+# Portability (tests/portable.sh): a strict POSIX build into bin/posix, a
+# static musl build into bin/musl (zlib and libyaml built for musl from
+# Debian's sources, cached in ~/.cache/etlkit/musl; make deps enables
+# deb-src), and the glibc and musl builds compared on the corpus.
+.PHONY: check-portable clean-portable
+check-portable:
+	tests/portable.sh
+
+clean-portable:
+	rm -rf bin/posix bin/musl
