@@ -164,7 +164,7 @@ same() {
 	if [ ! -x "$root/bin/musl/$tool" ] || [ ! -x "$root/bin/$tool" ]; then
 		bad "$name: no $tool to run"
 	elif ! cmp -s "$tmp/glibc.out" "$tmp/musl.out"; then
-		bad "$name: output differs ($(cmp "$tmp/glibc.out" "$tmp/musl.out" 2>&1 | head -n 1))"
+		bad "$name: output differs ($(cmp "$tmp/glibc.out" "$tmp/musl.out" 2>&1 | sed -n '1s/.*differ: //p'))"
 	elif ! cmp -s "$tmp/glibc.err" "$tmp/musl.err"; then
 		bad "$name: messages or exit status differ"
 		/usr/bin/diff "$tmp/glibc.err" "$tmp/musl.err" | head -n 6 | sed 's/^/      /'
