@@ -378,7 +378,6 @@ build_settings(struct job *j)
 		struct command *c = &j->cmd[i];
 		struct stat st;
 		char head[PATH_MAX + 128];
-
 		int64_t sec;
 		long nsec;
 
