@@ -141,6 +141,9 @@ elif grep -q 'warning:' "$tmp/musl.log"; then
 	grep 'warning:' "$tmp/musl.log" | head -n 15 | sed 's/^/      /'
 elif ! "$root/bin/musl/etl2evt" --version >/dev/null 2>&1; then
 	bad "build with musl-gcc (bin/musl): etl2evt --version does not run"
+elif grep -l 'GLIBC_' "$root"/bin/musl/* 2>/dev/null | grep -q .; then
+	# glibc's symbol versions in a binary: it was linked against glibc after all
+	bad "build with musl-gcc (bin/musl): linked against glibc: $(grep -l 'GLIBC_' "$root"/bin/musl/* | tr '\n' ' ')"
 else
 	ok "build with musl-gcc, static (bin/musl), no warning"
 fi
