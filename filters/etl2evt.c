@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -287,7 +288,7 @@ map_input(struct input *in)
 	in->map = mmap(NULL, in->maplen, PROT_READ, MAP_PRIVATE, in->fd, (off_t)(in->base - lead));
 	if (in->map == MAP_FAILED)
 		cli_fatal("%s: cannot map: %s", in->name, strerror(errno));
-	madvise(in->map, in->maplen, MADV_SEQUENTIAL);
+	map_sequential(in->map, in->maplen);
 	in->data = (const uint8_t *)in->map + lead;
 	in->len = (size_t)len;
 }

@@ -24,7 +24,8 @@
  *         (some trace failed or was only partly decoded; the others are
  *         aggregated); 2: the pipeline or an output could not be used.
  */
-#define _POSIX_C_SOURCE 200809L
+/* XSI (POSIX 2008 + X/Open 7) for realpath(), which plain POSIX leaves out */
+#define _XOPEN_SOURCE 700
 #include "atomicfile.h"
 #include "cli.h"
 #include "exec_path.h"
@@ -382,11 +383,14 @@ build_settings(struct job *j)
 		struct command *c = &j->cmd[i];
 		struct stat st;
 		char head[PATH_MAX + 128];
+		int64_t sec;
+		long nsec;
 
-		if (c->path && stat(c->path, &st) == 0)
+		if (c->path && stat(c->path, &st) == 0) {
+			stat_mtime(&st, &sec, &nsec);
 			snprintf(head, sizeof(head), "%s size=%lld mtime=%lld.%09ld\n", c->path,
-			    (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-		else
+			    (long long)st.st_size, (long long)sec, nsec);
+		} else
 			snprintf(head, sizeof(head), "%s (not found)\n", c->tool);
 		for (a = -1; a < c->argc; a++) {
 			/* the trace itself is in the key already (as trace_id) */
@@ -605,11 +609,16 @@ check_cache(struct job *j, int retry)
 	struct stat st, rs;
 	char *rec = cache_file(j, "rec"), *res = cache_file(j, "out.gz");
 	enum job_state state = J_TODO;
+	int64_t sec = 0;
+	long nsec = 0;
 
 	if (rc_read(rec, &r) == 0) {
-		if (stat(j->trace, &st) == 0 && strcmp(r.trace, j->trace_id) == 0 &&
-		    r.size == (uint64_t)st.st_size && r.mtime_s == (int64_t)st.st_mtim.tv_sec &&
-		    r.mtime_ns == st.st_mtim.tv_nsec) {
+		int found = stat(j->trace, &st) == 0;
+
+		if (found)
+			stat_mtime(&st, &sec, &nsec);
+		if (found && strcmp(r.trace, j->trace_id) == 0 &&
+		    r.size == (uint64_t)st.st_size && r.mtime_s == sec && r.mtime_ns == nsec) {
 			char hex[65];
 
 			if (opt_verify && (sha256_file(j->trace, hex) != 0 || strcmp(hex, r.sha256) != 0))
@@ -862,8 +871,7 @@ convert(struct job *j)
 		status = 2;
 	} else {
 		r.size = (uint64_t)st.st_size;
-		r.mtime_s = (int64_t)st.st_mtim.tv_sec;
-		r.mtime_ns = st.st_mtim.tv_nsec;
+		stat_mtime(&st, &r.mtime_s, &r.mtime_ns);
 		gz = gzopen(tmp, "wb1");	/* fast: the lean result is read back once a night */
 		if (gz == NULL)
 			cli_fatal("%s: %s", tmp, strerror(errno));

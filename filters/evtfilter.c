@@ -62,11 +62,10 @@ struct strlist {
 static void
 strlist_add(struct strlist *l, const char *arg)
 {
-	char *copy = xstrdup(arg), *p = copy, *tok;
+	char *copy = xstrdup(arg), *save, *tok;
 
-	while ((tok = strsep(&p, ",")) != NULL) {
-		if (*tok == '\0')
-			continue;
+	/* strtok_r skips empty items: "a,,b," is a and b */
+	for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
 		l->v = xrealloc(l->v, (size_t)(l->n + 1) * sizeof *l->v);
 		l->v[l->n++] = xstrdup(tok);
 	}
@@ -145,7 +144,7 @@ parse_line(char *s, size_t len, struct line *L, const char **why)
 		p = tab + 1;
 	}
 	L->rest = p;
-	tab = memrchr(p, '\t', (size_t)(end - p));
+	tab = mem_last(p, '\t', (size_t)(end - p));
 	L->stack = tab ? tab + 1 : p;
 	L->stacklen = (size_t)(end - L->stack);
 	if (parse_dec_n(L->col[0], L->collen[0], &L->time) < 0) {

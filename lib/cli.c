@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -216,4 +218,73 @@ read_full_at(int fd, void *buf, size_t n, uint64_t off)
 		n -= (size_t)k;
 	}
 	return 0;
+}
+
+void *
+mem_last(const void *s, int c, size_t n)
+{
+	const unsigned char *p = s;
+
+	while (n > 0) {
+		n--;
+		if (p[n] == (unsigned char)c)
+			return (void *)(p + n);
+	}
+	return NULL;
+}
+
+void *
+mem_find(const void *hay, size_t hlen, const void *needle, size_t nlen)
+{
+	const unsigned char *h = hay, *last;
+
+	if (nlen == 0)
+		return (void *)h;
+	if (hlen < nlen)
+		return NULL;
+	last = h + (hlen - nlen);	/* the last place a match can start */
+	for (; h <= last; h++)
+		if (*h == *(const unsigned char *)needle && memcmp(h, needle, nlen) == 0)
+			return (void *)h;
+	return NULL;
+}
+
+void
+stat_mtime(const struct stat *st, int64_t *sec, long *nsec)
+{
+#if defined(__APPLE__) && (!defined(_POSIX_C_SOURCE) || defined(_DARWIN_C_SOURCE))
+	*sec = (int64_t)st->st_mtimespec.tv_sec;
+	*nsec = (long)st->st_mtimespec.tv_nsec;
+#elif defined(__APPLE__)
+	/* macOS hides the timespec behind _POSIX_C_SOURCE and gives this pair */
+	*sec = (int64_t)st->st_mtime;
+	*nsec = (long)st->st_mtimensec;
+#else
+	*sec = (int64_t)st->st_mtim.tv_sec;
+	*nsec = (long)st->st_mtim.tv_nsec;
+#endif
+}
+
+void
+map_sequential(const void *addr, size_t len)
+{
+	/* only advice: a failure changes speed, never the result */
+	(void)posix_madvise((void *)addr, len, POSIX_MADV_SEQUENTIAL);
+}
+
+void
+map_release(const void *addr, size_t len)
+{
+	/*
+	 * The mappings are read-only, so their pages can simply be dropped
+	 * and are read again from the file if touched.  glibc and musl make
+	 * posix_madvise(POSIX_MADV_DONTNEED) a no-op, so madvise() is used
+	 * where the system headers offer it (the default _GNU_SOURCE build);
+	 * a strict POSIX build keeps the pages (more RSS, same output).
+	 */
+#ifdef MADV_DONTNEED
+	(void)madvise((void *)addr, len, MADV_DONTNEED);
+#else
+	(void)posix_madvise((void *)addr, len, POSIX_MADV_DONTNEED);
+#endif
 }

@@ -46,6 +46,24 @@ char *xstrndup(const char *s, size_t n);
 int read_full_at(int fd, void *buf, size_t n, uint64_t off);
 
 /*
+ * Portable stand-ins for what glibc has and POSIX 2008 does not
+ * (tests/portable.bats keeps the glibc-only names out of the tree).
+ */
+/* The last byte C in the N bytes at S (memrchr), or NULL. */
+void *mem_last(const void *s, int c, size_t n);
+/* The first occurrence of NEEDLE (NLEN bytes) in HAY (HLEN bytes) (memmem), or NULL. */
+void *mem_find(const void *hay, size_t hlen, const void *needle, size_t nlen);
+/* A file's modification time: st_mtim (POSIX 2008), st_mtimespec on macOS. */
+struct stat;
+void stat_mtime(const struct stat *st, int64_t *sec, long *nsec);
+/*
+ * Read-only file mappings: read front to back (posix_madvise), and pages
+ * already used handed back so RSS stays small on large inputs.
+ */
+void map_sequential(const void *addr, size_t len);
+void map_release(const void *addr, size_t len);
+
+/*
  * Progress on stderr, only when stderr is a terminal, at most a few
  * times a second: "tool: 42% 120.3 MB 250 MB/s".  TOTAL may be 0.
  */

@@ -1002,22 +1002,28 @@ sample_cmp(const void *a, const void *b)
 	return (x->t > y->t) - (x->t < y->t);
 }
 
+/*
+ * One (root, stack) pair and its weight.  The names are filled in once
+ * the sweep has interned every string, just before sorting, so that the
+ * comparator needs no context pointer (qsort_r differs between glibc and
+ * the BSDs and is not in POSIX 2008).  Interned strings are never moved.
+ */
 struct agg {
 	uint32_t root, stack;
 	double w;
+	const char *root_name, *stack_name;
 };
 
+/* (root, stack) pairs are unique, so the order is total: no ties */
 static int
-agg_cmp(const void *a, const void *b, void *ctx)
+agg_cmp(const void *a, const void *b)
 {
 	const struct agg *x = a, *y = b;
-	struct strtab *roots = ((struct strtab **)ctx)[0];
-	struct strtab *stacks = ((struct strtab **)ctx)[1];
-	int c = strcmp(roots->s[x->root], roots->s[y->root]);
+	int c = strcmp(x->root_name, y->root_name);
 
 	if (c)
 		return c;
-	return strcmp(stacks->s[x->stack], stacks->s[y->stack]);
+	return strcmp(x->stack_name, y->stack_name);
 }
 
 struct aggtab {
@@ -1093,7 +1099,6 @@ dpc_report_stacks(struct dpc_stats *s, struct outbuf *ob)
 	struct interval *act = xmalloc(capact * sizeof(*act));
 	struct strtab roots;
 	struct aggtab at;
-	void *ctx[2];
 	double scale = strcmp(s->o.unit, "us") == 0 ? 1000 : 1, carry = 0;
 
 	memset(&roots, 0, sizeof(roots));
@@ -1156,10 +1161,12 @@ dpc_report_stacks(struct dpc_stats *s, struct outbuf *ob)
 		root = str_intern(&roots, rootname, strlen(rootname));
 		agg_add(&at, root, sm->stack, sm->w);
 	}
-	ctx[0] = &roots;
-	ctx[1] = &s->stacks;
+	for (i = 0; i < at.n; i++) {
+		at.a[i].root_name = roots.s[at.a[i].root];
+		at.a[i].stack_name = s->stacks.s[at.a[i].stack];
+	}
 	if (at.n > 1)
-		qsort_r(at.a, at.n, sizeof(*at.a), agg_cmp, ctx);
+		qsort(at.a, at.n, sizeof(*at.a), agg_cmp);
 	for (i = 0; i < at.n; i++) {
 		size_t n = s->stacks.len[at.a[i].stack];
 		double w = at.a[i].w * scale;

@@ -930,7 +930,7 @@ release_range(const struct etl_reader *r, uint64_t off, uint64_t size)
 	a &= ~(uintptr_t)(page - 1);	/* the mapping starts on a page */
 	e = (e + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
 	if (e > a)
-		madvise((void *)a, e - a, MADV_DONTNEED);
+		map_release((const void *)a, e - a);
 }
 
 static uint8_t *

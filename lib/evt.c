@@ -961,7 +961,7 @@ evt_stack_cap(const char *stack, size_t len, char **buf, size_t *cap,
 	for (k = 0; k < head; k++)	/* just past the HEAD-th separator */
 		head_end = (const char *)memchr(head_end, ';', (size_t)(e - head_end)) + 1;
 	for (k = 0; k < tail; k++)	/* at the separator before the last TAIL frames */
-		tail_start = memrchr(stack, ';', (size_t)(tail_start - stack));
+		tail_start = mem_last(stack, ';', (size_t)(tail_start - stack));
 	elided = n - head - tail;
 	ml = snprintf(mark, sizeof(mark), "[%zu frames elided]", elided);
 	hl = (size_t)(head_end - stack);

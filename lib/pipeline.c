@@ -2,7 +2,8 @@
  * pipeline.c - loading and validating etlkit-run's YAML pipelines with
  * libyaml's document API (every node keeps its line for messages).
  */
-#define _POSIX_C_SOURCE 200809L
+/* XSI (POSIX 2008 + X/Open 7) for realpath(), which plain POSIX leaves out */
+#define _XOPEN_SOURCE 700
 #include "pipeline.h"
 #include "cli.h"
 

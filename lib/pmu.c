@@ -191,8 +191,8 @@ maybe_readgpc(const char *line, size_t len)
 		return 1;	/* malformed: let evt_parse report it */
 	if ((size_t)(line + len - k) < 7 || memcmp(k + 1, "Event\t", 6) != 0)
 		return 0;
-	return memmem(line, len, "guid=" WPERF_APP_GUID_STR, 41) != NULL ||
-	    memmem(line, len, "guid=" WPERF_DRIVER_GUID_STR, 41) != NULL;
+	return mem_find(line, len, "guid=" WPERF_APP_GUID_STR, 41) != NULL ||
+	    mem_find(line, len, "guid=" WPERF_DRIVER_GUID_STR, 41) != NULL;
 }
 
 int

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 #include "evt.h"
@@ -395,12 +396,13 @@ stk_option(struct stk_config *cfg, int opt, const char *arg)
 			cli_usage_error("--fold-pct: %s is more than 100", arg);
 		return 1;
 	case STK_OPT_PRESET: {
-		char *copy = xstrdup(arg), *p = copy, *tok;
+		char *copy = xstrdup(arg), *save, *tok;
 
-		/* several presets separated by ','; just-my-code=A|B keeps its own list */
-		while ((tok = strsep(&p, ",")) != NULL) {
-			if (*tok == '\0')
-				continue;
+		/*
+		 * several presets separated by ',' (strtok_r skips empty items);
+		 * just-my-code=A|B keeps its own list
+		 */
+		for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
 			if (stk_preset(cfg, tok) < 0)
 				cli_usage_error("unknown preset '%s' (known: module, module-entries, "
 				    "full-path-module-entries, class, class-entries, os, clr-os-entries, "
@@ -820,14 +822,13 @@ compile_list(struct patlist *pl, const char *s, const char *opt)
 static void
 set_kinds(struct stk *S, const char *list)
 {
-	char *copy = xstrdup(list ? list : "Sample"), *p = copy, *tok;
+	char *copy = xstrdup(list ? list : "Sample"), *save, *tok;
 
-	while ((tok = strsep(&p, ",")) != NULL) {
+	/* strtok_r skips empty items: "a,,b," is a and b */
+	for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
 		const char *expand[4] = { tok, NULL, NULL, NULL };
 		int i;
 
-		if (*tok == '\0')
-			continue;
 		if (strcmp(tok, "all") == 0 || strcmp(tok, "*") == 0) {
 			S->allkinds = 1;
 			continue;
@@ -1560,7 +1561,7 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 		*why = "cpu, pid or tid column is not an integer";
 		return -1;
 	}
-	tab = memrchr(p, '\t', (size_t)(end - p));
+	tab = mem_last(p, '\t', (size_t)(end - p));
 	stack = tab ? tab + 1 : p;
 	/* attributes: only count= and kframes= matter here */
 	for (a = p; a < stack; ) {
@@ -1608,7 +1609,7 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 		const char *lastf = stacklen ? stack + stacklen : NULL;
 
 		if (lastf != NULL) {
-			const char *semi = memrchr(stack, ';', stacklen);
+			const char *semi = mem_last(stack, ';', stacklen);
 
 			lastf = semi ? semi + 1 : stack;
 		}

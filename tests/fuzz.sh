@@ -17,6 +17,7 @@
 #   FUZZ_ONLY     space-separated harness names to run (default: all)
 #   FUZZ_JOBS     parallel compiles (default: number of cores)
 #   FUZZ_OPT      optimisation (default -O1; the CI smoke uses -O0 to build faster)
+#   FEATURES      feature-test macro (default -D_GNU_SOURCE, as the Makefile)
 #   ETLKIT_BIN    tools used to synthesise seeds when present (etl2evt, etlgen)
 #   ETLKIT_CORPUS the real traces (tests/corpus/locate.bash), for seeds
 #   FUZZ_HARNESSES, FUZZ_REGRESS  where harnesses and reproducers live
@@ -41,7 +42,9 @@ root=$(cd "$here/.." && pwd)
 : "${FUZZ_REGRESS:=$root/tests/regress}"
 CC=${FUZZ_CC:-clang}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CFLAGS="-g ${FUZZ_OPT:--O1} -std=c11 -D_GNU_SOURCE -I$root/lib $SAN"
+# the feature-test macro, as the Makefile's FEATURES (make fuzz FEATURES=... passes it on)
+: "${FEATURES:=-D_GNU_SOURCE}"
+CFLAGS="-g ${FUZZ_OPT:--O1} -std=c11 $FEATURES -I$root/lib $SAN"
 LIBS="-lyaml -lz -lm"
 . "$here/corpus/locate.bash"
 corpus=$(corpus_dir "$root") || corpus=/nonexistent	# seeds from synthesised input only

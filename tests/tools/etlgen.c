@@ -18,6 +18,8 @@
  *   0.200000	DPC	2	*	*	*	0.2205	routine=ndis.sys!0x1a2b0	module=ndis.sys	duration_us=220.500	end_ms=0.420500	*
  *         "*" = a column the scenario does not decide (compared as "any").
  */
+/* XSI (POSIX 2008 + X/Open 7) for strptime() and M_PI */
+#define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -706,6 +708,25 @@ name_index(const yaml_node_t *n, const char *const *names, int count)
 
 /* ---------- parsing the scenario ---------- */
 
+
+/*
+ * timegm() for a broken-down UTC time (timegm is not in POSIX 2008):
+ * days since 1970-01-01 by the proleptic Gregorian calendar, counted
+ * from March so that the leap day ends the year.
+ */
+static int64_t
+utc_seconds(const struct tm *tm)
+{
+	int64_t m = tm->tm_mon + 1;
+	int64_t y = (int64_t)tm->tm_year + 1900 - (m <= 2);
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	int64_t yoe = y - era * 400;			/* [0, 399] */
+	int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + tm->tm_mday - 1;
+	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	int64_t days = era * 146097 + doe - 719468;	/* 719468: 0000-03-01 to 1970-01-01 */
+
+	return days * 86400 + tm->tm_hour * 3600 + tm->tm_min * 60 + tm->tm_sec;
+}
 static uint64_t
 parse_utc(const yaml_node_t *n)
 {
@@ -726,7 +747,7 @@ parse_utc(const yaml_node_t *n)
 		rest++;
 	if (*rest)
 		bad(n, "'%s' is not YYYY-MM-DDTHH:MM:SS[.fff]Z", s);
-	t = timegm(&tm);
+	t = utc_seconds(&tm);
 	return (uint64_t)(t + 11644473600LL) * 10000000ull + (uint64_t)llround(frac * 1e7);
 }
 
