@@ -3,7 +3,8 @@
 #   make              build every tool into bin/
 #   make test         run the bats suite (tests/*.bats) on bin/
 #   make check-asan   build into bin/asan with ASan+UBSan and run the suite again
-#   make check        both (what CI runs)
+#   make check        the three: test, check-asan, check-portable (README's
+#                     test command, what CI runs)
 #   make bench        benchmarks (tests/bench/*.sh), numbers on stdout
 #   make demo         synthesise the backup-server incident and diagnose it
 #   make install PREFIX=/usr/local [DESTDIR=...]
@@ -94,7 +95,7 @@ check-asan:
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	tests/run.sh
 
-check: test check-asan
+check: test check-asan check-portable
 
 bench: all
 	ETLKIT_BIN=$(abspath $(BIN)) tests/bench.sh
@@ -141,15 +142,12 @@ deps:
 	    clang llvm lld libclang-rt-14-dev xxd chromium time musl-tools dpkg-dev
 
 clean:
-	rm -rf bin/.obj bin/asan $(TOOLS) $(TESTTOOLS)
+	rm -rf bin/.obj bin/asan bin/posix bin/musl $(TOOLS) $(TESTTOOLS)
 
 # Portability (tests/portable.sh): a strict POSIX build into bin/posix, a
 # static musl build into bin/musl (zlib and libyaml built for musl from
 # Debian's sources, cached in ~/.cache/etlkit/musl; make deps enables
 # deb-src), and the glibc and musl builds compared on the corpus.
-.PHONY: check-portable clean-portable
+.PHONY: check-portable
 check-portable:
 	tests/portable.sh
-
-clean-portable:
-	rm -rf bin/posix bin/musl

@@ -16,7 +16,7 @@
 # 1 some check failed, 2 cannot run at all (no corpus, no musl-gcc).
 #
 # Environment:
-#   ETLKIT_CORPUS      the corpus (default ../shared/corpus beside the project)
+#   ETLKIT_CORPUS      the corpus (tests/corpus/locate.bash)
 #   ETLKIT_MUSL_CACHE  zlib/libyaml for musl (default
 #                      ${XDG_CACHE_HOME:-$HOME/.cache}/etlkit/musl)
 #   JOBS               parallel compiles (default 2)
@@ -27,13 +27,8 @@ me=portable
 : "${ETLKIT_MUSL_CACHE:=${XDG_CACHE_HOME:-$HOME/.cache}/etlkit/musl}"
 cache=$ETLKIT_MUSL_CACHE
 
-# the corpus: a few lines, to be swapped for the shared lookup of tests/helpers.bash
-corpus=${ETLKIT_CORPUS:-$root/../shared/corpus}
-if [ ! -d "$corpus" ]; then
-	echo "$me: corpus not found at $corpus (set ETLKIT_CORPUS)" >&2
-	exit 2
-fi
-corpus=$(cd "$corpus" && pwd)
+. "$root/tests/corpus/locate.bash"
+corpus=$(corpus_dir "$root") || { echo "$me: $CORPUS_HINT" >&2; exit 2; }
 
 case "$cache" in "$root"/*) echo "$me: ETLKIT_MUSL_CACHE must be outside the repository" >&2; exit 2 ;; esac
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/etlkit-portable.XXXXXX") || exit 2
