@@ -206,7 +206,10 @@ args() {
 		[ -e "$m" ] || { defect "$t" man "no docs/$t.1"; continue; }
 		LC_ALL=C.UTF-8 groff -t -man -Tutf8 -ww -z "$m" >"$T/err" 2>&1 || bad="$bad $t(groff exit $?)"
 		[ ! -s "$T/err" ] || bad="$bad $t($(head -c 120 "$T/err"))"
-		grep -q "^\.TH  *\"\?$(tr a-z A-Z <<<"$t")\"\?  *\"\?1" "$m" || bad="$bad $t(.TH is not '$(tr a-z A-Z <<<"$t") 1')"
+		# titled by the installed name (etlkit-diff), never by a system command's
+		case $t in etlkit|etlkit-*) th=$t ;; *) th=etlkit-$t ;; esac
+		th=$(tr a-z A-Z <<<"$th")
+		grep -q "^\.TH  *\"\?$th\"\?  *\"\?1" "$m" || bad="$bad $t(.TH is not '$th 1')"
 		grep -qi '^\.SH  *"\?EXIT STATUS' "$m" || bad="$bad $t(no EXIT STATUS section)"
 	done
 	[ -z "$bad" ] || fail "bad:$bad"
