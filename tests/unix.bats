@@ -221,3 +221,18 @@ args() {
 	run bash -c "grep -nE '$pat' '$ROOT'/tests/*.bats | grep -v 'local pat='"
 	[ "$status" -eq 1 ] || fail "found: $output"
 }
+
+@test "build: a second make compiles nothing, and a changed file recompiles that file only" {
+	if asan; then skip "a build check, done once in the normal pass"; fi
+	mkdir -p "$T/src"
+	(cd "$ROOT" && git ls-files -co --exclude-standard -- Makefile lib filters tests/tools) |
+		(cd "$ROOT" && xargs tar cf -) | (cd "$T/src" && tar xf -)
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -j2 -C "$T/src" all >/dev/null 2>&1 || fail "build failed"
+	run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n -C "$T/src" all
+	[ "$(grep -c -- ' -c -o ' <<<"$output")" -eq 0 ] || fail "a second make would compile: $output"
+	[ "$(grep -c -- ' -o bin/' <<<"$output")" -eq 0 ] || fail "a second make would link: $output"
+	touch "$T/src/lib/cli.c"
+	run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n -C "$T/src" all
+	[ "$(grep -c -- ' -c -o ' <<<"$output")" -eq 1 ] || fail "more than lib/cli.c would compile: $output"
+	grep -q -- ' -c -o bin/.obj/lib/cli.o lib/cli.c' <<<"$output"
+}
