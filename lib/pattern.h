@@ -22,6 +22,18 @@
 
 #define PAT_MAX_CAPTURES 10	/* $& and $1..$9 */
 
+/*
+ * Patterns are untrusted (command lines, YAML pipelines): past these
+ * bounds a pattern is refused (docs/hardening.md, "Patterns").
+ */
+#define PAT_MAX_LENGTH 4096	/* bytes of pattern text */
+#define PAT_MAX_REPEAT 255	/* m and n in {m,n} */
+#define PAT_MAX_DEPTH 32	/* groups inside groups */
+#define PAT_MAX_GROUPS 100	/* groups in a pattern */
+#define PAT_MAX_PROGRAM 2000	/* regex nodes once repetitions are expanded */
+#define PAT_STR_(x) #x
+#define PAT_STR(x) PAT_STR_(x)
+
 struct pattern {
 	char *text;		/* the pattern as written */
 	regex_t re;
@@ -36,7 +48,7 @@ int pattern_compile(struct pattern *p, const char *text, size_t n,
     char *err, size_t errlen);
 void pattern_free(struct pattern *p);
 
-/* Translates TEXT to the POSIX ERE used (caller frees); NULL if refused (nested quantifier). */
+/* Translates TEXT to the POSIX ERE used (caller frees); NULL if refused. */
 char *pattern_to_regex(const char *text, size_t n);
 
 /* Does P match anywhere in S?  S must be NUL-terminated. */
