@@ -1,10 +1,11 @@
 /*
- * pattern.c - PerfView's simplified frame patterns on top of POSIX regex.
+ * pattern.c - PerfView's simplified frame patterns, and raw regexes,
+ * matched by a small Pike VM of our own.
  *
  * The translation follows PerfView's FilterStackSource: metacharacters
- * are literal except * % ^ | { }.  POSIX matching is leftmost-longest
- * where .NET is leftmost-first; for the patterns people write (module
- * and class prefixes) the two agree.
+ * are literal except * % ^ | { }.  Matching is leftmost-first and
+ * greedy, as in .NET; whether a pattern matches is what a POSIX ERE
+ * (pattern_to_regex) says.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -84,32 +85,55 @@ translate_simple(struct sbuf *b, const char *t, size_t n)
 }
 
 /*
- * The raw (.NET-flavoured) syntax is parsed, checked and written out as
- * a POSIX ERE in one recursive descent.  Untrusted patterns must not
- * make glibc's regcomp (memory quadratic in the expanded program) or
- * regexec (back-references backtrack) blow up, so the parser knows the
- * size of the program glibc will build and refuses what can explode;
- * see docs/hardening.md, "Patterns".
+ * The raw (.NET-flavoured) syntax is parsed once, by recursive descent,
+ * into a program for a Pike VM (Thompson's construction; threads carry
+ * the captures): matching is linear in the subject times the program,
+ * whatever the pattern, and takes memory proportional to the program.
+ * Untrusted patterns cannot make it blow up, and the parser refuses
+ * what would make the program large (docs/hardening.md, "Patterns").
+ * The parser also writes the POSIX ERE that the pattern means, for
+ * pattern_to_regex().
  */
-struct size_info {
-	size_t size;		/* program nodes after expanding repetitions */
-	int nullable;		/* can match the empty string */
-	int unbounded;		/* contains * + or {m,} */
+enum opcode {
+	OP_SET,		/* the byte is in sets[arg] */
+	OP_SPLIT,	/* go to x, and (lower priority) to y */
+	OP_JMP,		/* go to x */
+	OP_SAVE,	/* cap[arg] = here */
+	OP_ASSERT,	/* zero-width test arg */
+	OP_MATCH
+};
+
+enum assertion { AS_BOL, AS_EOL, AS_WORDB, AS_NWORDB, AS_WORDSTART, AS_WORDEND };
+
+struct pattern_inst {
+	unsigned char op, arg2;
+	unsigned short arg;
+	int x, y;
+};
+
+struct pattern_set {
+	unsigned char bit[32];
 };
 
 enum atom_kind { ATOM_NONE, ATOM_ANCHOR, ATOM_CHAR, ATOM_GROUP };
 
+/* What a piece of pattern can do, for the refusals. */
+struct traits {
+	int nullable;		/* can match the empty string */
+	int unbounded;		/* holds * + or {m,} */
+};
+
 struct parser {
 	const char *t;
 	size_t n, i;
-	struct sbuf *out;
-	unsigned char *capmap;
+	struct sbuf *out;	/* the POSIX ERE */
+	struct pattern_prog *prog;
 	int depth, groups, captures;
 	const char *why;	/* the refusal, NULL while fine */
 	size_t at;		/* its byte offset in the pattern */
 };
 
-static int parse_alt(struct parser *P, struct size_info *si);
+static int parse_alt(struct parser *P, struct traits *tr);
 
 static int
 refuse(struct parser *P, size_t at, const char *why)
@@ -127,35 +151,199 @@ peek(const struct parser *P, size_t k)
 	return P->i + k < P->n ? (unsigned char)P->t[P->i + k] : -1;
 }
 
-/* Adds, saturating: sizes past PAT_MAX_PROGRAM are refused anyway. */
-static size_t
-size_add(size_t a, size_t b)
+/* ---------------------------------------------------------------- program */
+
+static int
+emit(struct parser *P, enum opcode op, int arg, int x, int y)
 {
-	return a > PAT_MAX_PROGRAM || b > PAT_MAX_PROGRAM ? PAT_MAX_PROGRAM + 1 : a + b;
+	struct pattern_prog *g = P->prog;
+
+	if (g->len == g->cap) {
+		g->cap = g->cap ? g->cap * 2 : 32;
+		g->code = xrealloc(g->code, (size_t)g->cap * sizeof *g->code);
+	}
+	g->code[g->len].op = (unsigned char)op;
+	g->code[g->len].arg2 = 0;
+	g->code[g->len].arg = (unsigned short)arg;
+	g->code[g->len].x = x;
+	g->code[g->len].y = y;
+	return g->len++;
 }
 
-static size_t
-size_mul(size_t a, size_t b)
+static struct pattern_set *
+new_set(struct parser *P, int *idx)
 {
-	if (a > PAT_MAX_PROGRAM || b > PAT_MAX_PROGRAM || (b && a > (PAT_MAX_PROGRAM + 1) / b))
-		return PAT_MAX_PROGRAM + 1;
-	return a * b;
+	struct pattern_prog *g = P->prog;
+
+	if (g->nsets == g->setcap) {
+		g->setcap = g->setcap ? g->setcap * 2 : 8;
+		g->sets = xrealloc(g->sets, (size_t)g->setcap * sizeof *g->sets);
+	}
+	memset(&g->sets[g->nsets], 0, sizeof g->sets[0]);
+	*idx = g->nsets;
+	return &g->sets[g->nsets++];
 }
+
+static void
+set_add(struct pattern_set *cs, int c)
+{
+	cs->bit[c >> 3] |= (unsigned char)(1u << (c & 7));
+}
+
+static int
+set_has(const struct pattern_set *cs, int c)
+{
+	return cs->bit[c >> 3] >> (c & 7) & 1;
+}
+
+/*
+ * Matching is case-insensitive, as glibc's REG_ICASE in the C locale:
+ * a set holds both cases of its members, before any negation.
+ */
+static void
+set_finish(struct parser *P, struct pattern_set *cs, int idx, int neg)
+{
+	int c;
+
+	for (c = 0; c < 256; c++)
+		if (set_has(cs, c)) {
+			set_add(cs, tolower(c));
+			set_add(cs, toupper(c));
+		}
+	if (neg)
+		for (c = 0; c < 32; c++)
+			cs->bit[c] = (unsigned char)~cs->bit[c];
+	cs->bit[0] &= 0xfe;	/* the subject's NUL ends it */
+	emit(P, OP_SET, idx, 0, 0);
+}
+
+static void
+emit_char(struct parser *P, int c)
+{
+	int idx;
+	struct pattern_set *cs = new_set(P, &idx);
+
+	set_add(cs, c);
+	set_finish(P, cs, idx, 0);
+}
+
+/* Inserts K instructions at AT, moving the code after it (the last atom). */
+static void
+insert_code(struct parser *P, int at, int k)
+{
+	struct pattern_prog *g = P->prog;
+	int i;
+
+	while (g->len + k > g->cap) {
+		g->cap = g->cap ? g->cap * 2 : 32;
+		g->code = xrealloc(g->code, (size_t)g->cap * sizeof *g->code);
+	}
+	memmove(g->code + at + k, g->code + at, (size_t)(g->len - at) * sizeof *g->code);
+	g->len += k;
+	for (i = at + k; i < g->len; i++) {
+		if (g->code[i].op == OP_SPLIT || g->code[i].op == OP_JMP) {
+			if (g->code[i].x >= at)
+				g->code[i].x += k;
+			if (g->code[i].op == OP_SPLIT && g->code[i].y >= at)
+				g->code[i].y += k;
+		}
+	}
+}
+
+/* Appends a copy of the code BODY[0..N) (made at FROM), its jumps moved. */
+static void
+append_copy(struct parser *P, const struct pattern_inst *body, int n, int from)
+{
+	int i, pc;
+
+	for (i = 0; i < n; i++) {
+		pc = emit(P, (enum opcode)body[i].op, body[i].arg, body[i].x, body[i].y);
+		P->prog->code[pc].arg2 = body[i].arg2;
+		if (body[i].op == OP_SPLIT || body[i].op == OP_JMP)
+			P->prog->code[pc].x += pc - i - from;
+		if (body[i].op == OP_SPLIT)
+			P->prog->code[pc].y += pc - i - from;
+	}
+}
+
+/*
+ * Rewrites the atom's code at [FROM, end) as MIN..MAX (MAX -1:
+ * unbounded) greedy repetitions: MIN copies, then a loop or MAX-MIN
+ * nested optional copies, as glibc expands them.
+ */
+static int
+repeat_code(struct parser *P, int from, long min, long max, size_t at)
+{
+	struct pattern_prog *g = P->prog;
+	int n = g->len - from, i, pc, top;
+	long copies = max < 0 ? min + 1 : max;
+	struct pattern_inst *body;
+
+	if ((long)from + copies * (n + 2) > PAT_MAX_PROGRAM)
+		return refuse(P, at, "program over " PAT_STR(PAT_MAX_PROGRAM) " instructions");
+	body = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *body);
+	memcpy(body, g->code + from, (size_t)n * sizeof *body);
+	g->len = from;
+	for (i = 0; i < min; i++)
+		append_copy(P, body, n, from);
+	if (max < 0) {
+		top = emit(P, OP_SPLIT, 0, g->len + 1, 0);
+		append_copy(P, body, n, from);
+		emit(P, OP_JMP, 0, top, 0);
+		g->code[top].y = g->len;
+	} else {
+		int first = g->len;
+
+		for (i = (int)min; i < max; i++) {
+			emit(P, OP_SPLIT, 0, g->len + 1, -1);
+			append_copy(P, body, n, from);
+		}
+		for (pc = first; pc < g->len; pc++)
+			if (g->code[pc].op == OP_SPLIT && g->code[pc].y == -1)
+				g->code[pc].y = g->len;
+	}
+	free(body);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- classes */
 
 static const char *const posix_classes[] = {
 	"alnum", "alpha", "blank", "cntrl", "digit", "graph", "lower",
 	"print", "punct", "space", "upper", "xdigit", NULL
 };
 
+static int (*const class_test[])(int) = {
+	isalnum, isalpha, isblank, iscntrl, isdigit, isgraph, islower,
+	isprint, ispunct, isspace, isupper, isxdigit
+};
+
 static int
-known_class(const char *s, size_t n)
+class_index(const char *s, size_t n)
 {
 	int k;
 
 	for (k = 0; posix_classes[k] != NULL; k++)
 		if (strlen(posix_classes[k]) == n && memcmp(posix_classes[k], s, n) == 0)
-			return 1;
-	return 0;
+			return k;
+	return -1;
+}
+
+static void
+set_add_class(struct pattern_set *cs, int k)
+{
+	int c;
+
+	for (c = 1; c < 256; c++)
+		if (class_test[k](c))
+			set_add(cs, c);
+}
+
+static void
+set_add_word(struct pattern_set *cs)
+{
+	set_add_class(cs, class_index("alnum", 5));
+	set_add(cs, '_');
 }
 
 /* A character as a range end inside a POSIX bracket. */
@@ -190,29 +378,35 @@ bracket_special(struct bracket_specials *sp, char c)
 
 /*
  * One member of a .NET class at P->i: [:name:], [.x.], [=x=], an escape
- * or a character.  Sets *C and returns 1 for a single character, writes
- * a class to BODY and returns 0, or returns -1.
+ * or a character.  Sets *C and returns 1 for a single character, adds a
+ * class to CS and BODY and returns 0, or returns -1.
  */
 static int
-bracket_item(struct parser *P, struct sbuf *body, char *c)
+bracket_item(struct parser *P, struct pattern_set *cs, struct sbuf *body, char *c)
 {
-	size_t at = P->i;
-	int d;
+	size_t at = P->i, j;
+	int d, k;
 
 	if (peek(P, 0) == '[' && (peek(P, 1) == ':' || peek(P, 1) == '.' || peek(P, 1) == '=')) {
 		char kind = P->t[P->i + 1];
-		size_t j = P->i + 2;
-		char *tok;
 
-		while (j + 1 < P->n && !(P->t[j] == kind && P->t[j + 1] == ']'))
-			j++;
+		for (j = P->i + 2; j + 1 < P->n && !(P->t[j] == kind && P->t[j + 1] == ']'); j++)
+			continue;
 		if (j + 1 >= P->n)
 			return refuse(P, at, "unterminated [: :] in [ ]");
-		if (kind == ':' && !known_class(P->t + P->i + 2, j - P->i - 2))
+		if (kind != ':') {
+			if (j != P->i + 3)
+				return refuse(P, at, "multi-character collating element");
+			*c = P->t[P->i + 2];
+			P->i = j + 2;
+			return 1;
+		}
+		if ((k = class_index(P->t + P->i + 2, j - P->i - 2)) < 0)
 			return refuse(P, at, "unknown character class");
-		tok = xstrndup(P->t + P->i, j + 2 - P->i);
-		sb_add(body, tok);
-		free(tok);
+		set_add_class(cs, k);
+		sb_add(body, "[:");
+		sb_add(body, posix_classes[k]);
+		sb_add(body, ":]");
 		P->i = j + 2;
 		return 0;
 	}
@@ -225,28 +419,63 @@ bracket_item(struct parser *P, struct sbuf *body, char *c)
 	switch (d) {
 	case -1:
 		return refuse(P, at, "trailing backslash");
-	case 'd': sb_add(body, "0-9"); return 0;
-	case 'w': sb_add(body, "[:alnum:]_"); return 0;
-	case 's': sb_add(body, "[:space:]"); return 0;
+	case 'd':
+		set_add_class(cs, class_index("digit", 5));
+		sb_add(body, "0-9");
+		return 0;
+	case 'w':
+		set_add_word(cs);
+		sb_add(body, "[:alnum:]_");
+		return 0;
+	case 's':
+		set_add_class(cs, class_index("space", 5));
+		sb_add(body, "[:space:]");
+		return 0;
 	case 'D': case 'W': case 'S':
 		return refuse(P, at, "negated class escape inside [ ]");
-	case 't': *c = '\t'; return 1;
-	default: *c = (char)d; return 1;	/* \] \\ \- \^ ...: the character */
+	case 't':
+		*c = '\t';
+		return 1;
+	default:
+		*c = (char)d;	/* \] \\ \- \^ ...: the character */
+		return 1;
 	}
 }
 
-/*
- * A .NET character class, written as a POSIX bracket: ']' first, '['
- * '^' '-' last, so that no member is taken for syntax.
- */
+/* Writes the POSIX bracket: ']' first, '[' '^' '-' last, so that no member is syntax. */
+static void
+write_bracket(struct sbuf *out, int neg, const struct bracket_specials *sp, const struct sbuf *body)
+{
+	int lone = !neg && !sp->rbracket && body->n == 0 && !sp->lbracket;
+
+	if (lone && sp->caret && !sp->dash) {
+		sb_add(out, "\\^");	/* [^] would be a negation */
+		return;
+	}
+	sb_add(out, neg ? "[^" : "[");
+	if (sp->rbracket)
+		sb_addc(out, ']');
+	sb_add(out, body->s);
+	if (sp->lbracket)
+		sb_addc(out, '[');
+	if (lone && sp->dash)
+		sb_add(out, sp->caret ? "-^" : "-");
+	else
+		sb_add(out, sp->caret ? (sp->dash ? "^-" : "^") : (sp->dash ? "-" : ""));
+	sb_addc(out, ']');
+}
+
+/* A .NET character class at P->i. */
 static int
 parse_bracket(struct parser *P)
 {
 	struct sbuf body = { NULL, 0, 0 };
 	struct bracket_specials sp = { 0, 0, 0, 0 };
+	struct pattern_set cs;
 	size_t at = P->i;
-	int neg = 0, first = 1, rc = 0;
+	int neg = 0, first = 1, rc = 0, idx;
 
+	memset(&cs, 0, sizeof cs);
 	sb_add(&body, "");
 	P->i++;
 	if (peek(P, 0) == '^') {
@@ -255,7 +484,7 @@ parse_bracket(struct parser *P)
 	}
 	for (;;) {
 		char lo, hi;
-		int k;
+		int k, c;
 
 		if (peek(P, 0) == -1) {
 			rc = refuse(P, at, "missing ]");
@@ -266,97 +495,117 @@ parse_bracket(struct parser *P)
 			break;
 		}
 		first = 0;
-		if ((k = bracket_item(P, &body, &lo)) < 0) {
+		if ((k = bracket_item(P, &cs, &body, &lo)) < 0) {
 			rc = -1;
 			break;
 		}
 		if (k == 0)
 			continue;
 		if (peek(P, 0) != '-' || peek(P, 1) == ']' || peek(P, 1) == -1) {
+			set_add(&cs, (unsigned char)lo);
 			if (!bracket_special(&sp, lo))
 				sb_addc(&body, lo);
 			continue;
 		}
 		P->i++;
-		if ((k = bracket_item(P, &body, &hi)) <= 0) {
+		if ((k = bracket_item(P, &cs, &body, &hi)) <= 0) {
 			rc = k < 0 ? -1 : refuse(P, at, "a class as a range end");
 			break;
 		}
+		if ((unsigned char)hi < (unsigned char)lo) {
+			rc = refuse(P, at, "range out of order");
+			break;
+		}
+		for (c = (unsigned char)lo; c <= (unsigned char)hi; c++)
+			set_add(&cs, c);
 		bracket_endpoint(&body, lo);
 		sb_addc(&body, '-');
 		bracket_endpoint(&body, hi);
 	}
-	if (rc == 0 && !neg && !sp.rbracket && body.n == 0 && !sp.lbracket && sp.caret &&
-	    !sp.dash) {
-		sb_add(P->out, "\\^");	/* [^] would be a negation */
-	} else if (rc == 0) {
-		sb_add(P->out, neg ? "[^" : "[");
-		if (sp.rbracket)
-			sb_addc(P->out, ']');
-		sb_add(P->out, body.s);
-		if (sp.lbracket)
-			sb_addc(P->out, '[');
-		if (sp.dash && !neg && !sp.rbracket && body.n == 0 && !sp.lbracket)
-			sb_add(P->out, sp.caret ? "-^" : "-");
-		else
-			sb_add(P->out, sp.caret ? (sp.dash ? "^-" : "^") : (sp.dash ? "-" : ""));
-		sb_addc(P->out, ']');
+	if (rc == 0) {
+		write_bracket(P->out, neg, &sp, &body);
+		*new_set(P, &idx) = cs;
+		set_finish(P, &P->prog->sets[idx], idx, neg);
 	}
 	free(body.s);
 	return rc;
+}
+
+/* ---------------------------------------------------------------- atoms */
+
+static void
+emit_class_escape(struct parser *P, int d)
+{
+	int idx, neg = isupper(d);
+	struct pattern_set *cs = new_set(P, &idx);
+
+	switch (tolower(d)) {
+	case 'd':
+		set_add_class(cs, class_index("digit", 5));
+		sb_add(P->out, neg ? "[^0-9]" : "[0-9]");
+		break;
+	case 'w':
+		set_add_word(cs);
+		sb_add(P->out, neg ? "[^[:alnum:]_]" : "[[:alnum:]_]");
+		break;
+	default:
+		set_add_class(cs, class_index("space", 5));
+		sb_add(P->out, neg ? "[^[:space:]]" : "[[:space:]]");
+		break;
+	}
+	set_finish(P, cs, idx, neg);
 }
 
 /* An escape outside a class at P->i. */
 static int
 parse_escape(struct parser *P, enum atom_kind *kind)
 {
+	static const char anchors[] = "bB<>`'";
+	static const enum assertion anchor_op[] = {
+		AS_WORDB, AS_NWORDB, AS_WORDSTART, AS_WORDEND, AS_BOL, AS_EOL
+	};
 	size_t at = P->i;
 	int d = peek(P, 1);
-	const char *out = NULL;
+	const char *a;
 
 	*kind = ATOM_CHAR;
-	switch (d) {
-	case -1:
+	if (d == -1)
 		return refuse(P, at, "trailing backslash");
-	case '1': case '2': case '3': case '4': case '5':
-	case '6': case '7': case '8': case '9':
+	if (d >= '1' && d <= '9')
 		return refuse(P, at, "back-reference");
-	case 'd': out = "[0-9]"; break;
-	case 'D': out = "[^0-9]"; break;
-	case 'w': out = "[[:alnum:]_]"; break;
-	case 'W': out = "[^[:alnum:]_]"; break;
-	case 's': out = "[[:space:]]"; break;
-	case 'S': out = "[^[:space:]]"; break;
-	case 't': out = "\t"; break;
-	case 'b': case 'B': case '<': case '>': case '`': case '\'':
-		*kind = ATOM_ANCHOR;	/* GNU word and buffer anchors */
-		break;
-	default:
-		break;
-	}
 	P->i += 2;
-	if (out != NULL) {
-		sb_add(P->out, out);
-	} else {
-		sb_addc(P->out, '\\');
-		sb_addc(P->out, (char)d);
+	if (d != 0 && strchr("dDwWsS", d) != NULL) {
+		emit_class_escape(P, d);
+		return 0;
 	}
+	if (d == 't') {
+		sb_addc(P->out, '\t');
+		emit_char(P, '\t');
+		return 0;
+	}
+	sb_addc(P->out, '\\');
+	sb_addc(P->out, (char)d);
+	if (d != 0 && (a = strchr(anchors, d)) != NULL) {
+		*kind = ATOM_ANCHOR;	/* GNU word and buffer anchors */
+		emit(P, OP_ASSERT, anchor_op[a - anchors], 0, 0);
+		return 0;
+	}
+	emit_char(P, d);
 	return 0;
 }
 
 /* A group at P->i: ( ), (?: ), or the flag (?i) that is no atom. */
 static int
-parse_group(struct parser *P, struct size_info *si, enum atom_kind *kind)
+parse_group(struct parser *P, struct traits *tr, enum atom_kind *kind)
 {
 	size_t at = P->i;
-	int capture = 1;
+	int capture = 1, slot = -1;
 
 	if (peek(P, 1) == '?') {
 		if (peek(P, 2) == 'i' && peek(P, 3) == ')') {
 			P->i += 4;	/* we are case-insensitive anyway */
 			*kind = ATOM_NONE;
-			si->size = 0;
-			si->nullable = 1;
+			tr->nullable = 1;
 			return 0;
 		}
 		if (peek(P, 2) != ':')
@@ -365,22 +614,25 @@ parse_group(struct parser *P, struct size_info *si, enum atom_kind *kind)
 		P->i += 2;
 	}
 	if (P->depth >= PAT_MAX_DEPTH)
-		return refuse(P, at, "groups nested too deep");
+		return refuse(P, at, "groups nested deeper than " PAT_STR(PAT_MAX_DEPTH));
 	if (++P->groups > PAT_MAX_GROUPS)
-		return refuse(P, at, "too many groups");
+		return refuse(P, at, "more than " PAT_STR(PAT_MAX_GROUPS) " groups");
 	if (capture && ++P->captures < PAT_MAX_CAPTURES)
-		P->capmap[P->captures] = (unsigned char)P->groups;
+		slot = P->captures;	/* $1..$9: the first nine capturing groups */
 	P->i++;
 	P->depth++;
 	sb_addc(P->out, '(');
-	if (parse_alt(P, si) < 0)
+	if (slot >= 0)
+		emit(P, OP_SAVE, 2 * slot, 0, 0);
+	if (parse_alt(P, tr) < 0)
 		return -1;
 	if (peek(P, 0) != ')')
 		return refuse(P, at, "missing )");
+	if (slot >= 0)
+		emit(P, OP_SAVE, 2 * slot + 1, 0, 0);
 	P->i++;
 	P->depth--;
 	sb_addc(P->out, ')');
-	si->size = size_add(si->size, 2);
 	*kind = ATOM_GROUP;
 	return 0;
 }
@@ -396,15 +648,11 @@ parse_count(struct parser *P, long *min, long *max)
 	long v[2] = { -1, -1 };
 	int k = 0;
 
-	while (j < P->n && (isdigit((unsigned char)P->t[j]) || P->t[j] == ',')) {
-		if (P->t[j] == ',' && k == 1)
-			k = 2;	/* a second comma: bad, once we know it is a count */
-		else if (P->t[j] == ',')
-			k = 1;
-		else if (k < 2)
-			v[k] = (v[k] < 0 ? 0 : v[k]) * 10 + (P->t[j] - '0') > PAT_MAX_REPEAT ?
-			    PAT_MAX_REPEAT + 1 : (v[k] < 0 ? 0 : v[k]) * 10 + (P->t[j] - '0');
-		j++;
+	for (; j < P->n && (isdigit((unsigned char)P->t[j]) || P->t[j] == ','); j++) {
+		if (P->t[j] == ',')
+			k = k == 0 ? 1 : 2;	/* a second comma: bad, once we know it is a count */
+		else if (k < 2 && (v[k] = (v[k] < 0 ? 0 : v[k]) * 10 + (P->t[j] - '0')) > PAT_MAX_REPEAT)
+			v[k] = PAT_MAX_REPEAT + 1;
 	}
 	if (j >= P->n || P->t[j] != '}' || j == P->i + 1)
 		return 0;	/* a literal '{', as .NET reads it */
@@ -435,54 +683,31 @@ parse_quantifier(struct parser *P, long *min, long *max)
 	return 1;
 }
 
-/* The size of ATOM repeated MIN..MAX times, as glibc expands it. */
-static void
-repeat_size(struct size_info *si, long min, long max)
-{
-	size_t copies = max < 0 ? (size_t)(min > 0 ? min : 1) + 1 : (size_t)(max > 0 ? max : 1);
-
-	si->size = size_add(size_mul(si->size, copies), copies);
-	if (min == 0)
-		si->nullable = 1;
-	if (max < 0)
-		si->unbounded = 1;
-}
-
-/* The text of a quantifier just parsed, from FROM to P->i. */
-static void
-emit_quantifier(struct parser *P, size_t from)
-{
-	char *q = xstrndup(P->t + from, P->i - from);
-
-	sb_add(P->out, q);
-	free(q);
-}
-
 static int
-parse_atom(struct parser *P, struct size_info *si, enum atom_kind *kind)
+parse_atom(struct parser *P, struct traits *tr, enum atom_kind *kind)
 {
 	int c = peek(P, 0);
 	long min, max;
 	size_t at = P->i;
 
-	si->size = 1;
-	si->nullable = 0;
-	si->unbounded = 0;
+	tr->nullable = 0;
+	tr->unbounded = 0;
 	*kind = ATOM_CHAR;
 	switch (c) {
 	case '(':
-		return parse_group(P, si, kind);
+		return parse_group(P, tr, kind);
 	case '[':
 		return parse_bracket(P);
 	case '\\':
 		if (parse_escape(P, kind) < 0)
 			return -1;
-		si->nullable = *kind == ATOM_ANCHOR;
+		tr->nullable = *kind == ATOM_ANCHOR;
 		return 0;
 	case '^': case '$':
 		*kind = ATOM_ANCHOR;
-		si->nullable = 1;
+		tr->nullable = 1;
 		sb_addc(P->out, (char)c);
+		emit(P, OP_ASSERT, c == '^' ? AS_BOL : AS_EOL, 0, 0);
 		P->i++;
 		return 0;
 	case '*': case '+': case '?':
@@ -491,47 +716,68 @@ parse_atom(struct parser *P, struct size_info *si, enum atom_kind *kind)
 		if (parse_count(P, &min, &max) != 0)
 			return refuse(P, at, "quantifier follows nothing");
 		sb_add(P->out, "\\{");
-		P->i++;
-		return 0;
+		break;
 	case ')':	/* unmatched: a literal, as in POSIX */
 		sb_add(P->out, "\\)");
+		break;
+	case '.':
+		sb_addc(P->out, '.');
+		{
+			int idx;
+			struct pattern_set *all = new_set(P, &idx);
+
+			set_finish(P, all, idx, 1);	/* the empty set, negated */
+		}
 		P->i++;
 		return 0;
 	default:
 		sb_addc(P->out, (char)c);
-		P->i++;
-		return 0;
+		break;
 	}
+	emit_char(P, c);
+	P->i++;
+	return 0;
 }
 
 /*
  * An atom and its quantifier.  Refused: a quantifier after nothing, an
  * anchor or another quantifier (.NET's "nested quantifier"); a repeated
- * group that can match empty; an unbounded repetition of a group that
- * holds one.  A lazy '?' is dropped: POSIX has none and the set of
- * texts matched is the same.
+ * group that can match empty (other than '?'); an unbounded repetition
+ * of a group that holds one.  A lazy '?' is dropped: the texts matched
+ * are the same, and captures stay greedy as they always were.
  */
 static int
-parse_piece(struct parser *P, struct size_info *si)
+parse_piece(struct parser *P, struct traits *tr)
 {
 	enum atom_kind kind;
+	int from = P->prog->len;
 	size_t at;
 	long min, max;
 	int q;
 
-	if (parse_atom(P, si, &kind) < 0)
+	if (parse_atom(P, tr, &kind) < 0)
 		return -1;
 	at = P->i;
 	if ((q = parse_quantifier(P, &min, &max)) <= 0)
 		return q;
 	if (kind == ATOM_NONE || kind == ATOM_ANCHOR)
 		return refuse(P, at, "quantifier follows nothing");
-	if (kind == ATOM_GROUP && si->nullable && !(min == 0 && max == 1))
+	if (kind == ATOM_GROUP && tr->nullable && !(min == 0 && max == 1))
 		return refuse(P, at, "repeated group can match empty");
-	if (kind == ATOM_GROUP && si->unbounded && max < 0)
+	if (kind == ATOM_GROUP && tr->unbounded && max < 0)
 		return refuse(P, at, "nested quantifier");
-	emit_quantifier(P, at);
-	repeat_size(si, min, max);
+	{
+		char *text = xstrndup(P->t + at, P->i - at);
+
+		sb_add(P->out, text);
+		free(text);
+	}
+	if (repeat_code(P, from, min, max, at) < 0)
+		return -1;
+	if (min == 0)
+		tr->nullable = 1;
+	if (max < 0)
+		tr->unbounded = 1;
 	if (peek(P, 0) == '?')
 		P->i++;
 	at = P->i;
@@ -541,68 +787,81 @@ parse_piece(struct parser *P, struct size_info *si)
 }
 
 static int
-parse_concat(struct parser *P, struct size_info *si)
+parse_concat(struct parser *P, struct traits *tr)
 {
-	si->size = 0;
-	si->nullable = 1;
-	si->unbounded = 0;
+	tr->nullable = 1;
+	tr->unbounded = 0;
 	while (peek(P, 0) != -1 && peek(P, 0) != '|' && !(peek(P, 0) == ')' && P->depth > 0)) {
-		struct size_info piece;
+		struct traits piece;
 
 		if (parse_piece(P, &piece) < 0)
 			return -1;
-		si->size = size_add(si->size, piece.size);
-		si->nullable &= piece.nullable;
-		si->unbounded |= piece.unbounded;
-		if (si->size > PAT_MAX_PROGRAM)
-			return refuse(P, P->i, "program over " PAT_STR(PAT_MAX_PROGRAM) " nodes");
-	}
-	return 0;
-}
-
-static int
-parse_alt(struct parser *P, struct size_info *si)
-{
-	if (parse_concat(P, si) < 0)
-		return -1;
-	while (peek(P, 0) == '|') {
-		struct size_info branch;
-
-		P->i++;
-		sb_addc(P->out, '|');
-		if (parse_concat(P, &branch) < 0)
-			return -1;
-		si->size = size_add(si->size, branch.size + 1);
-		si->nullable |= branch.nullable;
-		si->unbounded |= branch.unbounded;
-		if (si->size > PAT_MAX_PROGRAM)
-			return refuse(P, P->i, "program over " PAT_STR(PAT_MAX_PROGRAM) " nodes");
+		tr->nullable &= piece.nullable;
+		tr->unbounded |= piece.unbounded;
+		if (P->prog->len > PAT_MAX_PROGRAM)
+			return refuse(P, P->i, "program over " PAT_STR(PAT_MAX_PROGRAM) " instructions");
 	}
 	return 0;
 }
 
 /*
- * TEXT[0..N) as a POSIX ERE (caller frees), or NULL with *WHY and *AT
- * saying what was refused where (an offset in TEXT).
+ * Alternatives a|b|c: SPLIT a, (SPLIT b, c), each branch but the last
+ * ending in a jump past the others.
  */
-static char *
-to_regex(const char *text, size_t n, unsigned char *capmap, const char **why, size_t *at)
+static int
+parse_alt(struct parser *P, struct traits *tr)
 {
-	struct sbuf simple = { NULL, 0, 0 }, out = { NULL, 0, 0 };
-	struct size_info si;
+	int start = P->prog->len, *jumps = NULL, njumps = 0, k;
+
+	if (parse_concat(P, tr) < 0)
+		return -1;
+	while (peek(P, 0) == '|') {
+		struct traits branch;
+
+		insert_code(P, start, 1);
+		P->prog->code[start].op = OP_SPLIT;
+		P->prog->code[start].x = start + 1;
+		jumps = xrealloc(jumps, (size_t)(njumps + 1) * sizeof *jumps);
+		jumps[njumps++] = emit(P, OP_JMP, 0, -1, 0);
+		P->prog->code[start].y = P->prog->len;
+		start = P->prog->len;
+		P->i++;
+		sb_addc(P->out, '|');
+		if (parse_concat(P, &branch) < 0) {
+			free(jumps);
+			return -1;
+		}
+		tr->nullable |= branch.nullable;
+		tr->unbounded |= branch.unbounded;
+	}
+	for (k = 0; k < njumps; k++)
+		P->prog->code[jumps[k]].x = P->prog->len;
+	free(jumps);
+	return 0;
+}
+
+/*
+ * Parses TEXT[0..N) into PROG, writing the POSIX ERE to OUT.  Returns 0,
+ * or -1 with *WHY and *AT saying what was refused where (an offset in
+ * TEXT, 0 when there is no useful one).
+ */
+static int
+parse_pattern(const char *text, size_t n, struct pattern_prog *prog, struct sbuf *out,
+    const char **why, size_t *at)
+{
+	struct sbuf simple = { NULL, 0, 0 };
+	struct traits tr;
 	struct parser P;
-	int raw = n > 0 && text[0] == '@', i;
+	int raw = n > 0 && text[0] == '@', rc = 0;
 
 	*why = NULL;
 	*at = 0;
+	sb_add(out, "");
 	if (n > PAT_MAX_LENGTH) {
 		*why = "longer than " PAT_STR(PAT_MAX_LENGTH) " bytes";
-		return NULL;
+		return -1;
 	}
-	for (i = 0; i < PAT_MAX_CAPTURES; i++)
-		capmap[i] = i == 0 ? 0 : 255;	/* set as groups are found */
 	memset(&P, 0, sizeof P);
-	sb_add(&out, "");
 	if (raw) {
 		P.t = text + 1;
 		P.n = n - 1;
@@ -612,91 +871,262 @@ to_regex(const char *text, size_t n, unsigned char *capmap, const char **why, si
 		P.t = simple.s;
 		P.n = simple.n;
 	}
-	P.out = &out;
-	P.capmap = capmap;
-	if (parse_alt(&P, &si) < 0) {
+	P.out = out;
+	P.prog = prog;
+	emit(&P, OP_SAVE, 0, 0, 0);
+	if (parse_alt(&P, &tr) < 0) {
 		*why = P.why;
 		/* an offset in the simple syntax's translation is no use to the user */
 		*at = raw ? P.at + 1 : 0;
-		free(out.s);
-		out.s = NULL;
+		rc = -1;
+	} else {
+		emit(&P, OP_SAVE, 1, 0, 0);
+		emit(&P, OP_MATCH, 0, 0, 0);
 	}
 	free(simple.s);
-	return out.s;
+	return rc;
+}
+
+static void
+prog_free(struct pattern_prog *g)
+{
+	free(g->code);
+	free(g->sets);
+	memset(g, 0, sizeof *g);
 }
 
 char *
 pattern_to_regex(const char *text, size_t n)
 {
-	unsigned char capmap[PAT_MAX_CAPTURES];
+	struct pattern_prog g = { NULL, 0, 0, NULL, 0, 0 };
+	struct sbuf out = { NULL, 0, 0 };
 	const char *why;
 	size_t at;
 
-	return to_regex(text, n, capmap, &why, &at);
+	if (parse_pattern(text, n, &g, &out, &why, &at) < 0) {
+		free(out.s);
+		out.s = NULL;
+	}
+	prog_free(&g);
+	return out.s;
 }
 
 int
 pattern_compile(struct pattern *p, const char *text, size_t n, char *err, size_t errlen)
 {
+	struct sbuf out = { NULL, 0, 0 };
 	const char *why;
 	size_t at;
-	char *re = to_regex(text, n, p->capmap, &why, &at);
-	int rc;
 
-	p->text = xstrndup(text, n);
-	if (re == NULL) {
+	memset(p, 0, sizeof *p);
+	if (parse_pattern(text, n, &p->prog, &out, &why, &at) < 0) {
+		char *shown = xstrndup(text, n);
+
 		if (at > 0)
-			snprintf(err, errlen, "bad pattern '%s': %s at offset %zu", p->text, why, at);
+			snprintf(err, errlen, "bad pattern '%s': %s at offset %zu", shown, why, at);
 		else
-			snprintf(err, errlen, "bad pattern '%s': %s", p->text, why);
-		free(p->text);
-		p->text = NULL;
+			snprintf(err, errlen, "bad pattern '%s': %s", shown, why);
+		free(shown);
+		free(out.s);
+		prog_free(&p->prog);
 		return -1;
 	}
-	rc = regcomp(&p->re, re, REG_EXTENDED | REG_ICASE);
-	free(re);
-	if (rc != 0) {
-		char msg[128];
-
-		regerror(rc, &p->re, msg, sizeof msg);
-		snprintf(err, errlen, "bad pattern '%s': %s", p->text, msg);
-		free(p->text);
-		p->text = NULL;
-		return -1;
-	}
+	free(out.s);
+	p->text = xstrndup(text, n);
 	return 0;
 }
 
 void
 pattern_free(struct pattern *p)
 {
-	if (p->text != NULL) {
-		regfree(&p->re);
-		free(p->text);
-		p->text = NULL;
+	free(p->text);
+	p->text = NULL;
+	prog_free(&p->prog);
+}
+
+/* ---------------------------------------------------------------- matching */
+
+static int
+is_word(int c)
+{
+	return c == '_' || isalnum(c);
+}
+
+static int
+assertion_holds(int as, const unsigned char *s, size_t pos)
+{
+	int before = pos > 0 && is_word(s[pos - 1]), after = is_word(s[pos]);
+
+	switch (as) {
+	case AS_BOL: return pos == 0;
+	case AS_EOL: return s[pos] == '\0';
+	case AS_WORDB: return before != after;
+	case AS_NWORDB: return before == after;
+	case AS_WORDSTART: return !before && after;
+	default: return before && !after;
 	}
+}
+
+/* A list of threads, in priority order, each with its NCAP capture slots. */
+struct threads {
+	int n;
+	int *pc;
+	int *cap;
+};
+
+struct vm {
+	const struct pattern_prog *g;
+	const unsigned char *s;
+	int ncap;
+	unsigned *mark, gen;	/* mark[pc] == gen: pc is on the list being built */
+	int *stack;		/* the closure's pending work */
+};
+
+/*
+ * Adds the thread at PC with captures CAP (at POS) to L, following the
+ * jumps, splits, saves and assertions, first branch first.  Iterative:
+ * an explicit stack of pcs, with "restore cap[k] to v" entries for saves.
+ */
+static void
+add_thread(struct vm *V, struct threads *L, int pc, int *cap, size_t pos)
+{
+	int sp = 0;
+
+	V->stack[sp++] = pc;
+	while (sp > 0) {
+		const struct pattern_inst *in;
+
+		pc = V->stack[--sp];
+		if (pc < 0) {	/* a restore: -1 - slot, then the old value */
+			int slot = -1 - pc;
+
+			cap[slot] = V->stack[--sp];
+			continue;
+		}
+		if (V->mark[pc] == V->gen)
+			continue;
+		V->mark[pc] = V->gen;
+		in = &V->g->code[pc];
+		switch (in->op) {
+		case OP_JMP:
+			V->stack[sp++] = in->x;
+			break;
+		case OP_SPLIT:
+			V->stack[sp++] = in->y;
+			V->stack[sp++] = in->x;
+			break;
+		case OP_SAVE:
+			if (in->arg < V->ncap) {
+				V->stack[sp++] = cap[in->arg];
+				V->stack[sp++] = -1 - in->arg;
+				cap[in->arg] = (int)pos;
+			}
+			V->stack[sp++] = pc + 1;
+			break;
+		case OP_ASSERT:
+			if (assertion_holds(in->arg, V->s, pos))
+				V->stack[sp++] = pc + 1;
+			break;
+		default:
+			L->pc[L->n] = pc;
+			if (V->ncap)
+				memcpy(L->cap + (size_t)L->n * V->ncap, cap, (size_t)V->ncap * sizeof *cap);
+			L->n++;
+		}
+	}
+}
+
+/*
+ * Runs P on S: leftmost match, first by priority (greedy), as .NET does.
+ * With CAP (NCAP slots) fills the captures.  Time: subject length times
+ * program length; memory: a few ints per instruction.
+ */
+static int
+vm_run(const struct pattern *p, const char *s, int *cap, int ncap)
+{
+	const struct pattern_prog *g = &p->prog;
+	struct vm V;
+	struct threads a, b, *cur = &a, *next = &b, *t;
+	int len = g->len, matched = 0, i, k;
+	int init[2 * PAT_MAX_CAPTURES];
+	size_t pos;
+	/* small programs, the usual ones, need no allocation */
+	int small[8 * 64 + 4 * 64 * 2 * PAT_MAX_CAPTURES];
+	int *mem, need = len * 6 + 2 + 2 * len * ncap;
+
+	mem = need <= (int)(sizeof small / sizeof small[0]) ? small :
+	    xmalloc((size_t)need * sizeof *mem);
+	V.g = g;
+	V.s = (const unsigned char *)s;
+	V.ncap = ncap;
+	V.mark = (unsigned *)mem;
+	V.stack = mem + len;		/* 3 entries at most per instruction */
+	a.pc = mem + 4 * len + 2;
+	b.pc = mem + 5 * len + 2;
+	a.cap = mem + 6 * len + 2;
+	b.cap = mem + 6 * len + 2 + len * ncap;
+	memset(V.mark, 0, (size_t)len * sizeof *V.mark);
+	V.gen = 1;
+	a.n = b.n = 0;
+	for (k = 0; k < ncap; k++)
+		init[k] = -1;
+	add_thread(&V, cur, 0, init, 0);
+	for (pos = 0;; pos++) {
+		int c = V.s[pos];
+
+		V.gen++;
+		next->n = 0;
+		for (i = 0; i < cur->n; i++) {
+			const struct pattern_inst *in = &g->code[cur->pc[i]];
+			int *tc = cur->cap + (size_t)i * ncap;
+
+			if (in->op == OP_MATCH) {
+				matched = 1;
+				if (ncap)
+					memcpy(cap, tc, (size_t)ncap * sizeof *cap);
+				break;	/* lower-priority threads lose */
+			}
+			if (c != '\0' && set_has(&g->sets[in->arg], c))
+				add_thread(&V, next, cur->pc[i] + 1, tc, pos + 1);
+		}
+		if (matched && (ncap == 0 || next->n == 0))
+			break;
+		if (c == '\0')
+			break;
+		if (!matched) {
+			for (k = 0; k < ncap; k++)
+				init[k] = -1;
+			add_thread(&V, next, 0, init, pos + 1);
+		}
+		t = cur;
+		cur = next;
+		next = t;
+	}
+	if (mem != small)
+		free(mem);
+	return matched;
 }
 
 int
 pattern_match(const struct pattern *p, const char *s)
 {
-	return regexec(&p->re, s, 0, NULL, 0) == 0;
+	return vm_run(p, s, NULL, 0);
 }
 
 int
 pattern_exec(const struct pattern *p, const char *s, regmatch_t *m)
 {
-	regmatch_t all[256];
-	size_t ng = p->re.re_nsub + 1 < 256 ? p->re.re_nsub + 1 : 256;
-	int i;
+	int cap[2 * PAT_MAX_CAPTURES], i;
 
 	for (i = 0; i < PAT_MAX_CAPTURES; i++)
 		m[i].rm_so = m[i].rm_eo = -1;
-	if (regexec(&p->re, s, ng, all, 0) != 0)
+	if (!vm_run(p, s, cap, 2 * PAT_MAX_CAPTURES))
 		return 0;
 	for (i = 0; i < PAT_MAX_CAPTURES; i++)
-		if (p->capmap[i] < ng)
-			m[i] = all[p->capmap[i]];
+		if (cap[2 * i] >= 0 && cap[2 * i + 1] >= cap[2 * i]) {
+			m[i].rm_so = cap[2 * i];
+			m[i].rm_eo = cap[2 * i + 1];
+		}
 	return 1;
 }
 

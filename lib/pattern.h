@@ -17,7 +17,7 @@
 #ifndef ETLKIT_PATTERN_H
 #define ETLKIT_PATTERN_H
 
-#include <regex.h>
+#include <regex.h>	/* regmatch_t */
 #include <stddef.h>
 
 #define PAT_MAX_CAPTURES 10	/* $& and $1..$9 */
@@ -34,10 +34,20 @@
 #define PAT_STR_(x) #x
 #define PAT_STR(x) PAT_STR_(x)
 
+struct pattern_inst;
+struct pattern_set;
+
+/* The compiled pattern: a program for lib/pattern.c's matcher. */
+struct pattern_prog {
+	struct pattern_inst *code;
+	int len, cap;
+	struct pattern_set *sets;	/* the character sets the program tests */
+	int nsets, setcap;
+};
+
 struct pattern {
 	char *text;		/* the pattern as written */
-	regex_t re;
-	unsigned char capmap[PAT_MAX_CAPTURES];	/* $k -> POSIX group (non-capturing (?: ) skipped) */
+	struct pattern_prog prog;
 };
 
 /*
