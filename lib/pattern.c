@@ -920,13 +920,15 @@ pattern_compile(struct pattern *p, const char *text, size_t n, char *err, size_t
 
 	memset(p, 0, sizeof *p);
 	if (parse_pattern(text, n, &p->prog, &out, &why, &at) < 0) {
-		char *shown = xstrndup(text, n);
+		/* a long pattern is shown cut, so that the reason still shows */
+		int shown = n > 80 ? 80 : (int)n;
+		const char *more = n > 80 ? "..." : "";
 
 		if (at > 0)
-			snprintf(err, errlen, "bad pattern '%s': %s at offset %zu", shown, why, at);
+			snprintf(err, errlen, "bad pattern '%.*s%s': %s at offset %zu", shown, text,
+			    more, why, at);
 		else
-			snprintf(err, errlen, "bad pattern '%s': %s", shown, why);
-		free(shown);
+			snprintf(err, errlen, "bad pattern '%.*s%s': %s", shown, text, more, why);
 		free(out.s);
 		prog_free(&p->prog);
 		return -1;
