@@ -97,14 +97,14 @@ with open(f, "w") as o:
 	# frames; our matcher keeps a few ints per instruction
 	frames "$T/in" 300 4000 ab
 	limit_memory
-	rss=$(peak_rss_kb stackfold -x '@[ab]*a[ab]{250}x' "$T/in")
+	rss=$(peak_rss_kb timeout 300 stackfold -x '@[ab]*a[ab]{250}x' "$T/in")
 	[ "$rss" -gt 0 ] || fail "stackfold failed: $rss"
 	bound=$((64 * 1024)); asan && bound=$((512 * 1024))
 	[ "$rss" -lt "$bound" ] || fail "peak RSS $rss kB"
 	# nothing matched (no x): every sample is kept
 	[ "$(awk '{s += $NF} END {print s}' "$T/out")" -eq 300 ]
 	# the largest counts, nested bounded groups: complete, bounded
-	rss=$(peak_rss_kb stackfold -g '@(?:(?:b{0,255}a){1,3})->A' "$T/in")
+	rss=$(peak_rss_kb timeout 300 stackfold -g '@(?:(?:b{0,255}a){1,3})->A' "$T/in")
 	[ "$rss" -gt 0 ] && [ "$rss" -lt "$bound" ] || fail "peak RSS $rss kB"
 }
 
