@@ -306,6 +306,24 @@ repeat_code(struct parser *P, int from, long min, long max, size_t at)
 	return 0;
 }
 
+/*
+ * The character that \D stands for: .NET's control escapes, any other
+ * punctuation or byte as itself; -1 for the letters and digits .NET does
+ * not know (refused, as .NET does: they mean nothing portable).
+ */
+static int
+escaped_char(int d)
+{
+	switch (d) {
+	case 't': return '\t';
+	case 'n': return '\n';
+	case 'r': return '\r';
+	case 'f': return '\f';
+	case 'v': return '\v';
+	default: return d < 128 && isalnum(d) ? -1 : d;
+	}
+}
+
 /* ---------------------------------------------------------------- classes */
 
 static const char *const posix_classes[] = {
@@ -433,11 +451,10 @@ bracket_item(struct parser *P, struct pattern_set *cs, struct sbuf *body, char *
 		return 0;
 	case 'D': case 'W': case 'S':
 		return refuse(P, at, "negated class escape inside [ ]");
-	case 't':
-		*c = '\t';
-		return 1;
 	default:
-		*c = (char)d;	/* \] \\ \- \^ ...: the character */
+		if ((k = escaped_char(d)) < 0)
+			return refuse(P, at, "unsupported escape");
+		*c = (char)k;	/* \] \\ \- \^ \t ...: the character */
 		return 1;
 	}
 }
@@ -578,17 +595,20 @@ parse_escape(struct parser *P, enum atom_kind *kind)
 		emit_class_escape(P, d);
 		return 0;
 	}
-	if (d == 't') {
-		sb_addc(P->out, '\t');
-		emit_char(P, '\t');
-		return 0;
-	}
-	sb_addc(P->out, '\\');
-	sb_addc(P->out, (char)d);
 	if (d != 0 && (a = strchr(anchors, d)) != NULL) {
+		sb_addc(P->out, '\\');
+		sb_addc(P->out, (char)d);
 		*kind = ATOM_ANCHOR;	/* GNU word and buffer anchors */
 		emit(P, OP_ASSERT, anchor_op[a - anchors], 0, 0);
 		return 0;
+	}
+	if ((d = escaped_char(d)) < 0)
+		return refuse(P, at, "unsupported escape");
+	if (isalnum(d) || d < 32 || d >= 127) {
+		sb_addc(P->out, (char)d);
+	} else {
+		sb_addc(P->out, '\\');
+		sb_addc(P->out, (char)d);
 	}
 	emit_char(P, d);
 	return 0;
@@ -841,6 +861,49 @@ parse_alt(struct parser *P, struct traits *tr)
 }
 
 /*
+ * What lets the matcher skip ahead where no thread is alive: the bytes a
+ * match can start with (unless an assertion or an empty match comes
+ * first), or that it is anchored at the start by a leading '^'.
+ */
+static void
+find_start(struct parser *P)
+{
+	struct pattern_prog *g = P->prog;
+	struct pattern_set first;
+	unsigned char *seen = xcalloc((size_t)g->len, 1);
+	int *stack = xmalloc((size_t)g->len * 2 * sizeof *stack), sp = 0, ok = 1, c, idx;
+
+	memset(&first, 0, sizeof first);
+	g->first = -1;
+	g->anchored = g->code[1].op == OP_ASSERT && g->code[1].arg == AS_BOL;
+	stack[sp++] = 0;
+	while (sp > 0 && ok) {
+		int pc = stack[--sp];
+		const struct pattern_inst *in = &g->code[pc];
+
+		if (seen[pc])
+			continue;
+		seen[pc] = 1;
+		switch (in->op) {
+		case OP_SAVE: stack[sp++] = pc + 1; break;
+		case OP_JMP: stack[sp++] = in->x; break;
+		case OP_SPLIT: stack[sp++] = in->x; stack[sp++] = in->y; break;
+		case OP_SET:
+			for (c = 0; c < 32; c++)
+				first.bit[c] |= g->sets[in->arg].bit[c];
+			break;
+		default: ok = 0;	/* an assertion or an empty match */
+		}
+	}
+	if (ok) {
+		*new_set(P, &idx) = first;
+		g->first = idx;
+	}
+	free(seen);
+	free(stack);
+}
+
+/*
  * Parses TEXT[0..N) into PROG, writing the POSIX ERE to OUT.  Returns 0,
  * or -1 with *WHY and *AT saying what was refused where (an offset in
  * TEXT, 0 when there is no useful one).
@@ -882,6 +945,7 @@ parse_pattern(const char *text, size_t n, struct pattern_prog *prog, struct sbuf
 	} else {
 		emit(&P, OP_SAVE, 1, 0, 0);
 		emit(&P, OP_MATCH, 0, 0, 0);
+		find_start(&P);
 	}
 	free(simple.s);
 	return rc;
@@ -898,7 +962,7 @@ prog_free(struct pattern_prog *g)
 char *
 pattern_to_regex(const char *text, size_t n)
 {
-	struct pattern_prog g = { NULL, 0, 0, NULL, 0, 0 };
+	struct pattern_prog g = { NULL, 0, 0, NULL, 0, 0, -1, 0 };
 	struct sbuf out = { NULL, 0, 0 };
 	const char *why;
 	size_t at;
@@ -1072,10 +1136,20 @@ vm_run(const struct pattern *p, const char *s, int *cap, int ncap)
 	a.n = b.n = 0;
 	for (k = 0; k < ncap; k++)
 		init[k] = -1;
-	add_thread(&V, cur, 0, init, 0);
 	for (pos = 0;; pos++) {
-		int c = V.s[pos];
+		int c;
 
+		if (!matched) {
+			if (cur->n == 0 && pos > 0 && g->anchored)
+				break;
+			if (cur->n == 0 && g->first >= 0)
+				while (V.s[pos] != '\0' && !set_has(&g->sets[g->first], V.s[pos]))
+					pos++;
+			for (k = 0; k < ncap; k++)
+				init[k] = -1;
+			add_thread(&V, cur, 0, init, pos);	/* last: the lowest priority */
+		}
+		c = V.s[pos];
 		V.gen++;
 		next->n = 0;
 		for (i = 0; i < cur->n; i++) {
@@ -1095,11 +1169,6 @@ vm_run(const struct pattern *p, const char *s, int *cap, int ncap)
 			break;
 		if (c == '\0')
 			break;
-		if (!matched) {
-			for (k = 0; k < ncap; k++)
-				init[k] = -1;
-			add_thread(&V, next, 0, init, pos + 1);
-		}
 		t = cur;
 		cur = next;
 		next = t;

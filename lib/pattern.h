@@ -43,6 +43,8 @@ struct pattern_prog {
 	int len, cap;
 	struct pattern_set *sets;	/* the character sets the program tests */
 	int nsets, setcap;
+	int first;		/* sets[first] holds every byte a match can start with, or -1 */
+	int anchored;		/* a match can only start at the subject's start */
 };
 
 struct pattern {
