@@ -861,22 +861,19 @@ parse_alt(struct parser *P, struct traits *tr)
 }
 
 /*
- * What lets the matcher skip ahead where no thread is alive: the bytes a
- * match can start with (unless an assertion or an empty match comes
- * first), or that it is anchored at the start by a leading '^'.
+ * The bytes a match starting at START can start with, as a new set's
+ * index, or -1 when an assertion or an empty match can come first.
  */
-static void
-find_start(struct parser *P)
+static int
+first_bytes(struct parser *P, int start)
 {
 	struct pattern_prog *g = P->prog;
 	struct pattern_set first;
 	unsigned char *seen = xcalloc((size_t)g->len, 1);
-	int *stack = xmalloc((size_t)g->len * 2 * sizeof *stack), sp = 0, ok = 1, c, idx;
+	int *stack = xmalloc((size_t)g->len * 2 * sizeof *stack), sp = 0, ok = 1, c, idx = -1;
 
 	memset(&first, 0, sizeof first);
-	g->first = -1;
-	g->anchored = g->code[1].op == OP_ASSERT && g->code[1].arg == AS_BOL;
-	stack[sp++] = 0;
+	stack[sp++] = start;
 	while (sp > 0 && ok) {
 		int pc = stack[--sp];
 		const struct pattern_inst *in = &g->code[pc];
@@ -892,15 +889,49 @@ find_start(struct parser *P)
 			for (c = 0; c < 32; c++)
 				first.bit[c] |= g->sets[in->arg].bit[c];
 			break;
-		default: ok = 0;	/* an assertion or an empty match */
+		default: ok = 0;
 		}
 	}
-	if (ok) {
+	if (ok)
 		*new_set(P, &idx) = first;
-		g->first = idx;
-	}
 	free(seen);
 	free(stack);
+	return idx;
+}
+
+/* Is the code at PC the loop of a '.*' (SPLIT, any byte, JMP back)? */
+static int
+is_any_loop(const struct pattern_prog *g, int pc)
+{
+	const struct pattern_set *cs;
+	int c;
+
+	if (pc + 3 > g->len || g->code[pc].op != OP_SPLIT || g->code[pc].x != pc + 1 ||
+	    g->code[pc].y != pc + 3 || g->code[pc + 1].op != OP_SET ||
+	    g->code[pc + 2].op != OP_JMP || g->code[pc + 2].x != pc)
+		return 0;
+	cs = &g->sets[g->code[pc + 1].arg];
+	for (c = 1; c < 256; c++)
+		if (!set_has(cs, c))
+			return 0;
+	return 1;
+}
+
+/*
+ * What lets the matcher skip ahead where no thread is alive: the bytes a
+ * match can start with, or that a leading '^' anchors it.  A yes/no test
+ * (no captures) also skips a leading '.*': an unanchored search finds a
+ * match without it exactly when it finds one with it.
+ */
+static void
+find_start(struct parser *P)
+{
+	struct pattern_prog *g = P->prog;
+
+	g->anchored = g->code[1].op == OP_ASSERT && g->code[1].arg == AS_BOL;
+	g->first = first_bytes(P, 0);
+	g->test_start = is_any_loop(g, 1) ? 4 : 0;
+	g->test_first = g->test_start ? first_bytes(P, g->test_start) : g->first;
 }
 
 /*
@@ -962,7 +993,7 @@ prog_free(struct pattern_prog *g)
 char *
 pattern_to_regex(const char *text, size_t n)
 {
-	struct pattern_prog g = { NULL, 0, 0, NULL, 0, 0, -1, 0 };
+	struct pattern_prog g = { NULL, 0, 0, NULL, 0, 0, -1, 0, 0, -1 };
 	struct sbuf out = { NULL, 0, 0 };
 	const char *why;
 	size_t at;
@@ -1114,6 +1145,7 @@ vm_run(const struct pattern *p, const char *s, int *cap, int ncap)
 	struct vm V;
 	struct threads a, b, *cur = &a, *next = &b, *t;
 	int len = g->len, matched = 0, i, k;
+	int start = ncap ? 0 : g->test_start, first = ncap ? g->first : g->test_first;
 	int init[2 * PAT_MAX_CAPTURES];
 	size_t pos;
 	/* small programs, the usual ones, need no allocation */
@@ -1142,12 +1174,12 @@ vm_run(const struct pattern *p, const char *s, int *cap, int ncap)
 		if (!matched) {
 			if (cur->n == 0 && pos > 0 && g->anchored)
 				break;
-			if (cur->n == 0 && g->first >= 0)
-				while (V.s[pos] != '\0' && !set_has(&g->sets[g->first], V.s[pos]))
+			if (cur->n == 0 && first >= 0)
+				while (V.s[pos] != '\0' && !set_has(&g->sets[first], V.s[pos]))
 					pos++;
 			for (k = 0; k < ncap; k++)
 				init[k] = -1;
-			add_thread(&V, cur, 0, init, pos);	/* last: the lowest priority */
+			add_thread(&V, cur, start, init, pos);	/* last: the lowest priority */
 		}
 		c = V.s[pos];
 		V.gen++;
@@ -1191,7 +1223,8 @@ pattern_exec(const struct pattern *p, const char *s, regmatch_t *m)
 
 	for (i = 0; i < PAT_MAX_CAPTURES; i++)
 		m[i].rm_so = m[i].rm_eo = -1;
-	if (!vm_run(p, s, cap, 2 * PAT_MAX_CAPTURES))
+	/* most frames match no group: find that out the fast way first */
+	if (!vm_run(p, s, NULL, 0) || !vm_run(p, s, cap, 2 * PAT_MAX_CAPTURES))
 		return 0;
 	for (i = 0; i < PAT_MAX_CAPTURES; i++)
 		if (cap[2 * i] >= 0 && cap[2 * i + 1] >= cap[2 * i]) {

@@ -1,15 +1,17 @@
 /*
  * pattern.h - PerfView's simplified frame patterns (reference-semantics §2.2).
  *
- * A pattern is translated to a POSIX extended regex and matched
- * case-insensitively and unanchored (substring search):
+ * A pattern is compiled for lib/pattern.c's own matcher (linear time,
+ * bounded memory) and matched case-insensitively and unanchored
+ * (substring search); pattern_to_regex gives the POSIX ERE it means:
  *   *      any run of characters          (.*)
  *   %      a run of word characters, digits, '.' and '?'
  *   ^      start anchor, wherever it appears
  *   |      alternation
  *   { }    a capture group ($1..$9 in replacements, $& = whole match)
- *   @re    the rest is a raw regex (a few .NET escapes such as \d, \w,
- *          \s and (?: are translated to POSIX)
+ *   @re    the rest is a raw regex in .NET's syntax (\d, \w, \s, (?:,
+ *          classes); back-references, look-arounds and patterns that
+ *          could blow up are refused (docs/hardening.md, "Patterns")
  * every other character is literal.
  *
  * A pattern list is ';'-separated; entries are trimmed, empty ones skipped.
@@ -45,6 +47,8 @@ struct pattern_prog {
 	int nsets, setcap;
 	int first;		/* sets[first] holds every byte a match can start with, or -1 */
 	int anchored;		/* a match can only start at the subject's start */
+	int test_start;		/* where a yes/no match starts: past a leading .* */
+	int test_first;		/* first, from there */
 };
 
 struct pattern {
