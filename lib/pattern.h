@@ -1,15 +1,17 @@
 /*
  * pattern.h - PerfView's simplified frame patterns (reference-semantics §2.2).
  *
- * A pattern is translated to a POSIX extended regex and matched
- * case-insensitively and unanchored (substring search):
+ * A pattern is compiled for lib/pattern.c's own matcher (linear time,
+ * bounded memory) and matched case-insensitively and unanchored
+ * (substring search); pattern_to_regex gives the POSIX ERE it means:
  *   *      any run of characters          (.*)
  *   %      a run of word characters, digits, '.' and '?'
  *   ^      start anchor, wherever it appears
  *   |      alternation
  *   { }    a capture group ($1..$9 in replacements, $& = whole match)
- *   @re    the rest is a raw regex (a few .NET escapes such as \d, \w,
- *          \s and (?: are translated to POSIX)
+ *   @re    the rest is a raw regex in .NET's syntax (\d, \w, \s, (?:,
+ *          classes); back-references, look-arounds and patterns that
+ *          could blow up are refused (docs/hardening.md, "Patterns")
  * every other character is literal.
  *
  * A pattern list is ';'-separated; entries are trimmed, empty ones skipped.
@@ -17,15 +19,41 @@
 #ifndef ETLKIT_PATTERN_H
 #define ETLKIT_PATTERN_H
 
-#include <regex.h>
+#include <regex.h>	/* regmatch_t */
 #include <stddef.h>
 
 #define PAT_MAX_CAPTURES 10	/* $& and $1..$9 */
 
+/*
+ * Patterns are untrusted (command lines, YAML pipelines): past these
+ * bounds a pattern is refused (docs/hardening.md, "Patterns").
+ */
+#define PAT_MAX_LENGTH 4096	/* bytes of pattern text */
+#define PAT_MAX_REPEAT 255	/* m and n in {m,n} */
+#define PAT_MAX_DEPTH 32	/* groups inside groups */
+#define PAT_MAX_GROUPS 100	/* groups in a pattern */
+#define PAT_MAX_PROGRAM 2000	/* regex nodes once repetitions are expanded */
+#define PAT_STR_(x) #x
+#define PAT_STR(x) PAT_STR_(x)
+
+struct pattern_inst;
+struct pattern_set;
+
+/* The compiled pattern: a program for lib/pattern.c's matcher. */
+struct pattern_prog {
+	struct pattern_inst *code;
+	int len, cap;
+	struct pattern_set *sets;	/* the character sets the program tests */
+	int nsets, setcap;
+	int first;		/* sets[first] holds every byte a match can start with, or -1 */
+	int anchored;		/* a match can only start at the subject's start */
+	int test_start;		/* where a yes/no match starts: past a leading .* */
+	int test_first;		/* first, from there */
+};
+
 struct pattern {
 	char *text;		/* the pattern as written */
-	regex_t re;
-	unsigned char capmap[PAT_MAX_CAPTURES];	/* $k -> POSIX group (non-capturing (?: ) skipped) */
+	struct pattern_prog prog;
 };
 
 /*
@@ -36,7 +64,7 @@ int pattern_compile(struct pattern *p, const char *text, size_t n,
     char *err, size_t errlen);
 void pattern_free(struct pattern *p);
 
-/* Translates TEXT to the POSIX ERE used (caller frees); NULL if refused (nested quantifier). */
+/* Translates TEXT to the POSIX ERE used (caller frees); NULL if refused. */
 char *pattern_to_regex(const char *text, size_t n);
 
 /* Does P match anywhere in S?  S must be NUL-terminated. */

@@ -6,10 +6,13 @@
  * INPUT:  line 1 the pattern (or list), line 2 a replacement, every
  *         further line a frame name to match.
  * CHECKS: no crash/UB/leak/hang; a message for every pattern refused;
- *         capture offsets lie inside the subject.
+ *         capture offsets lie inside the subject; whether a pattern
+ *         matches is what glibc says of the POSIX ERE it translates to
+ *         (on short subjects: glibc's own DFA cache is what we bound).
  */
 #include "pattern.h"
 
+#include <regex.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +37,10 @@ next_line(char **p, char *end)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *buf = malloc(size + 1), *p, *end, *pat, *repl, *subj;
+	char *buf = malloc(size + 1), *p, *end, *pat, *repl, *subj, *ere;
+	regex_t posix;
+	int have_posix = 0;
+	size_t checked = 0;
 	struct pattern pt;
 	struct patlist pl;
 	char err[512];
@@ -51,11 +57,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	repl = next_line(&p, end);
-	free(pattern_to_regex(pat, strlen(pat)));
+	ere = pattern_to_regex(pat, strlen(pat));
 	err[0] = '\0';
 	compiled = pattern_compile(&pt, pat, strlen(pat), err, sizeof(err)) == 0;
 	if (!compiled && err[0] == '\0')
 		abort();
+	if ((ere != NULL) != compiled)
+		abort();	/* translated exactly when compiled */
+	if (ere != NULL)
+		have_posix = regcomp(&posix, ere, REG_EXTENDED | REG_ICASE | REG_NOSUB) == 0;
+	free(ere);
 	memset(&pl, 0, sizeof(pl));
 	err[0] = '\0';
 	if (patlist_add(&pl, pat, err, sizeof(err)) != 0 && err[0] == '\0')
@@ -66,7 +77,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)patlist_first(&pl, subj);
 		if (!compiled)
 			continue;
-		(void)pattern_match(&pt, subj);
+		if (pattern_match(&pt, subj) != pattern_exec(&pt, subj, m))
+			abort();
+		if (have_posix && n <= 256 && (checked += n) <= 4096 &&
+		    pattern_match(&pt, subj) != (regexec(&posix, subj, 0, NULL, 0) == 0))
+			abort();
 		if (pattern_exec(&pt, subj, m) == 1) {
 			for (i = 0; i < PAT_MAX_CAPTURES; i++) {
 				if (m[i].rm_so == -1)
@@ -78,6 +93,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				free(pattern_expand(repl, subj, m));
 		}
 	}
+	if (have_posix)
+		regfree(&posix);
 	if (compiled)
 		pattern_free(&pt);
 	patlist_free(&pl);
