@@ -217,7 +217,7 @@ args() {
 
 @test "tests: no test depends on chance or on the clock (no system randomness, no time-boxed fuzzing)" {
 	# every random input comes from random_bytes SEED N (helpers.bash)
-	local pat='/dev/u?random|\$RANDOM|\bshuf\b|FUZZ_SECONDS=[1-9]|max_total_time'
+	local pat='/dev/u?random|\$RANDOM|\bshuf\b|FUZZ_SECONDS=[1-9]|max_total''_time'
 	run bash -c "grep -nE '$pat' '$ROOT'/tests/*.bats | grep -v 'local pat='"
 	[ "$status" -eq 1 ] || fail "found: $output"
 }
