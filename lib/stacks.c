@@ -21,7 +21,8 @@
 #include "pattern.h"
 #include "stacks.h"
 
-#define RAW_CACHE_MAX_BYTES (256u << 20)	/* beyond this, transform without caching */
+/* the stack cache (frame ids per distinct text); beyond this, stacks are transformed without caching */
+#define RAW_CACHE_MAX_BYTES ((size_t)256 << 20)
 #define MAX_DEPTH_WARN 1000000
 
 /* ------------------------------------------------------------------ */
@@ -145,12 +146,17 @@ struct finfo {
 	char *outname;		/* folded-output spelling when it differs from the name */
 };
 
-/* a distinct stack text and its interned frames */
+/*
+ * A distinct stack text, kept as its interned frames, not as text: the
+ * frame names are compared with the text on lookup (see text_is).
+ */
 struct textent {
 	uint64_t hash;
-	const char *text;
-	const uint32_t *ids;
-	uint32_t len, nids;
+	uint32_t ids;		/* where its frame ids start in S->pool */
+	uint32_t nids;
+	uint32_t result;	/* without root or kernel frames (folded input): the leaf */
+	uint8_t dropped;	/* ...or why it was dropped */
+	uint8_t done;		/* result and dropped are known */
 };
 
 /* a distinct (root frames, stack text) pair and where it landed */
@@ -187,7 +193,8 @@ struct stk {
 	uint32_t ntabmask;
 	int64_t **hist;		/* per node exclusive When histogram (cfg.when) */
 	/* raw stack cache */
-	struct arena rawtext;
+	uint32_t *pool;		/* frame ids of the cached texts */
+	size_t npool, cappool;
 	struct textent *txt;
 	uint32_t ntxt, captxt;
 	uint32_t *ttab;
@@ -912,7 +919,7 @@ stk_free(struct stk *S)
 	}
 	free(S->node);
 	free(S->ntab);
-	arena_free(&S->rawtext);
+	free(S->pool);
 	free(S->raw);
 	free(S->rtab);
 	free(S->txt);
@@ -1110,42 +1117,78 @@ ttab_grow(struct stk *S)
 	}
 }
 
-/* the cached text entry of STACK, added if new; STK_NONE when the cache is full */
+/*
+ * Whether STACK is exactly the frames IDS, NIDS of them, joined by ';'.
+ * Only texts whose frames were interned as written are cached (no %3B
+ * turned into ':', no name cut), so this is an exact comparison.
+ */
+static int
+text_is(const struct stk *S, const uint32_t *ids, uint32_t nids, const char *stack,
+    size_t len)
+{
+	const char *p = stack, *e = stack + len;
+	uint32_t i;
+
+	for (i = 0; i < nids; i++) {
+		size_t n = S->namelen[ids[i]];
+
+		if (i > 0) {
+			if (p == e || *p != ';')
+				return 0;
+			p++;
+		}
+		if ((size_t)(e - p) < n || memcmp(p, S->name[ids[i]], n) != 0)
+			return 0;
+		p += n;
+	}
+	return p == e;
+}
+
+/*
+ * The cached entry of STACK, added if new.  STK_NONE when the cache is
+ * full or when a frame is not interned as written (then the caller
+ * transforms the text itself, each time).
+ */
 static uint32_t
 text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
 {
-	uint32_t h, idx;
+	uint32_t h, idx, *ids;
 	struct textent *t;
-	size_t n;
-	char *copy;
-	uint32_t *ids;
+	size_t n, i, textlen;
 
 	if (S->ttab == NULL)
 		ttab_grow(S);
 	h = (uint32_t)hv & S->ttabmask;
 	while ((idx = S->ttab[h]) != STK_NONE) {
 		t = &S->txt[idx];
-		if (t->hash == hv && t->len == len && memcmp(t->text, stack, len) == 0)
+		if (t->hash == hv && text_is(S, S->pool + t->ids, t->nids, stack, len))
 			return idx;
 		h = (h + 1) & S->ttabmask;
 	}
-	if (S->rawtext.total >= RAW_CACHE_MAX_BYTES || len >= 0xffffffffu)
-		return STK_NONE;
 	n = count_frames(stack, len);
-	ids = (uint32_t *)(void *)arena_alloc(&S->rawtext, (n ? n : 1) * sizeof *ids);
+	if ((S->npool + n) * sizeof *S->pool + (size_t)S->ntxt * sizeof *S->txt >=
+	    RAW_CACHE_MAX_BYTES)
+		return STK_NONE;
+	if (S->npool + n > S->cappool) {
+		S->cappool = (S->npool + n) * 2 + 4096;
+		S->pool = xrealloc(S->pool, S->cappool * sizeof *S->pool);
+	}
+	ids = S->pool + S->npool;
 	n = split_frames(S, stack, len, ids);
-	copy = arena_alloc(&S->rawtext, len + 1);
-	memcpy(copy, stack, len);
+	for (i = 0, textlen = n ? n - 1 : 0; i < n; i++)
+		textlen += S->namelen[ids[i]];
+	if (textlen != len)
+		return STK_NONE;	/* %3B or a cut name: the ids would not compare */
 	if (S->ntxt == S->captxt) {
 		S->captxt = S->captxt ? S->captxt * 2 : 1024;
 		S->txt = xrealloc(S->txt, S->captxt * sizeof *S->txt);
 	}
 	t = &S->txt[S->ntxt];
+	memset(t, 0, sizeof *t);
 	t->hash = hv;
-	t->text = copy;
-	t->ids = ids;
-	t->len = (uint32_t)len;
+	t->ids = (uint32_t)S->npool;
 	t->nids = (uint32_t)n;
+	S->npool += n;
 	S->ttab[h] = S->ntxt++;
 	if (S->ntxt * 2 > S->ttabmask)
 		ttab_grow(S);
@@ -1289,6 +1332,20 @@ stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 		leaf = transform(S, prefix, nprefix, stack, len, NULL, 0, kframes, &dropped);
 		goto account;
 	}
+	if (nprefix == 0 && kframes == 0) {
+		/* folded input: the text alone decides the leaf */
+		struct textent *t = &S->txt[textid];
+
+		if (!t->done) {
+			t->result = transform(S, S->pool, 0, NULL, 0, S->pool + t->ids, t->nids, 0,
+			    &dropped);
+			t->dropped = (uint8_t)dropped;
+			t->done = 1;
+		}
+		leaf = t->result;
+		dropped = t->dropped;
+		goto account;
+	}
 	hv = hash_u64(ht ^ textid);
 	for (i = 0; i < nprefix; i++)
 		hv = hash_u64(hv ^ prefix[i]);
@@ -1312,8 +1369,8 @@ stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 		dropped = re->dropped;
 		goto account;
 	}
-	leaf = transform(S, prefix, nprefix, NULL, 0, S->txt[textid].ids, S->txt[textid].nids,
-	    kframes, &dropped);
+	leaf = transform(S, prefix, nprefix, NULL, 0, S->pool + S->txt[textid].ids,
+	    S->txt[textid].nids, kframes, &dropped);
 	if (S->nraw == S->capraw) {
 		S->capraw = S->capraw ? S->capraw * 2 : 1024;
 		S->raw = xrealloc(S->raw, S->capraw * sizeof *S->raw);
