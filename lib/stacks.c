@@ -159,6 +159,16 @@ struct textent {
 	uint8_t done;		/* result and dropped are known */
 };
 
+/* a node's first/last inclusive event in ms; NAN if unknown */
+struct nodetime {
+	double first, last;
+};
+
+/* what Fold% moved into a node's exclusive */
+struct nodefold {
+	int64_t fold, fold_count;
+};
+
 /* a distinct (root frames, stack text) pair and where it landed */
 struct rawent {
 	uint64_t hash;
@@ -192,6 +202,8 @@ struct stk {
 	uint32_t *ntab;
 	uint32_t ntabmask;
 	int64_t **hist;		/* per node exclusive When histogram (cfg.when) */
+	struct nodetime *times;	/* per node first/last, once a sample has a time */
+	struct nodefold *nfold;	/* per node what Fold% moved into it (after Fold%) */
 	/* raw stack cache */
 	uint32_t *pool;		/* frame ids of the cached texts */
 	size_t npool, cappool;
@@ -730,6 +742,8 @@ new_node(struct stk *S, uint32_t parent, uint32_t frame)
 		S->node = xrealloc(S->node, S->capnodes * sizeof *S->node);
 		if (S->cfg.when)
 			S->hist = xrealloc(S->hist, S->capnodes * sizeof *S->hist);
+		if (S->times)
+			S->times = xrealloc(S->times, S->capnodes * sizeof *S->times);
 	}
 	id = S->nnodes++;
 	n = &S->node[id];
@@ -738,8 +752,8 @@ new_node(struct stk *S, uint32_t parent, uint32_t frame)
 	n->parent = parent;
 	n->child = STK_NONE;
 	n->sibling = STK_NONE;
-	n->first = NAN;
-	n->last = NAN;
+	if (S->times)
+		S->times[id].first = S->times[id].last = NAN;
 	if (S->cfg.when)
 		S->hist[id] = NULL;
 	if (parent != STK_NONE) {
@@ -747,6 +761,20 @@ new_node(struct stk *S, uint32_t parent, uint32_t frame)
 		S->node[parent].child = id;
 	}
 	return id;
+}
+
+/* NODE's first/last; the array is made (all unknown) when the first time comes */
+static struct nodetime *
+node_times(struct stk *S, uint32_t node)
+{
+	uint32_t i;
+
+	if (S->times == NULL) {
+		S->times = xmalloc(S->capnodes * sizeof *S->times);
+		for (i = 0; i < S->nnodes; i++)
+			S->times[i].first = S->times[i].last = NAN;
+	}
+	return &S->times[node];
 }
 
 static uint32_t
@@ -918,6 +946,8 @@ stk_free(struct stk *S)
 		free(S->hist);
 	}
 	free(S->node);
+	free(S->times);
+	free(S->nfold);
 	free(S->ntab);
 	free(S->pool);
 	free(S->raw);
@@ -1118,10 +1148,40 @@ ttab_grow(struct stk *S)
 }
 
 /*
- * Whether STACK is exactly the frames IDS, NIDS of them, joined by ';'.
- * Only texts whose frames were interned as written are cached (no %3B
- * turned into ':', no name cut), so this is an exact comparison.
+ * Whether the frame text SEG, N bytes of a stack, interns as frame ID:
+ * intern_frame's spelling (a name over STK_MAX_FRAME cut, %3B as ':').
  */
+static int
+frame_is(const struct stk *S, uint32_t id, const char *seg, size_t n)
+{
+	const char *nm = S->name[id];
+	size_t nl = S->namelen[id], i, o = 0;
+	int cut = n > STK_MAX_FRAME;
+
+	if (!cut && (n < 3 || memchr(seg, '%', n - 2) == NULL))
+		return n == nl && memcmp(seg, nm, n) == 0;
+	if (cut)
+		n = STK_MAX_FRAME - 3;
+	for (i = 0; i < n; i++, o++) {
+		char c = seg[i];
+
+		if (c == '%' && i + 2 < n && seg[i + 1] == '3' &&
+		    (seg[i + 2] == 'B' || seg[i + 2] == 'b')) {
+			c = ':';
+			i += 2;
+		}
+		if (o == nl || nm[o] != c)
+			return 0;
+	}
+	if (cut) {
+		if (nl - o != 3 || memcmp(nm + o, "...", 3) != 0)
+			return 0;
+		o += 3;
+	}
+	return o == nl;
+}
+
+/* whether STACK splits into exactly the frames IDS (NIDS of them) */
 static int
 text_is(const struct stk *S, const uint32_t *ids, uint32_t nids, const char *stack,
     size_t len)
@@ -1129,32 +1189,31 @@ text_is(const struct stk *S, const uint32_t *ids, uint32_t nids, const char *sta
 	const char *p = stack, *e = stack + len;
 	uint32_t i;
 
+	if (len == 0)
+		return nids == 0;
 	for (i = 0; i < nids; i++) {
-		size_t n = S->namelen[ids[i]];
+		const char *semi = memchr(p, ';', (size_t)(e - p));
+		const char *fe = semi ? semi : e;
 
-		if (i > 0) {
-			if (p == e || *p != ';')
-				return 0;
-			p++;
-		}
-		if ((size_t)(e - p) < n || memcmp(p, S->name[ids[i]], n) != 0)
+		if (!frame_is(S, ids[i], p, (size_t)(fe - p)))
 			return 0;
-		p += n;
+		if (semi == NULL)
+			return i + 1 == nids;
+		p = semi + 1;
 	}
-	return p == e;
+	return 0;	/* more frames in the text */
 }
 
 /*
- * The cached entry of STACK, added if new.  STK_NONE when the cache is
- * full or when a frame is not interned as written (then the caller
- * transforms the text itself, each time).
+ * The cached entry of STACK, added if new; STK_NONE when the cache is
+ * full (then the caller transforms the text itself, each time).
  */
 static uint32_t
 text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
 {
 	uint32_t h, idx, *ids;
 	struct textent *t;
-	size_t n, i, textlen;
+	size_t n;
 
 	if (S->ttab == NULL)
 		ttab_grow(S);
@@ -1175,10 +1234,6 @@ text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
 	}
 	ids = S->pool + S->npool;
 	n = split_frames(S, stack, len, ids);
-	for (i = 0, textlen = n ? n - 1 : 0; i < n; i++)
-		textlen += S->namelen[ids[i]];
-	if (textlen != len)
-		return STK_NONE;	/* %3B or a cut name: the ids would not compare */
 	if (S->ntxt == S->captxt) {
 		S->captxt = S->captxt ? S->captxt * 2 : 1024;
 		S->txt = xrealloc(S->txt, S->captxt * sizeof *S->txt);
@@ -1409,10 +1464,12 @@ account:
 	if (!isnan(t_ms)) {
 		double end = t_ms + (dur_ms > 0 ? dur_ms : 0);
 
-		if (isnan(n->first) || t_ms < n->first)
-			n->first = t_ms;
-		if (isnan(n->last) || end > n->last)
-			n->last = end;
+		struct nodetime *tm = node_times(S, leaf);
+
+		if (isnan(tm->first) || t_ms < tm->first)
+			tm->first = t_ms;
+		if (isnan(tm->last) || end > tm->last)
+			tm->last = end;
 		if (S->cfg.when)
 			when_add(S, leaf, metric, t_ms, dur_ms);
 	}
@@ -1861,10 +1918,14 @@ compute_inclusive(struct stk *S)
 
 		p->inc = sadd(p->inc, n->inc);
 		p->inc_count = sadd(p->inc_count, n->inc_count);
-		if (!isnan(n->first) && (isnan(p->first) || n->first < p->first))
-			p->first = n->first;
-		if (!isnan(n->last) && (isnan(p->last) || n->last > p->last))
-			p->last = n->last;
+		if (S->times) {
+			struct nodetime *nt = &S->times[i], *pt = &S->times[n->parent];
+
+			if (!isnan(nt->first) && (isnan(pt->first) || nt->first < pt->first))
+				pt->first = nt->first;
+			if (!isnan(nt->last) && (isnan(pt->last) || nt->last > pt->last))
+				pt->last = nt->last;
+		}
 	}
 }
 
@@ -1938,6 +1999,7 @@ apply_fold_pct(struct stk *S)
 	int64_t *bn = byname_inclusive(S);
 	uint32_t id = STK_ROOT;
 
+	S->nfold = xcalloc(S->nnodes, sizeof *S->nfold);
 	/* pre-order: a folded child's subtree is skipped (stk_next skips folded nodes) */
 	while (id != STK_NONE) {
 		uint32_t c;
@@ -1949,8 +2011,8 @@ apply_fold_pct(struct stk *S)
 				n->folded = 1;
 				p->exc = sadd(p->exc, n->inc);
 				p->exc_count = sadd(p->exc_count, n->inc_count);
-				p->fold = sadd(p->fold, n->inc);
-				p->fold_count = sadd(p->fold_count, n->inc_count);
+				S->nfold[id].fold = sadd(S->nfold[id].fold, n->inc);
+				S->nfold[id].fold_count = sadd(S->nfold[id].fold_count, n->inc_count);
 				S->st.folded_pct_nodes++;
 				S->st.folded_pct_metric = sadd(S->st.folded_pct_metric, n->inc);
 				if (S->cfg.when)
@@ -2281,15 +2343,19 @@ stk_byname(struct stk *S, struct stk_byname **rowsp, int *np)
 			r = &rows[rowof[f]];
 			r->exc = sadd(r->exc, nd->exc);
 			r->exc_count = sadd(r->exc_count, nd->exc_count);
-			r->fold = sadd(r->fold, nd->fold);
-			r->fold_count = sadd(r->fold_count, nd->fold_count);
+			if (S->nfold) {
+				r->fold = sadd(r->fold, S->nfold[id].fold);
+				r->fold_count = sadd(r->fold_count, S->nfold[id].fold_count);
+			}
 			if (onpath[f]++ == 0) {
 				r->inc = sadd(r->inc, nd->inc);
 				r->inc_count = sadd(r->inc_count, nd->inc_count);
-				if (!isnan(nd->first) && (isnan(r->first) || nd->first < r->first))
-					r->first = nd->first;
-				if (!isnan(nd->last) && (isnan(r->last) || nd->last > r->last))
-					r->last = nd->last;
+				const struct nodetime *nt = S->times ? &S->times[id] : NULL;
+
+				if (nt && !isnan(nt->first) && (isnan(r->first) || nt->first < r->first))
+					r->first = nt->first;
+				if (nt && !isnan(nt->last) && (isnan(r->last) || nt->last > r->last))
+					r->last = nt->last;
 			}
 			id = stk_next(S, id, &depth);
 		}
