@@ -21,8 +21,13 @@
 #include "pattern.h"
 #include "stacks.h"
 
-/* the stack cache (frame ids per distinct text); beyond this, stacks are transformed without caching */
-#define RAW_CACHE_MAX_BYTES ((size_t)256 << 20)
+/*
+ * The stack cache (frame ids per distinct text, its table) stops taking
+ * new texts at this size; later new stacks are transformed each time
+ * they come.  32 MB caches 170,000 stacks of 40 frames; the first come
+ * are cached, and hot stacks come early.
+ */
+#define RAW_CACHE_MAX_BYTES ((size_t)32 << 20)
 #define MAX_DEPTH_WARN 1000000
 
 /* ------------------------------------------------------------------ */
@@ -143,7 +148,6 @@ struct finfo {
 	uint32_t kname;		/* name + "_[k]", or STK_NONE */
 	uint64_t incmask;
 	uint8_t gdone, pdone, exc, fold;
-	char *outname;		/* folded-output spelling when it differs from the name */
 };
 
 /*
@@ -191,8 +195,9 @@ struct stk {
 	struct arena names;
 	char **name;
 	uint32_t *namelen;
-	uint64_t *namehash;
+	uint32_t *namehash;	/* low half of the name's hash (the table's probe key) */
 	struct finfo *fi;
+	char **outname;		/* folded-output spelling when it differs from the name (made on need) */
 	uint32_t nframes, capframes;
 	uint32_t *ftab;
 	uint32_t ftabmask;
@@ -519,7 +524,7 @@ intern_hashed(struct stk *S, const char *s, size_t n, uint64_t hv)
 		n = 0xfffffffu;
 	h = (uint32_t)hv & S->ftabmask;
 	while ((id = S->ftab[h]) != STK_NONE) {
-		if (S->namehash[id] == hv && S->namelen[id] == n && memcmp(S->name[id], s, n) == 0)
+		if (S->namehash[id] == (uint32_t)hv && S->namelen[id] == n && memcmp(S->name[id], s, n) == 0)
 			return id;
 		h = (h + 1) & S->ftabmask;
 	}
@@ -529,6 +534,8 @@ intern_hashed(struct stk *S, const char *s, size_t n, uint64_t hv)
 		S->namelen = xrealloc(S->namelen, S->capframes * sizeof *S->namelen);
 		S->namehash = xrealloc(S->namehash, S->capframes * sizeof *S->namehash);
 		S->fi = xrealloc(S->fi, S->capframes * sizeof *S->fi);
+		if (S->outname)
+			S->outname = xrealloc(S->outname, S->capframes * sizeof *S->outname);
 	}
 	id = S->nframes++;
 	copy = arena_alloc(&S->names, n + 1);
@@ -536,8 +543,10 @@ intern_hashed(struct stk *S, const char *s, size_t n, uint64_t hv)
 	copy[n] = '\0';
 	S->name[id] = copy;
 	S->namelen[id] = (uint32_t)n;
-	S->namehash[id] = hv;
+	S->namehash[id] = (uint32_t)hv;
 	memset(&S->fi[id], 0, sizeof S->fi[id]);
+	if (S->outname)
+		S->outname[id] = NULL;
 	S->fi[id].gname = S->fi[id].egroup = S->fi[id].ename = S->fi[id].kname = STK_NONE;
 	S->ftab[h] = id;
 	if (S->nframes * 2 > S->ftabmask)
@@ -932,8 +941,9 @@ stk_free(struct stk *S)
 	patlist_free(&S->fold);
 	patlist_free(&S->inc);
 	patlist_free(&S->exc);
-	for (i = 0; i < S->nframes; i++)
-		free(S->fi[i].outname);
+	for (i = 0; S->outname && i < S->nframes; i++)
+		free(S->outname[i]);
+	free(S->outname);
 	arena_free(&S->names);
 	free(S->name);
 	free(S->namelen);
@@ -1225,8 +1235,8 @@ text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
 		h = (h + 1) & S->ttabmask;
 	}
 	n = count_frames(stack, len);
-	if ((S->npool + n) * sizeof *S->pool + (size_t)S->ntxt * sizeof *S->txt >=
-	    RAW_CACHE_MAX_BYTES)
+	if ((S->npool + n) * sizeof *S->pool + (size_t)S->ntxt * sizeof *S->txt +
+	    ((size_t)S->ttabmask + 1) * sizeof *S->ttab >= RAW_CACHE_MAX_BYTES)
 		return STK_NONE;
 	if (S->npool + n > S->cappool) {
 		S->cappool = (S->npool + n) * 2 + 4096;
@@ -2129,8 +2139,8 @@ out_name(struct stk *S, uint32_t f)
 
 	if (f == STK_NONE)
 		return s;
-	if (S->fi[f].outname)
-		return S->fi[f].outname;
+	if (S->outname && S->outname[f])
+		return S->outname[f];
 	for (i = 0; i < n; i++)
 		if (s[i] == ';' || (unsigned char)s[i] < 0x20 || s[i] == 0x7f)
 			bad = 1;
@@ -2155,7 +2165,9 @@ out_name(struct stk *S, uint32_t f)
 		o[d - 1] = '_';
 	for (i = n; i > 0 && o[i - 1] == ' '; i--)
 		o[i - 1] = '_';
-	S->fi[f].outname = o;
+	if (S->outname == NULL)
+		S->outname = xcalloc(S->capframes, sizeof *S->outname);
+	S->outname[f] = o;
 	return o;
 }
 
