@@ -1191,7 +1191,12 @@ frame_is(const struct stk *S, uint32_t id, const char *seg, size_t n)
 	return o == nl;
 }
 
-/* whether STACK splits into exactly the frames IDS (NIDS of them) */
+/*
+ * Whether STACK splits into exactly the frames IDS (NIDS of them).  The
+ * fast path compares a name as it is: names made by intern_frame never
+ * hold a "%3B" (it became ':'), so a text that equals the name is one
+ * intern_frame spells that way.
+ */
 static int
 text_is(const struct stk *S, const uint32_t *ids, uint32_t nids, const char *stack,
     size_t len)
@@ -1202,16 +1207,26 @@ text_is(const struct stk *S, const uint32_t *ids, uint32_t nids, const char *sta
 	if (len == 0)
 		return nids == 0;
 	for (i = 0; i < nids; i++) {
-		const char *semi = memchr(p, ';', (size_t)(e - p));
-		const char *fe = semi ? semi : e;
+		size_t nl = S->namelen[ids[i]];
+		const char *semi, *fe;
 
+		if (i > 0) {
+			if (p == e || *p != ';')
+				return 0;
+			p++;
+		}
+		if ((size_t)(e - p) >= nl && memcmp(p, S->name[ids[i]], nl) == 0 &&
+		    (p + nl == e || p[nl] == ';')) {
+			p += nl;
+			continue;
+		}
+		semi = memchr(p, ';', (size_t)(e - p));
+		fe = semi ? semi : e;
 		if (!frame_is(S, ids[i], p, (size_t)(fe - p)))
 			return 0;
-		if (semi == NULL)
-			return i + 1 == nids;
-		p = semi + 1;
+		p = fe;
 	}
-	return 0;	/* more frames in the text */
+	return p == e;
 }
 
 /*
