@@ -63,3 +63,37 @@ print(sum(len(s) for s in {l.rsplit(b" ", 1)[0] for l in open(sys.argv[1], "rb")
 	[ "$((rss * 1024 * 2))" -lt "$((text * 3))" ] ||
 		fail "stackfold peak RSS $rss kB for $text bytes of distinct stacks"
 }
+
+@test "memory: the stack cache keeps frame ids, not text: %3B, cut names and look-alike stacks still land on the right stack" {
+	# every line comes many times (cached after its first time); python
+	# spells the frames as stackfold does (%3B -> ':', names over 4096
+	# bytes cut to 4093 + "...", a frame repeated at once collapses, an
+	# empty name is written "?")
+	python3 -c 'import random, sys
+r = random.Random(7)
+long = "L" * 5000
+frames = ["a%3Bb", "a:b", "a%3bb", "x", long, long + "z", "%3B", "%", "%3", "", "c;d"]
+stacks = [";".join(r.choice(frames) for _ in range(r.randint(1, 6))) for _ in range(300)]
+stacks = [s for s in stacks if s.strip()]
+with open(sys.argv[1], "w") as f:
+    for _ in range(20000):
+        f.write("%s %d\n" % (r.choice(stacks), r.randint(1, 9)))' "$T/in.folded"
+	python3 -c 'import re, sys
+def spell(fr):
+    if len(fr) > 4096:
+        fr = fr[:4093] + "..."
+    return re.sub("%3[Bb]", ":", fr)
+want = {}
+for l in open(sys.argv[1]):
+    s, c = l.rstrip("\n").rsplit(" ", 1)
+    out = []
+    for fr in (spell(x) for x in s.split(";")):
+        if not out or out[-1] != fr:
+            out.append(fr)
+    k = ";".join(x or "?" for x in out)	# stackfold writes an empty name as "?"
+    want[k] = want.get(k, 0) + int(c)
+for k in sorted(want):
+    print(k, want[k])' "$T/in.folded" >"$T/want"
+	stackfold "$T/in.folded" >"$T/got" 2>"$T/err" || fail "stackfold failed: $(cat "$T/err")"
+	same_sums "$T/want" "$T/got" || fail "stackfold's stacks differ from python's"
+}
