@@ -465,7 +465,7 @@ intern(struct flame *f, const char *s, size_t n)
 	f->nm_hash[id] = h;
 	f->namelen += n;
 	f->ntab[i] = id + 1;
-	if (2 * f->nnames > f->nmask) {
+	if (4 * f->nnames > 3 * f->nmask) {	/* 75% full: probes stay short, the table small */
 		free(f->ntab);
 		f->nmask = 2 * f->nmask + 1;
 		f->ntab = xcalloc(f->nmask + 1, sizeof(*f->ntab));
@@ -578,7 +578,7 @@ child(struct flame *f, uint32_t parent, const char *s, size_t n)
 	f->table[i].parent = parent;
 	f->table[i].name = name;
 	f->table[i].id = id;
-	if (2 * f->nnodes > f->tabmask)
+	if (4 * f->nnodes > 3 * f->tabmask)	/* 75% full, as the names */
 		table_grow(f);
 	return id;
 }
