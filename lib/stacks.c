@@ -549,7 +549,7 @@ intern_hashed(struct stk *S, const char *s, size_t n, uint64_t hv)
 		S->outname[id] = NULL;
 	S->fi[id].gname = S->fi[id].egroup = S->fi[id].ename = S->fi[id].kname = STK_NONE;
 	S->ftab[h] = id;
-	if (S->nframes * 2 > S->ftabmask)
+	if ((uint64_t)S->nframes * 4 > (uint64_t)S->ftabmask * 3)	/* 75% full */
 		ftab_grow(S);
 	return id;
 }
@@ -799,7 +799,7 @@ child_of(struct stk *S, uint32_t parent, uint32_t frame)
 	}
 	id = new_node(S, parent, frame);
 	S->ntab[h] = id;
-	if (S->nnodes * 2 > S->ntabmask)
+	if ((uint64_t)S->nnodes * 4 > (uint64_t)S->ntabmask * 3)	/* 75% full */
 		ntab_grow(S);
 	return id;
 }
