@@ -216,7 +216,7 @@ lookup(struct scenagg *sa, const char *stack, size_t len)
 	e->len = (uint32_t)len;
 	e->hash = h;
 	sa->slots[j] = (uint32_t)(++sa->nent);
-	if (sa->nent * 2 > sa->nslots)
+	if (sa->nent * 4 > sa->nslots * 3)	/* 75% full */
 		grow_slots(sa);
 	return &sa->ent[sa->nent - 1];
 }
