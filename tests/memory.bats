@@ -1,9 +1,9 @@
 #!/usr/bin/env bats
 # Memory grows with distinct stacks at the rate docs/hardening.md (section
 # "Memory") states: peak RSS per distinct stack, on inputs made to have
-# many of them.  The bounds sit about 15-40% above what was measured when
-# they were set, and well below what the tools took before frames were
-# interned once (the figures are in docs/hardening.md).
+# many of them.  The bounds sit 10-25% above what was measured when they
+# were set (RSS is no timing: it moves little from run to run) and below
+# what the tools took before (the figures are in docs/hardening.md).
 load helpers
 
 # distinct_folded N FILE: N distinct 3-frame stacks (100 roots x 1000
@@ -38,18 +38,19 @@ if a != b:
 # total FILE: the sum of the counts (integers) of a folded file
 total() { python3 -c 'import sys; print(sum(int(l.rsplit(b" ", 1)[1]) for l in open(sys.argv[1], "rb")))' "$1"; }
 
-@test "memory: stackfold keeps 1 M distinct short stacks in < 256 bytes each (was 372)" {
+@test "memory: stackfold keeps 1 M distinct short stacks in < 224 bytes each (measured 188, was 372)" {
 	asan && skip "RSS under ASan is its shadow memory"
 	distinct_folded 1000000 "$T/in.folded"
 	rss=$(peak_rss_kb stackfold "$T/in.folded")
 	[ "$rss" -gt 0 ] || fail "stackfold failed ($rss)"
 	[ "$(wc -l <"$T/out")" -eq 1000000 ] || fail "$(wc -l <"$T/out") stacks out, not 1000000"
 	same_sums "$T/in.folded" "$T/out" || fail "stackfold changed the counts"
-	# 1 M stacks: kB * 1024 / 1e6 bytes each
-	[ "$rss" -lt 250000 ] || fail "stackfold peak RSS $rss kB: $((rss * 1024 / 1000000)) bytes per distinct stack"
+	# 1 M stacks: kB * 1024 / 1e6 bytes each (the stack cache fills at about
+	# 600,000 of them: the rest are transformed line by line, and counted right)
+	[ "$rss" -lt 218750 ] || fail "stackfold peak RSS $rss kB: $((rss * 1024 / 1000000)) bytes per distinct stack"
 }
 
-@test "memory: stackfold keeps deep stacks (gen_folded 200M: 8,908 distinct, 21 MB of text) in less than 1.5 x their text (was 2.3 x)" {
+@test "memory: stackfold keeps deep stacks (gen_folded 200M: 8,908 distinct, 21 MB of text) in less than 1.25 x their text (measured 0.99, was 2.3)" {
 	asan && skip "RSS under ASan is its shadow memory"
 	python3 "$GEN_FOLDED" --size 200M --seed 1 >"$T/in.folded"
 	# the text of the distinct stacks, counted apart from the tools
@@ -60,8 +61,21 @@ print(sum(len(s) for s in {l.rsplit(b" ", 1)[0] for l in open(sys.argv[1], "rb")
 	[ "$rss" -gt 0 ] || fail "stackfold failed ($rss)"
 	# (recursion collapses: a stack may merge into another, the total stays)
 	[ "$(total "$T/out")" = "$(total "$T/in.folded")" ] || fail "stackfold changed the total"
-	[ "$((rss * 1024 * 2))" -lt "$((text * 3))" ] ||
+	[ "$((rss * 1024 * 4))" -lt "$((text * 5))" ] ||
 		fail "stackfold peak RSS $rss kB for $text bytes of distinct stacks"
+}
+
+@test "memory: aggregate keeps 1 M distinct stacks in < 184 bytes each (measured 168, was 198), render flame in < 160 (measured 136, was 183)" {
+	asan && skip "RSS under ASan is its shadow memory"
+	distinct_folded 1000000 "$T/in.folded"
+	rss=$(peak_rss_kb aggregate -S "$T/in.folded")
+	[ "$rss" -gt 0 ] || fail "aggregate failed ($rss)"
+	same_sums "$T/in.folded" "$T/out" || fail "aggregate changed the counts"
+	[ "$rss" -lt 179688 ] || fail "aggregate peak RSS $rss kB: $((rss * 1024 / 1000000)) bytes per distinct stack"
+	rss=$(peak_rss_kb render flame "$T/in.folded")
+	[ "$rss" -gt 0 ] || fail "render flame failed ($rss)"
+	grep -q '</svg>' "$T/out" || fail "render flame wrote no whole SVG"
+	[ "$rss" -lt 156250 ] || fail "render flame peak RSS $rss kB: $((rss * 1024 / 1000000)) bytes per distinct stack"
 }
 
 @test "memory: the stack cache keeps frame ids, not text: %3B, cut names and look-alike stacks still land on the right stack" {
