@@ -141,7 +141,7 @@ ds_intern(struct dstab *t, const char *key, size_t len, uint64_t hash)
 	e->hash = hash;
 	t->slot[j] = (uint32_t)(t->n + 1);
 	t->n++;
-	if (t->n * 2 > t->mask + 1)
+	if (t->n * 4 > (t->mask + 1) * 3)	/* 75% full */
 		grow(t);
 	return t->n - 1;
 }

@@ -25,13 +25,18 @@ struct cell {
 	int64_t val;
 };
 
-/* One distinct stack and its weight per scenario (sparse). */
+/*
+ * One distinct stack and its weight per scenario (sparse).  The first
+ * scenario's cell is inline: a stack seen in one scenario, the common
+ * case, costs no allocation of its own.
+ */
 struct entry {
 	char *stack;
 	uint32_t len;
-	uint32_t ncell, capcell;
+	uint32_t ncell, capmore;
 	uint64_t hash;
-	struct cell *cells;
+	struct cell one;	/* cell 0 */
+	struct cell *more;	/* cells 1.. */
 };
 
 struct scenario {
@@ -55,6 +60,13 @@ struct scenagg {
 	int nscen, capscen;
 	struct arena_chunk *arena;
 };
+
+/* the entry's cell I (< ncell) */
+static struct cell *
+ecell(const struct entry *e, uint32_t i)
+{
+	return i == 0 ? (struct cell *)&e->one : &e->more[i - 1];
+}
 
 static char *
 arena_copy(struct scenagg *sa, const char *s, size_t n)
@@ -110,7 +122,7 @@ scenagg_free(struct scenagg *sa)
 	if (sa == NULL)
 		return;
 	for (i = 0; i < sa->nent; i++)
-		free(sa->ent[i].cells);
+		free(sa->ent[i].more);
 	free(sa->ent);
 	free(sa->slots);
 	for (s = 0; s < sa->nscen; s++)
@@ -204,7 +216,7 @@ lookup(struct scenagg *sa, const char *stack, size_t len)
 	e->len = (uint32_t)len;
 	e->hash = h;
 	sa->slots[j] = (uint32_t)(++sa->nent);
-	if (sa->nent * 2 > sa->nslots)
+	if (sa->nent * 4 > sa->nslots * 3)	/* 75% full */
 		grow_slots(sa);
 	return &sa->ent[sa->nent - 1];
 }
@@ -216,21 +228,21 @@ scenagg_add(struct scenagg *sa, int scen, const char *stack, size_t len, int64_t
 	uint32_t i;
 
 	/* inputs come one scenario at a time, so the last cell is the usual hit */
-	if (e->ncell > 0 && e->cells[e->ncell - 1].scen == scen) {
-		e->cells[e->ncell - 1].val += weight;
+	if (e->ncell > 0 && ecell(e, e->ncell - 1)->scen == scen) {
+		ecell(e, e->ncell - 1)->val += weight;
 		return;
 	}
 	for (i = 0; i + 1 < e->ncell; i++)
-		if (e->cells[i].scen == scen) {
-			e->cells[i].val += weight;
+		if (ecell(e, i)->scen == scen) {
+			ecell(e, i)->val += weight;
 			return;
 		}
-	if (e->ncell == e->capcell) {
-		e->capcell = e->capcell ? 2 * e->capcell : 2;
-		e->cells = xrealloc(e->cells, e->capcell * sizeof(*e->cells));
+	if (e->ncell > 0 && e->ncell - 1 == e->capmore) {
+		e->capmore = e->capmore ? 2 * e->capmore : 2;
+		e->more = xrealloc(e->more, e->capmore * sizeof(*e->more));
 	}
-	e->cells[e->ncell].scen = scen;
-	e->cells[e->ncell].val = weight;
+	ecell(e, e->ncell)->scen = scen;
+	ecell(e, e->ncell)->val = weight;
 	e->ncell++;
 }
 
@@ -243,7 +255,7 @@ scenagg_total(const struct scenagg *sa)
 
 	for (i = 0; i < sa->nent; i++)
 		for (c = 0; c < sa->ent[i].ncell; c++)
-			t += sa->ent[i].cells[c].val;
+			t += ecell(&sa->ent[i], c)->val;
 	return t;
 }
 
@@ -582,15 +594,15 @@ collect_lines(struct scenagg *sa, const struct scenagg_out_opts *oo, size_t *np)
 		if (oo->scenario_frame) {
 			for (c = 0; c < e->ncell; c++) {
 				ol[n].ent = (uint32_t)i;
-				ol[n].scen = e->cells[c].scen;
-				ol[n].val = e->cells[c].val;
+				ol[n].scen = ecell(e, c)->scen;
+				ol[n].val = ecell(e, c)->val;
 				n++;
 			}
 		} else {
 			int64_t v = 0;
 
 			for (c = 0; c < e->ncell; c++)
-				v += e->cells[c].val;
+				v += ecell(e, c)->val;
 			ol[n].ent = (uint32_t)i;
 			ol[n].scen = -1;
 			ol[n].val = v;
@@ -827,10 +839,10 @@ scenagg_write_byname(struct scenagg *sa, struct outbuf *ob,
 
 		for (c = 0; c < e->ncell; c++, line++) {
 			const char *p = e->stack, *end = e->stack + e->len;
-			int64_t v = mean_of(e->cells[c].val, sa->nscen, oo);
-			const char *sname = sa->scen[e->cells[c].scen].name;
+			int64_t v = mean_of(ecell(e, c)->val, sa->nscen, oo);
+			const char *sname = sa->scen[ecell(e, c)->scen].name;
 
-			r = sa->scen[e->cells[c].scen].rank;
+			r = sa->scen[ecell(e, c)->scen].rank;
 			total += v;
 			scen_total[r] += v;
 			if (oo->scenario_frame)

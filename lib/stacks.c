@@ -21,7 +21,13 @@
 #include "pattern.h"
 #include "stacks.h"
 
-#define RAW_CACHE_MAX_BYTES (256u << 20)	/* beyond this, transform without caching */
+/*
+ * The stack cache (frame ids per distinct text, its table) stops taking
+ * new texts at this size; later new stacks are transformed each time
+ * they come.  32 MB caches 170,000 stacks of 40 frames; the first come
+ * are cached, and hot stacks come early.
+ */
+#define RAW_CACHE_MAX_BYTES ((size_t)32 << 20)
 #define MAX_DEPTH_WARN 1000000
 
 /* ------------------------------------------------------------------ */
@@ -142,15 +148,29 @@ struct finfo {
 	uint32_t kname;		/* name + "_[k]", or STK_NONE */
 	uint64_t incmask;
 	uint8_t gdone, pdone, exc, fold;
-	char *outname;		/* folded-output spelling when it differs from the name */
 };
 
-/* a distinct stack text and its interned frames */
+/*
+ * A distinct stack text, kept as its interned frames, not as text: the
+ * frame names are compared with the text on lookup (see text_is).
+ */
 struct textent {
 	uint64_t hash;
-	const char *text;
-	const uint32_t *ids;
-	uint32_t len, nids;
+	uint32_t ids;		/* where its frame ids start in S->pool */
+	uint32_t nids;
+	uint32_t result;	/* without root or kernel frames (folded input): the leaf */
+	uint8_t dropped;	/* ...or why it was dropped */
+	uint8_t done;		/* result and dropped are known */
+};
+
+/* a node's first/last inclusive event in ms; NAN if unknown */
+struct nodetime {
+	double first, last;
+};
+
+/* what Fold% moved into a node's exclusive */
+struct nodefold {
+	int64_t fold, fold_count;
 };
 
 /* a distinct (root frames, stack text) pair and where it landed */
@@ -175,8 +195,9 @@ struct stk {
 	struct arena names;
 	char **name;
 	uint32_t *namelen;
-	uint64_t *namehash;
+	uint32_t *namehash;	/* low half of the name's hash (the table's probe key) */
 	struct finfo *fi;
+	char **outname;		/* folded-output spelling when it differs from the name (made on need) */
 	uint32_t nframes, capframes;
 	uint32_t *ftab;
 	uint32_t ftabmask;
@@ -186,8 +207,11 @@ struct stk {
 	uint32_t *ntab;
 	uint32_t ntabmask;
 	int64_t **hist;		/* per node exclusive When histogram (cfg.when) */
+	struct nodetime *times;	/* per node first/last, once a sample has a time */
+	struct nodefold *nfold;	/* per node what Fold% moved into it (after Fold%) */
 	/* raw stack cache */
-	struct arena rawtext;
+	uint32_t *pool;		/* frame ids of the cached texts */
+	size_t npool, cappool;
 	struct textent *txt;
 	uint32_t ntxt, captxt;
 	uint32_t *ttab;
@@ -500,7 +524,7 @@ intern_hashed(struct stk *S, const char *s, size_t n, uint64_t hv)
 		n = 0xfffffffu;
 	h = (uint32_t)hv & S->ftabmask;
 	while ((id = S->ftab[h]) != STK_NONE) {
-		if (S->namehash[id] == hv && S->namelen[id] == n && memcmp(S->name[id], s, n) == 0)
+		if (S->namehash[id] == (uint32_t)hv && S->namelen[id] == n && memcmp(S->name[id], s, n) == 0)
 			return id;
 		h = (h + 1) & S->ftabmask;
 	}
@@ -510,6 +534,8 @@ intern_hashed(struct stk *S, const char *s, size_t n, uint64_t hv)
 		S->namelen = xrealloc(S->namelen, S->capframes * sizeof *S->namelen);
 		S->namehash = xrealloc(S->namehash, S->capframes * sizeof *S->namehash);
 		S->fi = xrealloc(S->fi, S->capframes * sizeof *S->fi);
+		if (S->outname)
+			S->outname = xrealloc(S->outname, S->capframes * sizeof *S->outname);
 	}
 	id = S->nframes++;
 	copy = arena_alloc(&S->names, n + 1);
@@ -517,11 +543,13 @@ intern_hashed(struct stk *S, const char *s, size_t n, uint64_t hv)
 	copy[n] = '\0';
 	S->name[id] = copy;
 	S->namelen[id] = (uint32_t)n;
-	S->namehash[id] = hv;
+	S->namehash[id] = (uint32_t)hv;
 	memset(&S->fi[id], 0, sizeof S->fi[id]);
+	if (S->outname)
+		S->outname[id] = NULL;
 	S->fi[id].gname = S->fi[id].egroup = S->fi[id].ename = S->fi[id].kname = STK_NONE;
 	S->ftab[h] = id;
-	if (S->nframes * 2 > S->ftabmask)
+	if ((uint64_t)S->nframes * 4 > (uint64_t)S->ftabmask * 3)	/* 75% full */
 		ftab_grow(S);
 	return id;
 }
@@ -723,6 +751,8 @@ new_node(struct stk *S, uint32_t parent, uint32_t frame)
 		S->node = xrealloc(S->node, S->capnodes * sizeof *S->node);
 		if (S->cfg.when)
 			S->hist = xrealloc(S->hist, S->capnodes * sizeof *S->hist);
+		if (S->times)
+			S->times = xrealloc(S->times, S->capnodes * sizeof *S->times);
 	}
 	id = S->nnodes++;
 	n = &S->node[id];
@@ -731,8 +761,8 @@ new_node(struct stk *S, uint32_t parent, uint32_t frame)
 	n->parent = parent;
 	n->child = STK_NONE;
 	n->sibling = STK_NONE;
-	n->first = NAN;
-	n->last = NAN;
+	if (S->times)
+		S->times[id].first = S->times[id].last = NAN;
 	if (S->cfg.when)
 		S->hist[id] = NULL;
 	if (parent != STK_NONE) {
@@ -740,6 +770,20 @@ new_node(struct stk *S, uint32_t parent, uint32_t frame)
 		S->node[parent].child = id;
 	}
 	return id;
+}
+
+/* NODE's first/last; the array is made (all unknown) when the first time comes */
+static struct nodetime *
+node_times(struct stk *S, uint32_t node)
+{
+	uint32_t i;
+
+	if (S->times == NULL) {
+		S->times = xmalloc(S->capnodes * sizeof *S->times);
+		for (i = 0; i < S->nnodes; i++)
+			S->times[i].first = S->times[i].last = NAN;
+	}
+	return &S->times[node];
 }
 
 static uint32_t
@@ -755,7 +799,7 @@ child_of(struct stk *S, uint32_t parent, uint32_t frame)
 	}
 	id = new_node(S, parent, frame);
 	S->ntab[h] = id;
-	if (S->nnodes * 2 > S->ntabmask)
+	if ((uint64_t)S->nnodes * 4 > (uint64_t)S->ntabmask * 3)	/* 75% full */
 		ntab_grow(S);
 	return id;
 }
@@ -897,8 +941,9 @@ stk_free(struct stk *S)
 	patlist_free(&S->fold);
 	patlist_free(&S->inc);
 	patlist_free(&S->exc);
-	for (i = 0; i < S->nframes; i++)
-		free(S->fi[i].outname);
+	for (i = 0; S->outname && i < S->nframes; i++)
+		free(S->outname[i]);
+	free(S->outname);
 	arena_free(&S->names);
 	free(S->name);
 	free(S->namelen);
@@ -911,8 +956,10 @@ stk_free(struct stk *S)
 		free(S->hist);
 	}
 	free(S->node);
+	free(S->times);
+	free(S->nfold);
 	free(S->ntab);
-	arena_free(&S->rawtext);
+	free(S->pool);
 	free(S->raw);
 	free(S->rtab);
 	free(S->txt);
@@ -1110,42 +1157,118 @@ ttab_grow(struct stk *S)
 	}
 }
 
-/* the cached text entry of STACK, added if new; STK_NONE when the cache is full */
+/*
+ * Whether the frame text SEG, N bytes of a stack, interns as frame ID:
+ * intern_frame's spelling (a name over STK_MAX_FRAME cut, %3B as ':').
+ */
+static int
+frame_is(const struct stk *S, uint32_t id, const char *seg, size_t n)
+{
+	const char *nm = S->name[id];
+	size_t nl = S->namelen[id], i, o = 0;
+	int cut = n > STK_MAX_FRAME;
+
+	if (!cut && (n < 3 || memchr(seg, '%', n - 2) == NULL))
+		return n == nl && memcmp(seg, nm, n) == 0;
+	if (cut)
+		n = STK_MAX_FRAME - 3;
+	for (i = 0; i < n; i++, o++) {
+		char c = seg[i];
+
+		if (c == '%' && i + 2 < n && seg[i + 1] == '3' &&
+		    (seg[i + 2] == 'B' || seg[i + 2] == 'b')) {
+			c = ':';
+			i += 2;
+		}
+		if (o == nl || nm[o] != c)
+			return 0;
+	}
+	if (cut) {
+		if (nl - o != 3 || memcmp(nm + o, "...", 3) != 0)
+			return 0;
+		o += 3;
+	}
+	return o == nl;
+}
+
+/*
+ * Whether STACK splits into exactly the frames IDS (NIDS of them).  The
+ * fast path compares a name as it is: names made by intern_frame never
+ * hold a "%3B" (it became ':'), so a text that equals the name is one
+ * intern_frame spells that way.
+ */
+static int
+text_is(const struct stk *S, const uint32_t *ids, uint32_t nids, const char *stack,
+    size_t len)
+{
+	const char *p = stack, *e = stack + len;
+	uint32_t i;
+
+	if (len == 0)
+		return nids == 0;
+	for (i = 0; i < nids; i++) {
+		size_t nl = S->namelen[ids[i]];
+		const char *semi, *fe;
+
+		if (i > 0) {
+			if (p == e || *p != ';')
+				return 0;
+			p++;
+		}
+		if ((size_t)(e - p) >= nl && memcmp(p, S->name[ids[i]], nl) == 0 &&
+		    (p + nl == e || p[nl] == ';')) {
+			p += nl;
+			continue;
+		}
+		semi = memchr(p, ';', (size_t)(e - p));
+		fe = semi ? semi : e;
+		if (!frame_is(S, ids[i], p, (size_t)(fe - p)))
+			return 0;
+		p = fe;
+	}
+	return p == e;
+}
+
+/*
+ * The cached entry of STACK, added if new; STK_NONE when the cache is
+ * full (then the caller transforms the text itself, each time).
+ */
 static uint32_t
 text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
 {
-	uint32_t h, idx;
+	uint32_t h, idx, *ids;
 	struct textent *t;
 	size_t n;
-	char *copy;
-	uint32_t *ids;
 
 	if (S->ttab == NULL)
 		ttab_grow(S);
 	h = (uint32_t)hv & S->ttabmask;
 	while ((idx = S->ttab[h]) != STK_NONE) {
 		t = &S->txt[idx];
-		if (t->hash == hv && t->len == len && memcmp(t->text, stack, len) == 0)
+		if (t->hash == hv && text_is(S, S->pool + t->ids, t->nids, stack, len))
 			return idx;
 		h = (h + 1) & S->ttabmask;
 	}
-	if (S->rawtext.total >= RAW_CACHE_MAX_BYTES || len >= 0xffffffffu)
-		return STK_NONE;
 	n = count_frames(stack, len);
-	ids = (uint32_t *)(void *)arena_alloc(&S->rawtext, (n ? n : 1) * sizeof *ids);
+	if ((S->npool + n) * sizeof *S->pool + (size_t)S->ntxt * sizeof *S->txt +
+	    ((size_t)S->ttabmask + 1) * sizeof *S->ttab >= RAW_CACHE_MAX_BYTES)
+		return STK_NONE;
+	if (S->npool + n > S->cappool) {
+		S->cappool = (S->npool + n) * 2 + 4096;
+		S->pool = xrealloc(S->pool, S->cappool * sizeof *S->pool);
+	}
+	ids = S->pool + S->npool;
 	n = split_frames(S, stack, len, ids);
-	copy = arena_alloc(&S->rawtext, len + 1);
-	memcpy(copy, stack, len);
 	if (S->ntxt == S->captxt) {
 		S->captxt = S->captxt ? S->captxt * 2 : 1024;
 		S->txt = xrealloc(S->txt, S->captxt * sizeof *S->txt);
 	}
 	t = &S->txt[S->ntxt];
+	memset(t, 0, sizeof *t);
 	t->hash = hv;
-	t->text = copy;
-	t->ids = ids;
-	t->len = (uint32_t)len;
+	t->ids = (uint32_t)S->npool;
 	t->nids = (uint32_t)n;
+	S->npool += n;
 	S->ttab[h] = S->ntxt++;
 	if (S->ntxt * 2 > S->ttabmask)
 		ttab_grow(S);
@@ -1289,6 +1412,20 @@ stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 		leaf = transform(S, prefix, nprefix, stack, len, NULL, 0, kframes, &dropped);
 		goto account;
 	}
+	if (nprefix == 0 && kframes == 0) {
+		/* folded input: the text alone decides the leaf */
+		struct textent *t = &S->txt[textid];
+
+		if (!t->done) {
+			t->result = transform(S, S->pool, 0, NULL, 0, S->pool + t->ids, t->nids, 0,
+			    &dropped);
+			t->dropped = (uint8_t)dropped;
+			t->done = 1;
+		}
+		leaf = t->result;
+		dropped = t->dropped;
+		goto account;
+	}
 	hv = hash_u64(ht ^ textid);
 	for (i = 0; i < nprefix; i++)
 		hv = hash_u64(hv ^ prefix[i]);
@@ -1312,8 +1449,8 @@ stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 		dropped = re->dropped;
 		goto account;
 	}
-	leaf = transform(S, prefix, nprefix, NULL, 0, S->txt[textid].ids, S->txt[textid].nids,
-	    kframes, &dropped);
+	leaf = transform(S, prefix, nprefix, NULL, 0, S->pool + S->txt[textid].ids,
+	    S->txt[textid].nids, kframes, &dropped);
 	if (S->nraw == S->capraw) {
 		S->capraw = S->capraw ? S->capraw * 2 : 1024;
 		S->raw = xrealloc(S->raw, S->capraw * sizeof *S->raw);
@@ -1352,10 +1489,12 @@ account:
 	if (!isnan(t_ms)) {
 		double end = t_ms + (dur_ms > 0 ? dur_ms : 0);
 
-		if (isnan(n->first) || t_ms < n->first)
-			n->first = t_ms;
-		if (isnan(n->last) || end > n->last)
-			n->last = end;
+		struct nodetime *tm = node_times(S, leaf);
+
+		if (isnan(tm->first) || t_ms < tm->first)
+			tm->first = t_ms;
+		if (isnan(tm->last) || end > tm->last)
+			tm->last = end;
 		if (S->cfg.when)
 			when_add(S, leaf, metric, t_ms, dur_ms);
 	}
@@ -1804,10 +1943,14 @@ compute_inclusive(struct stk *S)
 
 		p->inc = sadd(p->inc, n->inc);
 		p->inc_count = sadd(p->inc_count, n->inc_count);
-		if (!isnan(n->first) && (isnan(p->first) || n->first < p->first))
-			p->first = n->first;
-		if (!isnan(n->last) && (isnan(p->last) || n->last > p->last))
-			p->last = n->last;
+		if (S->times) {
+			struct nodetime *nt = &S->times[i], *pt = &S->times[n->parent];
+
+			if (!isnan(nt->first) && (isnan(pt->first) || nt->first < pt->first))
+				pt->first = nt->first;
+			if (!isnan(nt->last) && (isnan(pt->last) || nt->last > pt->last))
+				pt->last = nt->last;
+		}
 	}
 }
 
@@ -1881,6 +2024,7 @@ apply_fold_pct(struct stk *S)
 	int64_t *bn = byname_inclusive(S);
 	uint32_t id = STK_ROOT;
 
+	S->nfold = xcalloc(S->nnodes, sizeof *S->nfold);
 	/* pre-order: a folded child's subtree is skipped (stk_next skips folded nodes) */
 	while (id != STK_NONE) {
 		uint32_t c;
@@ -1892,8 +2036,8 @@ apply_fold_pct(struct stk *S)
 				n->folded = 1;
 				p->exc = sadd(p->exc, n->inc);
 				p->exc_count = sadd(p->exc_count, n->inc_count);
-				p->fold = sadd(p->fold, n->inc);
-				p->fold_count = sadd(p->fold_count, n->inc_count);
+				S->nfold[id].fold = sadd(S->nfold[id].fold, n->inc);
+				S->nfold[id].fold_count = sadd(S->nfold[id].fold_count, n->inc_count);
 				S->st.folded_pct_nodes++;
 				S->st.folded_pct_metric = sadd(S->st.folded_pct_metric, n->inc);
 				if (S->cfg.when)
@@ -2010,8 +2154,8 @@ out_name(struct stk *S, uint32_t f)
 
 	if (f == STK_NONE)
 		return s;
-	if (S->fi[f].outname)
-		return S->fi[f].outname;
+	if (S->outname && S->outname[f])
+		return S->outname[f];
 	for (i = 0; i < n; i++)
 		if (s[i] == ';' || (unsigned char)s[i] < 0x20 || s[i] == 0x7f)
 			bad = 1;
@@ -2036,7 +2180,9 @@ out_name(struct stk *S, uint32_t f)
 		o[d - 1] = '_';
 	for (i = n; i > 0 && o[i - 1] == ' '; i--)
 		o[i - 1] = '_';
-	S->fi[f].outname = o;
+	if (S->outname == NULL)
+		S->outname = xcalloc(S->capframes, sizeof *S->outname);
+	S->outname[f] = o;
 	return o;
 }
 
@@ -2224,15 +2370,19 @@ stk_byname(struct stk *S, struct stk_byname **rowsp, int *np)
 			r = &rows[rowof[f]];
 			r->exc = sadd(r->exc, nd->exc);
 			r->exc_count = sadd(r->exc_count, nd->exc_count);
-			r->fold = sadd(r->fold, nd->fold);
-			r->fold_count = sadd(r->fold_count, nd->fold_count);
+			if (S->nfold) {
+				r->fold = sadd(r->fold, S->nfold[id].fold);
+				r->fold_count = sadd(r->fold_count, S->nfold[id].fold_count);
+			}
 			if (onpath[f]++ == 0) {
 				r->inc = sadd(r->inc, nd->inc);
 				r->inc_count = sadd(r->inc_count, nd->inc_count);
-				if (!isnan(nd->first) && (isnan(r->first) || nd->first < r->first))
-					r->first = nd->first;
-				if (!isnan(nd->last) && (isnan(r->last) || nd->last > r->last))
-					r->last = nd->last;
+				const struct nodetime *nt = S->times ? &S->times[id] : NULL;
+
+				if (nt && !isnan(nt->first) && (isnan(r->first) || nt->first < r->first))
+					r->first = nt->first;
+				if (nt && !isnan(nt->last) && (isnan(r->last) || nt->last > r->last))
+					r->last = nt->last;
 			}
 			id = stk_next(S, id, &depth);
 		}

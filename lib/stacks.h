@@ -127,9 +127,12 @@ struct stk_node {
 	uint32_t sibling;	/* next sibling, STK_NONE if last */
 	int64_t exc, inc;	/* metric in millionths of the unit (see stk_unit_div) */
 	int64_t exc_count, inc_count;	/* events */
-	int64_t fold, fold_count;	/* what Fold% moved into this node's exclusive */
-	double first, last;	/* ms of the first/last inclusive event; NAN if unknown */
 	int folded;		/* this node was folded into its parent by Fold% */
+	/*
+	 * (What Fold% moved into a node and its first/last times are kept
+	 * apart, only when there are any: a node is 56 bytes, and there is
+	 * one per distinct (caller path, frame).  stk_byname sums them.)
+	 */
 };
 
 struct stk_stats {
