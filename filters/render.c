@@ -172,10 +172,7 @@ struct stack_sink {
 	int is_evt;		/* set by read_stacks for the caller */
 	unsigned long bad;
 	unsigned long other_kinds;
-	char *deepbuf;		/* a stack cut to EVT_MAX_STACK_FRAMES */
-	size_t capdeep;
-	unsigned long first_deep;	/* this file: the first line cut, how many, frames elided */
-	int64_t deep, elided;
+	struct evt_stack_cut cut;	/* this file's stacks cut to EVT_MAX_STACK_FRAMES */
 };
 
 /*
@@ -187,14 +184,7 @@ static void
 sink_add(struct stack_sink *s, unsigned long lineno, char *stack, size_t len,
     double c1, double c2, int has2, const struct evt_event *ev)
 {
-	size_t elided = evt_stack_cap(stack, len, &s->deepbuf, &s->capdeep, &len);
-
-	if (elided > 0) {
-		stack = s->deepbuf;
-		if (s->deep++ == 0)
-			s->first_deep = lineno;
-		s->elided += (int64_t)elided;
-	}
+	stack = evt_cut_stack(&s->cut, stack, &len, lineno);
 	s->add(s->ctx, stack, len, c1, c2, has2, ev);
 }
 
@@ -202,10 +192,7 @@ sink_add(struct stack_sink *s, unsigned long lineno, char *stack, size_t len,
 static void
 deep_done(struct stack_sink *s, const char *name)
 {
-	if (s->deep > 0)
-		stk_warn_deep(name, s->first_deep, s->deep, s->elided);
-	s->deep = s->elided = 0;
-	s->first_deep = 0;
+	evt_cut_report(&s->cut, name);
 }
 
 static void
@@ -507,7 +494,7 @@ run_flame(struct options *op, int argc, char **argv)
 			if (read_stacks(argv[i], &s) < 0)
 				st = EXIT_FATAL;
 	}
-	free(s.deepbuf);
+	evt_cut_free(&s.cut);
 	if (st == EXIT_FATAL) {
 		flame_free(f);
 		return st;
@@ -554,7 +541,7 @@ run_speedscope(struct options *op, int argc, char **argv)
 	s.ctx = ss;
 	s.kind = op->kind;
 	st = read_all(argc, argv, &s);
-	free(s.deepbuf);
+	evt_cut_free(&s.cut);
 	if (st == EXIT_FATAL) {
 		speedscope_free(ss);
 		return st;

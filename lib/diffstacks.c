@@ -454,10 +454,7 @@ struct reader {
 	int side;
 	int reported;
 	struct stk *S;		/* stackfold's lib, for evt and shaped folded input */
-	char *deepbuf;		/* a stack cut to EVT_MAX_STACK_FRAMES */
-	size_t capdeep;
-	unsigned long first_deep;	/* the first line cut, how many, frames elided */
-	int64_t deep, elided;
+	struct evt_stack_cut cut;	/* folded stacks cut to EVT_MAX_STACK_FRAMES */
 };
 
 static void
@@ -549,16 +546,7 @@ folded_line(struct reader *r, char *line, size_t len)
 	}
 	if (c1 != floor(c1) || (has2 && c2 != floor(c2)))
 		r->st->fractional = 1;
-	{
-		size_t elided = evt_stack_cap(stack, slen, &r->deepbuf, &r->capdeep, &slen);
-
-		if (elided > 0) {
-			stack = r->deepbuf;
-			if (r->deep++ == 0)
-				r->first_deep = lr_lineno(r->lr);
-			r->elided += (int64_t)elided;
-		}
-	}
+	stack = evt_cut_stack(&r->cut, stack, &slen, lr_lineno(r->lr));
 	if (r->side < 0)
 		count_stack(r, stack, slen, c1, c2, c1 / per, c2 / per);
 	else if (r->side == 0)
@@ -711,8 +699,8 @@ ds_read(struct dstab *t, int side, const char *path, const struct ds_opts *o,
 				st->lines++;
 			if (stk_feed(r.S, line, len, &why) < 0)
 				bad_line(&r, why);
-			if (r.first_deep == 0 && stk_get_stats(r.S)->deep_stacks > 0)
-				r.first_deep = lr_lineno(r.lr);
+			if (r.cut.first_line == 0 && stk_get_stats(r.S)->deep_stacks > 0)
+				r.cut.first_line = lr_lineno(r.lr);
 			continue;
 		}
 		if (lt != EVT_EVENT)
@@ -724,12 +712,11 @@ ds_read(struct dstab *t, int side, const char *path, const struct ds_opts *o,
 			folded_line(&r, line, len);
 	}
 	cli_progress_end();
-	if (r.S != NULL) {
-		r.deep = stk_get_stats(r.S)->deep_stacks;
-		r.elided = stk_get_stats(r.S)->elided_frames;
+	if (r.S != NULL) {	/* lib/stacks cut them: its counts */
+		r.cut.stacks = stk_get_stats(r.S)->deep_stacks;
+		r.cut.frames = stk_get_stats(r.S)->elided_frames;
 	}
-	if (r.deep > 0)
-		stk_warn_deep(lr_name(r.lr), r.first_deep, r.deep, r.elided);
+	evt_cut_report(&r.cut, lr_name(r.lr));
 	if (r.S != NULL) {
 		if (rc == 0)
 			take_tree(&r);
@@ -752,6 +739,6 @@ ds_read(struct dstab *t, int side, const char *path, const struct ds_opts *o,
 	lr_close(r.lr);
 	free(r.hex.p);
 	free(r.path.p);
-	free(r.deepbuf);
+	evt_cut_free(&r.cut);
 	return rc;
 }

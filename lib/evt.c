@@ -979,6 +979,45 @@ evt_stack_cap(const char *stack, size_t len, char **buf, size_t *cap,
 	return elided;
 }
 
+char *
+evt_cut_stack(struct evt_stack_cut *c, char *stack, size_t *len, unsigned long line)
+{
+	size_t elided = evt_stack_cap(stack, *len, &c->buf, &c->cap, len);
+
+	if (elided == 0)
+		return stack;
+	if (c->stacks++ == 0)
+		c->first_line = line;
+	c->frames += (int64_t)elided;
+	return c->buf;
+}
+
+void
+evt_warn_cut(const char *name, unsigned long first_line, int64_t stacks, int64_t frames)
+{
+	cli_warn("%s:%lu: %lld stack%s deeper than %d frames: %lld frames elided "
+	    "(each stack's cut is one \"[N frames elided]\" frame, weights kept)",
+	    name, first_line, (long long)stacks, stacks == 1 ? "" : "s",
+	    EVT_MAX_STACK_FRAMES, (long long)frames);
+}
+
+void
+evt_cut_report(struct evt_stack_cut *c, const char *name)
+{
+	if (c->stacks > 0)
+		evt_warn_cut(name, c->first_line, c->stacks, c->frames);
+	c->first_line = 0;
+	c->stacks = c->frames = 0;
+}
+
+void
+evt_cut_free(struct evt_stack_cut *c)
+{
+	free(c->buf);
+	c->buf = NULL;
+	c->cap = 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* output                                                              */
 

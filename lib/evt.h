@@ -171,6 +171,29 @@ int folded_parse(char *line, size_t len, char **stack, size_t *stack_len,
 size_t evt_stack_cap(const char *stack, size_t len, char **buf, size_t *cap,
     size_t *outlen);
 
+/*
+ * The stacks of one input cut by that cap, counted for one message at its
+ * end: every reader of stacks that is not lib/stacks keeps one of these.
+ */
+struct evt_stack_cut {
+	char *buf;			/* the cut copy of the last deep stack */
+	size_t cap;
+	unsigned long first_line;	/* the first line cut */
+	int64_t stacks, frames;		/* stacks cut, frames elided */
+};
+
+/* STACK itself, or its cut copy (in C, *LEN updated) with the cut counted at LINE. */
+char *evt_cut_stack(struct evt_stack_cut *c, char *stack, size_t *len, unsigned long line);
+/* Says on stderr how many stacks of NAME were cut, if any, and counts anew. */
+void evt_cut_report(struct evt_stack_cut *c, const char *name);
+void evt_cut_free(struct evt_stack_cut *c);
+/*
+ * The message itself, for readers that count otherwise (lib/stacks):
+ * "tool: NAME:LINE: N stacks deeper than 4096 frames: M frames elided".
+ */
+void evt_warn_cut(const char *name, unsigned long first_line, int64_t stacks,
+    int64_t frames);
+
 /* ---------- buffered output ---------- */
 
 struct outbuf {

@@ -283,11 +283,10 @@ int
 scenagg_read(struct scenagg *sa, int scen, const char *path, struct scenagg_file_stats *st)
 {
 	struct linereader *lr = lr_open(path);
-	char *line, *deepbuf = NULL;
-	size_t len, capdeep = 0, elided;
+	char *line;
+	size_t len;
 	int first = 1;
-	unsigned long first_deep = 0;
-	int64_t deep = 0, nelided = 0;
+	struct evt_stack_cut cut = { 0 };
 
 	memset(st, 0, sizeof(*st));
 	if (lr == NULL)
@@ -340,12 +339,7 @@ scenagg_read(struct scenagg *sa, int scen, const char *path, struct scenagg_file
 				slen -= (size_t)(semi + 1 - stack);
 				stack = semi + 1;
 			}
-			if ((elided = evt_stack_cap(stack, slen, &deepbuf, &capdeep, &slen)) > 0) {
-				stack = deepbuf;
-				if (deep++ == 0)
-					first_deep = lr_lineno(lr);
-				nelided += (int64_t)elided;
-			}
+			stack = evt_cut_stack(&cut, stack, &slen, lr_lineno(lr));
 			w = to_micro(c1);
 			scenagg_add(sa, s, stack, slen, w);
 			st->lines++;
@@ -355,9 +349,8 @@ scenagg_read(struct scenagg *sa, int scen, const char *path, struct scenagg_file
 			cli_progress(lr_offset(lr), lr_size(lr));
 	}
 	cli_progress_end();
-	if (deep > 0)
-		stk_warn_deep(path, first_deep, deep, nelided);
-	free(deepbuf);
+	evt_cut_report(&cut, path);
+	evt_cut_free(&cut);
 	st->skipped += lr_skipped(lr);	/* too long, NUL bytes: reported by the reader */
 	st->error = lr_error(lr);
 	if (st->error) {

@@ -1838,15 +1838,6 @@ stk_feed(struct stk *S, char *line, size_t len, const char **why)
 	return feed_folded(S, line, len, why);
 }
 
-void
-stk_warn_deep(const char *name, unsigned long first_line, int64_t stacks, int64_t frames)
-{
-	cli_warn("%s:%lu: %lld stack%s deeper than %d frames: %lld frames elided "
-	    "(each stack's cut is one \"[N frames elided]\" frame, weights kept)",
-	    name, first_line, (long long)stacks, stacks == 1 ? "" : "s",
-	    EVT_MAX_STACK_FRAMES, (long long)frames);
-}
-
 long
 stk_read(struct stk *S, const char *path)
 {
@@ -1881,7 +1872,7 @@ stk_read(struct stk *S, const char *path)
 	if (bad > 10)
 		cli_warn("%s: %ld malformed lines skipped", lr_name(lr), bad);
 	if (first_deep)
-		stk_warn_deep(lr_name(lr), first_deep, S->st.deep_stacks - deep0,
+		evt_warn_cut(lr_name(lr), first_deep, S->st.deep_stacks - deep0,
 		    S->st.elided_frames - elided0);
 	lr_close(lr);
 	S->st.bad_lines += bad;

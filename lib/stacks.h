@@ -164,14 +164,6 @@ void stk_free(struct stk *S);
  */
 long stk_read(struct stk *S, const char *path);
 /*
- * The one message for stacks cut to EVT_MAX_STACK_FRAMES (stk_read
- * prints it per input; tools with their own reader call it too):
- * "tool: NAME:LINE: N stacks deeper than 4096 frames: M frames elided".
- */
-void stk_warn_deep(const char *name, unsigned long first_line, int64_t stacks,
-    int64_t frames);
-
-/*
  * Feeds one line yourself (call stk_reset_format() before each new
  * stream).  Returns 0, or -1 with *WHY set for a malformed line.
  */
