@@ -30,11 +30,14 @@ LDLIBS   = -lyaml -lz -lm
 BIN     ?= bin
 OBJ      = $(BIN)/.obj
 
-LIB_SRC    = $(wildcard lib/*.c)
+LIB_SRC    = $(wildcard lib/*/*.c)
 FILTER_SRC = $(wildcard filters/*.c)
 TOOL_SRC   = $(wildcard tests/tools/*.c)
+TOOLLIB_SRC = $(wildcard tests/tools/lib/*.c)
 LIB_OBJ    = $(patsubst lib/%.c,$(OBJ)/lib/%.o,$(LIB_SRC))
 LIBA       = $(OBJ)/libetlkit.a
+TOOLLIB_OBJ = $(patsubst tests/tools/lib/%.c,$(OBJ)/toollib/%.o,$(TOOLLIB_SRC))
+TOOLLIBA   = $(OBJ)/libtesttools.a
 TOOLS      = $(patsubst filters/%.c,$(BIN)/%,$(FILTER_SRC))
 TESTTOOLS  = $(patsubst tests/tools/%.c,$(BIN)/%,$(TOOL_SRC))
 
@@ -72,7 +75,15 @@ $(OBJ)/filters/%.o: filters/%.c
 
 $(OBJ)/tools/%.o: tests/tools/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CPPFLAGS) -Itests/tools/lib $(WARN) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(OBJ)/toollib/%.o: tests/tools/lib/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/tools/lib $(WARN) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(TOOLLIBA): $(TOOLLIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@
@@ -81,10 +92,10 @@ $(LIBA): $(LIB_OBJ)
 $(BIN)/%: $(OBJ)/filters/%.o $(LIBA)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(LDLIBS)
 
-$(BIN)/%: $(OBJ)/tools/%.o $(LIBA)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(LDLIBS)
+$(BIN)/%: $(OBJ)/tools/%.o $(TOOLLIBA) $(LIBA)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(TOOLLIBA) $(LIBA) $(LDLIBS)
 
--include $(wildcard $(OBJ)/*/*.d)
+-include $(wildcard $(OBJ)/*/*.d $(OBJ)/*/*/*.d)
 
 test: all
 	ETLKIT_BIN=$(abspath $(BIN)) tests/run.sh

@@ -27,11 +27,11 @@
  *         gives the same result as one run over all inputs.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "atomicfile.h"
-#include "cli.h"
-#include "evt.h"
-#include "scenagg.h"
-#include "stacks.h"
+#include "base/atomicfile.h"
+#include "base/cli.h"
+#include "evt/evt.h"
+#include "report/scenagg.h"
+#include "stacks/stacks.h"
 
 #include <errno.h>
 #include <getopt.h>

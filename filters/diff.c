@@ -24,10 +24,10 @@
  *
  * Exit status: 0, 1 when unusable input lines were skipped, 2 on errors.
  */
-#include "cli.h"
-#include "diffstacks.h"
-#include "evt.h"
-#include "stacks.h"
+#include "base/cli.h"
+#include "report/diffstacks.h"
+#include "evt/evt.h"
+#include "stacks/stacks.h"
 
 #include <getopt.h>
 #include <math.h>

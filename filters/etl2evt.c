@@ -24,12 +24,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "etl.h"
-#include "etl_evt.h"
-#include "evt.h"
-#include "symbols.h"
-#include "zip.h"
+#include "base/cli.h"
+#include "etl/etl.h"
+#include "etl/convert.h"
+#include "evt/evt.h"
+#include "etl/symbols.h"
+#include "etl/zip.h"
 
 static const char *input_name;
 static unsigned long nproblems;

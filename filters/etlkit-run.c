@@ -26,16 +26,16 @@
  */
 /* XSI (POSIX 2008 + X/Open 7) for realpath(), which plain POSIX leaves out */
 #define _XOPEN_SOURCE 700
-#include "atomicfile.h"
-#include "cli.h"
-#include "exec_path.h"
-#include "evt.h"
-#include "pipeline.h"
-#include "runcache.h"
-#include "scenagg.h"
-#include "sha256.h"
-#include "stacks.h"
-#include "zip.h"
+#include "base/atomicfile.h"
+#include "base/cli.h"
+#include "base/exec_path.h"
+#include "evt/evt.h"
+#include "run/pipeline.h"
+#include "run/runcache.h"
+#include "report/scenagg.h"
+#include "base/sha256.h"
+#include "stacks/stacks.h"
+#include "etl/zip.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -166,7 +166,7 @@ xasprintf(const char *fmt, ...)
 /* ------------------------------------------------------------------ */
 /* tools                                                               */
 
-/* The etlkit tool NAME (lib/exec_path.h: never $PATH's diff). */
+/* The etlkit tool NAME (lib/base/exec_path.h: never $PATH's diff). */
 static char *
 find_tool(const char *name)
 {

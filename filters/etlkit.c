@@ -12,7 +12,7 @@
  *
  * Why: the tools' short names (diff, render, ...) would shadow system
  * commands if installed in PREFIX/bin, so they live in
- * PREFIX/libexec/etlkit/ (lib/exec_path.h) and are reached as `etlkit diff`
+ * PREFIX/libexec/etlkit/ (lib/base/exec_path.h) and are reached as `etlkit diff`
  * or through the links PREFIX/bin/etlkit-diff.  Only the names in TOOLS
  * below are run: an argument never becomes a path.
  *
@@ -25,8 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "exec_path.h"
+#include "base/cli.h"
+#include "base/exec_path.h"
 
 static const struct tool {
 	const char *name;	/* as typed after "etlkit" */

@@ -37,9 +37,9 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "evt.h"
-#include "stacks.h"
+#include "base/cli.h"
+#include "evt/evt.h"
+#include "stacks/stacks.h"
 
 #define TIME_EPS 0.0006	/* PerfView widens the range by this for rounding */
 

@@ -21,12 +21,12 @@
  *
  * Exit status: 0, 1 when unusable input lines were skipped, 2 on errors.
  */
-#include "cli.h"
-#include "diffstacks.h"
-#include "evt.h"
-#include "overweight.h"
-#include "stacks.h"
-#include "svg.h"
+#include "base/cli.h"
+#include "report/diffstacks.h"
+#include "evt/evt.h"
+#include "report/overweight.h"
+#include "stacks/stacks.h"
+#include "base/escape.h"
 
 #include <getopt.h>
 #include <math.h>

@@ -37,13 +37,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "evt.h"
-#include "flame.h"
-#include "dpcisr.h"
-#include "stacks.h"
-#include "views.h"
-#include "pmu.h"
+#include "base/cli.h"
+#include "evt/evt.h"
+#include "report/flame.h"
+#include "report/dpcisr.h"
+#include "stacks/stacks.h"
+#include "report/views.h"
+#include "report/pmu.h"
 
 enum mode {
 	M_FLAME, M_TREE, M_CALLERS, M_CALLEES, M_BYNAME, M_SPEEDSCOPE,
@@ -177,7 +177,7 @@ struct stack_sink {
 
 /*
  * Every stack goes to the sink through here: one deeper than
- * EVT_MAX_STACK_FRAMES is cut first (lib/evt.c), as lib/stacks does
+ * EVT_MAX_STACK_FRAMES is cut first (lib/evt/evt.c), as lib/stacks does
  * for the other views, and counted for deep_done().
  */
 static void
@@ -614,7 +614,7 @@ run_dpc(struct options *op, enum mode m, int argc, char **argv)
 	struct outbuf ob;
 	int st = 0, i;
 
-	if (m == M_PMU) {	/* lib/pmu.c; docs/pmu.md */
+	if (m == M_PMU) {	/* lib/report/pmu.c; docs/pmu.md */
 		struct pmu_opts po = { .tsv = op->tsv };
 		struct pmu *pm = pmu_new(&po);
 

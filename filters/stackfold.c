@@ -26,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "evt.h"
-#include "stacks.h"
+#include "base/cli.h"
+#include "evt/evt.h"
+#include "stacks/stacks.h"
 
 static void
 usage_to(FILE *fp)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The evt/folded reader in lib/evt.c, through the evtcheck test tool.
+# The evt/folded reader in lib/evt/evt.c, through the evtcheck test tool.
 load helpers
 
 @test "evtcheck accepts a well-formed evt stream and sums weight per kind" {

@@ -44,7 +44,7 @@ CC=${FUZZ_CC:-clang}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 # the feature-test macro, as the Makefile's FEATURES (make fuzz FEATURES=... passes it on)
 : "${FEATURES:=-D_GNU_SOURCE}"
-CFLAGS="-g ${FUZZ_OPT:--O1} -std=c11 $FEATURES -I$root/lib $SAN"
+CFLAGS="-g ${FUZZ_OPT:--O1} -std=c11 $FEATURES -I$root/lib -I$root/tests/tools/lib $SAN"
 LIBS="-lyaml -lz -lm"
 . "$here/corpus/locate.bash"
 corpus=$(corpus_dir "$root") || corpus=/nonexistent	# seeds from synthesised input only
@@ -58,7 +58,7 @@ mkdir -p "$FUZZ_DIR"/{obj,bin,seeds,corpus,crashes,logs} || exit 2
 # broken file only breaks the harnesses that need it.
 build_lib() {
 	local c o objs=() failed=0
-	for c in "$root"/lib/*.c; do
+	for c in "$root"/lib/*/*.c; do
 		[ -f "$c" ] || continue
 		o="$FUZZ_DIR/obj/$(basename "$c" .c).o"
 		if [ ! -e "$o" ] || [ "$c" -nt "$o" ] || [ -n "$(find "$root/lib" -name '*.h' -newer "$o" 2>/dev/null)" ]; then
@@ -67,7 +67,7 @@ build_lib() {
 	done | xargs -r -0 -n2 -P"$FUZZ_JOBS" sh -c '
 		'"$CC"' '"$CFLAGS"' -fsanitize=fuzzer-no-link -c -o "$2.tmp" "$1" 2>"$2.err" && mv "$2.tmp" "$2" ||
 		{ echo "fuzz: lib/$(basename "$1") does not compile, left out:" >&2; head -5 "$2.err" >&2; rm -f "$2"; }' sh
-	for c in "$root"/lib/*.c; do
+	for c in "$root"/lib/*/*.c; do
 		o="$FUZZ_DIR/obj/$(basename "$c" .c).o"
 		[ -e "$o" ] && objs+=("$o")
 	done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The shared line reader (lr_next in lib/evt.c) never loses the stream:
+# The shared line reader (lr_next in lib/evt/evt.c) never loses the stream:
 # a line of 64 MiB or more, or a line with a NUL byte, is one skipped
 # line, named FILE:LINE on stderr and counted (exit 1), and every other
 # line is read, by every tool that reads evt or folded text; a damaged

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Patterns are untrusted input (command lines, YAML pipelines): lib/pattern.c
+# Patterns are untrusted input (command lines, YAML pipelines): lib/stacks/pattern.c
 # must refuse what would blow up, with a one-line message naming the
 # pattern, and match what it accepts in bounded memory and linear time
 # (docs/hardening.md, "Patterns").

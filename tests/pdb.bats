@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# lib/pdb.c (PDB reader) and lib/symbols.c (finding PDBs, demangling),
+# lib/etl/pdb.c (PDB reader) and lib/etl/symbols.c (finding PDBs, demangling),
 # checked against llvm-pdbutil on real PDBs and on programs built here
 # with clang-cl + lld-link.
 load helpers
@@ -417,7 +417,7 @@ write_cpp_program() {
 	grep -qx "std::vector<std::basic_string<wchar_t,std::char_traits<wchar_t> > >::\`scalar deleting destructor'" "$T/readable"
 }
 
-# --- finding the right PDB (lib/symbols.c, through symlookup) ---
+# --- finding the right PDB (lib/etl/symbols.c, through symlookup) ---
 
 CPPCON_ID='12DC0A4F-BD7D-4F2A-A9BE-263BACAEB467'
 CPPCON_KEY=12DC0A4FBD7D4F2AA9BE263BACAEB4675

@@ -10,8 +10,8 @@ SOURCES="lib filters tests/tools"
 
 # glibc-only (or GNU/BSD, not POSIX 2008) functions and fields, with what
 # to use instead.  FILE: a file where the name is allowed (its one home).
-GLIBC_ONLY="memrchr|mem_last() in lib/cli.h
-memmem|mem_find() in lib/cli.h
+GLIBC_ONLY="memrchr|mem_last() in lib/base/cli.h
+memmem|mem_find() in lib/base/cli.h
 qsort_r|qsort() with entries that carry what the comparator needs
 strchrnul|strchr() and a NULL check
 rawmemchr|memchr() with a length
@@ -47,14 +47,14 @@ uncommented() { grep -vE '^[^:]+:[0-9]+:[[:space:]]*(\*|/\*|//)'; }
 	[ -z "$found" ] || fail "glibc-only functions in the sources (see above): they do not build with musl, macOS or -D_POSIX_C_SOURCE=200809L"
 }
 
-@test "portable: st_mtim, madvise and MADV_* only inside lib/cli.c's helpers" {
+@test "portable: st_mtim, madvise and MADV_* only inside lib/base/cli.c's helpers" {
 	local hits
 	cd "$REPO"
 	# st_mtim is POSIX 2008 but st_mtimespec on macOS: stat_mtime() knows;
 	# madvise is not POSIX and glibc's posix_madvise ignores DONTNEED: map_release() knows
 	hits=$(grep -rnE '(^|[^A-Za-z0-9_])(st_mtim|st_mtimespec|madvise|MADV_[A-Z]+)([^A-Za-z0-9_]|$)' \
 	    $SOURCES --include='*.c' --include='*.h' | uncommented | grep -vE '^lib/cli\.[ch]:' || true)
-	[ -z "$hits" ] || fail "use stat_mtime() / map_sequential() / map_release() of lib/cli.h instead of:
+	[ -z "$hits" ] || fail "use stat_mtime() / map_sequential() / map_release() of lib/base/cli.h instead of:
 $hits"
 }
 
@@ -100,7 +100,7 @@ $hits"
 		return 0;
 	}
 	EOF
-	${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -I"$REPO/lib" -g $san -o "$T/t" "$T/t.c" "$REPO/lib/cli.c"
+	${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -I"$REPO/lib" -g $san -o "$T/t" "$T/t.c" "$REPO/lib/base/cli.c"
 	# small alphabets so that matches, repeats and near-misses are common
 	python3 - "$T" <<-'EOF'
 	import random, sys

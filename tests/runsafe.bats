@@ -181,7 +181,7 @@ fake	row	cpu	converted	ok	0	.folded"
 	[ "$(wc -l <"$r")" -eq 4 ]
 	awk -F'\t' 'NF != 7 { exit 1 }' "$r"
 	! grep -q "$(printf '\033')" "$r"
-	# unescaping the trace column (python, not lib/evt.c) gives back exactly the files on disk
+	# unescaping the trace column (python, not lib/evt/evt.c) gives back exactly the files on disk
 	python3 - "$r" "$T/tr" <<-'EOF'
 	import os, re, sys
 	rows = open(sys.argv[1], "rb").read().split(b"\n")[1:-1]

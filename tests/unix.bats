@@ -231,8 +231,8 @@ args() {
 	run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n -C "$T/src" all
 	[ "$(grep -c -- ' -c -o ' <<<"$output")" -eq 0 ] || fail "a second make would compile: $output"
 	[ "$(grep -c -- ' -o bin/' <<<"$output")" -eq 0 ] || fail "a second make would link: $output"
-	touch "$T/src/lib/cli.c"
+	touch "$T/src/lib/base/cli.c"
 	run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n -C "$T/src" all
-	[ "$(grep -c -- ' -c -o ' <<<"$output")" -eq 1 ] || fail "more than lib/cli.c would compile: $output"
-	grep -q -- ' -c -o bin/.obj/lib/cli.o lib/cli.c' <<<"$output"
+	[ "$(grep -c -- ' -c -o ' <<<"$output")" -eq 1 ] || fail "more than lib/base/cli.c would compile: $output"
+	grep -q -- ' -c -o bin/.obj/lib/base/cli.o lib/base/cli.c' <<<"$output"
 }

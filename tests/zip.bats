@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# etl2evt on hostile and huge zips (lib/zip.c, filters/etl2evt.c): zip
+# etl2evt on hostile and huge zips (lib/etl/zip.c, filters/etl2evt.c): zip
 # bombs are refused quickly with one line naming the member and the offset,
 # having written at most the declared size (nothing, when the refusal
 # comes first) to TMPDIR; zip64 archives over 4 GiB are read.  The zips are

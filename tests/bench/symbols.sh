@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Benchmark: a million symbol lookups against 32 PDBs (lib/symbols.c +
-# lib/pdb.c): the real CppCon.pdb and the three NGEN PDBs of the
+# Benchmark: a million symbol lookups against 32 PDBs (lib/etl/symbols.c +
+# lib/etl/pdb.c): the real CppCon.pdb and the three NGEN PDBs of the
 # ctf-net45-win7 .etl.zip, each copied 8 times under a different GUID so
 # that every copy is a separate PDB to find, map and parse.  Addresses
 # are random RVAs inside each PDB's code.  Prints the CPU time lib/symbols

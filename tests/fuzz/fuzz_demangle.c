@@ -1,14 +1,14 @@
 /*
  * fuzz_demangle - libFuzzer harness for the MSVC name demangler
- * (sym_demangle in lib/demangle.c, for decorated PDB public names) and
- * the _NT_SYMBOL_PATH parser (sym_add_path in lib/symbols.c).
+ * (sym_demangle in lib/etl/demangle.c, for decorated PDB public names) and
+ * the _NT_SYMBOL_PATH parser (sym_add_path in lib/etl/symbols.c).
  *
  * INPUT:  line 1 a decorated name (any bytes); the rest a symbol path.
  * CHECKS: no crash/UB/leak/hang (deep template nesting, back-references);
  *         a demangled name is non-empty and invents no control bytes; the
  *         same input gives the same answer twice.
  */
-#include "symbols.h"
+#include "etl/symbols.h"
 
 #include <stdint.h>
 #include <stdlib.h>

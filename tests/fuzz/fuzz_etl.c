@@ -1,5 +1,5 @@
 /*
- * fuzz_etl - libFuzzer harness for the ETL buffer walker (lib/etl.c):
+ * fuzz_etl - libFuzzer harness for the ETL buffer walker (lib/etl/etl.c):
  * logfile header, buffer index, compressed buffers, record headers of
  * every kind, and the per-CPU merge into time order.
  *
@@ -11,7 +11,7 @@
  *         in order without overlapping, and the bytes counted skipped
  *         are no more than the file has.
  */
-#include "etl.h"
+#include "etl/etl.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
  * fuzz_etl2evt - libFuzzer harness for the event decoders: the whole
- * ETL → evt conversion (lib/etl_evt.c: kernel, CLR, TraceLogging and
+ * ETL → evt conversion (lib/etl/convert.c: kernel, CLR, TraceLogging and
  * manifest events, stacks and stack keys, images) and the --census
  * counts, on any bytes.
  *
@@ -17,9 +17,9 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "etl.h"
-#include "etl_evt.h"
-#include "evt.h"
+#include "etl/etl.h"
+#include "etl/convert.h"
+#include "evt/evt.h"
 
 #include <stdint.h>
 #include <stdio.h>

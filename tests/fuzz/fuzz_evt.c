@@ -1,5 +1,5 @@
 /*
- * fuzz_evt - libFuzzer harness for the evt line parser (lib/evt.c):
+ * fuzz_evt - libFuzzer harness for the evt line parser (lib/evt/evt.c):
  * evt_classify, evt_parse_header, evt_parse, evt_attr, the escaping
  * round trip and the number formatters fed with parsed numbers.
  *
@@ -8,7 +8,7 @@
  *         inside its line, escape->unescape gives back the bytes,
  *         a formatted time parses back to the same nanoseconds.
  */
-#include "evt.h"
+#include "evt/evt.h"
 
 #include <math.h>
 #include <stdint.h>

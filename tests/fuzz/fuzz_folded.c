@@ -1,13 +1,13 @@
 /*
  * fuzz_folded - libFuzzer harness for the folded-stack line parser
- * (folded_parse in lib/evt.c).
+ * (folded_parse in lib/evt/evt.c).
  *
  * INPUT:  any bytes, split at '\n'.
  * CHECKS: no crash/UB; a parsed line's stack lies at the start of the
  *         line, is NUL-terminated where stack_len says, and its counts
  *         are finite and non-negative.
  */
-#include "evt.h"
+#include "evt/evt.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /*
  * fuzz_linereader - libFuzzer harness for the line reader (lr_* in
- * lib/evt.c), plain and gzip input.
+ * lib/evt/evt.c), plain and gzip input.
  *
  * INPUT:  any bytes, handed to lr_fdopen() through a memfd; a leading
  *         1f 8b makes it a gzip stream.
@@ -17,7 +17,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "evt.h"
+#include "evt/evt.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
  * fuzz_pattern - libFuzzer harness for PerfView-style frame patterns
- * (lib/pattern.c): translation to a POSIX regex, compiling, matching,
+ * (lib/stacks/pattern.c): translation to a POSIX regex, compiling, matching,
  * $1..$9/$& expansion and ';'-separated pattern lists.
  *
  * INPUT:  line 1 the pattern (or list), line 2 a replacement, every
@@ -10,7 +10,7 @@
  *         matches is what glibc says of the POSIX ERE it translates to
  *         (on short subjects: glibc's own DFA cache is what we bound).
  */
-#include "pattern.h"
+#include "stacks/pattern.h"
 
 #include <regex.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * fuzz_pdb - libFuzzer harness for the PDB reader (lib/pdb.c): MSF
+ * fuzz_pdb - libFuzzer harness for the PDB reader (lib/etl/pdb.c): MSF
  * container, stream directory, info/DBI/publics/module streams, section
  * headers, OMAP, and the RVA lookup.
  *
@@ -8,7 +8,7 @@
  *         symbol has a name and a dense id; a lookup returns a symbol at
  *         or below the address asked for.
  */
-#include "pdb.h"
+#include "etl/pdb.h"
 
 #include <stdint.h>
 #include <stdlib.h>

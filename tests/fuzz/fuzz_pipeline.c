@@ -1,6 +1,6 @@
 /*
  * fuzz_pipeline - libFuzzer harness for the YAML pipeline loader of
- * etlkit-run (lib/pipeline.c, on libyaml).
+ * etlkit-run (lib/run/pipeline.c, on libyaml).
  *
  * INPUT:  a pipeline file (any bytes), written to a private scratch file
  *         because pl_load() takes a path and resolves relative paths
@@ -9,7 +9,7 @@
  *         output names a product that exists, counts are non-negative,
  *         every string is there.  (Errors go to stderr as FILE:LINE.)
  */
-#include "pipeline.h"
+#include "run/pipeline.h"
 
 #include <stdint.h>
 #include <stdio.h>

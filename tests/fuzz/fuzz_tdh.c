@@ -1,5 +1,5 @@
 /*
- * fuzz_tdh - libFuzzer harness for lib/tdh.c: TRACE_EVENT_INFO and
+ * fuzz_tdh - libFuzzer harness for lib/etl/tdh.c: TRACE_EVENT_INFO and
  * EVENT_MAP_INFO blobs from untrusted traces, and payload decoding with
  * them (structs, arrays, counts and lengths from other fields, maps).
  *
@@ -11,7 +11,7 @@
  * CHECKS: no crash/UB/leak/hang; every field has a name and a value
  *         without NUL bytes; a schema that was stored is found again.
  */
-#include "tdh.h"
+#include "etl/tdh.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
  * fuzz_xpress - libFuzzer harness for the ETL buffer decompressors
- * (lib/xpress.c): MS-XCA LZ77 "XPRESS", LZNT1, and the dispatcher.
+ * (lib/etl/xpress.c): MS-XCA LZ77 "XPRESS", LZNT1, and the dispatcher.
  *
  * INPUT:  byte 0 picks the format (2 LZNT1, 3 XPRESS, 4 Huffman, other
  *         values too), bytes 1-2 the output size (little-endian, up to
@@ -9,7 +9,7 @@
  *         their exact size, so ASan sees one byte too far), a message on
  *         every failure, and the same answer twice (no hidden state).
  */
-#include "xpress.h"
+#include "etl/xpress.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * fuzz_zip - libFuzzer harness for the zip reader (lib/zip.c) that opens
+ * fuzz_zip - libFuzzer harness for the zip reader (lib/etl/zip.c) that opens
  * PerfView .etl.zip and Visual Studio .diagsession files.
  *
  * INPUT:  a zip archive (any bytes), handed over through a memfd.
@@ -12,7 +12,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "zip.h"
+#include "etl/zip.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
  *         threads and images, routines, stacks, explicit events and
  *         generators ("163000 DPCs of ndis.sys on CPUs 0,2,4,6").
  *
- * OUTPUT: an .etl in the kernel logger's layout (lib/etlwrite.c), and with
+ * OUTPUT: an .etl in the kernel logger's layout (tests/tools/lib/etlwrite.c), and with
  *         --expect the evt lines etl2evt must decode from it, e.g.
  *   0.200000	DPC	2	*	*	*	0.2205	routine=ndis.sys!0x1a2b0	module=ndis.sys	duration_us=220.500	end_ms=0.420500	*
  *         "*" = a column the scenario does not decide (compared as "any").
@@ -32,9 +32,9 @@
 
 #include <yaml.h>
 
-#include "cli.h"
+#include "base/cli.h"
 #include "etlwrite.h"
-#include "evt.h"
+#include "evt/evt.h"
 
 #define NONE INT64_MIN		/* "no time": the object is in the rundown */
 

@@ -16,8 +16,8 @@
  *   speedscope  exactly one space, then an integer count; no second column
  * All: no ';' at the ends or doubled (empty frame), no tab, no control chars.
  */
-#include "cli.h"
-#include "evt.h"
+#include "base/cli.h"
+#include "evt/evt.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * pdbdump - print what lib/pdb.c reads from a PDB, in a form easy to
+ * pdbdump - print what lib/etl/pdb.c reads from a PDB, in a form easy to
  * compare with `llvm-pdbutil dump -publics -symbols` (a test tool).
  *
  * USAGE:  pdbdump [-PSHC] [-r] [-d] FILE.pdb
@@ -20,9 +20,9 @@
  *
  * Exit: 0 ok, 1 the PDB has damaged records (skipped), 2 cannot read it.
  */
-#include "cli.h"
-#include "pdb.h"
-#include "symbols.h"
+#include "base/cli.h"
+#include "etl/pdb.h"
+#include "etl/symbols.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * symlookup - resolve image RVAs to function names through lib/symbols.c
+ * symlookup - resolve image RVAs to function names through lib/etl/symbols.c
  * the way etl2evt does (a test and benchmark tool).
  *
  * USAGE:  symlookup [-s SYMPATH]... [-t TRACE] [-e] [-a] [-q] [FILE]
@@ -16,8 +16,8 @@
  *   "CppCon.exe!0x1010"; then the symbol report on stderr.
  * Exit: 0, or 1 when some image stayed unresolved.
  */
-#include "cli.h"
-#include "symbols.h"
+#include "base/cli.h"
+#include "etl/symbols.h"
 
 #include <getopt.h>
 #include <time.h>

@@ -24,10 +24,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "etl.h"
-#include "evt.h"
-#include "tdh.h"
+#include "base/cli.h"
+#include "etl/etl.h"
+#include "evt/evt.h"
+#include "etl/tdh.h"
 
 static struct outbuf ob, *out = &ob;
 

@@ -35,11 +35,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "base/cli.h"
 #include "etlwrite.h"
-#include "evt.h"
-#include "tdh.h"
-#include "wperf.h"
+#include "evt/evt.h"
+#include "etl/tdh.h"
+#include "etl/wperf.h"
 
 #define FREQ 10000000ull	/* QPC ticks per second: 100 ns */
 #define T0 (100000ull)		/* first burst 10 ms after the header */

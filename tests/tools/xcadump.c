@@ -1,5 +1,5 @@
 /*
- * xcadump - run lib/xpress.c's decompressors on raw bytes (a test tool:
+ * xcadump - run lib/etl/xpress.c's decompressors on raw bytes (a test tool:
  * published MS-XCA vectors in, what etl2evt would see out).
  *
  * USAGE:  xcadump xpress|lznt1|huffman SIZE [FILE]
@@ -10,8 +10,8 @@
  * Exit: 0; 1 when the data does not decompress (the reason on stderr);
  * 2 usage.
  */
-#include "cli.h"
-#include "xpress.h"
+#include "base/cli.h"
+#include "etl/xpress.h"
 
 #include <stdio.h>
 #include <stdlib.h>

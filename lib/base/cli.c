@@ -1,0 +1,290 @@
+/*
+ * cli.c - messages, exit codes, memory and progress shared by all tools.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "base/cli.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *progname = "etlkit";
+static int progress_drawn;
+static double progress_last;
+static double progress_start;
+
+void
+cli_init(const char *name)
+{
+	const char *slash = strrchr(name, '/');
+
+	progname = slash ? slash + 1 : name;
+	/* A tool in a pipe whose reader went away ("| head") ends quietly. */
+	signal(SIGPIPE, SIG_DFL);
+}
+
+const char *
+cli_progname(void)
+{
+	return progname;
+}
+
+void
+cli_version(void)
+{
+	printf("%s (etlkit) %s\n", progname, ETLKIT_VERSION);
+	exit(0);
+}
+
+static void
+vmsg(const char *fmt, va_list ap)
+{
+	cli_progress_end();
+	fprintf(stderr, "%s: ", progname);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void
+cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+}
+
+void
+cli_fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	exit(EXIT_FATAL);
+}
+
+void
+cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "try '%s --help'\n", progname);
+	exit(EXIT_FATAL);
+}
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		cli_fatal("out of memory (%zu bytes)", n);
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t m)
+{
+	void *p = calloc(n ? n : 1, m ? m : 1);
+
+	if (p == NULL)
+		cli_fatal("out of memory (%zu x %zu bytes)", n, m);
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (p == NULL)
+		cli_fatal("out of memory (%zu bytes)", n);
+	return p;
+}
+
+char *
+xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void
+cli_progress(uint64_t done, uint64_t total)
+{
+	static int tty = -1;
+	double t;
+
+	if (tty < 0)
+		tty = isatty(STDERR_FILENO);
+	if (!tty)
+		return;
+	t = now();
+	if (progress_start == 0)
+		progress_start = t;
+	if (t - progress_last < 0.25)
+		return;
+	progress_last = t;
+	if (total > 0)
+		fprintf(stderr, "\r%s: %3d%% %.1f MB %.0f MB/s ", progname,
+		    (int)(done * 100 / total), done / 1e6,
+		    done / 1e6 / (t - progress_start + 1e-9));
+	else
+		fprintf(stderr, "\r%s: %.1f MB %.0f MB/s ", progname,
+		    done / 1e6, done / 1e6 / (t - progress_start + 1e-9));
+	progress_drawn = 1;
+}
+
+void
+cli_progress_end(void)
+{
+	if (progress_drawn) {
+		fputs("\r\033[K", stderr);
+		progress_drawn = 0;
+	}
+}
+
+double
+cli_number(const char *opt, const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end != '\0' || v < 0 || v != v)
+		cli_usage_error("%s: not a non-negative number: '%s'", opt, s);
+	return v;
+}
+
+long
+cli_integer(const char *opt, const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end != '\0' || v < 0)
+		cli_usage_error("%s: not a non-negative integer: '%s'", opt, s);
+	return v;
+}
+
+int
+read_full_at(int fd, void *buf, size_t n, uint64_t off)
+{
+	char *dst = buf;
+	while (n > 0) {
+		ssize_t k = pread(fd, dst, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (k == 0)
+				errno = EIO;	/* the file ends (or shrank under us) */
+			return -1;
+		}
+		dst += k;
+		off += (uint64_t)k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+void *
+mem_last(const void *s, int c, size_t n)
+{
+	const unsigned char *p = s;
+
+	while (n > 0) {
+		n--;
+		if (p[n] == (unsigned char)c)
+			return (void *)(p + n);
+	}
+	return NULL;
+}
+
+void *
+mem_find(const void *hay, size_t hlen, const void *needle, size_t nlen)
+{
+	const unsigned char *h = hay, *last;
+
+	if (nlen == 0)
+		return (void *)h;
+	if (hlen < nlen)
+		return NULL;
+	last = h + (hlen - nlen);	/* the last place a match can start */
+	for (; h <= last; h++)
+		if (*h == *(const unsigned char *)needle && memcmp(h, needle, nlen) == 0)
+			return (void *)h;
+	return NULL;
+}
+
+void
+stat_mtime(const struct stat *st, int64_t *sec, long *nsec)
+{
+#if defined(__APPLE__) && (!defined(_POSIX_C_SOURCE) || defined(_DARWIN_C_SOURCE))
+	*sec = (int64_t)st->st_mtimespec.tv_sec;
+	*nsec = (long)st->st_mtimespec.tv_nsec;
+#elif defined(__APPLE__)
+	/* macOS hides the timespec behind _POSIX_C_SOURCE and gives this pair */
+	*sec = (int64_t)st->st_mtime;
+	*nsec = (long)st->st_mtimensec;
+#else
+	*sec = (int64_t)st->st_mtim.tv_sec;
+	*nsec = (long)st->st_mtim.tv_nsec;
+#endif
+}
+
+void
+map_sequential(const void *addr, size_t len)
+{
+	/* only advice: a failure changes speed, never the result */
+	(void)posix_madvise((void *)addr, len, POSIX_MADV_SEQUENTIAL);
+}
+
+void
+map_release(const void *addr, size_t len)
+{
+	/*
+	 * The mappings are read-only, so their pages can simply be dropped
+	 * and are read again from the file if touched.  glibc and musl make
+	 * posix_madvise(POSIX_MADV_DONTNEED) a no-op, so madvise() is used
+	 * where the system headers offer it (the default _GNU_SOURCE build);
+	 * a strict POSIX build keeps the pages (more RSS, same output).
+	 */
+#ifdef MADV_DONTNEED
+	(void)madvise((void *)addr, len, MADV_DONTNEED);
+#else
+	(void)posix_madvise((void *)addr, len, POSIX_MADV_DONTNEED);
+#endif
+}

@@ -1,0 +1,33 @@
+/*
+ * outbuf.h - buffered output to a file or stdout that never fails
+ * silently: a write error (full disk, closed pipe) exits with status 2
+ * naming the file, so no tool can end "successfully" with half its output.
+ */
+#ifndef ETLKIT_OUTBUF_H
+#define ETLKIT_OUTBUF_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct outbuf {
+	FILE *fp;
+	const char *name;
+	char *buf;
+	size_t len, cap;
+};
+
+/* Opens PATH for writing ("-" or NULL = stdout). Exits with status 2 on failure. */
+void ob_open(struct outbuf *ob, const char *path);
+void ob_write(struct outbuf *ob, const void *p, size_t n);
+void ob_puts(struct outbuf *ob, const char *s);
+void ob_putc(struct outbuf *ob, int c);
+void ob_printf(struct outbuf *ob, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Reserves N bytes and returns where to write them; commit with ob_commit. */
+char *ob_reserve(struct outbuf *ob, size_t n);
+void ob_commit(struct outbuf *ob, size_t n);
+void ob_flush(struct outbuf *ob);
+/* Flushes and closes; a write error (full disk) exits with status 2. */
+void ob_close(struct outbuf *ob);
+
+#endif

@@ -1,0 +1,1226 @@
+/*
+ * etl.c - ETL buffers and record headers; per-CPU merge into time order.
+ *
+ * Layout notes are in ../shared/docs/etl-format.md (section numbers in
+ * comments refer to it).  The reader first builds a small index of the
+ * buffers (offset, size, CPU), then iterates either in file order (one
+ * cursor over every buffer) or in time order (one cursor per CPU over
+ * that CPU's buffers, merged with a heap on the next timestamp).  A
+ * buffer is decompressed only when its cursor reaches it, into that
+ * cursor's scratch space, so memory is bounded by CPUs × buffer size.
+ * A trace opened from a file descriptor is indexed through its mapping;
+ * its page-aligned uncompressed buffers are used in place and given back
+ * (madvise) when done, its compressed ones read with pread(2) into the
+ * cursor's space: they share pages with their neighbours, the kernel
+ * maps file pages in large folios around every fault, and reading them
+ * through the mapping kept hundreds of MB of a multi-GB trace resident
+ * whatever was given back.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "base/cli.h"
+#include "etl/etl.h"
+#include "etl/xpress.h"
+
+#define BUFHDR 0x48
+#define MAX_BUFFER (64u << 20)	/* larger BufferSize values are corruption */
+#define MAX_CPUS 4096
+
+struct cursor {
+	uint32_t *bufs;		/* indexes into r->buf, in file order */
+	size_t nb, bi;
+	const uint8_t *data;	/* current buffer (mapped or decompressed), NULL if none */
+	uint32_t filled, off;
+	struct etl_buffer *buf;	/* the current buffer's index entry */
+	uint64_t buf_offset;
+	int cpu;
+	uint8_t *scratch;	/* the buffer, decompressed or read from the descriptor */
+	size_t scap;
+	uint8_t *packed;	/* a compressed buffer read from the descriptor */
+	size_t pcap;
+	int compressed;		/* the current buffer was decompressed */
+	uint64_t mapped_off, mapped_size;	/* the buffer used in place in the mapping */
+	struct etl_event ev;
+	int have;
+};
+
+struct etl_reader {
+	const uint8_t *data;
+	size_t len;
+	etl_error_fn err;
+	void *ctx;
+	struct etl_info info;
+	struct etl_buffer *buf;
+	size_t nbuf, capbuf;
+	struct etl_damage damage;
+	/* iteration */
+	enum etl_order order;
+	struct cursor *cur;
+	size_t ncur;
+	struct heap_ent {	/* the merge's key next to its cursor: no pointer chasing */
+		uint64_t ts;
+		int cpu;
+		struct cursor *c;
+	} *heap;
+	size_t nheap;
+	uint32_t *order_bufs;	/* storage for the cursors' buffer lists */
+	uint64_t done_bytes;
+	int compressed_mode;	/* LogFileMode has EVENT_TRACE_COMPRESSED_MODE */
+	int release;		/* data is a file mapping: drop pages of finished buffers */
+	int fd;			/* >= 0: read buffers from it, not from the mapping */
+	uint64_t fd_base;	/* where the trace starts in FD (a member stored in a zip) */
+	int passes;		/* problems are reported during the first pass only */
+	int pending;		/* the last event's cursor must advance first */
+	uint64_t ns_mul, ns_max;	/* clocks that divide 1 GHz: ns = ticks × ns_mul */
+};
+
+static void
+report(struct etl_reader *r, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void release_range(const struct etl_reader *r, uint64_t off, uint64_t size);
+
+static void
+report(struct etl_reader *r, uint64_t off, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (r->err && r->passes <= 1)
+		r->err(r->ctx, off, msg);
+}
+
+void
+etl_problem(struct etl_reader *r, uint64_t off, const char *msg)
+{
+	report(r, off, "%s", msg);
+}
+
+/* ---------- strings, GUIDs, times ---------- */
+
+static const char hexl[] = "0123456789abcdef";
+
+void
+etl_guid_str(char *out, const uint8_t *g)
+{
+	static const int order[16] = { 3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15 };
+	int o = 0;
+
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hexl[g[order[i]] >> 4];
+		out[o++] = hexl[g[order[i]] & 15];
+	}
+	out[o] = '\0';
+}
+
+static void
+civil_from_days(int64_t z, int *y, unsigned *m, unsigned *d)
+{
+	/* Howard Hinnant's algorithm: days since 1970-01-01 → date */
+	z += 719468;
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	unsigned doe = (unsigned)(z - era * 146097);
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t yy = (int64_t)yoe + era * 400;
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	unsigned mp = (5 * doy + 2) / 153;
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp < 10 ? mp + 3 : mp - 9;
+	*y = (int)(yy + (*m <= 2));
+}
+
+void
+etl_filetime_str(char *out, uint64_t ft)
+{
+	int64_t secs = (int64_t)(ft / 10000000) - 11644473600LL;
+	unsigned frac = (unsigned)(ft % 10000000);
+	int64_t days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
+	int64_t rem = secs - days * 86400;
+	int y;
+	unsigned m, d;
+
+	civil_from_days(days, &y, &m, &d);
+	char tmp[96];
+	snprintf(tmp, sizeof tmp, "%04d-%02u-%02uT%02u:%02u:%02u.%07uZ", y % 10000, m % 100,
+	    d % 100, (unsigned)(rem / 3600) % 100, (unsigned)(rem / 60 % 60), (unsigned)(rem % 60),
+	    frac % 10000000);
+	memcpy(out, tmp, 28);
+	out[28] = '\0';
+}
+
+static size_t
+put_utf8(char *out, size_t o, size_t cap, uint32_t c)
+{
+	char tmp[4];
+	size_t n;
+
+	if (c < 0x80) {
+		tmp[0] = (char)c;
+		n = 1;
+	} else if (c < 0x800) {
+		tmp[0] = (char)(0xc0 | c >> 6);
+		tmp[1] = (char)(0x80 | (c & 0x3f));
+		n = 2;
+	} else if (c < 0x10000) {
+		tmp[0] = (char)(0xe0 | c >> 12);
+		tmp[1] = (char)(0x80 | (c >> 6 & 0x3f));
+		tmp[2] = (char)(0x80 | (c & 0x3f));
+		n = 3;
+	} else {
+		tmp[0] = (char)(0xf0 | c >> 18);
+		tmp[1] = (char)(0x80 | (c >> 12 & 0x3f));
+		tmp[2] = (char)(0x80 | (c >> 6 & 0x3f));
+		tmp[3] = (char)(0x80 | (c & 0x3f));
+		n = 4;
+	}
+	if (o + n >= cap)
+		return o;
+	memcpy(out + o, tmp, n);
+	return o + n;
+}
+
+size_t
+etl_wstr(const uint8_t *p, size_t maxb, char *out, size_t cap, size_t *consumed)
+{
+	size_t i = 0, o = 0;
+
+	while (i + 2 <= maxb) {
+		uint32_t c = etl_u16(p + i);
+		i += 2;
+		if (c == 0) {
+			if (consumed)
+				*consumed = i;
+			out[o] = '\0';
+			return o;
+		}
+		if (c >= 0xd800 && c < 0xdc00 && i + 2 <= maxb && etl_u16(p + i) >= 0xdc00 &&
+		    etl_u16(p + i) < 0xe000) {
+			c = 0x10000 + ((c - 0xd800) << 10) + (etl_u16(p + i) - 0xdc00);
+			i += 2;
+		} else if (c >= 0xd800 && c < 0xe000)
+			c = '?';
+		o = put_utf8(out, o, cap, c);
+	}
+	if (consumed)
+		*consumed = maxb;	/* unterminated: the rest of the payload */
+	out[o] = '\0';
+	return o;
+}
+
+size_t
+etl_astr(const uint8_t *p, size_t maxb, char *out, size_t cap, size_t *consumed)
+{
+	size_t i = 0, o = 0;
+
+	while (i < maxb && p[i]) {
+		uint8_t c = p[i];
+		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
+		    (c & 0xf8) == 0xf0 ? 4 : 0;
+		size_t k;
+		if (n == 0 || i + n > maxb)
+			n = 0;
+		for (k = 1; k < n; k++)
+			if ((p[i + k] & 0xc0) != 0x80)
+				break;
+		if (n == 0 || k < n || (n == 2 && c < 0xc2)) {
+			if (o + 1 < cap)
+				out[o++] = '?';
+			i++;
+			continue;
+		}
+		if (o + n < cap) {
+			memcpy(out + o, p + i, n);
+			o += n;
+		}
+		i += n;
+	}
+	if (consumed)
+		*consumed = i < maxb ? i + 1 : maxb;
+	out[o] = '\0';
+	return o;
+}
+
+/* ---------- clocks ---------- */
+
+int64_t
+etl_ns(const struct etl_reader *r, uint64_t ts)
+{
+	/* rounded to the nearest ns, as TraceEvent's double arithmetic does */
+	int64_t t = (int64_t)(ts - r->info.ts0);
+	uint64_t f = r->info.clock_freq;
+	uint64_t a = t < 0 ? (uint64_t)(-(t + 1)) + 1 : (uint64_t)t;
+	if (r->ns_mul && a < r->ns_max) {
+		/* 10 MHz (Windows 10's QPC), 1 GHz...: exact without dividing */
+		uint64_t ns = a * r->ns_mul;
+		return t < 0 ? -(int64_t)ns : (int64_t)ns;
+	}
+	if (f < 10000000000ull && a / f < 9000000000ull) {
+		/* the same in 64 bits: |t| = q·f + rem, and q·f·1e9 divides exactly */
+		uint64_t q = a / f, rem = a % f;
+		uint64_t ns = q * 1000000000ull + (rem * 1000000000ull + f / 2) / f;
+		return t < 0 ? -(int64_t)ns : (int64_t)ns;
+	}
+	__int128 d = (__int128)t * 1000000000;
+	__int128 F = (__int128)f;
+	return (int64_t)(d >= 0 ? (d + F / 2) / F : -((-d + F / 2) / F));
+}
+
+uint64_t
+etl_filetime(const struct etl_reader *r, uint64_t ts)
+{
+	__int128 d = (__int128)(int64_t)(ts - r->info.ts0);
+	return r->info.start_time + (uint64_t)(int64_t)(d * 10000000 / (__int128)r->info.clock_freq);
+}
+
+/* ---------- records ---------- */
+
+/*
+ * Parses the record at OFF in D[0..filled).  Returns the offset of the
+ * next record, 0 at the end of the buffer's data, or -1 on corruption
+ * (*why set).
+ */
+static long
+parse_record(const uint8_t *d, uint32_t filled, uint32_t off, struct etl_event *ev, const char **why)
+{
+	if (off + 4 > filled)
+		return 0;
+	uint32_t m = etl_u32(d + off);
+	if (m == 0xffffffffu)
+		return 0;
+	if (off + 8 > filled)	/* no header is shorter; its size field lies beyond */
+		goto bad_size;
+	unsigned flags = m >> 24, htype = m >> 16 & 0xff;
+	uint32_t size, hsz;
+	const uint8_t *p = d + off;
+
+	memset(ev, 0, offsetof(struct etl_event, buf_offset));
+	ev->tid = ev->pid = ETL_NO_ID;
+	if ((flags & 0xd0) == 0x90 && !(flags & 0x40)) {
+		/* WPP trace message (§3.6): u16 size, u16 marker, u16 id, u16 flags, optional fields */
+		ev->hkind = ETL_HK_WPP;
+		size = etl_u16(p);
+		hsz = 8;
+		if (size < hsz || off + size > filled)
+			goto bad_size;
+		unsigned mf = etl_u16(p + 6);
+		uint32_t q = 8;
+		ev->message_id = etl_u16(p + 4);
+		if (mf & 0x01)
+			q += 4;
+		if (mf & 0x04)
+			q += 4;
+		else if (mf & 0x02) {
+			if (q + 16 <= size)
+				ev->guid = p + q;
+			q += 16;
+		}
+		if (mf & 0x08) {
+			if (q + 8 <= size)
+				ev->ts = etl_u64(p + q);
+			q += 8;
+		}
+		if (mf & 0x20) {
+			if (q + 8 <= size) {
+				ev->tid = etl_u32(p + q);
+				ev->pid = etl_u32(p + q + 4);
+			}
+			q += 8;
+		}
+		if (q > size)
+			q = size;
+		hsz = q;
+		goto done;
+	}
+	if ((flags & 0xc0) != 0xc0) {
+		*why = "bad record marker";
+		return -1;
+	}
+	switch (htype) {
+	case 0x01: case 0x02: case 0x03: case 0x04: case 0x10: case 0x11:
+		size = etl_u16(p + 4);
+		ev->hkind = htype <= 2 ? ETL_HK_SYSTEM : htype <= 4 ? ETL_HK_COMPACT : ETL_HK_PERFINFO;
+		ev->hdr64 = htype == 2 || htype == 4 || htype == 0x11;
+		hsz = ev->hkind == ETL_HK_SYSTEM ? 0x20 : ev->hkind == ETL_HK_COMPACT ? 0x18 : 0x10;
+		if (size < hsz || off + size > filled)
+			goto bad_size;
+		ev->version = (uint16_t)(m & 0xffff);
+		ev->type = p[6];
+		ev->group = p[7];
+		if (ev->hkind == ETL_HK_PERFINFO) {
+			ev->ts = etl_u64(p + 8);
+		} else {
+			ev->tid = etl_u32(p + 8);
+			ev->pid = etl_u32(p + 12);
+			ev->ts = etl_u64(p + 16);
+		}
+		/* PEBS / PMC extension words (§3.1): only for perfinfo headers, as snail */
+		if (ev->hkind == ETL_HK_PERFINFO && (m & 0x8700)) {
+			hsz += ((m & 0x8000) ? 8 : 0) + 8 * ((m >> 8) & 7);
+			ev->version &= 0xff;
+			if (hsz > size)
+				goto bad_size;
+		}
+		break;
+	case 0x0a: case 0x14: case 0x0b: case 0x15:
+		size = etl_u16(p);
+		ev->hkind = (htype == 0x0a || htype == 0x14) ? ETL_HK_FULL : ETL_HK_INSTANCE;
+		ev->hdr64 = htype >= 0x14;
+		hsz = ev->hkind == ETL_HK_FULL ? 0x30 : 0x38;
+		if (size < hsz || off + size > filled)
+			goto bad_size;
+		ev->type = p[4];
+		ev->level = p[5];
+		ev->version = etl_u16(p + 6);
+		ev->tid = etl_u32(p + 8);
+		ev->pid = etl_u32(p + 12);
+		ev->ts = etl_u64(p + 16);
+		ev->guid = p + 24;
+		break;
+	case 0x12: case 0x13:
+		size = etl_u16(p);
+		ev->hkind = ETL_HK_EVENT;
+		ev->hdr64 = htype == 0x13;
+		hsz = 0x50;
+		if (size < hsz || off + size > filled)
+			goto bad_size;
+		ev->eflags = etl_u16(p + 4);
+		ev->eprop = etl_u16(p + 6);
+		ev->tid = etl_u32(p + 8);
+		ev->pid = etl_u32(p + 12);
+		ev->ts = etl_u64(p + 16);
+		ev->guid = p + 24;
+		ev->id = etl_u16(p + 40);
+		ev->version = p[42];
+		ev->channel = p[43];
+		ev->level = p[44];
+		ev->opcode = p[45];
+		ev->type = p[45];
+		ev->task = etl_u16(p + 46);
+		ev->keywords = etl_u64(p + 48);
+		ev->activity = p + 64;
+		if (ev->eflags & 0x1) {
+			/* extended items: u16 reserved, u16 type, u16 linkage, u16 size, data padded to 8 */
+			uint32_t q = hsz;
+			for (;;) {
+				if (q + 8 > size) {
+					*why = "extended data runs past the record";
+					return -1;
+				}
+				uint32_t dsz = etl_u16(p + q + 6), link = etl_u16(p + q + 4);
+				uint32_t next = q + 8 + ((dsz + 7) & ~7u);
+				if (q + 8 + dsz > size) {
+					*why = "extended data item runs past the record";
+					return -1;
+				}
+				q = next > size ? size : next;
+				if (!(link & 1))
+					break;
+			}
+			ev->ext = p + hsz;
+			ev->extlen = q - hsz;
+			hsz = q;
+		}
+		break;
+	case 0x0c: case 0x0d: case 0x0e:
+		size = etl_u16(p);
+		ev->hkind = ETL_HK_OTHER;
+		hsz = 8;
+		if (size < hsz || off + size > filled)
+			goto bad_size;
+		break;
+	default:
+		*why = "unknown record header type";
+		return -1;
+	}
+done:
+	ev->payload = p + hsz;
+	ev->plen = size - hsz;
+	ev->raw = p;
+	ev->rawlen = size;
+	ev->rec_offset = off;
+	return (long)((off + size + 7) & ~7u);
+bad_size:
+	*why = "record size out of range";
+	return -1;
+}
+
+/* ---------- the buffer index ---------- */
+
+/* The cheap checks on a buffer header at OFF. */
+static int
+basic_header(const struct etl_reader *r, uint64_t off)
+{
+	if (off + BUFHDR > r->len)
+		return 0;
+	const uint8_t *h = r->data + off;
+	uint32_t size = etl_u32(h), saved = etl_u32(h + 4);
+	uint16_t flags = etl_u16(h + 0x34), type = etl_u16(h + 0x36);
+
+	if (size < BUFHDR + 8 || size > MAX_BUFFER || (flags & ~0x7f) || type > 7)
+		return 0;
+	if (saved < BUFHDR || saved > MAX_BUFFER)
+		return 0;
+	if (flags & 0x40)
+		return r->compressed_mode && (!r->info.buffer_size || saved <= r->info.buffer_size);
+	return saved <= size;
+}
+
+/*
+ * The logfile's BufferSize, when every buffer after the header buffer
+ * should be that long: ETW writes uncompressed buffers at that stride
+ * (compressed ones are as long as their compressed data).  0 if unknown.
+ */
+static uint32_t
+stride(const struct etl_reader *r)
+{
+	uint32_t s = r->info.buffer_size;
+
+	if (r->compressed_mode || s < BUFHDR + 8 || s > MAX_BUFFER)
+		return 0;
+	return s;
+}
+
+/* Whether the header-sized bytes at OFF are all zero: unwritten, preallocated space. */
+static int
+zero_header(const struct etl_reader *r, uint64_t off)
+{
+	for (uint64_t i = off; i < off + BUFHDR; i++)
+		if (r->data[i] != 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * Whether a buffer can end at END: the file ends there (or with fewer
+ * bytes than a header), or a sane header or unwritten space follows.
+ */
+static int
+chain_goes_on(const struct etl_reader *r, uint64_t end)
+{
+	if (end > r->len)
+		return 0;
+	if (end + BUFHDR > r->len)
+		return 1;
+	return basic_header(r, end) || zero_header(r, end);
+}
+
+/*
+ * Whether the buffer at OFF, whose BufferSize differs from the stride S,
+ * is an uncompressed buffer of S bytes with a damaged size field: its
+ * other fields fit S bytes and the chain goes on S bytes further.
+ */
+static int
+stride_fits(const struct etl_reader *r, uint64_t off, uint32_t s)
+{
+	const uint8_t *h = r->data + off;
+	uint32_t saved = etl_u32(h + 4);
+	uint16_t flags = etl_u16(h + 0x34), type = etl_u16(h + 0x36);
+
+	if ((flags & ~0x3f) || type > 7 || saved < BUFHDR || saved > s || s > r->len - off)
+		return 0;
+	return chain_goes_on(r, off + s);
+}
+
+/*
+ * Whether OFF looks like the start of a real buffer, for finding the
+ * chain again after a corrupt header: the header fields are sane, the
+ * buffer lies inside the file, an uncompressed buffer's first record
+ * parses, and the buffer after it is sane too (or the file ends there).
+ */
+static int
+plausible_header(const struct etl_reader *r, uint64_t off)
+{
+	if (!basic_header(r, off))
+		return 0;
+	const uint8_t *h = r->data + off;
+	uint32_t size = etl_u32(h), saved = etl_u32(h + 4);
+	if (size > r->len - off)
+		return 0;
+	if (!(etl_u16(h + 0x34) & 0x40)) {
+		struct etl_event ev;
+		const char *why;
+		if (parse_record(h, saved, BUFHDR, &ev, &why) <= 0)
+			return 0;
+	}
+	return chain_goes_on(r, off + size);
+}
+
+/*
+ * The first buffer after OFF and before LIMIT, to find the chain again
+ * past a buffer that cannot be used: one logfile BufferSize further
+ * first, where ETW put it, else the first plausible header.  LIMIT if
+ * there is none.
+ */
+static uint64_t
+next_buffer_after(const struct etl_reader *r, uint64_t off, uint64_t limit)
+{
+	uint32_t s = stride(r);
+
+	if (s && off + s < limit && plausible_header(r, off + s))
+		return off + s;
+	for (uint64_t p = off + 1; p < limit && p + BUFHDR <= r->len; p++)
+		if (plausible_header(r, p))
+			return p;
+	return limit;
+}
+
+/* Counts BYTES of buffer B as not decoded, and B itself once (first pass only). */
+static void
+count_damage(struct etl_reader *r, struct etl_buffer *b, uint64_t bytes)
+{
+	if (r->passes > 1)
+		return;
+	if (!b->damaged)
+		r->damage.buffers++;
+	b->damaged = 1;
+	r->damage.bytes += bytes;
+}
+
+/*
+ * The buffer at OFF cannot be used (WHY): reports it with where the walk
+ * goes on, NEXT (the next buffer found, or the end of the file), and
+ * counts the bytes in between as skipped.  Returns NEXT.
+ */
+static uint64_t
+skip_buffer(struct etl_reader *r, uint64_t off, uint64_t next, const char *why)
+{
+	if (next < r->len)
+		report(r, off, "%s; skipped %llu bytes to the next buffer, at offset %llu", why,
+		    (unsigned long long)(next - off), (unsigned long long)next);
+	else
+		report(r, off, "%s; no buffer after it, the last %llu bytes skipped", why,
+		    (unsigned long long)(next - off));
+	r->damage.buffers++;
+	r->damage.bytes += next - off;
+	return next;
+}
+
+static struct etl_buffer *
+add_buffer(struct etl_reader *r, uint64_t off, uint32_t size, uint32_t filled)
+{
+	const uint8_t *h = r->data + off;
+	struct etl_buffer *b;
+
+	if (r->nbuf == r->capbuf) {
+		r->capbuf = r->capbuf ? r->capbuf * 2 : 64;
+		r->buf = xrealloc(r->buf, r->capbuf * sizeof *r->buf);
+	}
+	b = &r->buf[r->nbuf++];
+	b->offset = off;
+	b->size = size;
+	b->filled = filled;
+	b->flags = etl_u16(h + 0x34);
+	b->type = etl_u16(h + 0x36);
+	b->damaged = 0;
+	b->seq = etl_u64(h + 0x18);
+	b->cpu = (b->flags & 0x20) ? etl_u16(h + 0x28) : h[0x28];
+	if (b->cpu >= MAX_CPUS)
+		b->cpu = MAX_CPUS - 1;
+	if (b->flags & 0x6)
+		r->damage.lost_buffers++;
+	return b;
+}
+
+/* Whether only zero bytes follow OFF: the padding of a preallocated file. */
+static int
+zeros_to_end(const struct etl_reader *r, uint64_t off)
+{
+	while (off < r->len && r->data[off] == 0)
+		off++;
+	return off == r->len;
+}
+
+/*
+ * Walks the chain of buffers from OFF (next = offset + BufferSize).  In a
+ * file of uncompressed buffers the logfile's BufferSize is the stride: a
+ * buffer of another size is read at the stride when the next buffer is
+ * there.  Otherwise a header is trusted when its fields are sane and the
+ * chain goes on where it ends, or no buffer starts inside it.  A buffer
+ * that cannot be used is skipped up to the next buffer found (one stride
+ * further first), never further, and never to one that overruns the
+ * file, so one bad header costs at most its own buffer.
+ */
+static void
+index_buffers(struct etl_reader *r, uint64_t off)
+{
+	uint64_t released = 0, nth;
+	char why[128];
+
+	for (nth = 1; off + BUFHDR <= r->len; nth++) {
+		const uint8_t *h = r->data + off;
+		uint32_t size = etl_u32(h), saved = etl_u32(h + 4);
+		uint16_t flags = etl_u16(h + 0x34);
+		uint32_t offs = etl_u32(h + 0x30);
+		/*
+		 * Filled bytes: SavedOffset, except that header buffers of relogged
+		 * files may have SavedOffset 0 (Win7) or short of the Offset field
+		 * (Win11) — then Offset, when it fits the buffer, is the right one.
+		 */
+		uint32_t filled = saved;
+		if (!(flags & 0x40) && offs > filled && offs <= size)
+			filled = offs;
+
+		if (size == 0 && saved == 0 && zeros_to_end(r, off))
+			break;
+		int resized = stride(r) && size != stride(r) && stride_fits(r, off, stride(r));
+		if (resized) {
+			report(r, off, "buffer %llu: BufferSize %u is not the logfile's %u, which the "
+			    "next buffer confirms; read as %u bytes", (unsigned long long)nth, size,
+			    stride(r), stride(r));
+			size = stride(r);
+			filled = offs > saved && offs <= size ? offs : saved;
+		}
+		if (!resized && (!basic_header(r, off) || (!(flags & 0x40) && filled > size))) {
+			snprintf(why, sizeof why, "corrupt buffer header (buffer %llu, BufferSize %u, "
+			    "SavedOffset %u)", (unsigned long long)nth, size, saved);
+			off = skip_buffer(r, off, next_buffer_after(r, off, r->len), why);
+			continue;
+		}
+		if (size > r->len - off) {
+			uint64_t next = next_buffer_after(r, off, r->len);
+			if (next < r->len) {
+				snprintf(why, sizeof why, "buffer %llu: BufferSize %u runs past the end of "
+				    "the file", (unsigned long long)nth, size);
+				off = skip_buffer(r, off, next, why);
+				continue;
+			}
+			/* nothing after it: the file was cut in this buffer */
+			uint64_t have = r->len - off;
+			report(r, off, "truncated buffer %llu: %u bytes announced, file ends after %llu",
+			    (unsigned long long)nth, size, (unsigned long long)have);
+			if (!(flags & 0x40) && filled > have)
+				filled = (uint32_t)have;
+			count_damage(r, add_buffer(r, off, (uint32_t)have, filled), 0);
+			off = r->len;
+			break;
+		}
+		/*
+		 * An uncompressed buffer of the logfile's stride is trusted;
+		 * other sizes when the chain goes on at their end (a zero
+		 * BufferSize there may be a damaged next header: it is reported
+		 * next), or when no buffer starts inside them.
+		 */
+		if (stride(r) ? size != stride(r) :
+		    (!chain_goes_on(r, off + size) && etl_u32(h + size) != 0)) {
+			uint64_t next = next_buffer_after(r, off, off + size);
+			if (next < off + size) {
+				snprintf(why, sizeof why, "buffer %llu: BufferSize %u runs into the next "
+				    "buffer", (unsigned long long)nth, size);
+				off = skip_buffer(r, off, next, why);
+				continue;
+			}
+		}
+		add_buffer(r, off, size, filled);
+		off += size;
+		/* reading the headers mapped the pages around them */
+		if (off - released >= (4u << 20)) {
+			release_range(r, released, off - released);
+			released = off;
+		}
+	}
+	release_range(r, 0, r->len);
+	if (off < r->len && off + BUFHDR > r->len) {
+		report(r, off, "%llu trailing bytes are too short for a buffer",
+		    (unsigned long long)(r->len - off));
+		r->damage.bytes += r->len - off;
+	}
+}
+
+/* ---------- the logfile header (§2) ---------- */
+
+static int
+parse_logfile_header(struct etl_reader *r)
+{
+	struct etl_info *in = &r->info;
+	const uint8_t *b = r->data;
+	uint32_t filled = r->nbuf ? r->buf[0].filled : 0;
+	struct etl_event ev;
+	const char *why = NULL;
+
+	if (r->nbuf == 0 || (r->buf[0].flags & 0x40)) {
+		report(r, 0, "not an ETL file (no readable first buffer)");
+		return -1;
+	}
+	if (filled > r->buf[0].size)
+		filled = r->buf[0].size;
+	if (parse_record(b, filled, BUFHDR, &ev, &why) <= 0 || ev.hkind != ETL_HK_SYSTEM ||
+	    ev.group != 0 || ev.type != 0 || ev.plen < 56) {
+		report(r, BUFHDR, "not an ETL file (no logfile header event at offset 0x48)");
+		return -1;
+	}
+	const uint8_t *p = ev.payload;
+	uint32_t n = ev.plen;
+	in->buffer_size = etl_u32(p);
+	memcpy(in->version, p + 4, 4);
+	in->build = etl_u32(p + 8);
+	in->ncpu = etl_u32(p + 12);
+	in->end_time = etl_u64(p + 16);
+	in->timer_resolution = etl_u32(p + 24);
+	in->max_file_size = etl_u32(p + 28);
+	in->log_file_mode = etl_u32(p + 32);
+	in->buffers_written = etl_u32(p + 36);
+	in->pointer_size = etl_u32(p + 44);
+	in->events_lost = etl_u32(p + 48);
+	in->cpu_mhz = etl_u32(p + 52);
+	if (in->pointer_size != 4 && in->pointer_size != 8)
+		in->pointer_size = ev.hdr64 ? 8 : 4;
+	uint32_t P = in->pointer_size, base = 2 * P;
+	if (n >= 264 + base) {
+		in->tz_bias = (int32_t)etl_u32(p + 56 + base);
+		in->boot_time = etl_u64(p + 232 + base);
+		in->perf_freq = etl_u64(p + 240 + base);
+		in->start_time = etl_u64(p + 248 + base);
+		in->clock_type = etl_u32(p + 256 + base);
+		in->buffers_lost = etl_u32(p + 260 + base);
+		size_t used;
+		etl_wstr(p + 264 + base, n - (264 + base), in->logger_name, sizeof in->logger_name, &used);
+		if (264 + base + used < n)
+			etl_wstr(p + 264 + base + used, n - (264 + base + used), in->logfile_name,
+			    sizeof in->logfile_name, NULL);
+	} else
+		report(r, BUFHDR, "short logfile header (%u bytes); assuming a QPC clock", n);
+	in->ts0 = ev.ts;
+	switch (in->clock_type) {
+	case ETL_CLOCK_SYSTIME:
+		in->clock_freq = 10000000;
+		break;
+	case ETL_CLOCK_CYCLES:
+		in->clock_freq = (uint64_t)in->cpu_mhz * 1000000;
+		break;
+	default:
+		in->clock_type = ETL_CLOCK_QPC;
+		in->clock_freq = in->perf_freq;
+	}
+	if (in->clock_freq == 0) {
+		report(r, BUFHDR, "logfile header has no clock frequency; assuming 10 MHz");
+		in->clock_freq = 10000000;
+	}
+	/* §1.3: the format is in the low 16 bits of the first buffer's State */
+	unsigned st = etl_u16(r->data + 0x2c);
+	in->compression = st == COMPRESSION_FORMAT_LZNT1 || st == COMPRESSION_FORMAT_XPRESS_HUFF ?
+	    (int)st : COMPRESSION_FORMAT_XPRESS;
+	return 0;
+}
+
+struct etl_reader *
+etl_open(const uint8_t *data, size_t len, etl_error_fn err, void *ctx)
+{
+	return etl_open_mapped(data, len, err, ctx, -1);
+}
+
+struct etl_reader *
+etl_open_mapped(const uint8_t *data, size_t len, etl_error_fn err, void *ctx, int fd)
+{
+	return etl_open_mapped_at(data, len, err, ctx, fd, 0);
+}
+
+struct etl_reader *
+etl_open_mapped_at(const uint8_t *data, size_t len, etl_error_fn err, void *ctx, int fd,
+    uint64_t base)
+{
+	struct etl_reader *r = xcalloc(1, sizeof *r);
+
+	r->release = fd >= 0;
+	r->fd = fd;
+	r->fd_base = base;
+	r->data = data;
+	r->len = len;
+	r->err = err;
+	r->ctx = ctx;
+	if (len < BUFHDR + 0x20) {
+		report(r, 0, "not an ETL file (%zu bytes)", len);
+		free(r);
+		return NULL;
+	}
+	/* the header buffer first: its logfile header tells how to read the rest */
+	uint32_t size0 = etl_u32(data), saved0 = etl_u32(data + 4), offs0 = etl_u32(data + 0x30);
+	if (size0 < BUFHDR + 0x20 || size0 > MAX_BUFFER) {
+		report(r, 0, "not an ETL file (first BufferSize %u)", size0);
+		free(r);
+		return NULL;
+	}
+	int cut = size0 > len;
+	if (cut) {
+		report(r, 0, "truncated header buffer: %u bytes announced, file ends after %zu",
+		    size0, len);
+		size0 = (uint32_t)len;
+	}
+	uint32_t filled0 = saved0;
+	if (offs0 > filled0 && offs0 <= size0)
+		filled0 = offs0;
+	if (filled0 > size0 || filled0 < BUFHDR)
+		filled0 = size0;
+	struct etl_buffer *b0 = add_buffer(r, 0, size0, filled0);
+	if (cut)
+		count_damage(r, b0, 0);
+	if (parse_logfile_header(r) < 0) {
+		etl_close(r);
+		return NULL;
+	}
+	r->compressed_mode = (r->info.log_file_mode & 0x04000000) != 0;
+	if (1000000000ull % r->info.clock_freq == 0) {
+		r->ns_mul = 1000000000ull / r->info.clock_freq;
+		r->ns_max = (1ull << 62) / r->ns_mul;
+	}
+	index_buffers(r, size0);
+	return r;
+}
+
+const struct etl_info *
+etl_info(const struct etl_reader *r)
+{
+	return &r->info;
+}
+
+size_t
+etl_nbuffers(const struct etl_reader *r)
+{
+	return r->nbuf;
+}
+
+const struct etl_buffer *
+etl_buffers(const struct etl_reader *r)
+{
+	return r->buf;
+}
+
+const struct etl_damage *
+etl_damage(const struct etl_reader *r)
+{
+	return &r->damage;
+}
+
+/* ---------- cursors and the merge ---------- */
+
+static uint64_t
+page_size(void)
+{
+	static long page;
+	if (!page)
+		page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+	return (uint64_t)page;
+}
+
+/*
+ * The reader is done with [off, off+size) of a mapped file (the index
+ * with the headers it read, a cursor with a buffer it used in place):
+ * give its pages back, rounded out to whole pages.  The mapping is private
+ * and never written, so a page still needed is faulted in again from the
+ * page cache.
+ */
+static void
+release_range(const struct etl_reader *r, uint64_t off, uint64_t size)
+{
+	uint64_t page = page_size();
+	if (!r->release || size == 0)
+		return;
+	uintptr_t a = (uintptr_t)(r->data + off), e = a + size;
+	a &= ~(uintptr_t)(page - 1);	/* the mapping starts on a page */
+	e = (e + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
+	if (e > a)
+		map_release((const void *)a, e - a);
+}
+
+static uint8_t *
+grow(uint8_t **p, size_t *cap, size_t n)
+{
+	if (*cap < n) {
+		free(*p);
+		*cap = n;
+		*p = xmalloc(n);
+	}
+	return *p;
+}
+
+/*
+ * The bytes of buffer B as stored in the file: a pointer into the
+ * mapping, or a copy read from the descriptor (into the cursor's
+ * scratch space, or its packed space for a compressed buffer).
+ */
+static const uint8_t *
+stored_buffer(struct etl_reader *r, struct cursor *c, struct etl_buffer *b)
+{
+	if (r->fd < 0)
+		return r->data + b->offset;
+	/* the cursor's previous buffer, if it was used in place, is done with */
+	release_range(r, c->mapped_off, c->mapped_size);
+	c->mapped_size = 0;
+	if (!(b->flags & 0x40) && b->offset % page_size() == 0 && b->size % page_size() == 0) {
+		/*
+		 * Uncompressed and on whole pages (as ETW writes them): used in
+		 * place, no copy, and its pages given back when the next one
+		 * comes, so nothing of it stays mapped.
+		 */
+		c->mapped_off = b->offset;
+		c->mapped_size = b->size;
+		return r->data + b->offset;
+	}
+	uint8_t *dst = (b->flags & 0x40) ? grow(&c->packed, &c->pcap, b->size) :
+	    grow(&c->scratch, &c->scap, b->size);
+	if (read_full_at(r->fd, dst, b->size, r->fd_base + b->offset) < 0) {
+		report(r, b->offset, "buffer (%u bytes) cannot be read: %s; skipped", b->size,
+		    strerror(errno));
+		count_damage(r, b, b->size);
+		return NULL;
+	}
+	return dst;
+}
+
+static int
+load_buffer(struct etl_reader *r, struct cursor *c, struct etl_buffer *b)
+{
+	const uint8_t *h = stored_buffer(r, c, b);
+	if (!h) {
+		r->done_bytes += b->size;
+		c->data = NULL;
+		return -1;
+	}
+
+	c->buf = b;
+	c->buf_offset = b->offset;
+	c->cpu = b->cpu;
+	c->off = BUFHDR;
+	r->done_bytes += b->size;
+	c->compressed = (b->flags & 0x40) != 0;
+	if (!c->compressed) {
+		c->data = h;
+		c->filled = b->filled;
+		return 0;
+	}
+	size_t out = b->filled - BUFHDR;
+	const char *why = NULL;
+	grow(&c->scratch, &c->scap, b->filled);
+	memcpy(c->scratch, h, BUFHDR);
+	if (etl_decompress(r->info.compression, h + BUFHDR, b->size - BUFHDR, c->scratch + BUFHDR,
+	    out, &why) < 0) {
+		report(r, b->offset, "compressed buffer (%u bytes) cannot be decompressed: %s; skipped",
+		    b->size, why);
+		count_damage(r, b, b->size);
+		c->data = NULL;
+		return -1;
+	}
+	c->data = c->scratch;
+	c->filled = b->filled;
+	return 0;
+}
+
+/*
+ * Bytes of the file not decoded when the current buffer is cut at the
+ * cursor: the rest of an uncompressed buffer; for a compressed one, its
+ * stored bytes in proportion to the decompressed bytes left (rounded
+ * up), so that the count never exceeds what the file holds.
+ */
+static uint64_t
+cut_bytes(const struct cursor *c)
+{
+	uint64_t left = c->filled - c->off;
+
+	if (!c->compressed)
+		return left;
+	uint64_t stored = c->buf->size - BUFHDR, data = c->filled - BUFHDR;
+	return data ? (stored * left + data - 1) / data : 0;
+}
+
+static void
+cursor_advance(struct etl_reader *r, struct cursor *c)
+{
+	for (;;) {
+		if (!c->data) {
+			if (c->bi >= c->nb) {
+				c->have = 0;
+				return;
+			}
+			if (load_buffer(r, c, &r->buf[c->bufs[c->bi++]]) < 0)
+				continue;
+		}
+		const char *why = NULL;
+		long next = parse_record(c->data, c->filled, c->off, &c->ev, &why);
+		if (next > 0) {
+			c->ev.cpu = c->cpu;
+			c->ev.buf_offset = c->buf_offset;
+			c->off = (uint32_t)next;
+			c->have = 1;
+			return;
+		}
+		if (next < 0) {
+			int compressed = c->compressed;
+			if (compressed)
+				report(r, c->buf_offset, "%s in compressed buffer (record at decompressed "
+				    "offset %u); rest of the buffer skipped", why, c->off);
+			else
+				report(r, c->buf_offset + c->off, "%s; rest of the buffer skipped "
+				    "(%u bytes)", why, c->filled - c->off);
+			count_damage(r, c->buf, cut_bytes(c));
+		}
+		c->data = NULL;
+	}
+}
+
+static int
+heap_less(const struct heap_ent *a, const struct heap_ent *b)
+{
+	if (a->ts != b->ts)
+		return a->ts < b->ts;
+	return a->cpu < b->cpu;
+}
+
+static void
+heap_down(struct etl_reader *r, size_t i)
+{
+	struct heap_ent *h = r->heap;
+	size_t n = r->nheap;
+
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < n && heap_less(&h[l], &h[m]))
+			m = l;
+		if (l + 1 < n && heap_less(&h[l + 1], &h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		struct heap_ent t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void
+free_cursors(struct etl_reader *r)
+{
+	for (size_t i = 0; i < r->ncur; i++) {
+		release_range(r, r->cur[i].mapped_off, r->cur[i].mapped_size);
+		free(r->cur[i].scratch);
+		free(r->cur[i].packed);
+	}
+	free(r->cur);
+	free(r->heap);
+	free(r->order_bufs);
+	r->cur = NULL;
+	r->heap = NULL;
+	r->order_bufs = NULL;
+	r->ncur = r->nheap = 0;
+}
+
+void
+etl_rewind(struct etl_reader *r, enum etl_order order)
+{
+	free_cursors(r);
+	r->passes++;
+	r->order = order;
+	r->done_bytes = 0;
+	r->pending = 0;
+	r->order_bufs = xmalloc((r->nbuf ? r->nbuf : 1) * sizeof *r->order_bufs);
+	if (order == ETL_FILE_ORDER) {
+		r->cur = xcalloc(1, sizeof *r->cur);
+		r->ncur = 1;
+		for (size_t i = 0; i < r->nbuf; i++)
+			r->order_bufs[i] = (uint32_t)i;
+		r->cur[0].bufs = r->order_bufs;
+		r->cur[0].nb = r->nbuf;
+		cursor_advance(r, &r->cur[0]);
+		return;
+	}
+	/* one cursor per CPU, each over its buffers in file order (= SequenceNumber order) */
+	size_t ncpu = 0, *count, *start;
+	for (size_t i = 0; i < r->nbuf; i++)
+		if (r->buf[i].cpu + 1u > ncpu)
+			ncpu = r->buf[i].cpu + 1u;
+	count = xcalloc(ncpu + 1, sizeof *count);
+	start = xcalloc(ncpu + 1, sizeof *start);
+	for (size_t i = 0; i < r->nbuf; i++)
+		count[r->buf[i].cpu]++;
+	for (size_t c = 1; c <= ncpu; c++)
+		start[c] = start[c - 1] + count[c - 1];
+	r->cur = xcalloc(ncpu ? ncpu : 1, sizeof *r->cur);
+	r->heap = xcalloc(ncpu ? ncpu : 1, sizeof *r->heap);
+	for (size_t c = 0; c < ncpu; c++) {
+		r->cur[c].bufs = r->order_bufs + start[c];
+		r->cur[c].nb = 0;
+	}
+	for (size_t i = 0; i < r->nbuf; i++) {
+		struct cursor *c = &r->cur[r->buf[i].cpu];
+		c->bufs[c->nb++] = (uint32_t)i;
+	}
+	r->ncur = ncpu;
+	for (size_t c = 0; c < ncpu; c++) {
+		cursor_advance(r, &r->cur[c]);
+		if (r->cur[c].have) {
+			struct heap_ent *e = &r->heap[r->nheap++];
+			e->ts = r->cur[c].ev.ts;
+			e->cpu = r->cur[c].cpu;
+			e->c = &r->cur[c];
+		}
+	}
+	for (size_t i = r->nheap / 2 + 1; i-- > 0;)
+		heap_down(r, i);
+	free(count);
+	free(start);
+}
+
+int
+etl_next(struct etl_reader *r, struct etl_event *ev)
+{
+	/*
+	 * The cursor that produced the previous event advances only now, so
+	 * that event's pointers stayed valid until this call (advancing may
+	 * decompress the next buffer into the same scratch space).
+	 */
+	if (r->order == ETL_FILE_ORDER) {
+		struct cursor *c = r->cur;
+		if (!c)
+			return 0;
+		if (r->pending)
+			cursor_advance(r, c);
+		r->pending = 1;
+		if (!c->have)
+			return 0;
+		*ev = c->ev;
+		return 1;
+	}
+	if (r->pending && r->nheap > 0) {
+		struct cursor *c = r->heap[0].c;
+		cursor_advance(r, c);
+		if (!c->have)
+			r->heap[0] = r->heap[--r->nheap];
+		else {
+			r->heap[0].ts = c->ev.ts;
+			r->heap[0].cpu = c->cpu;
+		}
+		if (r->nheap > 0)
+			heap_down(r, 0);
+	}
+	r->pending = 1;
+	if (r->nheap == 0)
+		return 0;
+	*ev = r->heap[0].c->ev;
+	return 1;
+}
+
+uint64_t
+etl_progress(const struct etl_reader *r)
+{
+	return r->done_bytes;
+}
+
+void
+etl_close(struct etl_reader *r)
+{
+	if (!r)
+		return;
+	free_cursors(r);
+	free(r->buf);
+	free(r);
+}

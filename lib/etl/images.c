@@ -1,0 +1,718 @@
+/*
+ * images.c - processes, threads, images and JIT methods over time, and
+ * address resolution.  See images.h.
+ *
+ * Everything is appended to plain arrays during the pre-pass (with a
+ * hash for de-duplication: an image seen at rundown start and again at
+ * rundown end is one image), then sorted once.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/cli.h"
+#include "base/hmap.h"
+#include "evt/evt.h"
+#include "etl/images.h"
+
+struct proc {
+	uint32_t pid;
+	uint64_t start, end;
+	char *name, *cmdline;
+};
+
+struct thread {
+	uint32_t tid, pid;
+	uint64_t start, end;
+};
+
+struct image {
+	uint32_t pid;
+	uint64_t base, size, load, unload;
+	char *path;		/* NT path as logged */
+	const char *file;	/* file name part of path (points into path) */
+	char *orig;		/* ImageID OriginalFileName */
+	char *pdb;
+	uint8_t guid[16];
+	uint32_t age;
+	void *symcache;		/* the symbol hook's slot for this image */
+};
+
+struct method {
+	uint32_t pid;
+	uint64_t start;
+	uint32_t size;
+	uint64_t module_id;
+	char *name;
+	const char *module;	/* resolved after the pass */
+	const char *module_path;
+};
+
+struct clrmod {
+	uint32_t pid;
+	uint64_t id;
+	char *file;
+	char *path;
+};
+
+struct volmap {
+	char *nt, *dos;
+	size_t ntlen;
+};
+
+/* ImageID/DbgID seen before their image (another file of the session) */
+struct pending_id {
+	uint32_t pid;
+	uint64_t base;
+	char *orig, *pdb;
+	uint8_t guid[16];
+	uint32_t age;
+	int is_dbg;
+};
+
+struct images {
+	struct pending_id *pend;
+	size_t npend, cappend;
+	unsigned psize;
+	struct proc *p;
+	size_t np, capp;
+	struct thread *t;
+	size_t nt, capt;
+	struct image *im;
+	size_t nim, capim;
+	struct method *me;
+	size_t nme, capme;
+	struct clrmod *cm;
+	size_t ncm, capcm;
+	struct volmap *vm;
+	size_t nvm, capvm;
+	struct hmap proc_last;	/* pid → latest proc index */
+	struct hmap thread_last;
+	struct hmap image_at;	/* (pid, base) → image index */
+	struct hmap tname;	/* tid → index into tnames */
+	char **tnames;
+	size_t ntn, captn;
+	int finished;
+	etl_symbol_fn sym;
+	etl_symcount_fn symcount;
+	void *symctx;
+};
+
+#define GROW(arr, n, cap) do { \
+	if ((n) == (cap)) { \
+		(cap) = (cap) ? (cap) * 2 : 64; \
+		(arr) = xrealloc((arr), (cap) * sizeof *(arr)); \
+	} \
+} while (0)
+
+struct images *
+images_new(unsigned pointer_size)
+{
+	struct images *m = xcalloc(1, sizeof *m);
+
+	m->psize = pointer_size == 4 ? 4 : 8;
+	hmap_init(&m->proc_last);
+	hmap_init(&m->thread_last);
+	hmap_init(&m->image_at);
+	hmap_init(&m->tname);
+	return m;
+}
+
+void
+images_free(struct images *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->np; i++) {
+		free(m->p[i].name);
+		free(m->p[i].cmdline);
+	}
+	for (size_t i = 0; i < m->nim; i++) {
+		free(m->im[i].path);
+		free(m->im[i].orig);
+		free(m->im[i].pdb);
+	}
+	for (size_t i = 0; i < m->nme; i++)
+		free(m->me[i].name);
+	for (size_t i = 0; i < m->ncm; i++) {
+		free(m->cm[i].file);
+		free(m->cm[i].path);
+	}
+	for (size_t i = 0; i < m->nvm; i++) {
+		free(m->vm[i].nt);
+		free(m->vm[i].dos);
+	}
+	for (size_t i = 0; i < m->ntn; i++)
+		free(m->tnames[i]);
+	free(m->p);
+	free(m->t);
+	free(m->im);
+	free(m->me);
+	free(m->cm);
+	free(m->vm);
+	free(m->tnames);
+	hmap_free(&m->proc_last);
+	hmap_free(&m->thread_last);
+	hmap_free(&m->image_at);
+	hmap_free(&m->tname);
+	free(m);
+}
+
+int
+images_is_kernel(const struct images *m, uint64_t addr)
+{
+	return m->psize == 8 ? addr >= 0xffff800000000000ull : addr >= 0x80000000ull &&
+	    addr <= 0xffffffffull;
+}
+
+/* ---------- processes and threads ---------- */
+
+void
+images_process(struct images *m, uint32_t pid, uint64_t ts, int how, const char *name,
+    const char *cmdline)
+{
+	uint32_t *last = hmap_get(&m->proc_last, pid, 0);
+	struct proc *p = last ? &m->p[*last] : NULL;
+
+	if (how == PROC_START || !p || (p->end != TS_END && how == PROC_DCSTART) ||
+	    (name && *name && p->name && strcmp(p->name, name) != 0 && p->end != TS_END)) {
+		GROW(m->p, m->np, m->capp);
+		p = &m->p[m->np];
+		memset(p, 0, sizeof *p);
+		p->pid = pid;
+		p->start = how == PROC_START ? ts : TS_NONE;
+		p->end = TS_END;
+		hmap_put(&m->proc_last, pid, 0, (uint32_t)m->np++);
+	}
+	if (name && *name && !p->name)
+		p->name = xstrdup(name);
+	if (cmdline && *cmdline && !p->cmdline)
+		p->cmdline = xstrdup(cmdline);
+	if (how == PROC_END)
+		p->end = ts;
+}
+
+void
+images_thread(struct images *m, uint32_t tid, uint32_t pid, uint64_t ts, int how)
+{
+	uint32_t *last = hmap_get(&m->thread_last, tid, 0);
+	struct thread *t = last ? &m->t[*last] : NULL;
+
+	if (how == PROC_START || !t || t->pid != pid) {
+		GROW(m->t, m->nt, m->capt);
+		t = &m->t[m->nt];
+		t->tid = tid;
+		t->pid = pid;
+		t->start = how == PROC_START ? ts : TS_NONE;
+		t->end = TS_END;
+		hmap_put(&m->thread_last, tid, 0, (uint32_t)m->nt++);
+	}
+	if (how == PROC_END)
+		t->end = ts;
+}
+
+int64_t
+images_thread_pid_early(const struct images *m, uint32_t tid)
+{
+	uint32_t *last = hmap_get(&m->thread_last, tid, 0);
+	return last ? (int64_t)m->t[*last].pid : -1;
+}
+
+void
+images_thread_name(struct images *m, uint32_t tid, const char *name)
+{
+	if (!name || !*name)
+		return;
+	uint32_t *i = hmap_get(&m->tname, tid, 0);
+	if (i) {
+		free(m->tnames[*i]);
+		m->tnames[*i] = xstrdup(name);
+		return;
+	}
+	GROW(m->tnames, m->ntn, m->captn);
+	m->tnames[m->ntn] = xstrdup(name);
+	hmap_put(&m->tname, tid, 0, (uint32_t)m->ntn++);
+}
+
+const char *
+images_thread_name_of(const struct images *m, uint32_t tid)
+{
+	uint32_t *i = hmap_get(&m->tname, tid, 0);
+	return i ? m->tnames[*i] : NULL;
+}
+
+/* ---------- images ---------- */
+
+static const char *
+file_part(const char *path)
+{
+	const char *f = path;
+	for (const char *s = path; *s; s++)
+		if (*s == '\\' || *s == '/')
+			f = s + 1;
+	return f;
+}
+
+static struct image *
+image_slot(struct images *m, uint32_t pid, uint64_t base)
+{
+	if (images_is_kernel(m, base))
+		pid = IMG_KERNEL_PID;
+	uint32_t *i = hmap_get(&m->image_at, pid, base);
+	return i ? &m->im[*i] : NULL;
+}
+
+void
+images_image(struct images *m, uint32_t pid, uint64_t base, uint64_t size, uint64_t ts,
+    int how, const char *path)
+{
+	struct image *im;
+
+	if (images_is_kernel(m, base))
+		pid = IMG_KERNEL_PID;
+	im = image_slot(m, pid, base);
+	if (im && (how == PROC_START) && im->unload != TS_END)
+		im = NULL;	/* loaded again after an unload: a new life */
+	if (!im) {
+		GROW(m->im, m->nim, m->capim);
+		im = &m->im[m->nim];
+		memset(im, 0, sizeof *im);
+		im->pid = pid;
+		im->base = base;
+		im->size = size;
+		im->load = how == PROC_START ? ts : TS_NONE;
+		im->unload = TS_END;
+		im->path = xstrdup(path && *path ? path : "?");
+		im->file = file_part(im->path);
+		hmap_put(&m->image_at, pid, base, (uint32_t)m->nim++);
+	}
+	if (how == PROC_END)
+		im->unload = ts;
+	if (size > im->size)
+		im->size = size;
+	if (path && *path && strcmp(im->path, "?") == 0) {
+		free(im->path);
+		im->path = xstrdup(path);
+		im->file = file_part(im->path);
+	}
+}
+
+static void
+add_pending(struct images *m, uint32_t pid, uint64_t base, const char *orig, const char *pdb,
+    const uint8_t *guid, uint32_t age)
+{
+	GROW(m->pend, m->npend, m->cappend);
+	struct pending_id *p = &m->pend[m->npend++];
+	memset(p, 0, sizeof *p);
+	p->pid = pid;
+	p->base = base;
+	p->orig = orig ? xstrdup(orig) : NULL;
+	p->pdb = pdb ? xstrdup(pdb) : NULL;
+	p->is_dbg = pdb != NULL;
+	if (guid)
+		memcpy(p->guid, guid, 16);
+	p->age = age;
+}
+
+void
+images_image_id(struct images *m, uint32_t pid, uint64_t base, const char *orig_name)
+{
+	struct image *im = image_slot(m, pid, base);
+	if (!im && !m->finished) {
+		add_pending(m, pid, base, orig_name, NULL, NULL, 0);
+		return;
+	}
+	if (im && !im->orig && orig_name && *orig_name)
+		im->orig = xstrdup(orig_name);
+}
+
+void
+images_dbgid(struct images *m, uint32_t pid, uint64_t base, const uint8_t guid[16],
+    uint32_t age, const char *pdb)
+{
+	struct image *im = image_slot(m, pid, base);
+	if (!im && !m->finished) {
+		add_pending(m, pid, base, NULL, pdb ? pdb : "", guid, age);
+		return;
+	}
+	if (!im || im->pdb)
+		return;
+	memcpy(im->guid, guid, 16);
+	im->age = age;
+	im->pdb = xstrdup(pdb ? pdb : "");
+}
+
+void
+images_clr_module(struct images *m, uint32_t pid, uint64_t module_id, const char *il_path)
+{
+	GROW(m->cm, m->ncm, m->capcm);
+	m->cm[m->ncm].pid = pid;
+	m->cm[m->ncm].id = module_id;
+	m->cm[m->ncm].file = xstrdup(file_part(il_path ? il_path : "?"));
+	m->cm[m->ncm].path = xstrdup(il_path && *il_path ? il_path : "?");
+	m->ncm++;
+}
+
+void
+images_method(struct images *m, uint32_t pid, uint64_t start, uint32_t size, uint64_t module_id,
+    const char *name)
+{
+	GROW(m->me, m->nme, m->capme);
+	struct method *x = &m->me[m->nme++];
+	x->pid = pid;
+	x->start = start;
+	x->size = size;
+	x->module_id = module_id;
+	x->name = xstrdup(name);
+	x->module = NULL;
+}
+
+void
+images_volume(struct images *m, const char *nt, const char *dos)
+{
+	if (!nt || !*nt || !dos || !*dos)
+		return;
+	GROW(m->vm, m->nvm, m->capvm);
+	m->vm[m->nvm].nt = xstrdup(nt);
+	m->vm[m->nvm].dos = xstrdup(dos);
+	m->vm[m->nvm].ntlen = strlen(nt);
+	m->nvm++;
+}
+
+void
+images_set_symbols(struct images *m, etl_symbol_fn fn, etl_symcount_fn count, void *ctx)
+{
+	m->sym = fn;
+	m->symcount = count;
+	m->symctx = ctx;
+}
+
+/* ---------- sorting ---------- */
+
+static int
+cmp_proc(const void *a, const void *b)
+{
+	const struct proc *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int
+cmp_thread(const void *a, const void *b)
+{
+	const struct thread *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int
+cmp_image(const void *a, const void *b)
+{
+	const struct image *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->base != y->base)
+		return x->base < y->base ? -1 : 1;
+	return x->load < y->load ? -1 : x->load > y->load;
+}
+
+static int
+cmp_method(const void *a, const void *b)
+{
+	const struct method *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+void
+images_finish(struct images *m)
+{
+	/* identities that arrived before their image, now that all images are known */
+	for (size_t i = 0; i < m->npend; i++) {
+		struct pending_id *p = &m->pend[i];
+		struct image *im = image_slot(m, p->pid, p->base);
+		if (im && p->is_dbg && !im->pdb) {
+			memcpy(im->guid, p->guid, 16);
+			im->age = p->age;
+			im->pdb = xstrdup(p->pdb);
+		} else if (im && !p->is_dbg && !im->orig && p->orig && *p->orig)
+			im->orig = xstrdup(p->orig);
+		free(p->orig);
+		free(p->pdb);
+	}
+	free(m->pend);
+	m->pend = NULL;
+	m->npend = 0;
+	if (m->np)
+		qsort(m->p, m->np, sizeof *m->p, cmp_proc);
+	if (m->nt)
+		qsort(m->t, m->nt, sizeof *m->t, cmp_thread);
+	/* CLR modules by (pid, module id), first seen wins */
+	struct hmap cmods;
+	hmap_init(&cmods);
+	for (size_t j = m->ncm; j-- > 0;)
+		hmap_put(&cmods, m->cm[j].pid, m->cm[j].id, (uint32_t)j);
+	/* image file pointers point into their own path strings: safe to move */
+	if (m->nim)
+		qsort(m->im, m->nim, sizeof *m->im, cmp_image);
+	for (size_t i = 0; i < m->nme; i++) {
+		m->me[i].module = m->me[i].module_path = "?";
+		uint32_t *j = hmap_get(&cmods, m->me[i].pid, m->me[i].module_id);
+		if (j) {
+			m->me[i].module = m->cm[*j].file;
+			m->me[i].module_path = m->cm[*j].path;
+		}
+	}
+	hmap_free(&cmods);
+	if (m->nme)
+		qsort(m->me, m->nme, sizeof *m->me, cmp_method);
+	/* longest NT prefixes first so "\Device\HarddiskVolume10" wins over "...Volume1" */
+	for (size_t i = 1; i < m->nvm; i++)
+		for (size_t j = i; j > 0 && m->vm[j].ntlen > m->vm[j - 1].ntlen; j--) {
+			struct volmap t = m->vm[j];
+			m->vm[j] = m->vm[j - 1];
+			m->vm[j - 1] = t;
+		}
+	m->finished = 1;
+}
+
+/* ---------- lookups ---------- */
+
+static const struct proc *
+find_proc(const struct images *m, uint32_t pid, uint64_t ts)
+{
+	size_t lo = 0, hi = m->np;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (m->p[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct proc *best = NULL;
+	for (size_t i = lo; i < m->np && m->p[i].pid == pid; i++)
+		if (!best || m->p[i].start <= ts)
+			best = &m->p[i];
+	return best;
+}
+
+const char *
+images_process_name(const struct images *m, uint32_t pid, uint64_t ts)
+{
+	const struct proc *p = find_proc(m, pid, ts);
+	if (p && p->name)
+		return p->name;
+	if (pid == 0)
+		return "Idle";
+	return "?";
+}
+
+const char *
+images_process_cmdline(const struct images *m, uint32_t pid, uint64_t ts)
+{
+	const struct proc *p = find_proc(m, pid, ts);
+	return p ? p->cmdline : NULL;
+}
+
+int64_t
+images_thread_pid(const struct images *m, uint32_t tid, uint64_t ts)
+{
+	size_t lo = 0, hi = m->nt;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (m->t[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct thread *best = NULL;
+	for (size_t i = lo; i < m->nt && m->t[i].tid == tid; i++)
+		if (!best || m->t[i].start <= ts)
+			best = &m->t[i];
+	return best ? (int64_t)best->pid : -1;
+}
+
+static const struct image *
+find_image(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts)
+{
+	size_t lo = 0, hi = m->nim;
+	/* first entry > (pid, addr) */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct image *x = &m->im[mid];
+		if (x->pid < pid || (x->pid == pid && x->base <= addr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct image *any = NULL;
+	for (size_t i = lo, k = 0; i-- > 0 && k < 32; k++) {
+		const struct image *x = &m->im[i];
+		if (x->pid != pid)
+			break;
+		if (addr - x->base < x->size) {
+			if (x->load <= ts && ts < x->unload)
+				return x;
+			if (!any)
+				any = x;
+		}
+	}
+	return any;
+}
+
+static const struct method *
+find_method(const struct images *m, uint32_t pid, uint64_t addr)
+{
+	size_t lo = 0, hi = m->nme;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct method *x = &m->me[mid];
+		if (x->pid < pid || (x->pid == pid && x->start <= addr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo, k = 0; i-- > 0 && k < 8; k++) {
+		const struct method *x = &m->me[i];
+		if (x->pid != pid)
+			break;
+		if (addr - x->start < x->size)
+			return x;
+	}
+	return NULL;
+}
+
+const char *
+images_dos_path(const struct images *m, const char *nt, char *out, size_t cap)
+{
+	for (size_t i = 0; i < m->nvm; i++) {
+		const struct volmap *v = &m->vm[i];
+		if (strncasecmp(nt, v->nt, v->ntlen) == 0) {
+			const char *rest = nt + v->ntlen;
+			size_t dl = strlen(v->dos);
+			/* "C:" + "\Windows" or "C:\Windows\" + "System32" */
+			if (dl && v->dos[dl - 1] == '\\' && *rest == '\\')
+				rest++;
+			snprintf(out, cap, "%s%s", v->dos, rest);
+			return out;
+		}
+	}
+	if (strncmp(nt, "\\??\\", 4) == 0 && nt[4] && nt[5] == ':')
+		return nt + 4;	/* \??\C:\... */
+	if (nt[0] == '\\' && strncasecmp(nt, "\\Device\\", 8) != 0) {
+		/* "\Windows\System32\kernel32.dll": a path on the system volume */
+		for (size_t i = 0; i < m->nvm; i++)
+			if (strcasecmp(m->vm[i].nt, "\\SystemRoot\\") == 0 && m->vm[i].dos[0] &&
+			    m->vm[i].dos[1] == ':') {
+				snprintf(out, cap, "%.2s%s", m->vm[i].dos, nt);
+				return out;
+			}
+	}
+	return nt;
+}
+
+/*
+ * What names ADDR of process PID at TS: an image (returned), a JIT method
+ * (*ME, NULL returned), or nothing.  images_frame() and its callers'
+ * frame caches decide alike through this.
+ */
+static const struct image *
+frame_owner(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts,
+    const struct method **me)
+{
+	*me = NULL;
+	if (images_is_kernel(m, addr))
+		return find_image(m, IMG_KERNEL_PID, addr, ts);
+	const struct image *im = find_image(m, pid, addr, ts);
+	if (im)
+		return im;
+	if ((*me = find_method(m, pid, addr)) != NULL)
+		return NULL;
+	/* user-mode addresses of the kernel session's own images (ntdll of System) */
+	return find_image(m, IMG_KERNEL_PID, addr, ts);
+}
+
+const void *
+images_frame_image(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts)
+{
+	const struct method *me;
+	return frame_owner(m, pid, addr, ts, &me);
+}
+
+void
+images_count_lookup(const struct images *m, const void *image, int resolved)
+{
+	const struct image *im = image;
+	if (m->symcount && im->symcache)
+		m->symcount(m->symctx, im->symcache, resolved);
+}
+
+size_t
+images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, int flags,
+    char *out, size_t cap, const char **modname, int *resolved)
+{
+	const struct image *im;
+	const struct method *me;
+	const char *mod, *sym = NULL;
+	char pathbuf[1024];
+	size_t n, ml;
+
+	if (resolved)
+		*resolved = 0;
+	if (cap < 64)
+		return 0;
+	im = frame_owner(m, pid, addr, ts, &me);
+	if (me) {
+		if (modname)
+			*modname = me->module;
+		snprintf(out, cap, "%s!%s", (flags & FRAME_FULL_PATHS) ? me->module_path : me->module,
+		    me->name);
+		return strlen(out);
+	}
+	if (!im) {
+		if (modname)
+			*modname = "?";
+		if (flags & FRAME_ADDRS) {
+			memcpy(out, "?!0x", 4);
+			n = 4 + (size_t)evt_format_hex(out + 4, addr, 1);
+		} else {
+			memcpy(out, "?!?", 3);
+			n = 3;
+		}
+		out[n] = '\0';
+		return n;
+	}
+	mod = im->file;
+	if (flags & FRAME_FULL_PATHS)
+		mod = images_dos_path(m, im->path, pathbuf, sizeof pathbuf);
+	if (modname)
+		*modname = im->file;
+	if (m->sym)	/* the cache slot is the hook's; the image is otherwise unchanged */
+		sym = m->sym(m->symctx, &((struct image *)im)->symcache, im->path, im->pdb, im->guid,
+		    im->age, addr - im->base);
+	if (resolved)
+		*resolved = sym != NULL;
+	ml = strlen(mod);
+	if (ml > cap - 40)
+		ml = cap - 40;
+	memcpy(out, mod, ml);
+	n = ml;
+	out[n++] = '!';
+	if (sym) {
+		size_t sl = strlen(sym);
+		if (sl > cap - n - 1)
+			sl = cap - n - 1;
+		memcpy(out + n, sym, sl);
+		n += sl;
+	} else {
+		out[n++] = '0';
+		out[n++] = 'x';
+		n += (size_t)evt_format_hex(out + n, addr - im->base, 1);
+	}
+	out[n] = '\0';
+	return n;
+}

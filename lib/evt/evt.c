@@ -1,0 +1,1019 @@
+/*
+ * evt.c - line reader (plain or gzip), evt and folded line parsing,
+ * escaping, number formatting and buffered output.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "evt/evt.h"
+#include "base/cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* ------------------------------------------------------------------ */
+/* line reader                                                         */
+
+#define LR_CHUNK (1u << 20)
+
+struct linereader {
+	int fd;
+	int own_fd;
+	char *name;
+	char *buf;		/* decoded bytes */
+	size_t cap, start, end;
+	int eof;
+	const char *error;
+	char errbuf[96];	/* error messages that name a byte offset */
+	unsigned long lineno;
+	unsigned long skipped;	/* lines too long or with NUL bytes */
+	int quiet;
+	uint64_t offset;	/* raw bytes read from fd */
+	uint64_t size;
+	/* gzip */
+	int gz;
+	z_stream zs;
+	unsigned char *zbuf;
+	int zeof;
+	int zend;
+};
+
+static struct linereader *
+lr_new(int fd, int own, const char *name)
+{
+	struct linereader *lr = xcalloc(1, sizeof(*lr));
+	struct stat st;
+
+	lr->fd = fd;
+	lr->own_fd = own;
+	lr->name = xstrdup(name);
+	lr->cap = LR_CHUNK;
+	lr->buf = xmalloc(lr->cap + 1);
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		lr->size = (uint64_t)st.st_size;
+	return lr;
+}
+
+struct linereader *
+lr_open(const char *path)
+{
+	int fd;
+
+	if (path == NULL || strcmp(path, "-") == 0)
+		return lr_new(STDIN_FILENO, 0, "<stdin>");
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	return lr_new(fd, 1, path);
+}
+
+struct linereader *
+lr_fdopen(int fd, const char *name)
+{
+	return lr_new(fd, 0, name);
+}
+
+static ssize_t
+read_raw(struct linereader *lr, void *p, size_t n)
+{
+	ssize_t r;
+
+	do
+		r = read(lr->fd, p, n);
+	while (r < 0 && errno == EINTR);
+	if (r > 0)
+		lr->offset += (uint64_t)r;
+	return r;
+}
+
+/* Switches to gzip decoding: the bytes already in buf are compressed input. */
+static void
+gz_start(struct linereader *lr)
+{
+	size_t have = lr->end - lr->start;
+
+	lr->gz = 1;
+	lr->zbuf = xmalloc(LR_CHUNK);
+	memcpy(lr->zbuf, lr->buf + lr->start, have);
+	lr->start = lr->end = 0;
+	memset(&lr->zs, 0, sizeof(lr->zs));
+	lr->zs.next_in = lr->zbuf;
+	lr->zs.avail_in = (uInt)have;
+	if (inflateInit2(&lr->zs, 15 + 32) != Z_OK)
+		lr->error = "cannot initialise zlib";
+}
+
+/*
+ * Sets the error for a gzip stream that cannot be decoded further, with
+ * the offset of the first compressed byte zlib did not take: where the
+ * damage (or the end of a truncated file) is.
+ */
+static void
+gz_error(struct linereader *lr, const char *what)
+{
+	uint64_t at = lr->offset - lr->zs.avail_in;
+
+	snprintf(lr->errbuf, sizeof(lr->errbuf), "%s at compressed byte %llu", what,
+	    (unsigned long long)at);
+	lr->error = lr->errbuf;
+}
+
+/* Appends up to ROOM decoded bytes at buf+end.  Returns bytes added, 0 at end. */
+static size_t
+fill(struct linereader *lr, size_t room)
+{
+	ssize_t r;
+
+	if (!lr->gz) {
+		r = read_raw(lr, lr->buf + lr->end, room);
+		if (r < 0) {
+			lr->error = strerror(errno);
+			return 0;
+		}
+		return (size_t)r;
+	}
+	lr->zs.next_out = (unsigned char *)lr->buf + lr->end;
+	lr->zs.avail_out = (uInt)room;
+	while (lr->zs.avail_out == room && lr->error == NULL) {
+		int zr;
+
+		if (lr->zs.avail_in == 0 && !lr->zeof) {
+			r = read_raw(lr, lr->zbuf, LR_CHUNK);
+			if (r < 0) {
+				lr->error = strerror(errno);
+				break;
+			}
+			if (r == 0)
+				lr->zeof = 1;
+			lr->zs.next_in = lr->zbuf;
+			lr->zs.avail_in = (uInt)r;
+		}
+		if (lr->zend)
+			break;
+		zr = inflate(&lr->zs, Z_NO_FLUSH);
+		if (zr == Z_STREAM_END) {
+			/* concatenated gzip members, as gzip(1) allows */
+			if (lr->zs.avail_in == 0 && !lr->zeof) {
+				r = read_raw(lr, lr->zbuf, LR_CHUNK);
+				if (r < 0) {
+					lr->error = strerror(errno);
+					break;
+				}
+				lr->zs.next_in = lr->zbuf;
+				lr->zs.avail_in = (uInt)r;
+				if (r == 0)
+					lr->zeof = 1;
+			}
+			if (lr->zs.avail_in > 0) {
+				inflateReset(&lr->zs);
+				continue;
+			}
+			lr->zend = 1;
+			break;
+		}
+		if (zr == Z_BUF_ERROR && lr->zeof && lr->zs.avail_in == 0) {
+			gz_error(lr, "truncated gzip stream");
+			break;
+		}
+		if (zr != Z_OK && zr != Z_BUF_ERROR) {
+			gz_error(lr, "corrupt gzip stream");
+			break;
+		}
+	}
+	return room - lr->zs.avail_out;
+}
+
+/* Messages for skipped lines, per input; past them the lines are only counted. */
+#define LR_MAX_WARNINGS 10
+
+/* Reports a line the reader does not hand out (unless quiet), and counts it. */
+static void
+skip_line(struct linereader *lr, const char *why)
+{
+	lr->skipped++;
+	if (lr->quiet)
+		return;
+	if (lr->skipped <= LR_MAX_WARNINGS)
+		cli_warn("%s:%lu: %s, line skipped", lr->name, lr->lineno, why);
+	else if (lr->skipped == LR_MAX_WARNINGS + 1)
+		cli_warn("%s: more lines skipped; counting them", lr->name);
+}
+
+/*
+ * Reads more input into buf[end..cap).  Returns 0, 1 when the input
+ * turned out to be gzip (the buffer was emptied: scan again), or -1 on
+ * error.  Sets eof at the end of the input.
+ */
+static int
+read_more(struct linereader *lr)
+{
+	size_t got;
+
+	if (lr->error)
+		return -1;
+	got = fill(lr, lr->cap - lr->end);
+	if (!lr->gz && lr->lineno == 0 && lr->start == 0 && lr->end == 0 && got >= 2 &&
+	    (unsigned char)lr->buf[0] == 0x1f && (unsigned char)lr->buf[1] == 0x8b) {
+		lr->end += got;
+		gz_start(lr);
+		return 1;
+	}
+	if (got == 0) {
+		if (lr->error)
+			return -1;
+		lr->eof = 1;
+	}
+	lr->end += got;
+	return 0;
+}
+
+/*
+ * The line filling the whole buffer (EVT_MAX_LINE bytes) has no newline
+ * yet: it is skipped, and the rest of it is read into the same buffer
+ * and dropped, up to its newline, so a huge line costs no more memory
+ * than the cap.  Returns 0, or -1 on a read error.
+ */
+static int
+discard_long_line(struct linereader *lr)
+{
+	char *nl = NULL;
+
+	lr->lineno++;
+	lr->start = lr->end = 0;
+	while (nl == NULL && !lr->eof) {
+		if (read_more(lr) < 0)
+			return -1;
+		nl = memchr(lr->buf, '\n', lr->end);
+		if (nl != NULL)
+			lr->start = (size_t)(nl + 1 - lr->buf);
+		else
+			lr->end = 0;
+	}
+	skip_line(lr, "line too long (64 MiB or more)");
+	return 0;
+}
+
+/* The next line, whatever bytes it holds; NULL at the end or on error. */
+static char *
+next_line(struct linereader *lr, size_t *len)
+{
+	char *nl;
+	size_t scanned = 0;
+
+	/*
+	 * No early return on an error: the lines decoded before it (zlib
+	 * hands out a damaged member's bytes with the error) are still given
+	 * out; only the line the error cut short is not.
+	 */
+	for (;;) {
+		nl = memchr(lr->buf + lr->start + scanned, '\n',
+		    lr->end - lr->start - scanned);
+		if (nl != NULL || lr->eof)
+			break;
+		scanned = lr->end - lr->start;
+		/* make room: slide to the front, then grow */
+		if (lr->start > 0 && lr->end == lr->cap) {
+			memmove(lr->buf, lr->buf + lr->start, lr->end - lr->start);
+			lr->end -= lr->start;
+			lr->start = 0;
+		}
+		if (lr->end == lr->cap) {
+			if (lr->cap >= EVT_MAX_LINE) {
+				if (discard_long_line(lr) < 0)
+					return NULL;
+				scanned = 0;
+				continue;
+			}
+			lr->cap *= 2;
+			lr->buf = xrealloc(lr->buf, lr->cap + 1);
+		}
+		switch (read_more(lr)) {
+		case -1:
+			return NULL;
+		case 1:
+			scanned = 0;
+			break;
+		}
+	}
+	if (nl == NULL) {
+		/* last line without newline */
+		if (lr->start == lr->end)
+			return NULL;
+		nl = lr->buf + lr->end;
+	}
+	{
+		char *line = lr->buf + lr->start;
+		size_t n = (size_t)(nl - line);
+
+		lr->start = (size_t)(nl - lr->buf) + (nl < lr->buf + lr->end);
+		if (n > 0 && line[n - 1] == '\r')
+			n--;
+		line[n] = '\0';
+		lr->lineno++;
+		*len = n;
+		return line;
+	}
+}
+
+/*
+ * Every tool reads lines here, so this is where the one rule for bad
+ * lines lives: a line with a NUL byte is not text (C string functions
+ * would cut it, and it is not valid evt), so it is skipped and counted
+ * like a line too long, never passed on or altered.
+ */
+char *
+lr_next(struct linereader *lr, size_t *len)
+{
+	char *line;
+
+	while ((line = next_line(lr, len)) != NULL && memchr(line, '\0', *len) != NULL)
+		skip_line(lr, "NUL byte in line");
+	return line;
+}
+
+unsigned long
+lr_skipped(const struct linereader *lr)
+{
+	return lr->skipped;
+}
+
+void
+lr_set_quiet(struct linereader *lr)
+{
+	lr->quiet = 1;
+}
+
+unsigned long
+lr_lineno(const struct linereader *lr)
+{
+	return lr->lineno;
+}
+
+uint64_t
+lr_offset(const struct linereader *lr)
+{
+	return lr->offset;
+}
+
+uint64_t
+lr_size(const struct linereader *lr)
+{
+	return lr->size;
+}
+
+const char *
+lr_name(const struct linereader *lr)
+{
+	return lr->name;
+}
+
+const char *
+lr_error(const struct linereader *lr)
+{
+	return lr->error;
+}
+
+void
+lr_close(struct linereader *lr)
+{
+	if (lr == NULL)
+		return;
+	if (lr->gz)
+		inflateEnd(&lr->zs);
+	if (lr->own_fd)
+		close(lr->fd);
+	free(lr->zbuf);
+	free(lr->buf);
+	free(lr->name);
+	free(lr);
+}
+
+/* ------------------------------------------------------------------ */
+/* numbers                                                             */
+
+int
+evt_parse_decimal(const char *s, double *out)
+{
+	int neg = 0, digits = 0;
+	uint64_t ip = 0, fp = 0, scale = 1;
+
+	if (*s == '-') {
+		neg = 1;
+		s++;
+	}
+	while (*s >= '0' && *s <= '9') {
+		if (ip > (UINT64_MAX - 9) / 10)
+			return -1;
+		ip = ip * 10 + (uint64_t)(*s++ - '0');
+		digits++;
+	}
+	if (*s == '.') {
+		s++;
+		while (*s >= '0' && *s <= '9') {
+			if (scale < 1000000000000000000ull) {
+				fp = fp * 10 + (uint64_t)(*s - '0');
+				scale *= 10;
+			}
+			s++;
+			digits++;
+		}
+	}
+	if (digits == 0 || *s != '\0')
+		return -1;
+	*out = ((double)ip + (double)fp / (double)scale) * (neg ? -1 : 1);
+	if (!(*out < EVT_MAX_MS && *out > -EVT_MAX_MS))
+		return -1;	/* out of range: 1e12 ms is 31 years */
+	return 0;
+}
+
+/* "00".."99": two digits a step, a third of the divisions */
+static const char digits2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+int
+evt_format_u64(char *out, uint64_t v)
+{
+	if (v < 10) {
+		out[0] = (char)('0' + v);
+		return 1;
+	}
+	if (v < 100) {
+		memcpy(out, digits2 + 2 * v, 2);
+		return 2;
+	}
+	int n = 3;
+	for (uint64_t t = v / 1000; t; t /= 10)
+		n++;
+	char *o = out + n;
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100) * 2;
+		v /= 100;
+		o -= 2;
+		memcpy(o, digits2 + d, 2);
+	}
+	if (v >= 10) {
+		o -= 2;
+		memcpy(o, digits2 + 2 * v, 2);
+	} else
+		*--o = (char)('0' + v);
+	return n;
+}
+
+int
+evt_format_hex(char *out, uint64_t v, int width)
+{
+	char t[16];
+	int i = 16;
+	do {
+		t[--i] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while ((v || 16 - i < width) && i > 0);
+	memcpy(out, t + i, (size_t)(16 - i));
+	return 16 - i;
+}
+
+void
+evt_format_hexbytes(char *out, const uint8_t *p, size_t n)
+{
+	static char hx2[512];	/* "000102...ff": a byte's two digits at 2·byte */
+	if (!hx2[1])
+		for (int i = 0; i < 256; i++) {
+			hx2[2 * i] = "0123456789abcdef"[i >> 4];
+			hx2[2 * i + 1] = "0123456789abcdef"[i & 15];
+		}
+	for (size_t i = 0; i < n; i++)
+		memcpy(out + 2 * i, hx2 + 2 * p[i], 2);
+}
+
+/* exactly 6 digits, zero-padded (V < 1000000) */
+static void
+format_6(char *out, unsigned v)
+{
+	unsigned hi = v / 10000, mid = v / 100 % 100, lo = v % 100;
+	memcpy(out, digits2 + 2 * hi, 2);
+	memcpy(out + 2, digits2 + 2 * mid, 2);
+	memcpy(out + 4, digits2 + 2 * lo, 2);
+}
+
+int
+evt_format_time_ns(char *out, int64_t ns)
+{
+	int n = 0;
+	uint64_t u, frac;
+
+	if (ns < 0) {
+		out[n++] = '-';
+		u = (uint64_t)(-(ns + 1)) + 1;
+	} else
+		u = (uint64_t)ns;
+	n += evt_format_u64(out + n, u / 1000000);
+	frac = u % 1000000;
+	out[n++] = '.';
+	format_6(out + n, (unsigned)frac);
+	n += 6;
+	out[n] = '\0';
+	return n;
+}
+
+/* Values the integer formatters cannot hold exactly (sums of absurd input). */
+static int
+format_big(char *out, double ms)
+{
+	static int warned;
+
+	if (!warned) {
+		cli_warn("a time or weight beyond 9e12 ms was written as 9e12 ms");
+		warned = 1;
+	}
+	if (ms != ms)
+		ms = 0;
+	return snprintf(out, 32, "%s9000000000000.000000", ms < 0 ? "-" : "");
+}
+
+int
+evt_format_time(char *out, double ms)
+{
+	double ns = ms * 1e6;
+
+	if (!(ms < 9e12 && ms > -9e12))
+		return format_big(out, ms);
+
+	return evt_format_time_ns(out, (int64_t)(ns < 0 ? ns - 0.5 : ns + 0.5));
+}
+
+int
+evt_format_weight(char *out, double ms)
+{
+	if (!(ms < 9e12 && ms > -9e12))
+		return format_big(out, ms);
+	return evt_format_fixed6(out, (int64_t)(ms * 1e6 + (ms < 0 ? -0.5 : 0.5)));
+}
+
+int
+evt_format_fixed6(char *out, int64_t v)
+{
+	int n = 0;
+	uint64_t u = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
+	if (v < 0)
+		out[n++] = '-';
+	n += evt_format_u64(out + n, u / 1000000);
+	unsigned frac = (unsigned)(u % 1000000);
+	if (frac) {
+		char f[6];
+		format_6(f, frac);
+		int flen = 6;
+		while (f[flen - 1] == '0')
+			flen--;
+		out[n++] = '.';
+		memcpy(out + n, f, (size_t)flen);
+		n += flen;
+	}
+	out[n] = '\0';
+	return n;
+}
+
+int
+evt_format_weight_ns(char *out, int64_t ns)
+{
+	/* what evt_format_weight(ns / 1e6) writes, without floating point (below 2^50 ns,
+	 * 13 days, the double round trip is exact; beyond, the same call) */
+	if (ns <= -(1LL << 50) || ns >= (1LL << 50))
+		return evt_format_weight(out, (double)ns / 1e6);
+	return evt_format_fixed6(out, ns);
+}
+
+/* ------------------------------------------------------------------ */
+/* evt lines                                                           */
+
+enum evt_linetype
+evt_classify(const char *line, size_t len)
+{
+	if (len == 0)
+		return EVT_BLANK;
+	if (line[0] != '#')
+		return EVT_EVENT;
+	if (len >= 4 && memcmp(line, "#evt", 4) == 0 && (len == 4 || line[4] == '\t'))
+		return EVT_HEADER;
+	return EVT_META;
+}
+
+static int
+parse_long(const char *s, long *out)
+{
+	long v = 0;
+	int neg = 0;
+
+	if (*s == '-') {
+		neg = 1;
+		s++;
+	}
+	if (*s == '\0')
+		return -1;
+	while (*s >= '0' && *s <= '9') {
+		if (v > (long)(0x7fffffffffffffffLL / 10 - 1))
+			return -1;
+		v = v * 10 + (*s++ - '0');
+	}
+	if (*s != '\0')
+		return -1;
+	*out = neg ? -v : v;
+	return 0;
+}
+
+int
+evt_parse(char *line, size_t len, struct evt_event *ev, const char **why)
+{
+	char *col[7];
+	char *p = line, *end = line + len, *tab, *last;
+	long cpu;
+	int i;
+
+	for (i = 0; i < 7; i++) {
+		tab = memchr(p, '\t', (size_t)(end - p));
+		if (tab == NULL) {
+			*why = i < 6 ? "fewer than 8 tab-separated columns" :
+			    "no stack column (a line must end with a tab and the stack)";
+			return -1;
+		}
+		*tab = '\0';
+		col[i] = p;
+		p = tab + 1;
+	}
+	if (evt_parse_decimal(col[0], &ev->time_ms) < 0) {
+		*why = "time column is not a decimal number within +-1e12 ms";
+		return -1;
+	}
+	ev->time_text = col[0];
+	ev->kind = col[1];
+	if (*ev->kind == '\0') {
+		*why = "empty kind column";
+		return -1;
+	}
+	if (parse_long(col[2], &cpu) < 0 || cpu < -1 || cpu > 0xffff) {
+		*why = "cpu column is not an integer";
+		return -1;
+	}
+	ev->cpu = (int)cpu;
+	ev->process = col[3];
+	if (parse_long(col[4], &ev->pid) < 0) {
+		*why = "pid column is not an integer";
+		return -1;
+	}
+	if (parse_long(col[5], &ev->tid) < 0) {
+		*why = "tid column is not an integer";
+		return -1;
+	}
+	if (evt_parse_decimal(col[6], &ev->weight) < 0) {
+		*why = "weight column is not a decimal number within +-1e12 ms";
+		return -1;
+	}
+	ev->weight_text = col[6];
+	/* the stack is after the last tab; attributes lie between */
+	last = p;
+	for (tab = end; tab > p; tab--)
+		if (tab[-1] == '\t') {
+			last = tab;
+			break;
+		}
+	ev->stack = last;
+	ev->stack_len = (size_t)(end - last);
+	ev->nattr = 0;
+	while (p < last) {
+		char *eq;
+
+		tab = memchr(p, '\t', (size_t)(last - p));
+		*tab = '\0';
+		eq = strchr(p, '=');
+		if (eq == NULL || eq == p) {
+			*why = "attribute column without key=value";
+			return -1;
+		}
+		if (ev->nattr == EVT_MAX_ATTRS) {
+			*why = "more than 64 attributes";
+			return -1;
+		}
+		*eq = '\0';
+		ev->attr[ev->nattr].key = p;
+		ev->attr[ev->nattr].val = eq + 1;
+		ev->nattr++;
+		p = tab + 1;
+	}
+	return 0;
+}
+
+const char *
+evt_attr(const struct evt_event *ev, const char *key)
+{
+	int i;
+
+	for (i = 0; i < ev->nattr; i++)
+		if (strcmp(ev->attr[i].key, key) == 0)
+			return ev->attr[i].val;
+	return NULL;
+}
+
+int
+evt_parse_header(char *line, size_t len, struct evt_header *h, const char **why)
+{
+	char *p, *end = line + len, *tab;
+	long v;
+
+	h->nkv = 0;
+	if (evt_classify(line, len) != EVT_HEADER) {
+		*why = "not an #evt header";
+		return -1;
+	}
+	if (len < 6) {
+		*why = "#evt header without a version";
+		return -1;
+	}
+	p = line + 5;
+	tab = memchr(p, '\t', (size_t)(end - p));
+	if (tab)
+		*tab = '\0';
+	if (parse_long(p, &v) < 0 || v < 1) {
+		*why = "#evt version is not a positive integer";
+		return -1;
+	}
+	if (v > EVT_VERSION) {
+		*why = "#evt version newer than this tool understands";
+		return -1;
+	}
+	h->version = (int)v;
+	p = tab ? tab + 1 : end;
+	while (p < end) {
+		char *eq;
+
+		tab = memchr(p, '\t', (size_t)(end - p));
+		if (tab)
+			*tab = '\0';
+		eq = strchr(p, '=');
+		if (eq && h->nkv < EVT_MAX_ATTRS) {
+			*eq = '\0';
+			h->kv[h->nkv].key = p;
+			h->kv[h->nkv].val = eq + 1;
+			h->nkv++;
+		}
+		p = tab ? tab + 1 : end;
+	}
+	return 0;
+}
+
+const char *
+evt_header_get(const struct evt_header *h, const char *key)
+{
+	int i;
+
+	for (i = 0; i < h->nkv; i++)
+		if (strcmp(h->kv[i].key, key) == 0)
+			return h->kv[i].val;
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* escaping                                                            */
+
+static const char hexdig[] = "0123456789ABCDEF";
+
+size_t
+evt_escape(char *out, const char *s, size_t n, int in_stack)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c == 0x7f || c == '%' || (in_stack && c == ';')) {
+			out[o++] = '%';
+			out[o++] = hexdig[c >> 4];
+			out[o++] = hexdig[c & 15];
+		} else
+			out[o++] = (char)c;
+	}
+	return o;
+}
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+size_t
+evt_unescape(char *s, size_t n)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < n; i++) {
+		int hi, lo;
+
+		if (s[i] == '%' && i + 2 < n && (hi = hexval(s[i + 1])) >= 0 &&
+		    (lo = hexval(s[i + 2])) >= 0) {
+			s[o++] = (char)(hi << 4 | lo);
+			i += 2;
+		} else
+			s[o++] = s[i];
+	}
+	if (o < n)
+		s[o] = '\0';
+	return o;
+}
+
+/* ------------------------------------------------------------------ */
+/* folded                                                              */
+
+static int
+parse_count(const char *s, const char *e, double *out)
+{
+	uint64_t ip = 0, fp = 0, scale = 1;
+	int digits = 0;
+
+	while (s < e && *s >= '0' && *s <= '9') {
+		if (ip > (UINT64_MAX - 9) / 10)
+			return -1;
+		ip = ip * 10 + (uint64_t)(*s++ - '0');
+		digits++;
+	}
+	if (digits == 0)
+		return -1;
+	if (s < e && *s == '.') {
+		s++;
+		if (s == e || *s < '0' || *s > '9')
+			return -1;
+		while (s < e && *s >= '0' && *s <= '9') {
+			if (scale < 1000000000000000000ull) {
+				fp = fp * 10 + (uint64_t)(*s - '0');
+				scale *= 10;
+			}
+			s++;
+		}
+	}
+	if (s != e)
+		return -1;
+	*out = (double)ip + (double)fp / (double)scale;
+	return 0;
+}
+
+static int
+is_space(int c)
+{
+	return c == ' ' || c == '\t';
+}
+
+int
+folded_parse(char *line, size_t len, char **stack, size_t *stack_len,
+    double *count, double *count2, int *has2)
+{
+	char *e = line + len, *t1, *s1;
+	double a, b;
+
+	while (e > line && is_space(e[-1]))
+		e--;
+	t1 = e;
+	while (t1 > line && !is_space(t1[-1]))
+		t1--;
+	if (t1 == line || parse_count(t1, e, &a) < 0)
+		return -1;
+	s1 = t1;
+	while (s1 > line && is_space(s1[-1]))
+		s1--;
+	/*
+	 * Is the token before it a number too?  Then this is "stack c1 c2".
+	 * Scan back over digits and dots only: the leaf frame can be long.
+	 */
+	{
+		char *t0 = s1;
+
+		while (t0 > line && ((t0[-1] >= '0' && t0[-1] <= '9') || t0[-1] == '.'))
+			t0--;
+		if (t0 > line && t0 < s1 && is_space(t0[-1]) &&
+		    parse_count(t0, s1, &b) == 0) {
+			char *s0 = t0;
+
+			while (s0 > line && is_space(s0[-1]))
+				s0--;
+			if (s0 > line) {
+				*s0 = '\0';
+				*stack = line;
+				*stack_len = (size_t)(s0 - line);
+				*count = b;
+				*count2 = a;
+				*has2 = 1;
+				return 0;
+			}
+		}
+	}
+	if (s1 == line)
+		return -1;
+	*s1 = '\0';
+	*stack = line;
+	*stack_len = (size_t)(s1 - line);
+	*count = a;
+	*count2 = 0;
+	*has2 = 0;
+	return 0;
+}
+
+/* the number of frames of STACK[0..LEN): separators plus one */
+static size_t
+stack_frames(const char *stack, size_t len)
+{
+	const char *p = stack, *e = stack + len;
+	size_t n = 1;
+
+	while ((p = memchr(p, ';', (size_t)(e - p))) != NULL) {
+		n++;
+		p++;
+	}
+	return n;
+}
+
+size_t
+evt_stack_cap(const char *stack, size_t len, char **buf, size_t *cap,
+    size_t *outlen)
+{
+	const size_t head = EVT_STACK_HEAD_FRAMES;
+	const size_t tail = EVT_STACK_TAIL_FRAMES;	/* and one frame for the mark */
+	const char *e = stack + len, *head_end = stack, *tail_start = e;
+	size_t n, k, elided, need, hl, tl;
+	char mark[48];
+	int ml;
+
+	/* N frames take at least N - 1 bytes (separators): most stacks stop here */
+	if (len < EVT_MAX_STACK_FRAMES)
+		return 0;
+	n = stack_frames(stack, len);
+	if (n <= EVT_MAX_STACK_FRAMES)
+		return 0;
+	for (k = 0; k < head; k++)	/* just past the HEAD-th separator */
+		head_end = (const char *)memchr(head_end, ';', (size_t)(e - head_end)) + 1;
+	for (k = 0; k < tail; k++)	/* at the separator before the last TAIL frames */
+		tail_start = mem_last(stack, ';', (size_t)(tail_start - stack));
+	elided = n - head - tail;
+	ml = snprintf(mark, sizeof(mark), "[%zu frames elided]", elided);
+	hl = (size_t)(head_end - stack);
+	tl = (size_t)(e - tail_start);
+	need = hl + (size_t)ml + tl + 1;
+	if (need > *cap) {
+		*cap = need;
+		*buf = xrealloc(*buf, need);
+	}
+	memcpy(*buf, stack, hl);
+	memcpy(*buf + hl, mark, (size_t)ml);
+	memcpy(*buf + hl + ml, tail_start, tl);
+	(*buf)[hl + ml + tl] = '\0';
+	*outlen = hl + (size_t)ml + tl;
+	return elided;
+}
+
+char *
+evt_cut_stack(struct evt_stack_cut *c, char *stack, size_t *len, unsigned long line)
+{
+	size_t elided = evt_stack_cap(stack, *len, &c->buf, &c->cap, len);
+
+	if (elided == 0)
+		return stack;
+	if (c->stacks++ == 0)
+		c->first_line = line;
+	c->frames += (int64_t)elided;
+	return c->buf;
+}
+
+void
+evt_warn_cut(const char *name, unsigned long first_line, int64_t stacks, int64_t frames)
+{
+	cli_warn("%s:%lu: %lld stack%s deeper than %d frames: %lld frames elided "
+	    "(each stack's cut is one \"[N frames elided]\" frame, weights kept)",
+	    name, first_line, (long long)stacks, stacks == 1 ? "" : "s",
+	    EVT_MAX_STACK_FRAMES, (long long)frames);
+}
+
+void
+evt_cut_report(struct evt_stack_cut *c, const char *name)
+{
+	if (c->stacks > 0)
+		evt_warn_cut(name, c->first_line, c->stacks, c->frames);
+	c->first_line = 0;
+	c->stacks = c->frames = 0;
+}
+
+void
+evt_cut_free(struct evt_stack_cut *c)
+{
+	free(c->buf);
+	c->buf = NULL;
+	c->cap = 0;
+}

@@ -1,0 +1,199 @@
+/*
+ * evt.h - reading and writing the evt text format (docs/evt-format.md)
+ * and folded stacks.
+ *
+ * Reading is zero-copy: a line reader hands out mutable lines from its
+ * buffer, evt_parse() cuts one in place (tabs become NULs) and points
+ * the fields of struct evt_event into it.  Everything stays valid until
+ * the next call to lr_next().
+ */
+#ifndef ETLKIT_EVT_H
+#define ETLKIT_EVT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/outbuf.h"
+
+#define EVT_VERSION 1
+#define EVT_MAX_ATTRS 64
+#define EVT_MAX_LINE (64u << 20)	/* a line this long is skipped, not a reason to eat all memory */
+
+/* ---------- line reader (plain or gzip input, transparently) ---------- */
+
+struct linereader;
+
+/* Opens PATH ("-" or NULL = stdin). Returns NULL and sets errno on failure. */
+struct linereader *lr_open(const char *path);
+/* Wraps an already open descriptor; NAME is used in messages. */
+struct linereader *lr_fdopen(int fd, const char *name);
+/*
+ * Next line without its "\n" (and "\r"), NUL-terminated, writable.
+ * Returns NULL at end of input or on error (see lr_error()).  Lines of
+ * EVT_MAX_LINE bytes or more and lines with a NUL byte are skipped:
+ * reported on stderr as "FILE:LINE: why, line skipped" (the first few)
+ * and counted in lr_skipped(); the lines after them are read.
+ */
+char *lr_next(struct linereader *lr, size_t *len);
+/* Lines skipped so far (too long, NUL bytes): callers count them as malformed. */
+unsigned long lr_skipped(const struct linereader *lr);
+/* No messages for skipped lines (they are still counted): for a second pass over an input. */
+void lr_set_quiet(struct linereader *lr);
+/* 1-based number of the line last returned. */
+unsigned long lr_lineno(const struct linereader *lr);
+/* Bytes consumed from the underlying file so far (compressed bytes for gzip). */
+uint64_t lr_offset(const struct linereader *lr);
+/* Total size of the input if it is a regular file, else 0. */
+uint64_t lr_size(const struct linereader *lr);
+const char *lr_name(const struct linereader *lr);
+/*
+ * NULL if the input ended cleanly, else a message (I/O error, corrupt or
+ * truncated gzip "at compressed byte N"); the lines before it were read.
+ */
+const char *lr_error(const struct linereader *lr);
+void lr_close(struct linereader *lr);
+
+/* ---------- evt lines ---------- */
+
+struct evt_attr {
+	char *key;
+	char *val;		/* still escaped; see evt_unescape() */
+};
+
+struct evt_event {
+	double time_ms;
+	char *kind;
+	int cpu;
+	char *process;
+	long pid;
+	long tid;
+	double weight;
+	int nattr;
+	struct evt_attr attr[EVT_MAX_ATTRS];
+	char *stack;		/* root first, ";"-separated, may be "" */
+	size_t stack_len;
+	/* text of the numeric columns as they were written, for exact pass-through */
+	char *time_text;
+	char *weight_text;
+};
+
+enum evt_linetype { EVT_EVENT, EVT_HEADER, EVT_META, EVT_BLANK };
+
+/* What kind of line is this (by its first bytes). */
+enum evt_linetype evt_classify(const char *line, size_t len);
+
+/*
+ * Parses an event line in place.  Returns 0, or -1 with *why set to a
+ * static message when the line is malformed.
+ */
+int evt_parse(char *line, size_t len, struct evt_event *ev, const char **why);
+
+/* Value of attribute KEY or NULL. */
+const char *evt_attr(const struct evt_event *ev, const char *key);
+
+/* Header: "#evt\t1\tkey=value...".  Parsed in place. */
+struct evt_header {
+	int version;
+	int nkv;
+	struct evt_attr kv[EVT_MAX_ATTRS];
+};
+int evt_parse_header(char *line, size_t len, struct evt_header *h, const char **why);
+const char *evt_header_get(const struct evt_header *h, const char *key);
+
+/* ---------- escaping ---------- */
+
+/*
+ * Appends S[0..N) escaped per docs/evt-format.md §4 to OUT (which must
+ * have room for 3*N bytes).  IN_STACK also escapes ';'.  Returns the
+ * number of bytes written.
+ */
+size_t evt_escape(char *out, const char *s, size_t n, int in_stack);
+/* Reverses evt_escape in place; returns the new length. */
+size_t evt_unescape(char *s, size_t n);
+
+/* ---------- numbers ---------- */
+
+/*
+ * Fast decimal parser for the time and weight columns ("-12.345600").
+ * Refuses magnitudes >= EVT_MAX_MS (1e12 ms, 31 years): no real trace
+ * has them, and the formatters below are exact only well inside it.
+ */
+#define EVT_MAX_MS 1e12
+int evt_parse_decimal(const char *s, double *out);
+/*
+ * Writes V with exactly 6 fraction digits (the time column).  Returns length.
+ * OUT needs 32 bytes.  Values beyond +-9e12 ms are saturated (with a warning).
+ */
+int evt_format_time(char *out, double ms);
+/* Time from integer nanoseconds: exact, no floating point. */
+int evt_format_time_ns(char *out, int64_t ns);
+/* V in decimal, not terminated (OUT needs 20 bytes).  Returns the length. */
+int evt_format_u64(char *out, uint64_t v);
+/* V in lower-case hex, at least WIDTH (up to 16) digits, no "0x", not terminated.  Returns the length. */
+int evt_format_hex(char *out, uint64_t v, int width);
+/* The N bytes at P as 2N lower-case hex digits, not terminated. */
+void evt_format_hexbytes(char *out, const uint8_t *p, size_t n);
+/* Shortest decimal for a weight (up to 6 fraction digits, trailing zeros trimmed). */
+int evt_format_weight(char *out, double ms);
+/* The same for a weight of NS nanoseconds (OUT needs 32 bytes). */
+int evt_format_weight_ns(char *out, int64_t ns);
+/* V / 10^6, exactly, with up to 6 fraction digits, trailing zeros trimmed (OUT needs 32 bytes). */
+int evt_format_fixed6(char *out, int64_t v);
+
+/* ---------- folded stacks ---------- */
+
+/*
+ * Splits a folded line "a;b;c 12" in place: *stack gets "a;b;c",
+ * *count the number, and *count2 a second column when present
+ * (diff form "stack 10 12"; *has2 tells).  Returns 0 or -1 (malformed).
+ */
+int folded_parse(char *line, size_t len, char **stack, size_t *stack_len,
+    double *count, double *count2, int *has2);
+
+/*
+ * The most frames a stack keeps (docs/hardening.md, "Deep stacks and
+ * hostile names"): Windows stack walks give a few hundred at most, and
+ * every view grows with depth.
+ * A deeper stack keeps its EVT_MAX_STACK_FRAMES / 2 root-side frames
+ * and the leaf-side frames that fill the rest, and the frames between
+ * become one frame "[N frames elided]", so it has exactly
+ * EVT_MAX_STACK_FRAMES frames and keeps its weight.
+ */
+#define EVT_MAX_STACK_FRAMES 4096
+#define EVT_STACK_HEAD_FRAMES (EVT_MAX_STACK_FRAMES / 2)	/* kept root-side */
+#define EVT_STACK_TAIL_FRAMES (EVT_MAX_STACK_FRAMES - EVT_STACK_HEAD_FRAMES - 1)	/* leaf-side */
+
+/*
+ * Applies that cap to STACK[0..LEN) (";"-separated, root first).
+ * Returns N, the number of frames elided, with the shortened text in
+ * *BUF (*CAP bytes, grown as needed) and its length in *OUTLEN; 0 when
+ * the stack is within the cap (nothing written).
+ */
+size_t evt_stack_cap(const char *stack, size_t len, char **buf, size_t *cap,
+    size_t *outlen);
+
+/*
+ * The stacks of one input cut by that cap, counted for one message at its
+ * end: every reader of stacks that is not lib/stacks keeps one of these.
+ */
+struct evt_stack_cut {
+	char *buf;			/* the cut copy of the last deep stack */
+	size_t cap;
+	unsigned long first_line;	/* the first line cut */
+	int64_t stacks, frames;		/* stacks cut, frames elided */
+};
+
+/* STACK itself, or its cut copy (in C, *LEN updated) with the cut counted at LINE. */
+char *evt_cut_stack(struct evt_stack_cut *c, char *stack, size_t *len, unsigned long line);
+/* Says on stderr how many stacks of NAME were cut, if any, and counts anew. */
+void evt_cut_report(struct evt_stack_cut *c, const char *name);
+void evt_cut_free(struct evt_stack_cut *c);
+/*
+ * The message itself, for readers that count otherwise (lib/stacks):
+ * "tool: NAME:LINE: N stacks deeper than 4096 frames: M frames elided".
+ */
+void evt_warn_cut(const char *name, unsigned long first_line, int64_t stacks,
+    int64_t frames);
+
+#endif

@@ -1,0 +1,744 @@
+/*
+ * diffstacks.c - two-sided stack tables and the evt/folded reader that
+ * diff and overweight share (see diffstacks.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "report/diffstacks.h"
+#include "base/cli.h"
+#include "evt/evt.h"
+#include "stacks/stacks.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ------------------------------------------------------------------ */
+/* the table                                                           */
+
+#define ARENA_CHUNK (1u << 20)
+
+struct dstab {
+	struct ds_entry *e;
+	size_t n, cap;
+	uint32_t *slot;		/* entry index + 1; 0 = empty */
+	size_t mask;
+	char **chunks;		/* key arena */
+	size_t nchunks;
+	char *apos;
+	size_t aleft;
+};
+
+struct dstab *
+ds_new(void)
+{
+	struct dstab *t = xcalloc(1, sizeof(*t));
+
+	t->mask = 1023;
+	t->slot = xcalloc(t->mask + 1, sizeof(*t->slot));
+	return t;
+}
+
+void
+ds_free(struct dstab *t)
+{
+	size_t i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < t->nchunks; i++)
+		free(t->chunks[i]);
+	free(t->chunks);
+	free(t->slot);
+	free(t->e);
+	free(t);
+}
+
+/*
+ * Eight bytes per step, multiply-xorshift mixing: fast on the long
+ * lines of real stacks (a few KB) and good enough for linear probing.
+ */
+uint64_t
+ds_hash(const char *s, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n, v;
+
+	while (n >= 8) {
+		memcpy(&v, s, 8);
+		h = (h ^ v) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+		s += 8;
+		n -= 8;
+	}
+	v = 0;
+	memcpy(&v, s, n);
+	h = (h ^ v) * 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 29;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 32;
+	return h;
+}
+
+static char *
+arena_copy(struct dstab *t, const char *s, size_t n)
+{
+	char *p;
+
+	if (n + 1 > t->aleft) {
+		size_t sz = n + 1 > ARENA_CHUNK ? n + 1 : ARENA_CHUNK;
+
+		t->chunks = xrealloc(t->chunks, (t->nchunks + 1) * sizeof(*t->chunks));
+		t->chunks[t->nchunks++] = t->apos = xmalloc(sz);
+		t->aleft = sz;
+	}
+	p = t->apos;
+	memcpy(p, s, n);
+	p[n] = '\0';
+	t->apos += n + 1;
+	t->aleft -= n + 1;
+	return p;
+}
+
+static void
+grow(struct dstab *t)
+{
+	size_t cap = (t->mask + 1) * 2, i, j;
+
+	free(t->slot);
+	t->slot = xcalloc(cap, sizeof(*t->slot));
+	t->mask = cap - 1;
+	for (i = 0; i < t->n; i++) {
+		for (j = t->e[i].hash & t->mask; t->slot[j]; j = (j + 1) & t->mask)
+			;
+		t->slot[j] = (uint32_t)(i + 1);
+	}
+}
+
+size_t
+ds_intern(struct dstab *t, const char *key, size_t len, uint64_t hash)
+{
+	size_t j;
+	struct ds_entry *e;
+
+	for (j = hash & t->mask; t->slot[j]; j = (j + 1) & t->mask) {
+		e = &t->e[t->slot[j] - 1];
+		if (e->hash == hash && e->len == len && memcmp(e->key, key, len) == 0)
+			return t->slot[j] - 1;
+	}
+	if (len > UINT32_MAX || t->n >= UINT32_MAX - 1)
+		cli_fatal("too many or too long stacks");
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 1024;
+		t->e = xrealloc(t->e, t->cap * sizeof(*t->e));
+	}
+	e = &t->e[t->n];
+	memset(e, 0, sizeof(*e));
+	e->key = arena_copy(t, key, len);
+	e->len = (uint32_t)len;
+	e->hash = hash;
+	t->slot[j] = (uint32_t)(t->n + 1);
+	t->n++;
+	if (t->n * 4 > (t->mask + 1) * 3)	/* 75% full */
+		grow(t);
+	return t->n - 1;
+}
+
+size_t
+ds_size(const struct dstab *t)
+{
+	return t->n;
+}
+
+struct ds_entry *
+ds_at(struct dstab *t, size_t i)
+{
+	return &t->e[i];
+}
+
+static const struct dstab *sort_tab;
+
+static int
+cmp_key(const void *a, const void *b)
+{
+	const struct ds_entry *x = &sort_tab->e[*(const size_t *)a];
+	const struct ds_entry *y = &sort_tab->e[*(const size_t *)b];
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->key, y->key, n);
+
+	if (c)
+		return c;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+size_t *
+ds_sorted(struct dstab *t)
+{
+	size_t *ix = xmalloc((t->n ? t->n : 1) * sizeof(*ix)), i;
+
+	for (i = 0; i < t->n; i++)
+		ix[i] = i;
+	sort_tab = t;
+	qsort(ix, t->n, sizeof(*ix), cmp_key);
+	sort_tab = NULL;
+	return ix;
+}
+
+/* ------------------------------------------------------------------ */
+/* options                                                             */
+
+int
+ds_option(struct ds_opts *o, struct stk_config *cfg, int opt, const char *arg)
+{
+	switch (opt) {
+	case DS_OPT_KEEPIDS:
+		o->keep_ids = 1;
+		return 1;
+	case DS_OPT_PERFIDS:
+		o->perf_ids = 1;
+		return 1;
+	case DS_OPT_STRIPHEX:
+		o->strip_hex = 1;
+		return 1;
+	}
+	if (!stk_option(cfg, opt, arg))
+		return 0;
+	/* patterns reshape folded input too; without them it is compared as it is */
+	if (opt == STK_OPT_GROUP || opt == STK_OPT_FOLD || opt == STK_OPT_INCLUDE ||
+	    opt == STK_OPT_EXCLUDE || opt == STK_OPT_PRESET)
+		o->shape_folded = 1;
+	if (opt == STK_OPT_FOLDPCT)
+		o->fold_pct_given = 1;
+	return 1;
+}
+
+void
+ds_options_done(struct ds_opts *o, struct stk_config *cfg)
+{
+	if (o->fold_pct_given && cfg->fold_pct > 0)
+		cli_warn("--fold-pct ignored: stacks are compared unfolded "
+		    "(PerfView clears Fold%% on both inputs)");
+	cfg->fold_pct = 0;
+	if (!o->keep_ids) {
+		cfg->no_scenario = 1;	/* a scenario name is an id too: it must not split stacks */
+		/* evt: build the root frames without ids rather than strip them after */
+		if (cfg->roots == STK_ROOTS_PID || cfg->roots == STK_ROOTS_TID)
+			cfg->roots = STK_ROOTS_COMM;
+	}
+	o->stk = cfg;
+}
+
+/* ------------------------------------------------------------------ */
+/* numbers                                                             */
+
+int
+ds_format(char *out, double v)
+{
+	if (v == floor(v) && fabs(v) < 9.2e18)
+		return sprintf(out, "%" PRId64, (int64_t)v);
+	if (fabs(v) >= 9.2e18 || !isfinite(v))
+		return sprintf(out, "%.0f", v);
+	if (fabs(v) >= 1e12) {		/* beyond evt_format_weight's range */
+		int n = sprintf(out, "%.6f", v);
+
+		while (out[n - 1] == '0')
+			out[--n] = '\0';
+		if (out[n - 1] == '.')
+			out[--n] = '\0';
+		return n;
+	}
+	return evt_format_weight(out, v);
+}
+
+/* ------------------------------------------------------------------ */
+/* id stripping                                                        */
+
+static int
+is_digit(int c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Does [p, e) start with " (DIGITS)"?  Returns the length matched or 0. */
+static size_t
+paren_id(const char *p, const char *e)
+{
+	const char *q = p;
+
+	if (e - q < 4 || q[0] != ' ' || q[1] != '(' || !is_digit(q[2]))
+		return 0;
+	for (q += 2; q < e && is_digit(*q); q++)
+		;
+	if (q == e || *q != ')')
+		return 0;
+	return (size_t)(q + 1 - p);
+}
+
+/* First " (DIGITS)" in [b, e), or NULL. */
+static const char *
+find_paren_id(const char *b, const char *e)
+{
+	const char *p;
+
+	for (p = b; p + 4 <= e; p++) {
+		p = memchr(p, ' ', (size_t)(e - p));
+		if (p == NULL)
+			return NULL;
+		if (paren_id(p, e))
+			return p;
+	}
+	return NULL;
+}
+
+static int
+process_name(const char *s, size_t n)
+{
+	static const char *const names[] = { "Idle", "System", "Registry", "Secure System",
+	    "Memory Compression", "Interrupts", "DPCs" };
+	size_t i;
+
+	if (n > 4 && strncasecmp(s + n - 4, ".exe", 4) == 0)
+		return 1;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == n && memcmp(s, names[i], n) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+has_prefix(const char *b, const char *e, const char *pfx)
+{
+	size_t n = strlen(pfx);
+
+	return (size_t)(e - b) >= n && memcmp(b, pfx, n) == 0;
+}
+
+/*
+ * New length of the frame [b, e) with its id removed, written in place
+ * (the result is always a prefix-or-shorter rewrite of the frame).
+ */
+static size_t
+strip_frame(char *b, char *e, int perf_first)
+{
+	const char *p;
+	size_t n = (size_t)(e - b), skip;
+
+	/* PerfView: "Process64 NAME (PID) Args: ..." -> NAME (any characters, my-app too) */
+	if (has_prefix(b, e, "Process32 ") || has_prefix(b, e, "Process64 ") ||
+	    has_prefix(b, e, "Process ")) {
+		skip = b[7] == ' ' ? 8 : 10;
+		p = find_paren_id(b + skip, e);
+		if (p != NULL && p > b + skip) {
+			memmove(b, b + skip, (size_t)(p - (b + skip)));
+			return (size_t)(p - (b + skip));
+		}
+		return n;
+	}
+	/* PerfView: "Thread (TID) CPU=12ms (label)" -> "Thread" */
+	if (has_prefix(b, e, "Thread") && paren_id(b + 6, e))
+		return 6;
+	/*
+	 * WPA's process column, "app.exe (1234)", "System (4)", "Idle (0)".
+	 * Only process-looking names: "trace (2)" is a scenario (Windows
+	 * names file copies so) and must stay apart from "trace".
+	 */
+	if (n > 4 && e[-1] == ')') {
+		for (p = e - 2; p > b && is_digit(*p); p--)
+			;
+		if (p < e - 2 && p - b >= 2 && p[0] == '(' && p[-1] == ' ' && p - 1 > b &&
+		    process_name(b, (size_t)(p - 1 - b)))
+			return (size_t)(p - 1 - b);
+	}
+	/* perf's comm-PID and comm-PID/TID (stackcollapse-perf --pid/--tid), root frame only */
+	if (perf_first && n > 2 && is_digit(e[-1])) {
+		p = e - 1;
+		while (p > b && is_digit(*p))
+			p--;
+		if (*p == '/' && p > b) {
+			p--;
+			if (!is_digit(*p))
+				return n;
+			while (p > b && is_digit(*p))
+				p--;
+		}
+		if (*p == '-' && p > b)
+			return (size_t)(p - b);
+	}
+	return n;
+}
+
+#define STRIP_FRAMES 3		/* scenario, process, thread: ids live only there */
+
+size_t
+ds_strip_ids(char *stack, size_t len, int perf)
+{
+	char *b = stack, *end = stack + len, *e;
+	int i;
+	size_t n;
+
+	for (i = 0; i < STRIP_FRAMES && b < end; i++) {
+		e = memchr(b, ';', (size_t)(end - b));
+		if (e == NULL)
+			e = end;
+		if (memchr(b, '!', (size_t)(e - b)) != NULL)
+			break;		/* a code frame: the pseudo-frames are over */
+		n = strip_frame(b, e, perf && i == 0);
+		if (b + n < e) {
+			memmove(b + n, e, (size_t)(end - e));
+			end -= e - (b + n);
+			e = b + n;
+		}
+		if (e == end)
+			break;
+		b = e + 1;
+	}
+	*end = '\0';
+	return (size_t)(end - stack);
+}
+
+/* ------------------------------------------------------------------ */
+/* reading                                                             */
+
+struct scratch {
+	char *p;
+	size_t cap;
+};
+
+static char *
+scratch_room(struct scratch *s, size_t n)
+{
+	if (n > s->cap) {
+		s->cap = n + n / 2 + 256;
+		s->p = xrealloc(s->p, s->cap);
+	}
+	return s->p;
+}
+
+static int
+is_hex(int c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* difffolded -s: every 0x<hex> becomes 0x... so addresses do not split stacks. */
+static char *
+strip_hex(struct scratch *s, const char *in, size_t *len)
+{
+	size_t n = *len, i = 0, o = 0;
+	char *out = scratch_room(s, n * 2 + 1);
+
+	while (i < n) {
+		if (in[i] == '0' && i + 2 < n + 1 && i + 1 < n && in[i + 1] == 'x' &&
+		    i + 2 < n && is_hex((unsigned char)in[i + 2])) {
+			i += 2;
+			while (i < n && is_hex((unsigned char)in[i]))
+				i++;
+			memcpy(out + o, "0x...", 5);
+			o += 5;
+		} else
+			out[o++] = in[i++];
+	}
+	out[o] = '\0';
+	*len = o;
+	return out;
+}
+
+struct reader {
+	struct dstab *t;
+	const struct ds_opts *o;
+	struct ds_stats *st;
+	struct linereader *lr;
+	struct scratch hex, path;
+	int side;
+	int reported;
+	struct stk *S;		/* stackfold's lib, for evt and shaped folded input */
+	struct evt_stack_cut cut;	/* folded stacks cut to EVT_MAX_STACK_FRAMES */
+};
+
+static void
+bad_line(struct reader *r, const char *why)
+{
+	int max = r->o->max_reports > 0 ? r->o->max_reports : 10;
+
+	r->st->bad++;
+	if (r->reported < max)
+		cli_warn("%s:%lu: %s", lr_name(r->lr), lr_lineno(r->lr), why);
+	else if (r->reported == max)
+		cli_warn("%s: more unusable lines; counting them without a message",
+		    lr_name(r->lr));
+	r->reported++;
+}
+
+/* Id stripping, hex stripping, transform, then into the table. */
+static void
+count_stack(struct reader *r, char *stack, size_t len, double w0, double w1,
+    double n0, double n1)
+{
+	struct ds_entry *e;
+	size_t ix;
+
+	if (!r->o->keep_ids)
+		len = ds_strip_ids(stack, len, r->o->perf_ids);
+	if (r->o->strip_hex)
+		stack = strip_hex(&r->hex, stack, &len);
+	ix = ds_intern(r->t, stack, len, ds_hash(stack, len));
+	e = ds_at(r->t, ix);
+	e->w[0] += w0;
+	e->w[1] += w1;
+	e->n[0] += n0;
+	e->n[1] += n1;
+	r->st->counted++;
+	r->st->total[0] += w0;
+	r->st->total[1] += w1;
+	r->st->samples[0] += n0;
+	r->st->samples[1] += n1;
+}
+
+/*
+ * Frames never carry control bytes (evt escapes them); a line that does
+ * is garbage.  Eight bytes at a time (bit-twiddling "hasless"/"haszero",
+ * both exact for "is there any such byte").
+ */
+static int
+has_control(const char *s, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t v, d;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&v, s + i, 8);
+		d = v ^ (ones * 0x7f);
+		if (((v - ones * 0x20) & ~v & high) || ((d - ones) & ~d & high))
+			return 1;
+	}
+	for (; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f)
+			return 1;
+	return 0;
+}
+
+static void
+folded_line(struct reader *r, char *line, size_t len)
+{
+	char *stack;
+	size_t slen;
+	double c1, c2, per = r->o->per_sample > 0 ? r->o->per_sample : 1;
+	int has2;
+
+	if (folded_parse(line, len, &stack, &slen, &c1, &c2, &has2) < 0) {
+		bad_line(r, "not a folded stack line (expected \"frame;frame;... count\")");
+		return;
+	}
+	if (has_control(stack, slen)) {
+		bad_line(r, "control character in the stack");
+		return;
+	}
+	if (r->side < 0 && !has2) {
+		bad_line(r, "one count where two were expected (\"stack base test\")");
+		return;
+	}
+	if (r->side >= 0 && has2) {
+		bad_line(r, "two counts (a diff line?) where one was expected");
+		return;
+	}
+	if (c1 != floor(c1) || (has2 && c2 != floor(c2)))
+		r->st->fractional = 1;
+	stack = evt_cut_stack(&r->cut, stack, &slen, lr_lineno(r->lr));
+	if (r->side < 0)
+		count_stack(r, stack, slen, c1, c2, c1 / per, c2 / per);
+	else if (r->side == 0)
+		count_stack(r, stack, slen, c1, 0, c1 / per, 0);
+	else
+		count_stack(r, stack, slen, 0, c1, 0, c1 / per);
+}
+
+/*
+ * A frame as it may appear in folded output (what stackfold writes):
+ * no ';' or control bytes, not empty, and no " 123" at its end (which
+ * flamegraph.pl would take for a count column).
+ */
+static size_t
+put_frame(char *o, const char *s)
+{
+	size_t n = strlen(s), i, j;
+
+	if (n == 0) {
+		o[0] = '?';
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		o[i] = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '_' : (char)c;
+	}
+	j = n;
+	while (j > 0 && (is_digit(o[j - 1]) || o[j - 1] == '.'))
+		j--;
+	if (j < n && j > 0 && o[j - 1] == ' ')
+		o[j - 1] = '_';
+	return n;
+}
+
+/* Every node of stackfold's tree with an exclusive metric becomes one stack. */
+static void
+take_tree(struct reader *r)
+{
+	struct stk *S = r->S;
+	const struct stk_stats *ss;
+	const struct stk_node *nd;
+	double div = stk_unit_div(S), w;
+	uint32_t id, *path = NULL;
+	size_t cap = 0, len, need;
+	int depth = 0, i;
+	char *buf;
+
+	stk_finish(S);
+	nd = stk_node(S, STK_ROOT);
+	if (nd->exc != 0 || nd->exc_count != 0) {
+		buf = scratch_room(&r->path, 8);
+		strcpy(buf, "ROOT");
+		w = (double)nd->exc / div;
+		count_stack(r, buf, 4, r->side == 0 ? w : 0, r->side == 1 ? w : 0,
+		    r->side == 0 ? (double)nd->exc_count : 0, r->side == 1 ? (double)nd->exc_count : 0);
+	}
+	for (id = stk_next(S, STK_ROOT, &depth); id != STK_NONE; id = stk_next(S, id, &depth)) {
+		if ((size_t)depth > cap) {
+			cap = (size_t)depth * 2 + 16;
+			path = xrealloc(path, cap * sizeof(*path));
+		}
+		path[depth - 1] = id;
+		nd = stk_node(S, id);
+		if (nd->exc == 0 && nd->exc_count == 0)
+			continue;
+		need = 1;
+		for (i = 0; i < depth; i++)
+			need += strlen(stk_name(S, stk_node(S, path[i])->frame)) + 2;
+		buf = scratch_room(&r->path, need);
+		len = 0;
+		for (i = 0; i < depth; i++) {
+			if (i)
+				buf[len++] = ';';
+			len += put_frame(buf + len, stk_name(S, stk_node(S, path[i])->frame));
+		}
+		buf[len] = '\0';
+		w = (double)nd->exc / div;
+		count_stack(r, buf, len, r->side == 0 ? w : 0, r->side == 1 ? w : 0,
+		    r->side == 0 ? (double)nd->exc_count : 0, r->side == 1 ? (double)nd->exc_count : 0);
+	}
+	free(path);
+	ss = stk_get_stats(S);
+	r->st->ignored += (unsigned long)ss->other_kinds;
+	r->st->counted = (unsigned long)ss->kept_events;
+	r->st->dropped += (unsigned long)(ss->excluded_events + ss->notincluded_events);
+	r->st->dropped_weight += (double)(ss->excluded_metric + ss->notincluded_metric) / div;
+	r->st->fractional = r->o->stk->decimals > 0;
+	if (strcmp(stk_unit_name(S), "count") != 0)
+		snprintf(r->st->unit, sizeof(r->st->unit), "%s", stk_unit_name(S));
+}
+
+int
+ds_read(struct dstab *t, int side, const char *path, const struct ds_opts *o,
+    struct ds_stats *st)
+{
+	struct reader r;
+	char *line;
+	size_t len;
+	int decided = 0, rc = 0;
+	const char *err;
+	enum evt_linetype lt;
+
+	memset(&r, 0, sizeof(r));
+	memset(st, 0, sizeof(*st));
+	r.t = t;
+	r.o = o;
+	r.st = st;
+	r.side = side;
+	r.lr = lr_open(path);
+	if (r.lr == NULL) {
+		cli_warn("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while ((line = lr_next(r.lr, &len)) != NULL) {
+		if ((lr_lineno(r.lr) & 0xffff) == 0)
+			cli_progress(lr_offset(r.lr), lr_size(r.lr));
+		lt = evt_classify(line, len);
+		if (lt == EVT_BLANK)
+			continue;
+		if (!decided) {
+			decided = 1;
+			st->is_evt = lt == EVT_HEADER;
+			if (st->is_evt) {
+				struct evt_header h;
+				const char *why;
+				char *copy = xstrndup(line, len);
+
+				if (side < 0) {
+					cli_warn("%s: evt input has one side; the two-count form must be folded",
+					    lr_name(r.lr));
+					rc = -1;
+				} else if (evt_parse_header(copy, len, &h, &why) < 0) {
+					cli_warn("%s:%lu: %s", lr_name(r.lr), lr_lineno(r.lr), why);
+					rc = -1;
+				}
+				free(copy);
+				if (rc < 0)
+					break;
+			}
+			if ((st->is_evt || (o->shape_folded && side >= 0)) && o->stk) {
+				r.S = stk_new(o->stk);
+				stk_reset_format(r.S);
+			}
+		}
+		if (r.S) {
+			const char *why;
+
+			if (lt == EVT_EVENT)
+				st->lines++;
+			if (stk_feed(r.S, line, len, &why) < 0)
+				bad_line(&r, why);
+			if (r.cut.first_line == 0 && stk_get_stats(r.S)->deep_stacks > 0)
+				r.cut.first_line = lr_lineno(r.lr);
+			continue;
+		}
+		if (lt != EVT_EVENT)
+			continue;	/* metadata, comments, a repeated header */
+		st->lines++;
+		if (st->is_evt)
+			bad_line(&r, "evt input needs stackfold's configuration");
+		else
+			folded_line(&r, line, len);
+	}
+	cli_progress_end();
+	if (r.S != NULL) {	/* lib/stacks cut them: its counts */
+		r.cut.stacks = stk_get_stats(r.S)->deep_stacks;
+		r.cut.frames = stk_get_stats(r.S)->elided_frames;
+	}
+	evt_cut_report(&r.cut, lr_name(r.lr));
+	if (r.S != NULL) {
+		if (rc == 0)
+			take_tree(&r);
+		stk_free(r.S);
+		if (rc == 0 && st->is_evt && st->counted == 0 && st->dropped == 0 && st->ignored > 0)
+			cli_warn("%s: none of its %lu events is of the kinds read (Sample unless --kind)",
+			    lr_name(r.lr), st->ignored);
+	}
+	st->bad += lr_skipped(r.lr);	/* too long, NUL bytes: reported by the reader */
+	if (rc == 0 && (err = lr_error(r.lr)) != NULL) {
+		/* the lines before the damage are kept, like every reader; none is no input */
+		cli_warn("%s: %s", lr_name(r.lr), err);
+		st->bad++;
+		if (st->lines == 0)
+			rc = -1;
+	}
+	if (rc == 0 && st->bad > 0)
+		cli_warn("%s: %lu unusable line%s skipped", lr_name(r.lr), st->bad,
+		    st->bad == 1 ? "" : "s");
+	lr_close(r.lr);
+	free(r.hex.p);
+	free(r.path.p);
+	evt_cut_free(&r.cut);
+	return rc;
+}

@@ -1,0 +1,118 @@
+/*
+ * diffstacks.h - two-sided stack tables for diff and overweight.
+ *
+ * A dstab maps a string (a whole folded stack, or one frame name) to two
+ * weights and two sample counts, side 0 = baseline, side 1 = test.  Keys
+ * live in an arena and entries in one array, so memory grows with the
+ * number of distinct keys, never with the input size, and inserting does
+ * not allocate per line.
+ *
+ * ds_read() fills a table from an evt or folded file: it decides the
+ * format from the first non-empty line (docs/evt-format.md §5), turns
+ * evt events into stacks with stackfold's lib (and folded stacks too
+ * when grouping/folding options are given), strips process and thread
+ * ids so the same code path in two traces lands on the same key, counts
+ * and reports unusable lines.
+ */
+#ifndef ETLKIT_DIFFSTACKS_H
+#define ETLKIT_DIFFSTACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct stk_config;
+
+struct ds_entry {
+	const char *key;	/* NUL-terminated, in the table's arena */
+	uint32_t len;
+	uint32_t mark;		/* free for the caller (overweight: last stack seen) */
+	uint32_t depth;		/* free for the caller (overweight: least depth seen) */
+	uint64_t hash;
+	uint64_t set;		/* free for the caller (overweight: fingerprint of its stacks) */
+	double w[2];		/* weight per side */
+	double n[2];		/* samples per side */
+};
+
+struct dstab;
+
+struct dstab *ds_new(void);
+void ds_free(struct dstab *t);
+uint64_t ds_hash(const char *s, size_t n);
+/* Finds KEY or inserts it with zero weights; returns its index. */
+size_t ds_intern(struct dstab *t, const char *key, size_t len, uint64_t hash);
+size_t ds_size(const struct dstab *t);
+/* Valid until the next ds_intern(). */
+struct ds_entry *ds_at(struct dstab *t, size_t i);
+/* Indexes of all entries sorted by key (bytewise); caller frees. */
+size_t *ds_sorted(struct dstab *t);
+
+struct ds_opts {
+	int keep_ids;		/* do not strip pids/tids */
+	int perf_ids;		/* also strip "comm-PID[/TID]" from the first frame */
+	int strip_hex;		/* rewrite 0x<hex> to 0x... (difffolded -s) */
+	double per_sample;	/* folded input: weight of one sample (default 1) */
+	/*
+	 * stackfold's configuration (lib/stacks/stacks.h): evt input always goes
+	 * through it (kinds, units, roots, patterns as stackfold does them);
+	 * folded input only when SHAPE_FOLDED is set (a pattern option was
+	 * given), else folded stacks are compared as they are, like
+	 * difffolded.pl.  Fold% is never applied.
+	 */
+	const struct stk_config *stk;
+	int shape_folded;
+	int fold_pct_given;
+	int max_reports;	/* bad lines reported one by one per file (default 10) */
+};
+
+/*
+ * The options diff and overweight share: stackfold's (STK_LONGOPTS)
+ * and DS_LONGOPTS below.  ds_option() returns 1 when it took OPT;
+ * ds_options_done() after getopt: Fold% off (with a warning if it was
+ * asked for), scenario and FlameGraph root ids off unless --keep-ids.
+ */
+enum { DS_OPT_KEEPIDS = 0x5200, DS_OPT_PERFIDS, DS_OPT_STRIPHEX };
+#define DS_LONGOPTS \
+	{ "keep-ids", no_argument, NULL, DS_OPT_KEEPIDS }, \
+	{ "perf-ids", no_argument, NULL, DS_OPT_PERFIDS }, \
+	{ "strip-hex", no_argument, NULL, DS_OPT_STRIPHEX }
+int ds_option(struct ds_opts *o, struct stk_config *cfg, int opt, const char *arg);
+void ds_options_done(struct ds_opts *o, struct stk_config *cfg);
+
+struct ds_stats {
+	int is_evt;
+	unsigned long lines;	/* data lines read (not comments or blank) */
+	unsigned long counted;	/* lines whose weight was counted */
+	unsigned long bad;	/* unusable lines, reported */
+	unsigned long dropped;	/* samples ExcPats/IncPats dropped */
+	unsigned long ignored;	/* evt events of kinds not counted */
+	int fractional;		/* some count had a fraction */
+	double total[2];	/* weight counted per side (after the transform) */
+	double samples[2];
+	double dropped_weight;
+	char unit[16];		/* "us", "ms", "samples" for evt input; "" when unknown */
+};
+
+/*
+ * Reads PATH ("-" = stdin) into T.  SIDE is 0 or 1, or -1 for a file in
+ * the two-count form "stack base test" that fills both sides.
+ * Returns 0, or -1 when the file could not be opened or read (message
+ * already printed).  Bad lines are reported as "FILE:LINE: why".
+ */
+int ds_read(struct dstab *t, int side, const char *path,
+    const struct ds_opts *o, struct ds_stats *st);
+
+/*
+ * Strips process/thread ids from the leading pseudo-frames of STACK in
+ * place (see diff.1): "Process64 app (12) Args: x" -> "app",
+ * "Thread (7) CPU=3ms" -> "Thread", "app.exe (12)" -> "app.exe"; with
+ * PERF also "app-12" and "app-12/34" as the first frame -> "app" (off by
+ * default: "nightly-17" is more likely aggregate's scenario name than a
+ * pid, and merging two scenarios would be silent data loss).  Returns
+ * the new length.
+ */
+size_t ds_strip_ids(char *stack, size_t len, int perf);
+
+/* Formats a weight: integer form when integral, else up to 6 decimals. */
+int ds_format(char *out, double v);
+
+#endif

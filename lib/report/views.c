@@ -1,0 +1,857 @@
+/*
+ * views.c - call tree, caller/callee and by-name views on lib/stacks,
+ * and the speedscope JSON writer.
+ */
+#include "report/views.h"
+#include "base/escape.h"
+#include "report/numfmt.h"
+#include "base/cli.h"
+
+#include <fnmatch.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* shared formatting                                                   */
+
+static void
+put_tsv_text(struct outbuf *ob, const char *s)
+{
+	for (; *s; s++)
+		ob_putc(ob, (*s == '\t' || *s == '\n' || *s == '\r') ? ' ' : *s);
+}
+
+static void
+put_value(struct outbuf *ob, double v, int width, int tsv)
+{
+	char b[64];
+
+	if (tsv)
+		fmt_num(b, v);
+	else
+		fmt_thousands(b, v, 3);
+	if (!tsv)
+		for (int i = (int)strlen(b); i < width; i++)
+			ob_putc(ob, ' ');
+	ob_puts(ob, b);
+}
+
+static void
+put_pct(struct outbuf *ob, double v, double total, int width, int tsv)
+{
+	char b[32];
+
+	snprintf(b, sizeof(b), "%.2f", total != 0 ? 100 * v / total : 0);
+	if (!tsv)
+		for (int i = (int)strlen(b); i < width; i++)
+			ob_putc(ob, ' ');
+	ob_puts(ob, b);
+}
+
+static void
+sep(struct outbuf *ob, int tsv)
+{
+	ob_puts(ob, tsv ? "\t" : "  ");
+}
+
+/*
+ * A tree line's indentation: one space per level, then "+ ".  Past
+ * VIEW_MAX_INDENT levels the indentation stops growing and the level is
+ * written as a number ("+ [depth 300] "), so a line's length does not
+ * grow with the depth and the text stays linear in the input.
+ */
+static void
+put_indent(struct outbuf *ob, int depth)
+{
+	int i, n = depth < VIEW_MAX_INDENT ? depth : VIEW_MAX_INDENT;
+
+	for (i = 0; i < n; i++)
+		ob_putc(ob, ' ');
+	if (depth > VIEW_MAX_INDENT)
+		ob_printf(ob, "+ [depth %d] ", depth);
+	else if (depth)
+		ob_puts(ob, "+ ");
+}
+
+/* ------------------------------------------------------------------ */
+/* call tree                                                           */
+
+struct walk {
+	uint32_t id;
+	int depth;
+};
+
+static int
+node_hidden(const struct stk_node *n)
+{
+	return n->folded;
+}
+
+int
+view_tree(struct stk *S, const struct view_opts *o, struct outbuf *ob)
+{
+	double div = stk_unit_div(S);
+	const struct stk_node *root = stk_node(S, STK_ROOT);
+	double total = (double)root->inc / div;
+	double minw = o->min_percent > 0 ? fabs(total) * o->min_percent / 100 : 0;
+	struct walk *stk;
+	size_t sp = 0, cap = 256, nkids, k;
+	uint32_t *kids = NULL;
+	size_t kcap = 0;
+	int tsv = o->tsv;
+
+	if (root->inc == 0 && root->child == STK_NONE)
+		return -1;
+	stk_sort_children(S, 0);
+	if (tsv)
+		ob_printf(ob, "#depth\tinc_%s\tinc%%\texc_%s\texc%%\tname\n", stk_unit_name(S),
+		    stk_unit_name(S));
+	else
+		ob_printf(ob, "%14s  %7s  %14s  %7s  name\n", "inc", "inc%", "exc", "exc%");
+	stk = xmalloc(cap * sizeof(*stk));
+	stk[sp].id = STK_ROOT;
+	stk[sp++].depth = 0;
+	while (sp) {
+		struct walk w = stk[--sp];
+		const struct stk_node *n = stk_node(S, w.id);
+		uint32_t c, last = w.id;
+		int chain = 1;
+
+		/* a frame that only calls itself: shown once with [N frames] */
+		while (w.id != STK_ROOT) {
+			const struct stk_node *ln = stk_node(S, last);
+			uint32_t only = ln->child;
+
+			if (ln->exc != 0 || only == STK_NONE || stk_node(S, only)->sibling != STK_NONE ||
+			    stk_node(S, only)->frame != n->frame || node_hidden(stk_node(S, only)))
+				break;
+			last = only;
+			chain++;
+		}
+		if (tsv)
+			ob_printf(ob, "%d\t", w.depth);
+		put_value(ob, (double)n->inc / div, 14, tsv);
+		sep(ob, tsv);
+		put_pct(ob, (double)n->inc / div, total, 7, tsv);
+		sep(ob, tsv);
+		put_value(ob, (double)stk_node(S, last)->exc / div, 14, tsv);
+		sep(ob, tsv);
+		put_pct(ob, (double)stk_node(S, last)->exc / div, total, 7, tsv);
+		sep(ob, tsv);
+		if (!tsv)
+			put_indent(ob, w.depth);
+		if (w.id == STK_ROOT)
+			ob_puts(ob, "ROOT");
+		else if (tsv)
+			put_tsv_text(ob, stk_name(S, n->frame));
+		else
+			text_escape_str(ob, stk_name(S, n->frame));
+		if (chain > 1)
+			ob_printf(ob, " [%d frames]", chain);
+		ob_putc(ob, '\n');
+		if (o->max_depth > 0 && w.depth >= o->max_depth)
+			continue;
+		/* children in order: push reversed */
+		nkids = 0;
+		for (c = stk_node(S, last)->child; c != STK_NONE; c = stk_node(S, c)->sibling) {
+			const struct stk_node *cn = stk_node(S, c);
+
+			if (node_hidden(cn) || fabs((double)cn->inc / div) < minw || cn->inc == 0)
+				continue;
+			if (nkids == kcap) {
+				kcap = kcap ? 2 * kcap : 64;
+				kids = xrealloc(kids, kcap * sizeof(*kids));
+			}
+			kids[nkids++] = c;
+		}
+		for (k = nkids; k > 0; k--) {
+			if (sp == cap) {
+				cap *= 2;
+				stk = xrealloc(stk, cap * sizeof(*stk));
+			}
+			stk[sp].id = kids[k - 1];
+			stk[sp++].depth = w.depth + 1;
+		}
+	}
+	free(stk);
+	free(kids);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* by name                                                             */
+
+int
+view_byname(struct stk *S, const struct view_opts *o, struct outbuf *ob)
+{
+	struct stk_byname *rows;
+	int n, i, tsv = o->tsv, when;
+	double div = stk_unit_div(S);
+	double total = (double)stk_node(S, STK_ROOT)->inc / div;
+
+	if (stk_byname(S, &rows, &n) < 0 || n == 0) {
+		if (n == 0)
+			free(rows);
+		return -1;
+	}
+	{
+		double ws, we;
+
+		when = stk_when_range(S, &ws, &we);
+	}
+	if (tsv)
+		ob_printf(ob, "#exc_%s\texc%%\texc_count\tinc_%s\tinc%%\tinc_count\tfirst_ms\tlast_ms\t%sname\n",
+		    stk_unit_name(S), stk_unit_name(S), when ? "when\t" : "");
+	else
+		ob_printf(ob, "%14s  %7s  %10s  %14s  %7s  %10s  %12s  %12s  %s%sname\n", "exc", "exc%",
+		    "exc_ct", "inc", "inc%", "inc_ct", "first_ms", "last_ms",
+		    when ? "when                            " : "", when ? "  " : "");
+	for (i = 0; i < n; i++) {
+		struct stk_byname *r = &rows[i];
+		char f[32], l[32];
+
+		if (isnan(r->first))
+			strcpy(f, "-"), strcpy(l, "-");
+		else {
+			snprintf(f, sizeof(f), "%.3f", r->first);
+			snprintf(l, sizeof(l), "%.3f", r->last);
+		}
+		put_value(ob, (double)r->exc / div, 14, tsv);
+		sep(ob, tsv);
+		put_pct(ob, (double)r->exc / div, total, 7, tsv);
+		sep(ob, tsv);
+		ob_printf(ob, tsv ? "%lld" : "%10lld", (long long)r->exc_count);
+		sep(ob, tsv);
+		put_value(ob, (double)r->inc / div, 14, tsv);
+		sep(ob, tsv);
+		put_pct(ob, (double)r->inc / div, total, 7, tsv);
+		sep(ob, tsv);
+		ob_printf(ob, tsv ? "%lld" : "%10lld", (long long)r->inc_count);
+		sep(ob, tsv);
+		ob_printf(ob, tsv ? "%s\t%s\t" : "%12s  %12s  ", f, l);
+		if (when) {
+			char w[STK_WHEN_BUCKETS + 1];
+
+			stk_when_text(S, r->when, w);
+			ob_puts(ob, w);
+			ob_puts(ob, tsv ? "\t" : "  ");
+		}
+		if (tsv)
+			put_tsv_text(ob, stk_name(S, r->frame));
+		else
+			text_escape_str(ob, stk_name(S, r->frame));
+		ob_putc(ob, '\n');
+	}
+	free(rows);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* caller / callee                                                     */
+
+/* a small tree of frame ids for the callers/callees trees */
+struct ctree {
+	struct cnode {
+		uint32_t frame, parent, child, sibling;
+		double inc, exc;
+	} *n;
+	size_t nn, cap;
+};
+
+static uint32_t
+ct_child(struct ctree *t, uint32_t parent, uint32_t frame)
+{
+	uint32_t c;
+
+	for (c = t->n[parent].child; c != STK_NONE; c = t->n[c].sibling)
+		if (t->n[c].frame == frame)
+			return c;
+	if (t->nn == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 256;
+		t->n = xrealloc(t->n, t->cap * sizeof(*t->n));
+	}
+	c = (uint32_t)t->nn++;
+	t->n[c].frame = frame;
+	t->n[c].parent = parent;
+	t->n[c].child = STK_NONE;
+	t->n[c].sibling = t->n[parent].child;
+	t->n[c].inc = t->n[c].exc = 0;
+	t->n[parent].child = c;
+	return c;
+}
+
+static const struct ctree *sort_tree;
+
+static int
+by_inc(const void *a, const void *b)
+{
+	double x = fabs(sort_tree->n[*(const uint32_t *)a].inc);
+	double y = fabs(sort_tree->n[*(const uint32_t *)b].inc);
+
+	return (x < y) - (x > y);
+}
+
+static void
+ct_print(struct ctree *t, struct stk *S, const struct view_opts *o, double total,
+    struct outbuf *ob)
+{
+	struct walk *stk = xmalloc(t->nn * sizeof(*stk));
+	uint32_t *kids = xmalloc(t->nn * sizeof(*kids));
+	size_t sp = 0, nk, k;
+	int tsv = o->tsv;
+	double minw = o->min_percent > 0 ? fabs(total) * o->min_percent / 100 : 0;
+
+	sort_tree = t;
+	stk[sp].id = 0;
+	stk[sp++].depth = 0;
+	while (sp) {
+		struct walk w = stk[--sp];
+		struct cnode *n = &t->n[w.id];
+		uint32_t c;
+
+		if (tsv)
+			ob_printf(ob, "%d\t", w.depth);
+		put_value(ob, n->inc, 14, tsv);
+		sep(ob, tsv);
+		put_pct(ob, n->inc, total, 7, tsv);
+		sep(ob, tsv);
+		put_value(ob, n->exc, 14, tsv);
+		sep(ob, tsv);
+		put_pct(ob, n->exc, total, 7, tsv);
+		sep(ob, tsv);
+		if (!tsv)
+			put_indent(ob, w.depth);
+		if (n->frame == STK_NONE)
+			ob_puts(ob, "[root]");
+		else if (tsv)
+			put_tsv_text(ob, stk_name(S, n->frame));
+		else
+			text_escape_str(ob, stk_name(S, n->frame));
+		ob_putc(ob, '\n');
+		nk = 0;
+		for (c = n->child; c != STK_NONE; c = t->n[c].sibling)
+			if (fabs(t->n[c].inc) >= minw && t->n[c].inc != 0)
+				kids[nk++] = c;
+		qsort(kids, nk, sizeof(*kids), by_inc);
+		for (k = nk; k > 0; k--) {
+			stk[sp].id = kids[k - 1];
+			stk[sp++].depth = w.depth + 1;
+		}
+	}
+	free(stk);
+	free(kids);
+}
+
+struct imm {
+	uint32_t frame;		/* STK_NONE: no caller (root) / no callee (self) */
+	double w;
+};
+
+static void
+imm_add(struct imm **v, size_t *n, size_t *cap, uint32_t frame, double w)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if ((*v)[i].frame == frame) {
+			(*v)[i].w += w;
+			return;
+		}
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		*v = xrealloc(*v, *cap * sizeof(**v));
+	}
+	(*v)[*n].frame = frame;
+	(*v)[(*n)++].w = w;
+}
+
+static int
+imm_cmp(const void *a, const void *b)
+{
+	double x = fabs(((const struct imm *)a)->w), y = fabs(((const struct imm *)b)->w);
+
+	return (x < y) - (x > y);
+}
+
+static int
+focus_match(const char *pat, const char *name)
+{
+	if (strcmp(pat, name) == 0)
+		return 1;
+	return strpbrk(pat, "*?[") != NULL && fnmatch(pat, name, 0) == 0;
+}
+
+int
+view_caller_callee(struct stk *S, const struct view_opts *o, int callers,
+    struct outbuf *ob)
+{
+	double div = stk_unit_div(S);
+	double total = (double)stk_node(S, STK_ROOT)->inc / div;
+	uint32_t nn = stk_nnodes(S), id, nf = stk_nframes(S), f;
+	char *is_focus = xcalloc(nf + 1, 1);
+	uint32_t *path = NULL;
+	size_t pcap = 0, np, i, nimm = 0, capimm = 0, nmatch = 0;
+	struct imm *imm = NULL;
+	struct ctree t;
+	double finc = 0, fexc = 0;
+	int tsv = o->tsv;
+
+	for (f = 0; f < nf; f++)
+		if (focus_match(o->focus, stk_name(S, f))) {
+			is_focus[f] = 1;
+			nmatch++;
+		}
+	memset(&t, 0, sizeof(t));
+	t.cap = 256;
+	t.n = xmalloc(t.cap * sizeof(*t.n));
+	t.nn = 1;
+	t.n[0].frame = STK_NONE;
+	t.n[0].parent = STK_NONE;
+	t.n[0].child = STK_NONE;
+	t.n[0].sibling = STK_NONE;
+	t.n[0].inc = t.n[0].exc = 0;
+	/* every distinct stack = every unfolded node with exclusive weight */
+	for (id = 1; id < nn && nmatch; id++) {
+		const struct stk_node *n = stk_node(S, id);
+		double w;
+		size_t occ = 0, deepest = 0;
+		uint32_t p;
+
+		if (n->folded || n->exc == 0)
+			continue;
+		np = 0;
+		for (p = id; p != STK_ROOT && p != STK_NONE; p = stk_node(S, p)->parent) {
+			if (np == pcap) {
+				pcap = pcap ? 2 * pcap : 256;
+				path = xrealloc(path, pcap * sizeof(*path));
+			}
+			path[np++] = stk_node(S, p)->frame;
+		}
+		/* path is leaf first: reverse to root first */
+		for (i = 0; i < np / 2; i++) {
+			uint32_t x = path[i];
+
+			path[i] = path[np - 1 - i];
+			path[np - 1 - i] = x;
+		}
+		for (i = 0; i < np; i++)
+			if (is_focus[path[i]]) {
+				occ++;
+				deepest = i;
+			}
+		if (occ == 0)
+			continue;
+		w = (double)n->exc / div;
+		finc += w;
+		if (is_focus[path[np - 1]])
+			fexc += w;
+		/* immediate callers/callees: each occurrence gets 1/N */
+		for (i = 0; i < np; i++) {
+			if (!is_focus[path[i]])
+				continue;
+			if (callers)
+				imm_add(&imm, &nimm, &capimm, i > 0 ? path[i - 1] : STK_NONE, w / (double)occ);
+			else
+				imm_add(&imm, &nimm, &capimm, i + 1 < np ? path[i + 1] : STK_NONE,
+				    w / (double)occ);
+		}
+		/* the tree from the deepest occurrence */
+		{
+			uint32_t cur = 0;
+
+			t.n[0].inc += w;
+			if (callers) {
+				for (i = deepest + 1; i-- > 0;) {
+					cur = ct_child(&t, cur, path[i]);
+					t.n[cur].inc += w;
+				}
+			} else {
+				for (i = deepest; i < np; i++) {
+					cur = ct_child(&t, cur, path[i]);
+					t.n[cur].inc += w;
+				}
+				t.n[cur].exc += w;
+			}
+		}
+	}
+	free(path);
+	free(is_focus);
+	if (nmatch == 0 || finc == 0) {
+		cli_warn("no sample contains the frame '%s'", o->focus);
+		free(t.n);
+		free(imm);
+		return -1;
+	}
+	if (nimm > 1)
+		qsort(imm, nimm, sizeof(*imm), imm_cmp);
+	if (tsv)
+		ob_printf(ob, "#focus\t%s\t%s\n", o->focus, stk_unit_name(S));
+	else {
+		ob_puts(ob, "Focus ");
+		text_escape_str(ob, o->focus);
+		ob_puts(ob, ": inclusive ");
+		put_value(ob, finc, 0, 0);
+		ob_printf(ob, " %s (%.2f%%), exclusive ", stk_unit_name(S), total ? 100 * finc / total : 0);
+		put_value(ob, fexc, 0, 0);
+		ob_printf(ob, " (%.2f%%)\n\n%s (a frame occurring N times on a stack gives 1/N to each)\n",
+		    total ? 100 * fexc / total : 0, callers ? "Immediate callers" : "Immediate callees");
+	}
+	for (i = 0; i < nimm; i++) {
+		if (tsv)
+			ob_puts(ob, callers ? "caller\t" : "callee\t");
+		put_value(ob, imm[i].w, 14, tsv);
+		sep(ob, tsv);
+		put_pct(ob, imm[i].w, total, 7, tsv);
+		sep(ob, tsv);
+		if (imm[i].frame == STK_NONE)
+			ob_puts(ob, callers ? "[root]" : "[self]");
+		else if (tsv)
+			put_tsv_text(ob, stk_name(S, imm[i].frame));
+		else
+			text_escape_str(ob, stk_name(S, imm[i].frame));
+		ob_putc(ob, '\n');
+	}
+	if (!tsv)
+		ob_printf(ob, "\n%s tree (deepest occurrence of the focus on each stack)\n%14s  %7s  %14s  %7s  name\n",
+		    callers ? "Callers" : "Callees", "inc", "inc%", "exc", "exc%");
+	else
+		ob_puts(ob, "#tree\n");
+	/* skip the synthetic root: print from its single focus children */
+	{
+		uint32_t c;
+		struct ctree sub = t;
+
+		for (c = t.n[0].child; c != STK_NONE; c = t.n[c].sibling) {
+			/* print each focus-rooted subtree with a temporary root */
+			struct cnode save = t.n[0];
+
+			t.n[0] = t.n[c];
+			t.n[0].sibling = STK_NONE;
+			sub = t;
+			ct_print(&sub, S, o, total, ob);
+			t.n[0] = save;
+		}
+	}
+	free(t.n);
+	free(imm);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* speedscope                                                          */
+
+struct sprofile {
+	char *name;
+	long pid, tid;
+	uint32_t *stack;	/* stack id per sample */
+	double *w;
+	size_t n, cap;
+	double start, end;
+	int have_time;
+};
+
+struct speedscope {
+	enum speedscope_by by;
+	int no_unescape;
+	/* frames */
+	char **fname;
+	size_t *flen;
+	size_t nf, fcap;
+	uint32_t *ftab;
+	size_t fmask;
+	/* stacks: sequences of frame ids */
+	uint32_t *pool;
+	size_t npool, poolcap;
+	size_t *soff, *slen;
+	size_t ns, scap;
+	uint32_t *stab;
+	size_t smask;
+	/* profiles */
+	struct sprofile *p;
+	size_t np;
+	uint32_t *cur;		/* frame ids of the sample being added */
+	size_t curcap;
+};
+
+struct speedscope *
+speedscope_new(enum speedscope_by by, int no_unescape)
+{
+	struct speedscope *ss = xcalloc(1, sizeof(*ss));
+
+	ss->by = by;
+	ss->no_unescape = no_unescape;
+	ss->fmask = 1023;
+	ss->ftab = xcalloc(ss->fmask + 1, sizeof(*ss->ftab));
+	ss->smask = 1023;
+	ss->stab = xcalloc(ss->smask + 1, sizeof(*ss->stab));
+	return ss;
+}
+
+static uint64_t
+hmem(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (n--)
+		h = (h ^ *s++) * 0x100000001b3ull;
+	return h ^ (h >> 31);
+}
+
+static uint32_t
+ss_frame(struct speedscope *ss, const char *s, size_t n)
+{
+	size_t i = (size_t)hmem(s, n) & ss->fmask, k, j;
+
+	while (ss->ftab[i]) {
+		uint32_t id = ss->ftab[i] - 1;
+
+		if (ss->flen[id] == n && memcmp(ss->fname[id], s, n) == 0)
+			return id;
+		i = (i + 1) & ss->fmask;
+	}
+	if (ss->nf == ss->fcap) {
+		ss->fcap = ss->fcap ? 2 * ss->fcap : 256;
+		ss->fname = xrealloc(ss->fname, ss->fcap * sizeof(*ss->fname));
+		ss->flen = xrealloc(ss->flen, ss->fcap * sizeof(*ss->flen));
+	}
+	ss->fname[ss->nf] = xstrndup(s, n);
+	ss->flen[ss->nf] = n;
+	ss->ftab[i] = (uint32_t)++ss->nf;
+	if (2 * ss->nf > ss->fmask) {
+		free(ss->ftab);
+		ss->fmask = 2 * ss->fmask + 1;
+		ss->ftab = xcalloc(ss->fmask + 1, sizeof(*ss->ftab));
+		for (k = 0; k < ss->nf; k++) {
+			j = (size_t)hmem(ss->fname[k], ss->flen[k]) & ss->fmask;
+			while (ss->ftab[j])
+				j = (j + 1) & ss->fmask;
+			ss->ftab[j] = (uint32_t)(k + 1);
+		}
+	}
+	return (uint32_t)(ss->nf - 1);
+}
+
+static uint32_t
+ss_stack(struct speedscope *ss, const uint32_t *f, size_t n)
+{
+	size_t i = (size_t)hmem(f, n * sizeof(*f)) & ss->smask, k, j;
+
+	while (ss->stab[i]) {
+		uint32_t id = ss->stab[i] - 1;
+
+		if (ss->slen[id] == n && memcmp(ss->pool + ss->soff[id], f, n * sizeof(*f)) == 0)
+			return id;
+		i = (i + 1) & ss->smask;
+	}
+	if (ss->ns == ss->scap) {
+		ss->scap = ss->scap ? 2 * ss->scap : 256;
+		ss->soff = xrealloc(ss->soff, ss->scap * sizeof(*ss->soff));
+		ss->slen = xrealloc(ss->slen, ss->scap * sizeof(*ss->slen));
+	}
+	while (ss->npool + n > ss->poolcap) {
+		ss->poolcap = ss->poolcap ? 2 * ss->poolcap : 4096;
+		ss->pool = xrealloc(ss->pool, ss->poolcap * sizeof(*ss->pool));
+	}
+	if (n)
+		memcpy(ss->pool + ss->npool, f, n * sizeof(*f));
+	ss->soff[ss->ns] = ss->npool;
+	ss->slen[ss->ns] = n;
+	ss->npool += n;
+	ss->stab[i] = (uint32_t)++ss->ns;
+	if (2 * ss->ns > ss->smask) {
+		free(ss->stab);
+		ss->smask = 2 * ss->smask + 1;
+		ss->stab = xcalloc(ss->smask + 1, sizeof(*ss->stab));
+		for (k = 0; k < ss->ns; k++) {
+			j = (size_t)hmem(ss->pool + ss->soff[k], ss->slen[k] * sizeof(uint32_t)) & ss->smask;
+			while (ss->stab[j])
+				j = (j + 1) & ss->smask;
+			ss->stab[j] = (uint32_t)(k + 1);
+		}
+	}
+	return (uint32_t)(ss->ns - 1);
+}
+
+static struct sprofile *
+ss_profile(struct speedscope *ss, const struct evt_event *ev)
+{
+	long pid = -1, tid = -1;
+	const char *proc = "all";
+	char name[512];
+	size_t i;
+
+	if (ev && ss->by != SS_ALL) {
+		pid = ev->pid;
+		proc = ev->process;
+		if (ss->by == SS_THREAD)
+			tid = ev->tid;
+	}
+	for (i = ss->np; i > 0; i--)
+		if (ss->p[i - 1].pid == pid && ss->p[i - 1].tid == tid)
+			return &ss->p[i - 1];
+	if (ev && ss->by == SS_THREAD) {
+		char pb[256];
+		size_t l = strlen(proc);
+
+		if (l >= sizeof(pb))
+			l = sizeof(pb) - 1;
+		memcpy(pb, proc, l);
+		pb[evt_unescape(pb, l)] = '\0';
+		snprintf(name, sizeof(name), "%s (%ld) Thread (%ld)", pb, pid, tid);
+	} else if (ev && ss->by == SS_PROCESS) {
+		char pb[256];
+		size_t l = strlen(proc);
+
+		if (l >= sizeof(pb))
+			l = sizeof(pb) - 1;
+		memcpy(pb, proc, l);
+		pb[evt_unescape(pb, l)] = '\0';
+		snprintf(name, sizeof(name), "%s (%ld)", pb, pid);
+	} else
+		snprintf(name, sizeof(name), "all");
+	ss->p = xrealloc(ss->p, (ss->np + 1) * sizeof(*ss->p));
+	memset(&ss->p[ss->np], 0, sizeof(ss->p[0]));
+	ss->p[ss->np].name = xstrdup(name);
+	ss->p[ss->np].pid = pid;
+	ss->p[ss->np].tid = tid;
+	return &ss->p[ss->np++];
+}
+
+void
+speedscope_add(struct speedscope *ss, char *stack, size_t len, double w,
+    const struct evt_event *ev)
+{
+	struct sprofile *p = ss_profile(ss, ev);
+	char *s = stack, *end = stack + len, *semi;
+	size_t nf = 0;
+	uint32_t sid;
+
+	while (len > 0 && s <= end) {
+		size_t n;
+
+		semi = memchr(s, ';', (size_t)(end - s));
+		if (semi == NULL)
+			semi = end;
+		n = (size_t)(semi - s);
+		if (!ss->no_unescape)
+			n = evt_unescape(s, n);
+		if (nf == ss->curcap) {
+			ss->curcap = ss->curcap ? 2 * ss->curcap : 256;
+			ss->cur = xrealloc(ss->cur, ss->curcap * sizeof(*ss->cur));
+		}
+		ss->cur[nf++] = ss_frame(ss, s, n);
+		s = semi + 1;
+	}
+	sid = ss_stack(ss, ss->cur, nf);
+	if (ev) {
+		if (!p->have_time || ev->time_ms < p->start)
+			p->start = ev->time_ms;
+		if (!p->have_time || ev->time_ms + w > p->end)
+			p->end = ev->time_ms + w;
+		p->have_time = 1;
+	}
+	/* consecutive identical samples merge (the time order is kept) */
+	if (p->n > 0 && p->stack[p->n - 1] == sid) {
+		p->w[p->n - 1] += w;
+		return;
+	}
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 256;
+		p->stack = xrealloc(p->stack, p->cap * sizeof(*p->stack));
+		p->w = xrealloc(p->w, p->cap * sizeof(*p->w));
+	}
+	p->stack[p->n] = sid;
+	p->w[p->n++] = w;
+}
+
+static void
+put_json_num(struct outbuf *ob, double v)
+{
+	char b[64];
+
+	fmt_num(b, v);
+	ob_puts(ob, b);
+}
+
+int
+speedscope_write(struct speedscope *ss, const char *name, int evt, struct outbuf *ob)
+{
+	size_t i, k, j;
+
+	if (ss->np == 0)
+		return -1;
+	ob_puts(ob, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+	    "\"exporter\":\"etlkit-render@" ETLKIT_VERSION "\",\"name\":\"");
+	json_escape(ob, name, strlen(name));
+	ob_puts(ob, "\",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
+	for (i = 0; i < ss->nf; i++) {
+		ob_puts(ob, i ? ",\n{\"name\":\"" : "\n{\"name\":\"");
+		json_escape(ob, ss->fname[i], ss->flen[i]);
+		ob_puts(ob, "\"}");
+	}
+	ob_puts(ob, "]},\"profiles\":[");
+	for (i = 0; i < ss->np; i++) {
+		struct sprofile *p = &ss->p[i];
+		double total = 0;
+
+		for (k = 0; k < p->n; k++)
+			total += p->w[k];
+		ob_puts(ob, i ? ",\n{\"type\":\"sampled\",\"name\":\"" : "\n{\"type\":\"sampled\",\"name\":\"");
+		json_escape(ob, p->name, strlen(p->name));
+		ob_printf(ob, "\",\"unit\":\"%s\",\"startValue\":", evt ? "milliseconds" : "none");
+		put_json_num(ob, 0);
+		ob_puts(ob, ",\"endValue\":");
+		put_json_num(ob, total);
+		ob_puts(ob, ",\"samples\":[");
+		for (k = 0; k < p->n; k++) {
+			uint32_t sid = p->stack[k];
+
+			ob_puts(ob, k ? ",[" : "[");
+			for (j = 0; j < ss->slen[sid]; j++) {
+				if (j)
+					ob_putc(ob, ',');
+				ob_printf(ob, "%u", ss->pool[ss->soff[sid] + j]);
+			}
+			ob_putc(ob, ']');
+		}
+		ob_puts(ob, "],\"weights\":[");
+		for (k = 0; k < p->n; k++) {
+			if (k)
+				ob_putc(ob, ',');
+			put_json_num(ob, p->w[k]);
+		}
+		ob_puts(ob, "]}");
+	}
+	ob_puts(ob, "]}\n");
+	return 0;
+}
+
+void
+speedscope_free(struct speedscope *ss)
+{
+	size_t i;
+
+	if (ss == NULL)
+		return;
+	for (i = 0; i < ss->nf; i++)
+		free(ss->fname[i]);
+	for (i = 0; i < ss->np; i++) {
+		free(ss->p[i].name);
+		free(ss->p[i].stack);
+		free(ss->p[i].w);
+	}
+	free(ss->p);
+	free(ss->fname);
+	free(ss->flen);
+	free(ss->ftab);
+	free(ss->pool);
+	free(ss->soff);
+	free(ss->slen);
+	free(ss->stab);
+	free(ss->cur);
+	free(ss);
+}

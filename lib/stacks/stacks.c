@@ -1,0 +1,2477 @@
+/*
+ * stacks.c - frame interning, PerfView grouping/folding, the call tree,
+ * Fold% and ByName.  See stacks.h for the order of operations.
+ *
+ * Speed: every distinct frame is transformed once (its group, and the
+ * ExcPats/FoldPats/IncPats verdict on its post-group name, are cached),
+ * and every distinct (root frames, raw stack) pair is transformed once:
+ * a repeated stack costs one hash and one memcmp of its text.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/cli.h"
+#include "evt/evt.h"
+#include "stacks/pattern.h"
+#include "stacks/stacks.h"
+
+/*
+ * The stack cache (frame ids per distinct text, its table) stops taking
+ * new texts at this size; later new stacks are transformed each time
+ * they come.  32 MB caches 170,000 stacks of 40 frames; the first come
+ * are cached, and hot stacks come early.
+ */
+#define RAW_CACHE_MAX_BYTES ((size_t)32 << 20)
+#define MAX_DEPTH_WARN 1000000
+
+/* ------------------------------------------------------------------ */
+/* hashing                                                             */
+
+static inline uint64_t
+mix64(uint64_t a, uint64_t b)
+{
+	__uint128_t r = (__uint128_t)a * b;
+
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+static uint64_t
+hash_bytes(const void *p, size_t n, uint64_t seed)
+{
+	const unsigned char *s = p;
+	uint64_t h = seed ^ mix64(n + 0x9e3779b97f4a7c15ull, 0xa0761d6478bd642full);
+	uint64_t a, b;
+
+	while (n >= 16) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + 8, 8);
+		h = mix64(a ^ 0xe7037ed1a0b428dbull ^ h, b ^ 0x8ebc6af09c88c6e3ull);
+		s += 16;
+		n -= 16;
+	}
+	a = b = 0;
+	if (n >= 8) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+	} else if (n > 0) {
+		unsigned char t[8] = { 0 };
+
+		memcpy(t, s, n);
+		memcpy(&a, t, 8);
+	}
+	return mix64(a ^ 0x589965cc75374cc3ull ^ h, b ^ 0x1d8e4e27c47d124full ^ n);
+}
+
+/* saturating: hostile inputs must not overflow the sums (UB) */
+static inline int64_t
+sadd(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return a > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static inline uint64_t
+hash_u64(uint64_t x)
+{
+	return mix64(x ^ 0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull);
+}
+
+/* ------------------------------------------------------------------ */
+/* string arena: stable pointers, no per-string malloc                 */
+
+struct arena {
+	char *cur;
+	size_t left;
+	size_t total;
+	char **chunks;
+	int nchunks, capchunks;
+};
+
+static char *
+arena_alloc(struct arena *a, size_t n)
+{
+	char *p;
+
+	n = (n + 7) & ~(size_t)7;	/* keeps uint32_t arrays aligned */
+	if (n > a->left) {
+		size_t sz = n > (1u << 20) ? n : (1u << 20);
+
+		if (a->nchunks == a->capchunks) {
+			a->capchunks = a->capchunks ? a->capchunks * 2 : 16;
+			a->chunks = xrealloc(a->chunks, (size_t)a->capchunks * sizeof *a->chunks);
+		}
+		a->cur = xmalloc(sz);
+		a->chunks[a->nchunks++] = a->cur;
+		a->left = sz;
+		a->total += sz;
+	}
+	p = a->cur;
+	a->cur += n;
+	a->left -= n;
+	return p;
+}
+
+static void
+arena_free(struct arena *a)
+{
+	int i;
+
+	for (i = 0; i < a->nchunks; i++)
+		free(a->chunks[i]);
+	free(a->chunks);
+	memset(a, 0, sizeof *a);
+}
+
+/* ------------------------------------------------------------------ */
+/* the state                                                           */
+
+struct groupent {
+	struct pattern pat;
+	char *repl;		/* NULL: no arrow, the name is $& */
+	int entry;		/* => */
+};
+
+/* per interned name: its group (as a raw frame) and pattern verdicts (as a post-group name) */
+struct finfo {
+	uint32_t gname;		/* identity after grouping (non-entry) */
+	uint32_t egroup;	/* entry group G, or STK_NONE */
+	uint32_t ename;		/* "G <<entry>>" */
+	uint32_t kname;		/* name + "_[k]", or STK_NONE */
+	uint64_t incmask;
+	uint8_t gdone, pdone, exc, fold;
+};
+
+/*
+ * A distinct stack text, kept as its interned frames, not as text: the
+ * frame names are compared with the text on lookup (see text_is).
+ */
+struct textent {
+	uint64_t hash;
+	uint32_t ids;		/* where its frame ids start in S->pool */
+	uint32_t nids;
+	uint32_t result;	/* without root or kernel frames (folded input): the leaf */
+	uint8_t dropped;	/* ...or why it was dropped */
+	uint8_t done;		/* result and dropped are known */
+};
+
+/* a node's first/last inclusive event in ms; NAN if unknown */
+struct nodetime {
+	double first, last;
+};
+
+/* what Fold% moved into a node's exclusive */
+struct nodefold {
+	int64_t fold, fold_count;
+};
+
+/* a distinct (root frames, stack text) pair and where it landed */
+struct rawent {
+	uint64_t hash;
+	uint32_t textid;
+	uint32_t result;	/* leaf node, or STK_NONE + reason */
+	uint8_t dropped;	/* 1 ExcPats, 2 IncPats */
+	uint8_t nprefix;
+	int32_t kframes;
+	uint32_t prefix[4];
+};
+
+struct stk {
+	struct stk_config cfg;
+	/* patterns */
+	struct groupent *groups;
+	int ngroups;
+	struct patlist fold, inc, exc;
+	uint64_t incall;
+	/* frames */
+	struct arena names;
+	char **name;
+	uint32_t *namelen;
+	uint32_t *namehash;	/* low half of the name's hash (the table's probe key) */
+	struct finfo *fi;
+	char **outname;		/* folded-output spelling when it differs from the name (made on need) */
+	uint32_t nframes, capframes;
+	uint32_t *ftab;
+	uint32_t ftabmask;
+	/* nodes */
+	struct stk_node *node;
+	uint32_t nnodes, capnodes;
+	uint32_t *ntab;
+	uint32_t ntabmask;
+	int64_t **hist;		/* per node exclusive When histogram (cfg.when) */
+	struct nodetime *times;	/* per node first/last, once a sample has a time */
+	struct nodefold *nfold;	/* per node what Fold% moved into it (after Fold%) */
+	/* raw stack cache */
+	uint32_t *pool;		/* frame ids of the cached texts */
+	size_t npool, cappool;
+	struct textent *txt;
+	uint32_t ntxt, captxt;
+	uint32_t *ttab;
+	uint32_t ttabmask;
+	struct rawent *raw;
+	uint32_t nraw, capraw;
+	uint32_t *rtab;
+	uint32_t rtabmask;
+	/* scratch */
+	uint32_t *out, *outeg;
+	uint8_t *outk;
+	uint32_t *rawids;
+	size_t capout;
+	char *tmp;
+	size_t captmp;
+	char *stkbuf;		/* a stack with a DPC/ISR routine appended */
+	size_t capstk;
+	char *deepbuf;		/* a stack cut to EVT_MAX_STACK_FRAMES */
+	size_t capdeep;
+	/* input */
+	int format;		/* 0 unknown, 1 evt, 2 folded */
+	int is_folded_input;
+	char **kinds;
+	int nkinds, allkinds;
+	char *hdr;		/* copy of the last #evt header's key=value text */
+	struct evt_header header;
+	uint32_t scenario;	/* frame id or STK_NONE */
+	int ptr32;
+	/* When */
+	double w_start, w_width;	/* bucket width in ms */
+	int w_fixed, w_seen;
+	int64_t root_when[STK_WHEN_BUCKETS];
+	struct stk_stats st;
+	int finished;
+	uint32_t broken;
+	const char *curfile;
+};
+
+/* ------------------------------------------------------------------ */
+/* configuration                                                       */
+
+void
+stk_config_init(struct stk_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->roots = STK_ROOTS_NONE;
+	cfg->unit = STK_UNIT_US;
+}
+
+void
+stk_append(char **dst, const char *s)
+{
+	size_t a = *dst ? strlen(*dst) : 0, b = strlen(s);
+	char *n = xmalloc(a + b + 2);
+
+	if (a) {
+		memcpy(n, *dst, a);
+		n[a++] = ';';
+	}
+	memcpy(n + a, s, b + 1);
+	free(*dst);
+	*dst = n;
+}
+
+/* a leading "[description]" of a group list is only a label */
+static const char *
+skip_description(const char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	if (*s == '[') {
+		const char *e = strchr(s, ']');
+
+		if (e != NULL)
+			return e + 1;
+	}
+	return s;
+}
+
+static const struct preset {
+	const char *name, *desc, *group, *fold, *exclude;
+	double foldpct;
+} presets[] = {
+	{ "module", "[group modules] every frame becomes 'module M'",
+	  "{%}!->module $1", NULL, NULL, 0 },
+	{ "module-entries", "[group module entries] 'module M <<entry frame>>' (PerfView's default)",
+	  "{%}!=>module $1", NULL, NULL, 0 },
+	{ "full-path-module-entries", "[group full path module entries] module by full path",
+	  "{*}!=>module $1", NULL, NULL, 0 },
+	{ "class", "[group classes] 'class C' for .NET and C++ methods",
+	  "{%!*}.%(->class $1;{%!*}::->class $1", NULL, NULL, 0 },
+	{ "class-entries", "[group class entries] 'class C <<entry>>'",
+	  "{%!*}.%(=>class $1;{%!*}::=>class $1", NULL, NULL, 0 },
+	{ "os", "system32\\*, syswow64\\* and the kernel/ntdll family as OS <<entry>>",
+	  "system32\\*!=>OS;syswow64\\*!=>OS;^ntoskrnl.exe!=>OS;^ntkrnl%!=>OS;^hal.dll!=>OS;"
+	  "^ntdll.dll!=>OS;^kernel32.dll!=>OS;^kernelbase.dll!=>OS;^win32k%.sys!=>OS;"
+	  "^win32u.dll!=>OS;^user32.dll!=>OS;^gdi32%!=>OS;^combase.dll!=>OS;^rpcrt4.dll!=>OS;"
+	  "^ucrtbase.dll!=>OS;^msvcrt.dll!=>OS;^fltmgr.sys!=>OS;^ntfs.sys!=>OS", NULL, NULL, 0 },
+	{ "clr-os-entries", "[group CLR/OS entries] CLR, LIB, WPF, OS entry groups, then module entries",
+	  "^clr.dll!=>CLR;^coreclr.dll!=>CLR;^clrjit.dll!=>CLR;^mscoree.dll!=>CLR;^mscorwks.dll!=>CLR;"
+	  "v4.0.30319\\%!=>CLR;v2.0.50727\\%!=>CLR;"
+	  "mscorlib%!=>LIB;^System.%!=>LIB;\\System.%!=>LIB;Presentation%!=>WPF;WindowsBase%!=>WPF;"
+	  "system32\\*!=>OS;syswow64\\*!=>OS;^ntoskrnl.exe!=>OS;^hal.dll!=>OS;^ntdll.dll!=>OS;"
+	  "^kernel32.dll!=>OS;^kernelbase.dll!=>OS;^win32k%.sys!=>OS;{%}!=>module $1", NULL, NULL, 0 },
+	{ "just-my-code", "frames of .exe modules stay; everything else is 'OTHER <<entry>>'",
+	  "%.exe!->;{%}!=>OTHER", NULL, NULL, 0 },
+	{ "fold-threads", "[fold threads] every thread frame becomes AllThreads",
+	  "Thread -> AllThreads", NULL, NULL, 0 },
+	{ "perfview", "PerfView's CPU view defaults: module entries, fold ServiceCopyEnd, Fold% 1, no Idle (with --roots=process|thread)",
+	  "{%}!=>module $1", "ntoskrnl%!%ServiceCopyEnd", "^Process% Idle", 1 },
+	{ NULL, NULL, NULL, NULL, NULL, 0 }
+};
+
+const char *
+stk_preset_list(void)
+{
+	static char buf[4096];
+	size_t o = 0;
+	int i;
+
+	if (buf[0])
+		return buf;
+	for (i = 0; presets[i].name; i++)
+		o += (size_t)snprintf(buf + o, sizeof buf - o, "%s\t%s\n", presets[i].name, presets[i].desc);
+	o += (size_t)snprintf(buf + o, sizeof buf - o, "%s\t%s\n", "just-my-code=PATS",
+	    "frames matching PATS stay; everything else is 'OTHER <<entry>>'");
+	return buf;
+}
+
+int
+stk_preset(struct stk_config *cfg, const char *name)
+{
+	int i;
+
+	if (strncmp(name, "just-my-code=", 13) == 0 && name[13]) {
+		/* user modules: exclusion groups, then the rest as OTHER entries */
+		char *g = NULL;
+		const char *p = name + 13;
+
+		while (*p) {
+			const char *e = strpbrk(p, "|,");
+			size_t n = e ? (size_t)(e - p) : strlen(p);
+			char *ent = xmalloc(n + 8);
+
+			snprintf(ent, n + 8, "%.*s->", (int)n, p);
+			stk_append(&g, ent);
+			free(ent);
+			p += n;
+			if (*p)
+				p++;
+		}
+		stk_append(&g, "{%}!=>OTHER");
+		stk_append(&cfg->group, g);
+		free(g);
+		return 0;
+	}
+	for (i = 0; presets[i].name; i++) {
+		if (strcmp(presets[i].name, name) != 0)
+			continue;
+		if (presets[i].group)
+			stk_append(&cfg->group, presets[i].group);
+		if (presets[i].fold)
+			stk_append(&cfg->fold, presets[i].fold);
+		if (presets[i].exclude)
+			stk_append(&cfg->exclude, presets[i].exclude);
+		if (presets[i].foldpct > 0)
+			cfg->fold_pct = presets[i].foldpct;
+		return 0;
+	}
+	return -1;
+}
+
+static int
+parse_roots(const char *s, enum stk_roots *r)
+{
+	static const char *names[] = { "none", "process", "thread", "comm", "pid", "tid" };
+	int i;
+
+	for (i = 0; i < 6; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*r = (enum stk_roots)i;
+			return 0;
+		}
+	return -1;
+}
+
+int
+stk_option(struct stk_config *cfg, int opt, const char *arg)
+{
+	switch (opt) {
+	case STK_OPT_GROUP:
+		stk_append(&cfg->group, skip_description(arg));
+		return 1;
+	case STK_OPT_FOLD:
+		stk_append(&cfg->fold, arg);
+		return 1;
+	case STK_OPT_INCLUDE:
+		stk_append(&cfg->include, arg);
+		return 1;
+	case STK_OPT_EXCLUDE:
+		stk_append(&cfg->exclude, arg);
+		return 1;
+	case STK_OPT_FOLDPCT:
+		cfg->fold_pct = cli_number("--fold-pct", arg);
+		if (cfg->fold_pct > 100)
+			cli_usage_error("--fold-pct: %s is more than 100", arg);
+		return 1;
+	case STK_OPT_PRESET: {
+		char *copy = xstrdup(arg), *save, *tok;
+
+		/*
+		 * several presets separated by ',' (strtok_r skips empty items);
+		 * just-my-code=A|B keeps its own list
+		 */
+		for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+			if (stk_preset(cfg, tok) < 0)
+				cli_usage_error("unknown preset '%s' (known: module, module-entries, "
+				    "full-path-module-entries, class, class-entries, os, clr-os-entries, "
+				    "just-my-code[=PATS], fold-threads, perfview)", tok);
+		}
+		free(copy);
+		return 1;
+	}
+	case STK_OPT_CHAIN:
+		cfg->chain_groups = 1;
+		return 1;
+	case STK_OPT_KEEPADDRS:
+		cfg->keep_addrs = 1;
+		return 1;
+	case STK_OPT_KERNEL:
+		cfg->kernel = 1;
+		return 1;
+	case STK_OPT_ROOTS:
+		if (parse_roots(arg, &cfg->roots) < 0)
+			cli_usage_error("--roots: '%s' is not none, process, thread, comm, pid or tid", arg);
+		return 1;
+	case STK_OPT_UNIT:
+		cfg->unit_set = 1;
+		if (strcmp(arg, "us") == 0 || strcmp(arg, "µs") == 0)
+			cfg->unit = STK_UNIT_US;
+		else if (strcmp(arg, "ms") == 0)
+			cfg->unit = STK_UNIT_MS;
+		else if (strcmp(arg, "samples") == 0 || strcmp(arg, "count") == 0)
+			cfg->unit = STK_UNIT_SAMPLES;
+		else
+			cli_usage_error("--unit: '%s' is not us, ms or samples", arg);
+		return 1;
+	case STK_OPT_KIND:
+		free(cfg->kinds);
+		cfg->kinds = xstrdup(arg);
+		return 1;
+	case STK_OPT_DECIMALS:
+		cfg->decimals = (int)cli_integer("--decimals", arg);
+		if (cfg->decimals > 6)
+			cli_usage_error("--decimals: at most 6");
+		return 1;
+	case STK_OPT_NOSCENARIO:
+		cfg->no_scenario = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+void
+stk_config_free(struct stk_config *cfg)
+{
+	free(cfg->group);
+	free(cfg->fold);
+	free(cfg->include);
+	free(cfg->exclude);
+	free(cfg->kinds);
+	memset(cfg, 0, sizeof *cfg);
+}
+
+static char *
+dupnull(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* frames                                                              */
+
+static void
+ftab_grow(struct stk *S)
+{
+	uint32_t size = S->ftabmask ? (S->ftabmask + 1) * 2 : 4096, i;
+
+	free(S->ftab);
+	S->ftab = xmalloc(size * sizeof *S->ftab);
+	memset(S->ftab, 0xff, size * sizeof *S->ftab);
+	S->ftabmask = size - 1;
+	for (i = 0; i < S->nframes; i++) {
+		uint32_t h = (uint32_t)S->namehash[i] & S->ftabmask;
+
+		while (S->ftab[h] != STK_NONE)
+			h = (h + 1) & S->ftabmask;
+		S->ftab[h] = i;
+	}
+}
+
+static uint32_t
+intern_hashed(struct stk *S, const char *s, size_t n, uint64_t hv)
+{
+	uint32_t h, id;
+	char *copy;
+
+	if (n > 0xfffffffu)
+		n = 0xfffffffu;
+	h = (uint32_t)hv & S->ftabmask;
+	while ((id = S->ftab[h]) != STK_NONE) {
+		if (S->namehash[id] == (uint32_t)hv && S->namelen[id] == n && memcmp(S->name[id], s, n) == 0)
+			return id;
+		h = (h + 1) & S->ftabmask;
+	}
+	if (S->nframes == S->capframes) {
+		S->capframes = S->capframes ? S->capframes * 2 : 1024;
+		S->name = xrealloc(S->name, S->capframes * sizeof *S->name);
+		S->namelen = xrealloc(S->namelen, S->capframes * sizeof *S->namelen);
+		S->namehash = xrealloc(S->namehash, S->capframes * sizeof *S->namehash);
+		S->fi = xrealloc(S->fi, S->capframes * sizeof *S->fi);
+		if (S->outname)
+			S->outname = xrealloc(S->outname, S->capframes * sizeof *S->outname);
+	}
+	id = S->nframes++;
+	copy = arena_alloc(&S->names, n + 1);
+	memcpy(copy, s, n);
+	copy[n] = '\0';
+	S->name[id] = copy;
+	S->namelen[id] = (uint32_t)n;
+	S->namehash[id] = (uint32_t)hv;
+	memset(&S->fi[id], 0, sizeof S->fi[id]);
+	if (S->outname)
+		S->outname[id] = NULL;
+	S->fi[id].gname = S->fi[id].egroup = S->fi[id].ename = S->fi[id].kname = STK_NONE;
+	S->ftab[h] = id;
+	if ((uint64_t)S->nframes * 4 > (uint64_t)S->ftabmask * 3)	/* 75% full */
+		ftab_grow(S);
+	return id;
+}
+
+uint32_t
+stk_intern(struct stk *S, const char *s, size_t n)
+{
+	return intern_hashed(S, s, n, hash_bytes(s, n, 1));
+}
+
+const char *
+stk_name(const struct stk *S, uint32_t frame)
+{
+	if (frame == STK_NONE)
+		return "ROOT";
+	return S->name[frame];
+}
+
+uint32_t
+stk_nframes(const struct stk *S)
+{
+	return S->nframes;
+}
+
+/* PerfView's display name: the module's directory dropped */
+static const char *
+display_name(const char *s)
+{
+	const char *bang = strchr(s, '!'), *p, *base = s;
+
+	if (bang == NULL)
+		return s;
+	for (p = s; p < bang; p++)
+		if (*p == '\\' || *p == '/')
+			base = p + 1;
+	return base;
+}
+
+/* module!0xRVA, module!?, ?!0xADDR: an address with no symbol */
+static int
+is_unresolved(const char *s, size_t n)
+{
+	const char *bang = memchr(s, '!', n), *p;
+
+	if (bang == NULL)
+		return 0;
+	p = bang + 1;
+	if (p[0] == '?' && p + 1 == s + n)
+		return 1;
+	if (p[0] != '0' || (p[1] != 'x' && p[1] != 'X') || p + 2 >= s + n)
+		return 0;
+	for (p += 2; p < s + n; p++)
+		if (!isxdigit((unsigned char)*p))
+			return 0;
+	return 1;
+}
+
+static char *
+tmpbuf(struct stk *S, size_t n)
+{
+	if (n > S->captmp) {
+		S->captmp = n * 2;
+		S->tmp = xrealloc(S->tmp, S->captmp);
+	}
+	return S->tmp;
+}
+
+/* GroupPats for a raw frame (§2.3), computed once per frame */
+static void
+compute_group(struct stk *S, uint32_t id)
+{
+	char *cur = xstrdup(S->name[id]);
+	uint32_t gname = id, egroup = STK_NONE, ename = STK_NONE;
+	int i, matched = 0;
+	regmatch_t m[PAT_MAX_CAPTURES];
+
+	for (i = 0; i < S->ngroups; i++) {
+		struct groupent *g = &S->groups[i];
+		char *G;
+
+		if (!pattern_exec(&g->pat, cur, m))
+			continue;
+		matched = 1;
+		if (g->repl == NULL)
+			G = xstrndup(cur + m[0].rm_so, (size_t)(m[0].rm_eo - m[0].rm_so));
+		else
+			G = pattern_expand(g->repl, cur, m);
+		if (*G == '\0') {	/* exclusion group: stays itself, stop */
+			free(G);
+			gname = id;
+			break;
+		}
+		if (g->entry) {
+			const char *disp = display_name(S->name[id]);
+			size_t n = strlen(G) + strlen(disp) + 8;
+			char *t = xmalloc(n);
+
+			/* an unknown address enters as module!? (PerfView's name for it) */
+			if (!S->cfg.keep_addrs && is_unresolved(S->name[id], S->namelen[id]))
+				snprintf(t, n, "%s <<%.*s!?>>", G, (int)(strchr(disp, '!') - disp), disp);
+			else
+				snprintf(t, n, "%s <<%s>>", G, disp);
+			egroup = stk_intern(S, G, strlen(G));
+			ename = stk_intern(S, t, strlen(t));
+			free(t);
+			free(G);
+			break;
+		}
+		gname = stk_intern(S, G, strlen(G));
+		if (!S->cfg.chain_groups) {
+			free(G);
+			break;
+		}
+		free(cur);
+		cur = G;	/* PerfView's code: later entries see the new name */
+	}
+	if (!matched && !S->cfg.keep_addrs && is_unresolved(S->name[id], S->namelen[id])) {
+		/* PerfView auto-groups unknown addresses of one module: module!? */
+		const char *disp = display_name(S->name[id]);
+		const char *bang = strchr(disp, '!');
+		size_t n = (size_t)(bang - disp);
+		char *t = tmpbuf(S, n + 3);
+
+		memcpy(t, disp, n);
+		memcpy(t + n, "!?", 3);
+		gname = stk_intern(S, t, n + 2);
+	}
+	free(cur);
+	S->fi[id].gname = gname;
+	S->fi[id].egroup = egroup;
+	S->fi[id].ename = ename;
+	S->fi[id].gdone = 1;
+}
+
+/* ExcPats / FoldPats / IncPats on a post-group name */
+static void
+compute_pats(struct stk *S, uint32_t id)
+{
+	const char *s = S->name[id];
+	uint64_t mask = 0;
+	int i;
+
+	S->fi[id].exc = S->exc.n && patlist_first(&S->exc, s) >= 0;
+	S->fi[id].fold = S->fold.n && patlist_first(&S->fold, s) >= 0;
+	for (i = 0; i < S->inc.n; i++)
+		if (pattern_match(&S->inc.pat[i], s))
+			mask |= 1ull << i;
+	S->fi[id].incmask = mask;
+	S->fi[id].pdone = 1;
+}
+
+static uint32_t
+kernel_name(struct stk *S, uint32_t id)
+{
+	if (S->fi[id].kname == STK_NONE) {
+		size_t n = S->namelen[id];
+		char *t = xmalloc(n + 5);
+		uint32_t k;
+
+		memcpy(t, S->name[id], n);
+		memcpy(t + n, "_[k]", 5);
+		k = stk_intern(S, t, n + 4);
+		free(t);
+		S->fi[id].kname = k;
+	}
+	return S->fi[id].kname;
+}
+
+/* ------------------------------------------------------------------ */
+/* nodes                                                               */
+
+static void
+ntab_grow(struct stk *S)
+{
+	uint32_t size = S->ntabmask ? (S->ntabmask + 1) * 2 : 4096, i;
+
+	free(S->ntab);
+	S->ntab = xmalloc(size * sizeof *S->ntab);
+	memset(S->ntab, 0xff, size * sizeof *S->ntab);
+	S->ntabmask = size - 1;
+	for (i = 1; i < S->nnodes; i++) {
+		uint64_t k = ((uint64_t)S->node[i].parent << 32) | S->node[i].frame;
+		uint32_t h = (uint32_t)hash_u64(k) & S->ntabmask;
+
+		while (S->ntab[h] != STK_NONE)
+			h = (h + 1) & S->ntabmask;
+		S->ntab[h] = i;
+	}
+}
+
+static uint32_t
+new_node(struct stk *S, uint32_t parent, uint32_t frame)
+{
+	struct stk_node *n;
+	uint32_t id;
+
+	if (S->nnodes == S->capnodes) {
+		S->capnodes = S->capnodes ? S->capnodes * 2 : 1024;
+		S->node = xrealloc(S->node, S->capnodes * sizeof *S->node);
+		if (S->cfg.when)
+			S->hist = xrealloc(S->hist, S->capnodes * sizeof *S->hist);
+		if (S->times)
+			S->times = xrealloc(S->times, S->capnodes * sizeof *S->times);
+	}
+	id = S->nnodes++;
+	n = &S->node[id];
+	memset(n, 0, sizeof *n);
+	n->frame = frame;
+	n->parent = parent;
+	n->child = STK_NONE;
+	n->sibling = STK_NONE;
+	if (S->times)
+		S->times[id].first = S->times[id].last = NAN;
+	if (S->cfg.when)
+		S->hist[id] = NULL;
+	if (parent != STK_NONE) {
+		n->sibling = S->node[parent].child;
+		S->node[parent].child = id;
+	}
+	return id;
+}
+
+/* NODE's first/last; the array is made (all unknown) when the first time comes */
+static struct nodetime *
+node_times(struct stk *S, uint32_t node)
+{
+	uint32_t i;
+
+	if (S->times == NULL) {
+		S->times = xmalloc(S->capnodes * sizeof *S->times);
+		for (i = 0; i < S->nnodes; i++)
+			S->times[i].first = S->times[i].last = NAN;
+	}
+	return &S->times[node];
+}
+
+static uint32_t
+child_of(struct stk *S, uint32_t parent, uint32_t frame)
+{
+	uint64_t k = ((uint64_t)parent << 32) | frame;
+	uint32_t h = (uint32_t)hash_u64(k) & S->ntabmask, id;
+
+	while ((id = S->ntab[h]) != STK_NONE) {
+		if (S->node[id].parent == parent && S->node[id].frame == frame)
+			return id;
+		h = (h + 1) & S->ntabmask;
+	}
+	id = new_node(S, parent, frame);
+	S->ntab[h] = id;
+	if ((uint64_t)S->nnodes * 4 > (uint64_t)S->ntabmask * 3)	/* 75% full */
+		ntab_grow(S);
+	return id;
+}
+
+/* ------------------------------------------------------------------ */
+/* creation                                                            */
+
+struct grpctx {
+	struct stk *S;
+};
+
+static int
+add_group_entry(void *arg, const char *s, size_t n)
+{
+	struct stk *S = ((struct grpctx *)arg)->S;
+	struct groupent *g;
+	const char *arrow = NULL, *p, *name;
+	char err[512];
+	int entry = 0;
+	size_t i;
+
+	for (i = 0; i + 1 < n; i++)
+		if (s[i] == '=' && s[i + 1] == '>') {
+			arrow = s + i;
+			entry = 1;
+			break;
+		}
+	if (arrow == NULL)
+		for (i = 0; i + 1 < n; i++)
+			if (s[i] == '-' && s[i + 1] == '>') {
+				arrow = s + i;
+				break;
+			}
+	S->groups = xrealloc(S->groups, (size_t)(S->ngroups + 1) * sizeof *S->groups);
+	g = &S->groups[S->ngroups];
+	if (pattern_compile(&g->pat, s, arrow ? (size_t)(arrow - s) : n, err, sizeof err) < 0)
+		cli_usage_error("--group: %s", err);
+	g->entry = entry;
+	g->repl = NULL;
+	if (arrow != NULL) {
+		const char *e = s + n;
+
+		name = arrow + 2;
+		while (name < e && isspace((unsigned char)*name))
+			name++;
+		p = e;
+		while (p > name && isspace((unsigned char)p[-1]))
+			p--;
+		g->repl = xstrndup(name, (size_t)(p - name));
+	}
+	S->ngroups++;
+	return 0;
+}
+
+static void
+compile_list(struct patlist *pl, const char *s, const char *opt)
+{
+	char err[512];
+
+	if (s != NULL && patlist_add(pl, s, err, sizeof err) < 0)
+		cli_usage_error("%s: %s", opt, err);
+}
+
+static void
+set_kinds(struct stk *S, const char *list)
+{
+	char *copy = xstrdup(list ? list : "Sample"), *save, *tok;
+
+	/* strtok_r skips empty items: "a,,b," is a and b */
+	for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		const char *expand[4] = { tok, NULL, NULL, NULL };
+		int i;
+
+		if (strcmp(tok, "all") == 0 || strcmp(tok, "*") == 0) {
+			S->allkinds = 1;
+			continue;
+		}
+		if (strcmp(tok, "cpu") == 0)
+			expand[0] = "Sample";
+		else if (strcmp(tok, "dpc") == 0) {
+			expand[0] = "DPC"; expand[1] = "ThreadedDPC"; expand[2] = "TimerDPC";
+		} else if (strcmp(tok, "isr") == 0)
+			expand[0] = "ISR";
+		else if (strcmp(tok, "dpcisr") == 0) {
+			expand[0] = "DPC"; expand[1] = "ThreadedDPC"; expand[2] = "TimerDPC";
+			expand[3] = "ISR";
+		}
+		for (i = 0; i < 4 && expand[i]; i++) {
+			S->kinds = xrealloc(S->kinds, (size_t)(S->nkinds + 1) * sizeof *S->kinds);
+			S->kinds[S->nkinds++] = xstrdup(expand[i]);
+		}
+	}
+	free(copy);
+}
+
+struct stk *
+stk_new(const struct stk_config *cfg)
+{
+	struct stk *S = xcalloc(1, sizeof *S);
+	struct grpctx gc = { S };
+
+	S->cfg = *cfg;
+	S->cfg.group = dupnull(cfg->group);
+	S->cfg.fold = dupnull(cfg->fold);
+	S->cfg.include = dupnull(cfg->include);
+	S->cfg.exclude = dupnull(cfg->exclude);
+	S->cfg.kinds = dupnull(cfg->kinds);
+	if (cfg->group)
+		pattern_split(skip_description(cfg->group), add_group_entry, &gc);
+	compile_list(&S->fold, cfg->fold, "--fold");
+	compile_list(&S->inc, cfg->include, "--include");
+	compile_list(&S->exc, cfg->exclude, "--exclude");
+	if (S->inc.n > 64)
+		cli_usage_error("--include: at most 64 entries");
+	S->incall = S->inc.n == 64 ? ~0ull : (1ull << S->inc.n) - 1;
+	set_kinds(S, cfg->kinds);
+	ftab_grow(S);
+	ntab_grow(S);
+	new_node(S, STK_NONE, STK_NONE);	/* ROOT */
+	S->scenario = STK_NONE;
+	S->broken = stk_intern(S, "BROKEN", 6);
+	S->w_width = 1;
+	return S;
+}
+
+void
+stk_free(struct stk *S)
+{
+	uint32_t i;
+	int k;
+
+	if (S == NULL)
+		return;
+	for (k = 0; k < S->ngroups; k++) {
+		pattern_free(&S->groups[k].pat);
+		free(S->groups[k].repl);
+	}
+	free(S->groups);
+	patlist_free(&S->fold);
+	patlist_free(&S->inc);
+	patlist_free(&S->exc);
+	for (i = 0; S->outname && i < S->nframes; i++)
+		free(S->outname[i]);
+	free(S->outname);
+	arena_free(&S->names);
+	free(S->name);
+	free(S->namelen);
+	free(S->namehash);
+	free(S->fi);
+	free(S->ftab);
+	if (S->hist) {
+		for (i = 0; i < S->nnodes; i++)
+			free(S->hist[i]);
+		free(S->hist);
+	}
+	free(S->node);
+	free(S->times);
+	free(S->nfold);
+	free(S->ntab);
+	free(S->pool);
+	free(S->raw);
+	free(S->rtab);
+	free(S->txt);
+	free(S->ttab);
+	free(S->out);
+	free(S->outeg);
+	free(S->outk);
+	free(S->rawids);
+	free(S->tmp);
+	free(S->stkbuf);
+	free(S->deepbuf);
+	for (k = 0; k < S->nkinds; k++)
+		free(S->kinds[k]);
+	free(S->kinds);
+	free(S->hdr);
+	stk_config_free(&S->cfg);
+	free(S);
+}
+
+/* ------------------------------------------------------------------ */
+/* the per-sample transformation                                       */
+
+static void
+scratch(struct stk *S, size_t n)
+{
+	if (n > S->capout) {
+		S->capout = n * 2 + 64;
+		S->out = xrealloc(S->out, S->capout * sizeof *S->out);
+		S->outeg = xrealloc(S->outeg, S->capout * sizeof *S->outeg);
+		S->outk = xrealloc(S->outk, S->capout);
+		S->rawids = xrealloc(S->rawids, S->capout * sizeof *S->rawids);
+	}
+}
+
+/* interns one frame of a stack text; evt's %3B becomes ':' (the collapsers' convention) */
+static uint32_t
+intern_frame(struct stk *S, const char *s, size_t n)
+{
+	const char *pct;
+	size_t i, o = 0;
+	char *t;
+
+	if (n > STK_MAX_FRAME) {
+		/* a hostile frame name would make regex matching quadratic: cut it */
+		t = tmpbuf(S, STK_MAX_FRAME + 1);
+		memcpy(t, s, STK_MAX_FRAME - 3);
+		memcpy(t + STK_MAX_FRAME - 3, "...", 3);
+		S->st.long_frames++;
+		/* (the %3B pass below compacts in place: it never writes ahead of where it reads) */
+		return intern_frame(S, t, STK_MAX_FRAME);
+	}
+	pct = n >= 3 ? memchr(s, '%', n - 2) : NULL;
+	if (pct == NULL)
+		return stk_intern(S, s, n);
+	t = tmpbuf(S, n + 1);
+	for (i = 0; i < n; i++) {
+		if (s[i] == '%' && i + 2 < n && s[i + 1] == '3' && (s[i + 2] == 'B' || s[i + 2] == 'b')) {
+			t[o++] = ':';
+			i += 2;
+		} else {
+			t[o++] = s[i];
+		}
+	}
+	return stk_intern(S, t, o);
+}
+
+/* splits a stack text into interned frame ids; OUT has room for every frame */
+static size_t
+split_frames(struct stk *S, const char *stack, size_t len, uint32_t *out)
+{
+	const char *p = stack, *e = stack + len;
+	size_t n = 0;
+
+	if (len == 0)
+		return 0;
+	for (;;) {
+		const char *semi = memchr(p, ';', (size_t)(e - p));
+		const char *fe = semi ? semi : e;
+
+		out[n++] = intern_frame(S, p, (size_t)(fe - p));
+		if (semi == NULL)
+			break;
+		p = semi + 1;
+	}
+	return n;
+}
+
+static size_t
+count_frames(const char *stack, size_t len)
+{
+	const char *p = stack, *e = stack + len;
+	size_t n = 1;
+
+	if (len == 0)
+		return 0;
+	while ((p = memchr(p, ';', (size_t)(e - p))) != NULL) {
+		n++;
+		p++;
+	}
+	return n;
+}
+
+/*
+ * The per-sample transformation of S->rawids[0..NRAW) (NPREFIX root
+ * frames first); inserts into the tree.  Returns the leaf node or
+ * STK_NONE (dropped, *DROPPED = 1 ExcPats, 2 IncPats).
+ */
+static uint32_t
+transform_ids(struct stk *S, int nprefix, size_t nraw, int kframes, int *dropped)
+{
+	size_t i, nout = 0;
+	uint64_t mask = 0;
+	uint32_t node;
+
+	*dropped = 0;
+	for (i = 0; i < nraw; i++) {
+		uint32_t r = S->rawids[i], id, eg;
+		int kern = S->cfg.kernel && i >= (size_t)nprefix && kframes > 0 &&
+		    nraw - i <= (size_t)kframes;
+
+		if (!S->fi[r].gdone)
+			compute_group(S, r);
+		eg = S->fi[r].egroup;
+		if (eg != STK_NONE) {
+			/* entry group: members directly below the entry collapse into it */
+			if (nout > 0 && S->outeg[nout - 1] == eg)
+				id = S->out[nout - 1];
+			else
+				id = S->fi[r].ename;
+		} else {
+			id = S->fi[r].gname;
+		}
+		if (!S->fi[id].pdone)
+			compute_pats(S, id);
+		if (S->fi[id].exc) {
+			*dropped = 1;
+			return STK_NONE;
+		}
+		if (S->fi[id].fold || (nout > 0 && S->out[nout - 1] == id))
+			continue;
+		mask |= S->fi[id].incmask;
+		S->out[nout] = id;
+		S->outeg[nout] = eg;
+		S->outk[nout] = (uint8_t)kern;
+		nout++;
+	}
+	if (mask != S->incall) {
+		*dropped = 2;
+		return STK_NONE;
+	}
+	node = STK_ROOT;
+	if (nout == 0)
+		node = child_of(S, node, stk_intern(S, "[no stack]", 10));
+	for (i = 0; i < nout; i++) {
+		uint32_t id = S->out[i];
+
+		if (S->outk[i])
+			id = kernel_name(S, id);
+		node = child_of(S, node, id);
+	}
+	return node;
+}
+
+/* the same from a text (when the stack cache is full) or from cached ids */
+static uint32_t
+transform(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
+    size_t len, const uint32_t *ids, size_t nids, int kframes, int *dropped)
+{
+	size_t n = ids ? nids : count_frames(stack, len);
+
+	scratch(S, (size_t)nprefix + n + 2);
+	memcpy(S->rawids, prefix, (size_t)nprefix * sizeof *prefix);
+	if (ids)
+		memcpy(S->rawids + nprefix, ids, nids * sizeof *ids);
+	else
+		n = split_frames(S, stack, len, S->rawids + nprefix);
+	return transform_ids(S, nprefix, (size_t)nprefix + n, kframes, dropped);
+}
+
+static void
+ttab_grow(struct stk *S)
+{
+	uint32_t size = S->ttabmask ? (S->ttabmask + 1) * 2 : 4096, i;
+
+	free(S->ttab);
+	S->ttab = xmalloc(size * sizeof *S->ttab);
+	memset(S->ttab, 0xff, size * sizeof *S->ttab);
+	S->ttabmask = size - 1;
+	for (i = 0; i < S->ntxt; i++) {
+		uint32_t h = (uint32_t)S->txt[i].hash & S->ttabmask;
+
+		while (S->ttab[h] != STK_NONE)
+			h = (h + 1) & S->ttabmask;
+		S->ttab[h] = i;
+	}
+}
+
+/*
+ * Whether the frame text SEG, N bytes of a stack, interns as frame ID:
+ * intern_frame's spelling (a name over STK_MAX_FRAME cut, %3B as ':').
+ */
+static int
+frame_is(const struct stk *S, uint32_t id, const char *seg, size_t n)
+{
+	const char *nm = S->name[id];
+	size_t nl = S->namelen[id], i, o = 0;
+	int cut = n > STK_MAX_FRAME;
+
+	if (!cut && (n < 3 || memchr(seg, '%', n - 2) == NULL))
+		return n == nl && memcmp(seg, nm, n) == 0;
+	if (cut)
+		n = STK_MAX_FRAME - 3;
+	for (i = 0; i < n; i++, o++) {
+		char c = seg[i];
+
+		if (c == '%' && i + 2 < n && seg[i + 1] == '3' &&
+		    (seg[i + 2] == 'B' || seg[i + 2] == 'b')) {
+			c = ':';
+			i += 2;
+		}
+		if (o == nl || nm[o] != c)
+			return 0;
+	}
+	if (cut) {
+		if (nl - o != 3 || memcmp(nm + o, "...", 3) != 0)
+			return 0;
+		o += 3;
+	}
+	return o == nl;
+}
+
+/*
+ * Whether STACK splits into exactly the frames IDS (NIDS of them).  The
+ * fast path compares a name as it is: names made by intern_frame never
+ * hold a "%3B" (it became ':'), so a text that equals the name is one
+ * intern_frame spells that way.
+ */
+static int
+text_is(const struct stk *S, const uint32_t *ids, uint32_t nids, const char *stack,
+    size_t len)
+{
+	const char *p = stack, *e = stack + len;
+	uint32_t i;
+
+	if (len == 0)
+		return nids == 0;
+	for (i = 0; i < nids; i++) {
+		size_t nl = S->namelen[ids[i]];
+		const char *semi, *fe;
+
+		if (i > 0) {
+			if (p == e || *p != ';')
+				return 0;
+			p++;
+		}
+		if ((size_t)(e - p) >= nl && memcmp(p, S->name[ids[i]], nl) == 0 &&
+		    (p + nl == e || p[nl] == ';')) {
+			p += nl;
+			continue;
+		}
+		semi = memchr(p, ';', (size_t)(e - p));
+		fe = semi ? semi : e;
+		if (!frame_is(S, ids[i], p, (size_t)(fe - p)))
+			return 0;
+		p = fe;
+	}
+	return p == e;
+}
+
+/*
+ * The cached entry of STACK, added if new; STK_NONE when the cache is
+ * full (then the caller transforms the text itself, each time).
+ */
+static uint32_t
+text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
+{
+	uint32_t h, idx, *ids;
+	struct textent *t;
+	size_t n;
+
+	if (S->ttab == NULL)
+		ttab_grow(S);
+	h = (uint32_t)hv & S->ttabmask;
+	while ((idx = S->ttab[h]) != STK_NONE) {
+		t = &S->txt[idx];
+		if (t->hash == hv && text_is(S, S->pool + t->ids, t->nids, stack, len))
+			return idx;
+		h = (h + 1) & S->ttabmask;
+	}
+	n = count_frames(stack, len);
+	if ((S->npool + n) * sizeof *S->pool + (size_t)S->ntxt * sizeof *S->txt +
+	    ((size_t)S->ttabmask + 1) * sizeof *S->ttab >= RAW_CACHE_MAX_BYTES)
+		return STK_NONE;
+	if (S->npool + n > S->cappool) {
+		S->cappool = (S->npool + n) * 2 + 4096;
+		S->pool = xrealloc(S->pool, S->cappool * sizeof *S->pool);
+	}
+	ids = S->pool + S->npool;
+	n = split_frames(S, stack, len, ids);
+	if (S->ntxt == S->captxt) {
+		S->captxt = S->captxt ? S->captxt * 2 : 1024;
+		S->txt = xrealloc(S->txt, S->captxt * sizeof *S->txt);
+	}
+	t = &S->txt[S->ntxt];
+	memset(t, 0, sizeof *t);
+	t->hash = hv;
+	t->ids = (uint32_t)S->npool;
+	t->nids = (uint32_t)n;
+	S->npool += n;
+	S->ttab[h] = S->ntxt++;
+	if (S->ntxt * 2 > S->ttabmask)
+		ttab_grow(S);
+	return S->ntxt - 1;
+}
+
+static void
+rtab_grow(struct stk *S)
+{
+	uint32_t size = S->rtabmask ? (S->rtabmask + 1) * 2 : 4096, i;
+
+	free(S->rtab);
+	S->rtab = xmalloc(size * sizeof *S->rtab);
+	memset(S->rtab, 0xff, size * sizeof *S->rtab);
+	S->rtabmask = size - 1;
+	for (i = 0; i < S->nraw; i++) {
+		uint32_t h = (uint32_t)S->raw[i].hash & S->rtabmask;
+
+		while (S->rtab[h] != STK_NONE)
+			h = (h + 1) & S->rtabmask;
+		S->rtab[h] = i;
+	}
+}
+
+/* histogram bookkeeping for When */
+static void
+when_rescale(struct stk *S)
+{
+	uint32_t i;
+	int b;
+
+	/* double the bucket width: bucket j gets old 2j and 2j+1 */
+	for (i = 0; i < S->nnodes; i++) {
+		int64_t *h = S->hist[i];
+
+		if (h == NULL)
+			continue;
+		for (b = 0; b < STK_WHEN_BUCKETS; b++)
+			h[b] = (2 * b < STK_WHEN_BUCKETS ? h[2 * b] + h[2 * b + 1] : 0);
+	}
+	for (b = 0; b < STK_WHEN_BUCKETS; b++)
+		S->root_when[b] = (2 * b < STK_WHEN_BUCKETS ?
+		    S->root_when[2 * b] + S->root_when[2 * b + 1] : 0);
+	S->w_width *= 2;
+}
+
+static void
+when_add(struct stk *S, uint32_t node, int64_t metric, double t, double dur)
+{
+	double end, lo, hi, span;
+	int64_t *h, left = metric;
+	int b0, b1, b;
+
+	if (isnan(t))
+		return;
+	if (!S->w_fixed) {
+		if (!S->w_seen) {
+			S->w_start = t < 0 ? t : 0;
+			S->w_seen = 1;
+		}
+		while (t + (dur > 0 ? dur : 0) > S->w_start + S->w_width * STK_WHEN_BUCKETS)
+			when_rescale(S);
+	}
+	if (S->hist[node] == NULL)
+		S->hist[node] = xcalloc(STK_WHEN_BUCKETS, sizeof(int64_t));
+	h = S->hist[node];
+	end = t + (dur > 0 ? dur : 0);
+	b0 = (int)floor((t - S->w_start) / S->w_width);
+	b1 = (int)floor((end - S->w_start) / S->w_width);
+	if (b0 < 0)
+		b0 = 0;
+	if (b0 >= STK_WHEN_BUCKETS)
+		b0 = STK_WHEN_BUCKETS - 1;
+	if (b1 < b0)
+		b1 = b0;
+	if (b1 >= STK_WHEN_BUCKETS)
+		b1 = STK_WHEN_BUCKETS - 1;
+	span = end - t;
+	/* spread over the buckets it overlaps, proportionally; the remainder goes last */
+	for (b = b0; b < b1 && span > 0; b++) {
+		double bs = S->w_start + b * S->w_width, be = bs + S->w_width;
+		int64_t part;
+
+		lo = t > bs ? t : bs;
+		hi = end < be ? end : be;
+		part = (int64_t)((double)metric * ((hi - lo) / span));
+		h[b] = sadd(h[b], part);
+		S->root_when[b] = sadd(S->root_when[b], part);
+		left -= part;
+	}
+	h[b1] = sadd(h[b1], left);
+	S->root_when[b1] = sadd(S->root_when[b1], left);
+}
+
+/*
+ * Kernel frames are the leaf-side KFRAMES of a stack; after evt_stack_cap
+ * cut ELIDED frames from its middle, the mark counts as a kernel frame
+ * when any frame it replaced was one.
+ */
+static int
+cut_kframes(int kframes, size_t elided)
+{
+	int64_t head_k;
+
+	if (kframes <= EVT_STACK_TAIL_FRAMES)
+		return kframes;
+	head_k = (int64_t)kframes - (int64_t)elided - EVT_STACK_TAIL_FRAMES;
+	return EVT_STACK_TAIL_FRAMES + 1 + (head_k > 0 ? (int)head_k : 0);
+}
+
+uint32_t
+stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
+    size_t len, int kframes, int64_t metric, int64_t count, double t_ms, double dur_ms)
+{
+	uint64_t hv, ht;
+	uint32_t h, idx, leaf, textid;
+	struct rawent *re = NULL;
+	int dropped = 0, i;
+	struct stk_node *n;
+	size_t elided;
+
+	if (nprefix > 4)
+		nprefix = 4;
+	if (nprefix < 0)
+		nprefix = 0;
+	if (!S->cfg.kernel)
+		kframes = 0;
+	S->st.events++;
+	S->st.metric = sadd(S->st.metric, metric);
+	elided = evt_stack_cap(stack, len, &S->deepbuf, &S->capdeep, &len);
+	if (elided > 0) {
+		stack = S->deepbuf;
+		S->st.deep_stacks++;
+		S->st.elided_frames = sadd(S->st.elided_frames, (int64_t)elided);
+		kframes = cut_kframes(kframes, elided);
+	}
+	ht = hash_bytes(stack, len, 7);
+	textid = text_entry(S, stack, len, ht);
+	if (textid == STK_NONE) {
+		/* cache full: memory stays bounded, the work is done each time */
+		leaf = transform(S, prefix, nprefix, stack, len, NULL, 0, kframes, &dropped);
+		goto account;
+	}
+	if (nprefix == 0 && kframes == 0) {
+		/* folded input: the text alone decides the leaf */
+		struct textent *t = &S->txt[textid];
+
+		if (!t->done) {
+			t->result = transform(S, S->pool, 0, NULL, 0, S->pool + t->ids, t->nids, 0,
+			    &dropped);
+			t->dropped = (uint8_t)dropped;
+			t->done = 1;
+		}
+		leaf = t->result;
+		dropped = t->dropped;
+		goto account;
+	}
+	hv = hash_u64(ht ^ textid);
+	for (i = 0; i < nprefix; i++)
+		hv = hash_u64(hv ^ prefix[i]);
+	hv = hash_u64(hv ^ ((uint64_t)(uint32_t)kframes << 32 | (uint64_t)(unsigned)nprefix));
+	if (S->rtab == NULL)
+		rtab_grow(S);
+	h = (uint32_t)hv & S->rtabmask;
+	while ((idx = S->rtab[h]) != STK_NONE) {
+		struct rawent *r = &S->raw[idx];
+
+		if (r->hash == hv && r->textid == textid && r->nprefix == nprefix &&
+		    r->kframes == kframes &&
+		    memcmp(r->prefix, prefix, (size_t)nprefix * sizeof *prefix) == 0) {
+			re = r;
+			break;
+		}
+		h = (h + 1) & S->rtabmask;
+	}
+	if (re != NULL) {
+		leaf = re->result;
+		dropped = re->dropped;
+		goto account;
+	}
+	leaf = transform(S, prefix, nprefix, NULL, 0, S->pool + S->txt[textid].ids,
+	    S->txt[textid].nids, kframes, &dropped);
+	if (S->nraw == S->capraw) {
+		S->capraw = S->capraw ? S->capraw * 2 : 1024;
+		S->raw = xrealloc(S->raw, S->capraw * sizeof *S->raw);
+	}
+	re = &S->raw[S->nraw];
+	re->hash = hv;
+	re->textid = textid;
+	re->result = leaf;
+	re->dropped = (uint8_t)dropped;
+	re->nprefix = (uint8_t)nprefix;
+	re->kframes = kframes;
+	memset(re->prefix, 0, sizeof re->prefix);
+	memcpy(re->prefix, prefix, (size_t)nprefix * sizeof *prefix);
+	h = (uint32_t)hv & S->rtabmask;
+	while (S->rtab[h] != STK_NONE)
+		h = (h + 1) & S->rtabmask;
+	S->rtab[h] = S->nraw++;
+	if (S->nraw * 2 > S->rtabmask)
+		rtab_grow(S);
+account:
+	if (leaf == STK_NONE) {
+		if (dropped == 1) {
+			S->st.excluded_events++;
+			S->st.excluded_metric = sadd(S->st.excluded_metric, metric);
+		} else {
+			S->st.notincluded_events++;
+			S->st.notincluded_metric = sadd(S->st.notincluded_metric, metric);
+		}
+		return STK_NONE;
+	}
+	S->st.kept_events++;
+	S->st.kept_metric = sadd(S->st.kept_metric, metric);
+	n = &S->node[leaf];
+	n->exc = sadd(n->exc, metric);
+	n->exc_count = sadd(n->exc_count, count);
+	if (!isnan(t_ms)) {
+		double end = t_ms + (dur_ms > 0 ? dur_ms : 0);
+
+		struct nodetime *tm = node_times(S, leaf);
+
+		if (isnan(tm->first) || t_ms < tm->first)
+			tm->first = t_ms;
+		if (isnan(tm->last) || end > tm->last)
+			tm->last = end;
+		if (S->cfg.when)
+			when_add(S, leaf, metric, t_ms, dur_ms);
+	}
+	return leaf;
+}
+
+/* ------------------------------------------------------------------ */
+/* input                                                               */
+
+void
+stk_reset_format(struct stk *S)
+{
+	S->format = 0;
+}
+
+/* "12.345678" -> 12345678 millionths, exactly; more digits are rounded */
+static int
+parse_micro(const char *s, const char *e, int64_t *out)
+{
+	int neg = 0, digits = 0, frac = 0;
+	int64_t v = 0;
+
+	if (s < e && *s == '-') {
+		neg = 1;
+		s++;
+	}
+	while (s < e && *s >= '0' && *s <= '9') {
+		v = v * 10 + (*s++ - '0');
+		if (v >= 1000000000000LL)	/* 1e12 ms: evt's own limit (EVT_MAX_MS) */
+			return -1;
+		digits++;
+	}
+	v *= 1000000;
+	if (s < e && *s == '.') {
+		int64_t scale = 100000;
+
+		s++;
+		while (s < e && *s >= '0' && *s <= '9') {
+			if (frac < 6)
+				v += (*s - '0') * scale;
+			else if (frac == 6 && *s >= '5')
+				v += 1;
+			scale /= 10;
+			frac++;
+			digits++;
+			s++;
+		}
+	}
+	if (digits == 0 || s != e)
+		return -1;
+	*out = neg ? -v : v;
+	return 0;
+}
+
+static int
+kind_selected(struct stk *S, const char *k)
+{
+	int i;
+
+	if (S->allkinds)
+		return 1;
+	for (i = 0; i < S->nkinds; i++)
+		if (strcmp(S->kinds[i], k) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+take_header(struct stk *S, const char *line, size_t len)
+{
+	const char *why, *v;
+
+	free(S->hdr);
+	S->hdr = xstrndup(line, len);
+	if (evt_parse_header(S->hdr, len, &S->header, &why) < 0) {
+		S->header.nkv = 0;
+		return;
+	}
+	S->scenario = STK_NONE;
+	v = evt_header_get(&S->header, "scenario");
+	if (v != NULL && *v && !S->cfg.no_scenario)
+		S->scenario = stk_intern(S, v, strlen(v));
+	v = evt_header_get(&S->header, "pointer_size");
+	S->ptr32 = v != NULL && strcmp(v, "4") == 0;
+	v = evt_header_get(&S->header, "duration_ms");
+	if (v != NULL && S->cfg.when && !S->w_fixed && !S->w_seen) {
+		double d;
+
+		if (evt_parse_decimal(v, &d) == 0 && d > 0) {
+			S->w_start = 0;
+			S->w_width = d / STK_WHEN_BUCKETS;
+			S->w_fixed = 1;
+		}
+	}
+}
+
+const char *
+stk_header(const struct stk *S, const char *key)
+{
+	return S->hdr ? evt_header_get(&S->header, key) : NULL;
+}
+
+/* root pseudo-frames for an evt event */
+static int
+root_frames(struct stk *S, uint32_t *prefix, const char *proc, const char *pid, const char *tid)
+{
+	char buf[1024];
+	int n = 0, k;
+
+	if (S->scenario != STK_NONE)
+		prefix[n++] = S->scenario;
+	switch (S->cfg.roots) {
+	case STK_ROOTS_NONE:
+		break;
+	case STK_ROOTS_PROCESS:
+	case STK_ROOTS_THREAD: {
+		size_t pl = strlen(proc);
+
+		if (pl > 4 && strcasecmp(proc + pl - 4, ".exe") == 0)
+			pl -= 4;
+		k = snprintf(buf, sizeof buf, "Process%s %.*s (%s)", S->ptr32 ? "32" : "64",
+		    (int)(pl > 900 ? 900 : pl), proc, pid);
+		prefix[n++] = stk_intern(S, buf, (size_t)k);
+		if (S->cfg.roots == STK_ROOTS_THREAD) {
+			k = snprintf(buf, sizeof buf, "Thread (%s)", tid);
+			prefix[n++] = stk_intern(S, buf, (size_t)k);
+		}
+		break;
+	}
+	default: {
+		char *q;
+
+		if (S->cfg.roots == STK_ROOTS_COMM)
+			k = snprintf(buf, sizeof buf, "%.900s", proc);
+		else if (S->cfg.roots == STK_ROOTS_PID)
+			k = snprintf(buf, sizeof buf, "%.900s-%s", proc, pid);
+		else
+			k = snprintf(buf, sizeof buf, "%.900s-%s/%s", proc, pid, tid);
+		if (k >= (int)sizeof buf)
+			k = (int)sizeof buf - 1;
+		for (q = buf; *q; q++)	/* stackcollapse-perf: spaces in comm become _ */
+			if (*q == ' ' || *q == ';')
+				*q = *q == ' ' ? '_' : ':';
+		prefix[n++] = stk_intern(S, buf, (size_t)k);
+		break;
+	}
+	}
+	return n;
+}
+
+static int
+is_long(const char *s)
+{
+	if (*s == '-')
+		s++;
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+static int
+feed_evt(struct stk *S, char *line, size_t len, const char **why)
+{
+	char *col[7], *p = line, *end = line + len, *tab, *stack, *a;
+	int i, kframes = 0, np;
+	int64_t metric, count = 1;
+	char *routine = NULL;
+	size_t stacklen;
+	double t;
+	uint32_t prefix[4];
+
+	for (i = 0; i < 7; i++) {
+		tab = memchr(p, '\t', (size_t)(end - p));
+		if (tab == NULL) {
+			*why = i < 6 ? "fewer than 8 tab-separated columns" :
+			    "no stack column (a line must end with a tab and the stack)";
+			return -1;
+		}
+		*tab = '\0';
+		col[i] = p;
+		p = tab + 1;
+	}
+	if (col[1][0] == '\0') {
+		*why = "empty kind column";
+		return -1;
+	}
+	if (!kind_selected(S, col[1])) {
+		S->st.other_kinds++;
+		return 0;
+	}
+	if (evt_parse_decimal(col[0], &t) < 0) {
+		*why = "time column is not a decimal number";
+		return -1;
+	}
+	if (parse_micro(col[6], col[6] + strlen(col[6]), &metric) < 0) {
+		*why = "weight column is not a decimal number";
+		return -1;
+	}
+	if (!is_long(col[2]) || !is_long(col[4]) || !is_long(col[5])) {
+		*why = "cpu, pid or tid column is not an integer";
+		return -1;
+	}
+	tab = mem_last(p, '\t', (size_t)(end - p));
+	stack = tab ? tab + 1 : p;
+	/* attributes: only count= and kframes= matter here */
+	for (a = p; a < stack; ) {
+		char *te = memchr(a, '\t', (size_t)(stack - a));
+		char *eq = memchr(a, '=', (size_t)(te - a));
+
+		if (eq == NULL || eq == a) {
+			*why = "attribute column without key=value";
+			return -1;
+		}
+		if (eq - a == 5 && memcmp(a, "count", 5) == 0) {
+			char *ce;
+
+			*te = '\0';
+			errno = 0;
+			count = strtoll(eq + 1, &ce, 10);
+			if (*ce || errno || count < 0 || count > 1000000000) {
+				*why = "count= is not an integer from 0 to 1e9";
+				return -1;
+			}
+		} else if (eq - a == 7 && memcmp(a, "kframes", 7) == 0) {
+			char *ke;
+			long kf;
+
+			*te = '\0';
+			errno = 0;
+			kf = strtol(eq + 1, &ke, 10);
+			if (*ke || errno || kf < 0 || kf > 0x7fffffff) {
+				*why = "kframes= is not a non-negative integer";
+				return -1;
+			}
+			kframes = (int)kf;
+		} else if (eq - a == 7 && memcmp(a, "routine", 7) == 0) {
+			*te = '\0';
+			routine = eq + 1;
+		}
+		a = te + 1;
+	}
+	np = root_frames(S, prefix, col[3], col[4], col[5]);
+	stacklen = (size_t)(end - stack);
+	if (routine != NULL && *routine) {
+		/* DPC/ISR: the routine is the leaf (WPA's "by Module, Function") */
+		size_t rl = strlen(routine), j;
+		char *buf;
+		const char *lastf = stacklen ? stack + stacklen : NULL;
+
+		if (lastf != NULL) {
+			const char *semi = mem_last(stack, ';', stacklen);
+
+			lastf = semi ? semi + 1 : stack;
+		}
+		if (lastf == NULL || (size_t)(stack + stacklen - lastf) != rl ||
+		    memcmp(lastf, routine, rl) != 0) {
+			if (stacklen + rl + 2 > S->capstk) {
+				S->capstk = (stacklen + rl + 2) * 2;
+				S->stkbuf = xrealloc(S->stkbuf, S->capstk);
+			}
+			buf = S->stkbuf;
+			memcpy(buf, stack, stacklen);
+			j = stacklen;
+			if (stacklen)
+				buf[j++] = ';';
+			for (i = 0; i < (int)rl; i++)
+				buf[j++] = routine[i] == ';' ? ':' : routine[i];
+			stack = buf;
+			stacklen = j;
+		}
+	}
+	{
+		double dur = (double)metric / 1e6;
+
+		if (S->cfg.unit == STK_UNIT_SAMPLES)
+			metric = count * 1000000;
+		stk_add(S, prefix, np, stack, stacklen, kframes, metric, count, t, dur);
+	}
+	return 0;
+}
+
+static int
+feed_folded(struct stk *S, char *line, size_t len, const char **why)
+{
+	char *stack;
+	size_t slen;
+	double c1, c2;
+	int has2;
+	int64_t metric;
+	char *e = line + len, *t;
+	uint32_t prefix[1];
+	int np = 0;
+
+	if (folded_parse(line, len, &stack, &slen, &c1, &c2, &has2) < 0) {
+		*why = "not a folded line (stack, space, count)";
+		return -1;
+	}
+	if (has2) {
+		*why = "two-column (differential) folded line; use diff";
+		return -1;
+	}
+	/* exact count: re-parse the last token */
+	while (e > line && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	t = e;
+	while (t > line && t[-1] != ' ' && t[-1] != '\t' && t[-1] != '\0')
+		t--;
+	if (parse_micro(t, e, &metric) < 0) {
+		*why = "bad count";
+		return -1;
+	}
+	if (S->scenario != STK_NONE)
+		prefix[np++] = S->scenario;
+	stk_add(S, prefix, np, stack, slen, 0, metric, c1 >= 1 ? (int64_t)llround(c1) : 1, NAN, 0);
+	return 0;
+}
+
+int
+stk_feed(struct stk *S, char *line, size_t len, const char **why)
+{
+	enum evt_linetype lt = evt_classify(line, len);
+
+	if (lt == EVT_BLANK)
+		return 0;
+	if (S->format == 0) {
+		S->format = lt == EVT_HEADER ? 1 : 2;
+		if (S->format == 2)
+			S->is_folded_input = 1;
+	}
+	if (lt == EVT_HEADER) {
+		take_header(S, line, len);
+		return 0;
+	}
+	if (lt == EVT_META)
+		return 0;
+	if (S->format == 1)
+		return feed_evt(S, line, len, why);
+	return feed_folded(S, line, len, why);
+}
+
+long
+stk_read(struct stk *S, const char *path)
+{
+	struct linereader *lr = lr_open(path);
+	char *line;
+	size_t len;
+	long bad = 0;
+	const char *why;
+	int64_t deep0 = S->st.deep_stacks, elided0 = S->st.elided_frames;
+	unsigned long first_deep = 0;
+
+	if (lr == NULL)
+		cli_fatal("%s: %s", path ? path : "-", strerror(errno));
+	stk_reset_format(S);
+	while ((line = lr_next(lr, &len)) != NULL) {
+		if (stk_feed(S, line, len, &why) < 0) {
+			if (bad < 10)
+				cli_warn("%s:%lu: %s", lr_name(lr), lr_lineno(lr), why);
+			bad++;
+		}
+		if (first_deep == 0 && S->st.deep_stacks != deep0)
+			first_deep = lr_lineno(lr);
+		if ((lr_lineno(lr) & 0xffff) == 0)
+			cli_progress(lr_offset(lr), lr_size(lr));
+	}
+	cli_progress_end();
+	bad += (long)lr_skipped(lr);	/* too long, NUL bytes: reported by the reader */
+	if (lr_error(lr) != NULL) {
+		cli_warn("%s: %s", lr_name(lr), lr_error(lr));
+		bad++;
+	}
+	if (bad > 10)
+		cli_warn("%s: %ld malformed lines skipped", lr_name(lr), bad);
+	if (first_deep)
+		evt_warn_cut(lr_name(lr), first_deep, S->st.deep_stacks - deep0,
+		    S->st.elided_frames - elided0);
+	lr_close(lr);
+	S->st.bad_lines += bad;
+	return bad;
+}
+
+/* ------------------------------------------------------------------ */
+/* the tree after input                                                */
+
+const struct stk_node *
+stk_node(const struct stk *S, uint32_t id)
+{
+	return &S->node[id];
+}
+
+uint32_t
+stk_nnodes(const struct stk *S)
+{
+	return S->nnodes;
+}
+
+/* next unfolded node in pre-order */
+uint32_t
+stk_next(const struct stk *S, uint32_t id, int *depth)
+{
+	uint32_t c = S->node[id].child;
+
+	while (c != STK_NONE && S->node[c].folded)
+		c = S->node[c].sibling;
+	if (c != STK_NONE) {
+		(*depth)++;
+		return c;
+	}
+	while (id != STK_ROOT) {
+		uint32_t s = S->node[id].sibling;
+
+		while (s != STK_NONE && S->node[s].folded)
+			s = S->node[s].sibling;
+		if (s != STK_NONE)
+			return s;
+		id = S->node[id].parent;
+		(*depth)--;
+	}
+	return STK_NONE;
+}
+
+static void
+compute_inclusive(struct stk *S)
+{
+	uint32_t i;
+
+	for (i = 0; i < S->nnodes; i++) {
+		S->node[i].inc = S->node[i].exc;
+		S->node[i].inc_count = S->node[i].exc_count;
+	}
+	/* children always have larger ids than their parents: one backward pass */
+	for (i = S->nnodes; i-- > 1; ) {
+		struct stk_node *n = &S->node[i], *p = &S->node[n->parent];
+
+		p->inc = sadd(p->inc, n->inc);
+		p->inc_count = sadd(p->inc_count, n->inc_count);
+		if (S->times) {
+			struct nodetime *nt = &S->times[i], *pt = &S->times[n->parent];
+
+			if (!isnan(nt->first) && (isnan(pt->first) || nt->first < pt->first))
+				pt->first = nt->first;
+			if (!isnan(nt->last) && (isnan(pt->last) || nt->last > pt->last))
+				pt->last = nt->last;
+		}
+	}
+}
+
+/* inclusive per frame identity, a sample counted once per stack */
+static int64_t *
+byname_inclusive(struct stk *S)
+{
+	int64_t *inc = xcalloc(S->nframes ? S->nframes : 1, sizeof *inc);
+	uint32_t *onpath = xcalloc(S->nframes ? S->nframes : 1, sizeof *onpath);
+	uint32_t id = S->node[STK_ROOT].child;
+
+	/* pre-order walk; onpath[f] counts ancestors named f */
+	while (id != STK_NONE) {
+		struct stk_node *n = &S->node[id];
+
+		if (onpath[n->frame]++ == 0)
+			inc[n->frame] = sadd(inc[n->frame], n->inc);
+		if (n->child != STK_NONE) {
+			id = n->child;
+			continue;
+		}
+		/* leave: pop until a sibling */
+		for (;;) {
+			onpath[S->node[id].frame]--;
+			if (S->node[id].sibling != STK_NONE) {
+				id = S->node[id].sibling;
+				break;
+			}
+			id = S->node[id].parent;
+			if (id == STK_ROOT) {
+				id = STK_NONE;
+				break;
+			}
+		}
+	}
+	free(onpath);
+	return inc;
+}
+
+static void
+merge_hist_subtree(struct stk *S, uint32_t into, uint32_t top)
+{
+	uint32_t id = top;
+	int b;
+
+	if (S->hist[into] == NULL)
+		S->hist[into] = xcalloc(STK_WHEN_BUCKETS, sizeof(int64_t));
+	for (;;) {
+		if (S->hist[id] != NULL) {
+			for (b = 0; b < STK_WHEN_BUCKETS; b++)
+				S->hist[into][b] = sadd(S->hist[into][b], S->hist[id][b]);
+			free(S->hist[id]);
+			S->hist[id] = NULL;
+		}
+		if (S->node[id].child != STK_NONE) {
+			id = S->node[id].child;
+			continue;
+		}
+		while (id != top && S->node[id].sibling == STK_NONE)
+			id = S->node[id].parent;
+		if (id == top)
+			break;
+		id = S->node[id].sibling;
+	}
+}
+
+static void
+apply_fold_pct(struct stk *S)
+{
+	int64_t T = (int64_t)llround((double)llabs(S->node[STK_ROOT].inc) * S->cfg.fold_pct / 100.0);
+	int64_t *bn = byname_inclusive(S);
+	uint32_t id = STK_ROOT;
+
+	S->nfold = xcalloc(S->nnodes, sizeof *S->nfold);
+	/* pre-order: a folded child's subtree is skipped (stk_next skips folded nodes) */
+	while (id != STK_NONE) {
+		uint32_t c;
+
+		for (c = S->node[id].child; c != STK_NONE; c = S->node[c].sibling) {
+			struct stk_node *n = &S->node[c], *p = &S->node[id];
+
+			if (llabs(n->inc) < T && llabs(bn[n->frame]) < T && n->frame != S->broken) {
+				n->folded = 1;
+				p->exc = sadd(p->exc, n->inc);
+				p->exc_count = sadd(p->exc_count, n->inc_count);
+				S->nfold[id].fold = sadd(S->nfold[id].fold, n->inc);
+				S->nfold[id].fold_count = sadd(S->nfold[id].fold_count, n->inc_count);
+				S->st.folded_pct_nodes++;
+				S->st.folded_pct_metric = sadd(S->st.folded_pct_metric, n->inc);
+				if (S->cfg.when)
+					merge_hist_subtree(S, id, c);
+			}
+		}
+		{
+			int d = 0;
+
+			id = stk_next(S, id, &d);
+		}
+	}
+	free(bn);
+}
+
+void
+stk_finish(struct stk *S)
+{
+	if (S->finished)
+		return;
+	S->finished = 1;
+	compute_inclusive(S);
+	if (S->cfg.fold_pct > 0)
+		apply_fold_pct(S);
+}
+
+static const struct stk *sort_S;
+
+static int
+cmp_by_name(const void *a, const void *b)
+{
+	const struct stk_node *x = &sort_S->node[*(const uint32_t *)a];
+	const struct stk_node *y = &sort_S->node[*(const uint32_t *)b];
+
+	return strcmp(stk_name(sort_S, x->frame), stk_name(sort_S, y->frame));
+}
+
+static int
+cmp_by_inc(const void *a, const void *b)
+{
+	const struct stk_node *x = &sort_S->node[*(const uint32_t *)a];
+	const struct stk_node *y = &sort_S->node[*(const uint32_t *)b];
+	int64_t ax = llabs(x->inc), ay = llabs(y->inc);
+
+	if (ax != ay)
+		return ax > ay ? -1 : 1;
+	return strcmp(stk_name(sort_S, x->frame), stk_name(sort_S, y->frame));
+}
+
+void
+stk_sort_children(struct stk *S, int by_name)
+{
+	uint32_t *tmp = NULL, i, cap = 0;
+
+	sort_S = S;
+	for (i = 0; i < S->nnodes; i++) {
+		uint32_t c, k = 0, j;
+
+		for (c = S->node[i].child; c != STK_NONE; c = S->node[c].sibling) {
+			if (k == cap) {
+				cap = cap ? cap * 2 : 64;
+				tmp = xrealloc(tmp, cap * sizeof *tmp);
+			}
+			tmp[k++] = c;
+		}
+		if (k < 2)
+			continue;
+		qsort(tmp, k, sizeof *tmp, by_name ? cmp_by_name : cmp_by_inc);
+		S->node[i].child = tmp[0];
+		for (j = 0; j + 1 < k; j++)
+			S->node[tmp[j]].sibling = tmp[j + 1];
+		S->node[tmp[k - 1]].sibling = STK_NONE;
+	}
+	free(tmp);
+}
+
+double
+stk_unit_div(const struct stk *S)
+{
+	if (!S->is_folded_input && S->cfg.unit == STK_UNIT_US)
+		return 1e3;
+	return 1e6;
+}
+
+const char *
+stk_unit_name(const struct stk *S)
+{
+	if (S->is_folded_input)
+		return "count";
+	return S->cfg.unit == STK_UNIT_US ? "us" : S->cfg.unit == STK_UNIT_MS ? "ms" : "samples";
+}
+
+const struct stk_stats *
+stk_get_stats(const struct stk *S)
+{
+	return &S->st;
+}
+
+/* ------------------------------------------------------------------ */
+/* folded output                                                       */
+
+/*
+ * The spelling of a frame in folded output: no ';' (already ':'), no
+ * control bytes, and never " 123" at the end (flamegraph.pl would read
+ * a trailing number as a second count column).
+ */
+static const char *
+out_name(struct stk *S, uint32_t f)
+{
+	const char *s = stk_name(S, f);
+	size_t n = strlen(s), i, d;
+	int bad = n == 0 || s[n - 1] == ' ';
+	char *o;
+
+	if (f == STK_NONE)
+		return s;
+	if (S->outname && S->outname[f])
+		return S->outname[f];
+	for (i = 0; i < n; i++)
+		if (s[i] == ';' || (unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			bad = 1;
+	d = n;
+	while (d > 0 && ((s[d - 1] >= '0' && s[d - 1] <= '9') || s[d - 1] == '.'))
+		d--;
+	if (d < n && d > 0 && s[d - 1] == ' ')
+		bad = 1;
+	if (!bad)
+		return s;
+	o = xmalloc(n + 2);
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+
+		o[i] = c == ';' ? ':' : ((unsigned char)c < 0x20 || c == 0x7f) ? '_' : c;
+	}
+	if (n == 0)
+		o[n++] = '?';
+	o[n] = '\0';
+	/* a trailing " 123" would be read as a second count; trailing blanks as the separator */
+	if (d < n && d > 0 && o[d - 1] == ' ')
+		o[d - 1] = '_';
+	for (i = n; i > 0 && o[i - 1] == ' '; i--)
+		o[i - 1] = '_';
+	if (S->outname == NULL)
+		S->outname = xcalloc(S->capframes, sizeof *S->outname);
+	S->outname[f] = o;
+	return o;
+}
+
+size_t
+stk_path_text(struct stk *S, uint32_t node, char *buf, size_t cap)
+{
+	size_t need = 0, o;
+	uint32_t id;
+
+	for (id = node; id != STK_ROOT && id != STK_NONE; id = S->node[id].parent)
+		need += strlen(out_name(S, S->node[id].frame)) + (need ? 1 : 0);
+	if (cap == 0)
+		return need;
+	o = need < cap ? need : cap - 1;
+	buf[o] = '\0';
+	/* fill from the leaf backwards; whatever falls beyond CAP is dropped */
+	{
+		size_t end = need;
+
+		for (id = node; id != STK_ROOT && id != STK_NONE; id = S->node[id].parent) {
+			const char *nm = out_name(S, S->node[id].frame);
+			size_t k = strlen(nm), j;
+
+			end -= k;
+			for (j = 0; j < k; j++)
+				if (end + j < o)
+					buf[end + j] = nm[j];
+			if (end > 0) {
+				end--;
+				if (end < o)
+					buf[end] = ';';
+			}
+		}
+	}
+	return need;
+}
+
+static size_t
+format_scaled(char *buf, __int128 v, int decimals)
+{
+	char tmp[64];
+	int n = 0, neg = v < 0, i;
+	size_t o = 0;
+	unsigned __int128 u = neg ? (unsigned __int128)(-v) : (unsigned __int128)v;
+
+	do {
+		tmp[n++] = (char)('0' + (int)(u % 10));
+		u /= 10;
+	} while (u || n <= decimals);
+	if (neg)
+		buf[o++] = '-';
+	for (i = n - 1; i >= 0; i--) {
+		buf[o++] = tmp[i];
+		if (i == decimals && decimals > 0)
+			buf[o++] = '.';
+	}
+	return o;
+}
+
+void
+stk_write_folded(struct stk *S, struct outbuf *ob)
+{
+	uint32_t *path = NULL, id;
+	size_t cappath = 0;
+	int depth = 0, i;
+	__int128 cum = 0, emitted = 0, scale = 1, div;
+	char num[64];
+
+	stk_finish(S);
+	stk_sort_children(S, 1);
+	for (i = 0; i < S->cfg.decimals; i++)
+		scale *= 10;
+	div = (__int128)stk_unit_div(S);
+	if (S->node[STK_ROOT].exc != 0) {
+		/* Fold% folded a whole top-level node into ROOT */
+		cum += S->node[STK_ROOT].exc;
+		{
+			__int128 r = cum * scale, q = (r >= 0 ? r + div / 2 : r - div / 2) / div;
+
+			if (q - emitted != 0) {
+				ob_puts(ob, "ROOT ");
+				ob_write(ob, num, format_scaled(num, q - emitted, S->cfg.decimals));
+				ob_putc(ob, '\n');
+				emitted = q;
+			}
+		}
+	}
+	id = stk_next(S, STK_ROOT, &depth);
+	while (id != STK_NONE) {
+		const struct stk_node *n = &S->node[id];
+
+		if ((size_t)depth > cappath) {
+			cappath = (size_t)depth * 2 + 16;
+			path = xrealloc(path, cappath * sizeof *path);
+		}
+		path[depth - 1] = id;
+		if (n->exc != 0) {
+			__int128 r, q;
+
+			cum += n->exc;
+			r = cum * scale;
+			q = (r >= 0 ? r + div / 2 : r - div / 2) / div;
+			if (q - emitted != 0) {
+				for (i = 0; i < depth; i++) {
+					if (i)
+						ob_putc(ob, ';');
+					ob_puts(ob, out_name(S, S->node[path[i]].frame));
+				}
+				ob_putc(ob, ' ');
+				ob_write(ob, num, format_scaled(num, q - emitted, S->cfg.decimals));
+				ob_putc(ob, '\n');
+				emitted = q;
+			}
+		}
+		id = stk_next(S, id, &depth);
+	}
+	free(path);
+}
+
+/* ------------------------------------------------------------------ */
+/* ByName                                                              */
+
+static const struct stk *rows_S;
+
+static int
+cmp_rows(const void *a, const void *b)
+{
+	const struct stk_byname *x = a, *y = b;
+	int64_t ex = llabs(x->exc), ey = llabs(y->exc), ix = llabs(x->inc), iy = llabs(y->inc);
+
+	if (ex != ey)
+		return ex > ey ? -1 : 1;
+	if (ix != iy)
+		return ix > iy ? -1 : 1;
+	return strcmp(stk_name(rows_S, x->frame), stk_name(rows_S, y->frame));
+}
+
+int
+stk_byname(struct stk *S, struct stk_byname **rowsp, int *np)
+{
+	uint32_t *rowof = xmalloc((S->nframes ? S->nframes : 1) * sizeof *rowof);
+	uint32_t *onpath = xcalloc(S->nframes ? S->nframes : 1, sizeof *onpath);
+	uint32_t *stamp = NULL;
+	struct stk_byname *rows = NULL;
+	int n = 0, cap = 0, b;
+	uint32_t id, f;
+	int depth = 0;
+
+	stk_finish(S);
+	memset(rowof, 0xff, (S->nframes ? S->nframes : 1) * sizeof *rowof);
+	/* rows in first-seen order; inclusive at the topmost occurrence of each name */
+	id = stk_next(S, STK_ROOT, &depth);
+	{
+		uint32_t *pathframes = NULL;
+		size_t cappf = 0;
+		int prevdepth = 0;
+
+		while (id != STK_NONE) {
+			const struct stk_node *nd = &S->node[id];
+			struct stk_byname *r;
+
+			/* pop the frames we climbed out of */
+			while (prevdepth >= depth) {
+				onpath[pathframes[prevdepth - 1]]--;
+				prevdepth--;
+			}
+			if ((size_t)depth > cappf) {
+				cappf = (size_t)depth * 2 + 16;
+				pathframes = xrealloc(pathframes, cappf * sizeof *pathframes);
+			}
+			pathframes[depth - 1] = nd->frame;
+			prevdepth = depth;
+			f = nd->frame;
+			if (rowof[f] == STK_NONE) {
+				if (n == cap) {
+					cap = cap ? cap * 2 : 256;
+					rows = xrealloc(rows, (size_t)cap * sizeof *rows);
+				}
+				rowof[f] = (uint32_t)n;
+				memset(&rows[n], 0, sizeof rows[n]);
+				rows[n].frame = f;
+				rows[n].first = rows[n].last = NAN;
+				n++;
+			}
+			r = &rows[rowof[f]];
+			r->exc = sadd(r->exc, nd->exc);
+			r->exc_count = sadd(r->exc_count, nd->exc_count);
+			if (S->nfold) {
+				r->fold = sadd(r->fold, S->nfold[id].fold);
+				r->fold_count = sadd(r->fold_count, S->nfold[id].fold_count);
+			}
+			if (onpath[f]++ == 0) {
+				r->inc = sadd(r->inc, nd->inc);
+				r->inc_count = sadd(r->inc_count, nd->inc_count);
+				const struct nodetime *nt = S->times ? &S->times[id] : NULL;
+
+				if (nt && !isnan(nt->first) && (isnan(r->first) || nt->first < r->first))
+					r->first = nt->first;
+				if (nt && !isnan(nt->last) && (isnan(r->last) || nt->last > r->last))
+					r->last = nt->last;
+			}
+			id = stk_next(S, id, &depth);
+		}
+		free(pathframes);
+	}
+	/* When: each node's exclusive histogram goes to every distinct name above it */
+	if (S->cfg.when && S->hist != NULL) {
+		uint32_t i;
+
+		stamp = xmalloc((S->nframes ? S->nframes : 1) * sizeof *stamp);
+		memset(stamp, 0xff, (S->nframes ? S->nframes : 1) * sizeof *stamp);
+		for (i = 1; i < S->nnodes; i++) {
+			uint32_t a;
+
+			if (S->hist[i] == NULL || S->node[i].folded)
+				continue;
+			/* skip nodes under a folded ancestor (their histograms were merged) */
+			for (a = i; a != STK_ROOT && !S->node[a].folded; a = S->node[a].parent)
+				;
+			if (a != STK_ROOT)
+				continue;
+			for (a = i; a != STK_ROOT; a = S->node[a].parent) {
+				f = S->node[a].frame;
+				if (stamp[f] == i || rowof[f] == STK_NONE)
+					continue;
+				stamp[f] = i;
+				for (b = 0; b < STK_WHEN_BUCKETS; b++)
+					rows[rowof[f]].when[b] = sadd(rows[rowof[f]].when[b], S->hist[i][b]);
+			}
+		}
+		free(stamp);
+	}
+	rows_S = S;
+	if (n > 1)
+		qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
+	free(rowof);
+	free(onpath);
+	*rowsp = rows;
+	*np = n;
+	return 0;
+}
+
+int
+stk_when_range(const struct stk *S, double *start, double *end)
+{
+	*start = S->w_start;
+	*end = S->w_start + S->w_width * STK_WHEN_BUCKETS;
+	return S->w_fixed || S->w_seen;
+}
+
+const int64_t *
+stk_root_when(const struct stk *S)
+{
+	return S->root_when;
+}
+
+static char
+when_char(double pct)
+{
+	int neg = pct < 0;
+	double a = fabs(pct);
+	int k;
+
+	if (a == 0)
+		return '_';
+	if (a < 0.1)
+		return '.';
+	if (a < 1)
+		return 'o';
+	if (a < 100 && !neg)
+		return (char)('0' + (int)(a / 10));
+	k = (int)((a - 100) / 10);
+	if (neg) {
+		if (a < 100)
+			k = (int)(a / 10);
+		return k < 26 ? (char)('a' + k) : '@';
+	}
+	return k < 25 ? (char)('A' + k) : '*';
+}
+
+void
+stk_when_text(const struct stk *S, const int64_t *when, char *out)
+{
+	double full;
+	int b;
+
+	if (!S->is_folded_input && S->cfg.unit != STK_UNIT_SAMPLES) {
+		/* 100% = one CPU busy for the whole bucket */
+		full = S->w_width * 1e6;
+	} else {
+		int64_t mx = 0;
+
+		for (b = 0; b < STK_WHEN_BUCKETS; b++)
+			if (llabs(S->root_when[b]) > mx)
+				mx = llabs(S->root_when[b]);
+		full = (double)mx / 2;
+	}
+	for (b = 0; b < STK_WHEN_BUCKETS; b++)
+		out[b] = full > 0 ? when_char((double)when[b] / full * 100) : '_';
+	out[STK_WHEN_BUCKETS] = '\0';
+}
