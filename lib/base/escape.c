@@ -233,22 +233,6 @@ json_escape(struct outbuf *ob, const char *str, size_t n)
 }
 
 size_t
-utf8_cut(const char *s, size_t n, size_t max)
-{
-	size_t i = 0, len;
-
-	while (i < n) {
-		len = utf8_seq((const unsigned char *)s + i, n - i);
-		if (len == 0)
-			len = 1;
-		if (i + len > max)
-			break;
-		i += len;
-	}
-	return i;
-}
-
-size_t
 utf8_chars(const char *s, size_t n)
 {
 	size_t i = 0, k = 0, len;

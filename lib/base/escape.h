@@ -43,8 +43,6 @@ void text_escape_str(struct outbuf *ob, const char *s);
 /* The width in characters of what text_escape writes for S[0..N). */
 size_t text_width(const char *s, size_t n);
 
-/* Length of the longest prefix of S[0..N) that does not cut a UTF-8 sequence. */
-size_t utf8_cut(const char *s, size_t n, size_t max);
 /* Number of characters (code points; invalid bytes count one each). */
 size_t utf8_chars(const char *s, size_t n);
 /* Byte length of the first MAXCH characters of S[0..N). */

@@ -511,13 +511,6 @@ images_process_name(const struct images *m, uint32_t pid, uint64_t ts)
 	return "?";
 }
 
-const char *
-images_process_cmdline(const struct images *m, uint32_t pid, uint64_t ts)
-{
-	const struct proc *p = find_proc(m, pid, ts);
-	return p ? p->cmdline : NULL;
-}
-
 int64_t
 images_thread_pid(const struct images *m, uint32_t tid, uint64_t ts)
 {
