@@ -4,8 +4,9 @@
  * The flame graph is four files, split where inferno splits its
  * flamegraph module:
  *   flame_names.c    the string table (frame names, palette file names)
+ *                    and the hash of byte strings
  *   flame_tree.c     the tree: merging stacks, sorting, totals, layout
- *                    (widths, minimum-width pruning, the walk in order)
+ *                    (widths, minimum-width pruning, boxes in order)
  *   flame_colours.c  palettes, names hashed to colours, the palette file,
  *                    differential and background colours
  *   flame_svg.c      the SVG writer: header, CSS, script, boxes, texts
@@ -20,30 +21,11 @@
 #include <string.h>
 
 /*
- * The hash of a byte string: the string tables, the whole-line cache
- * and the colour of a name (so changing it changes every colour).
- * Inline: it runs once per new frame and once per input line.
+ * The hash of a byte string (flame_names.c): the string tables, the
+ * whole-line cache and the colour of a name (so changing it changes
+ * every colour).
  */
-static inline uint64_t
-flame_hash(const char *s, size_t n, uint64_t seed)
-{
-	uint64_t h = seed ^ ((uint64_t)n * 0x9e3779b97f4a7c15ull), w;
-
-	while (n >= 8) {
-		memcpy(&w, s, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-		s += 8;
-		n -= 8;
-	}
-	w = 0;
-	memcpy(&w, s, n);
-	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 29;
-	h *= 0x9e3779b97f4a7c15ull;
-	h ^= h >> 32;
-	return h;
-}
+uint64_t flame_hash(const char *s, size_t n, uint64_t seed);
 
 /* ---------- flame_names.c: interned strings, ids in order of arrival ---------- */
 
@@ -59,9 +41,30 @@ struct flame_names {
 
 /* An empty table of 2^LOG2SLOTS slots to start with, hashing with SEED. */
 void flame_names_init(struct flame_names *t, uint64_t seed, int log2slots);
-/* The id of S[0..N), added on first use. */
-uint32_t flame_names_intern(struct flame_names *t, const char *s, size_t n);
+/* Adds S[0..N), hash H, absent from the table, in the empty slot I; returns its id. */
+uint32_t flame_names_add(struct flame_names *t, const char *s, size_t n, uint32_t h,
+    size_t i);
 void flame_names_free(struct flame_names *t);
+
+/*
+ * The id of S[0..N), added on first use.  The lookup is inline: it runs
+ * for every frame that the previous line does not share.
+ */
+static inline uint32_t
+flame_names_intern(struct flame_names *t, const char *s, size_t n)
+{
+	uint32_t h = (uint32_t)flame_hash(s, n, t->seed), id;
+	size_t i = h & t->mask;
+
+	while ((id = t->tab[i]) != 0) {
+		id--;
+		if (t->hash[id] == h && t->slen[id] == n &&
+		    memcmp(t->bytes + t->off[id], s, n) == 0)
+			return id;
+		i = (i + 1) & t->mask;
+	}
+	return flame_names_add(t, s, n, h, i);
+}
 
 static inline const char *
 flame_names_get(const struct flame_names *t, uint32_t id, size_t *len)
@@ -142,16 +145,17 @@ struct flame_layout {
 	double minw;		/* boxes lighter than this are not drawn */
 	double maxdelta;	/* the largest |delta| (differential colour scale) */
 	int maxdepth;		/* deepest drawn box */
+	/* the drawn boxes, parents first, children left to right; x in weight units */
+	struct flame_box { uint32_t id; double x; } *box;
+	size_t nbox;
 };
 
 /*
  * Totals, sorting (not for flame charts) and the layout.  Returns -1
- * when there is no positive weight (nothing to draw).
+ * when there is no positive weight (nothing to draw, no boxes).
  */
 int flame_layout(struct flame *f, struct flame_layout *l);
-/* Calls BOX for every drawn box, parents first, children left to right; X in weight units. */
-void flame_walk(struct flame *f, const struct flame_layout *l,
-    void (*box)(void *ctx, uint32_t id, double x), void *ctx);
+void flame_layout_free(struct flame_layout *l);
 
 /* ---------- flame_colours.c ---------- */
 

@@ -161,11 +161,9 @@ box_colour(struct emit_ctx *c, uint32_t id, const char *name, size_t len,
 	flame_color(f->o.palette, name, len, rgb);
 }
 
-/* One box: called by flame_walk for every drawn node. */
 static void
-emit_box(void *ctx, uint32_t id, double x)
+emit_box(struct emit_ctx *c, uint32_t id, double x)
 {
-	struct emit_ctx *c = ctx;
 	struct flame *f = c->f;
 	struct fnode *n = &f->nodes[id];
 	struct outbuf *ob = c->ob;
@@ -310,6 +308,7 @@ flame_write_svg(struct flame *f, struct outbuf *ob)
 	struct flame_layout l;
 	const char *bg1, *bg2;
 	double ypad1, ypad2, h;
+	size_t i;
 
 	memset(&c, 0, sizeof(c));
 	c.f = f;
@@ -356,7 +355,9 @@ flame_write_svg(struct flame *f, struct outbuf *ob)
 	if (f->is_diff)
 		ob_puts(ob, f->o.diffmode == FLAME_DIFF_INCLUSIVE ? "\" diff=\"inclusive" : "\" diff=\"leaf");
 	ob_puts(ob, "\">\n");
-	flame_walk(f, &l, emit_box, &c);
+	for (i = 0; i < l.nbox; i++)
+		emit_box(&c, l.box[i].id, l.box[i].x);
+	flame_layout_free(&l);
 	ob_puts(ob, "</g>\n</svg>\n");
 	if (f->pal)
 		flame_palfile_save(f->pal, f->o.palette_file);

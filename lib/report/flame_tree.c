@@ -9,8 +9,8 @@
  * unmerged samples) go straight to their leaf through a line cache.
  *
  * The layout: children sorted by name (input order for flame charts),
- * the width of 100%, the minimum weight drawn, the depth of the image,
- * and the walk that hands each drawn box and its x to the writer.
+ * the width of 100%, the minimum weight drawn, and the drawn boxes in
+ * writing order with their x and the depth of the image.
  */
 #include "report/flame_int.h"
 #include "base/cli.h"
@@ -401,26 +401,54 @@ kept(const struct flame *f, const struct flame_layout *l, uint32_t id)
 	return f->nodes[id].total > 0 && f->nodes[id].total >= l->minw;
 }
 
-/* Deepest drawn box, walking only kept subtrees. */
-static int
-max_depth(const struct flame *f, const struct flame_layout *l)
+/*
+ * The drawn boxes in writing order (parents first, children left to
+ * right) with their x, and the deepest one: a walk over kept subtrees.
+ */
+static void
+place_boxes(const struct flame *f, struct flame_layout *l)
 {
-	uint32_t *stk = xmalloc(f->nnodes * sizeof(*stk));
-	size_t sp = 0;
-	int m = 0;
+	struct item { uint32_t id; double x; } *stk;
+	size_t sp = 0, cap = 1024, boxcap = 1024;
+	uint32_t k;
 
-	stk[sp++] = 0;
+	stk = xmalloc(cap * sizeof(*stk));
+	l->box = xmalloc(boxcap * sizeof(*l->box));
+	stk[sp].id = 0;
+	stk[sp++].x = 0;
 	while (sp) {
-		uint32_t id = stk[--sp], k;
+		struct item it = stk[--sp];
+		size_t first = sp;
+		double x = it.x;
 
-		if ((int)f->nodes[id].depth > m)
-			m = (int)f->nodes[id].depth;
-		for (k = f->nodes[id].child; k != NIL; k = f->nodes[k].sib)
-			if (kept(f, l, k))
-				stk[sp++] = k;
+		if (l->nbox == boxcap) {
+			boxcap *= 2;
+			l->box = xrealloc(l->box, boxcap * sizeof(*l->box));
+		}
+		l->box[l->nbox].id = it.id;
+		l->box[l->nbox++].x = it.x;
+		if ((int)f->nodes[it.id].depth > l->maxdepth)
+			l->maxdepth = (int)f->nodes[it.id].depth;
+		for (k = f->nodes[it.id].child; k != NIL; k = f->nodes[k].sib) {
+			if (kept(f, l, k)) {
+				if (sp == cap) {
+					cap *= 2;
+					stk = xrealloc(stk, cap * sizeof(*stk));
+				}
+				stk[sp].id = k;
+				stk[sp++].x = x;
+			}
+			x += f->nodes[k].total;
+		}
+		/* reverse so that children are written left to right */
+		for (size_t a = first, b = sp; b > a + 1; a++, b--) {
+			struct item t = stk[a];
+
+			stk[a] = stk[b - 1];
+			stk[b - 1] = t;
+		}
 	}
 	free(stk);
-	return m;
 }
 
 int
@@ -446,45 +474,14 @@ flame_layout(struct flame *f, struct flame_layout *l)
 		if (d > l->maxdelta)
 			l->maxdelta = d;
 	}
-	l->maxdepth = max_depth(f, l);
+	place_boxes(f, l);
 	return 0;
 }
 
 void
-flame_walk(struct flame *f, const struct flame_layout *l,
-    void (*box)(void *ctx, uint32_t id, double x), void *ctx)
+flame_layout_free(struct flame_layout *l)
 {
-	struct item { uint32_t id; double x; } *stk;
-	size_t sp = 0, cap = 1024;
-	uint32_t k;
-
-	stk = xmalloc(cap * sizeof(*stk));
-	stk[sp].id = 0;
-	stk[sp++].x = 0;
-	while (sp) {
-		struct item it = stk[--sp];
-		size_t first = sp;
-		double x = it.x;
-
-		box(ctx, it.id, it.x);
-		for (k = f->nodes[it.id].child; k != NIL; k = f->nodes[k].sib) {
-			if (kept(f, l, k)) {
-				if (sp == cap) {
-					cap *= 2;
-					stk = xrealloc(stk, cap * sizeof(*stk));
-				}
-				stk[sp].id = k;
-				stk[sp++].x = x;
-			}
-			x += f->nodes[k].total;
-		}
-		/* reverse so that children are written left to right */
-		for (size_t a = first, b = sp; b > a + 1; a++, b--) {
-			struct item t = stk[a];
-
-			stk[a] = stk[b - 1];
-			stk[b - 1] = t;
-		}
-	}
-	free(stk);
+	free(l->box);
+	l->box = NULL;
+	l->nbox = 0;
 }
