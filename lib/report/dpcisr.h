@@ -18,6 +18,9 @@
  *
  * Memory: one 8-byte duration per DPC/ISR event (exact percentiles);
  * the stacks report also keeps one small record per sample.
+ *
+ * The code: dpcstats.c (reading, statistics), dpcisr.c (text/TSV and
+ * stacks reports), dpcchart.c (the chart); dpcisr_int.h is what they share.
  */
 #ifndef ETLKIT_DPCISR_H
 #define ETLKIT_DPCISR_H
@@ -50,9 +53,6 @@ void dpc_report_functions(struct dpc_stats *s, struct outbuf *ob);
 void dpc_report_xperf(struct dpc_stats *s, struct outbuf *ob);
 void dpc_report_stacks(struct dpc_stats *s, struct outbuf *ob);
 void dpc_free(struct dpc_stats *s);
-
-/* Power-of-two bucket of a duration: 0 for (0,1] us (and 0), k for (2^(k-1), 2^k]. */
-int dpc_bucket(double us);
 
 struct dpc_chart;
 

@@ -11,6 +11,10 @@
  * Lines are merged as they arrive; a line that shares a prefix with the
  * previous line (sorted input, as stackfold writes) reuses that path
  * without hashing, so memory grows with distinct stacks only.
+ *
+ * The code: flame_tree.c (tree, layout), flame_colours.c (palettes),
+ * flame_svg.c (the writer), flame_names.c (strings); flame_int.h is
+ * what they share.
  */
 #ifndef ETLKIT_FLAME_H
 #define ETLKIT_FLAME_H
@@ -60,10 +64,6 @@ void flame_add(struct flame *f, char *stack, size_t len, double count,
     double count2, int has2);
 /* Changes the count name (e.g. "ms" once the input turns out to be evt). */
 void flame_set_countname(struct flame *f, const char *name);
-/* Total weight added so far. */
-double flame_total(const struct flame *f);
-/* Number of distinct boxes (tree nodes, without the root). */
-size_t flame_nodes(const struct flame *f);
 /*
  * Writes the SVG.  Returns 0, or -1 when there was no input with a
  * positive weight (an error SVG is written, as flamegraph.pl does).
@@ -71,10 +71,7 @@ size_t flame_nodes(const struct flame *f);
 int flame_write_svg(struct flame *f, struct outbuf *ob);
 void flame_free(struct flame *f);
 
-/* Fills RGB for NAME in PALETTE (hot, mem, io, ..., etw); returns -1 for an unknown palette. */
-int flame_color(const char *palette, const char *name, size_t len,
-    unsigned char rgb[3]);
-/* 1 if PALETTE is a known palette name. */
+/* 1 if PALETTE is a known palette name (hot, mem, io, ..., etw). */
 int flame_palette_known(const char *palette);
 
 #endif

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -470,7 +471,6 @@ t_cell(struct table *t, const char *s)
 static void
 t_cellf(struct table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#include <stdarg.h>
 static void
 t_cellf(struct table *t, const char *fmt, ...)
 {

@@ -1,0 +1,187 @@
+/*
+ * flame_int.h - what the flame graph files share; filters use flame.h.
+ *
+ * The flame graph is four files, split where inferno splits its
+ * flamegraph module:
+ *   flame_names.c    the string table (frame names, palette file names)
+ *                    and the hash of byte strings
+ *   flame_tree.c     the tree: merging stacks, sorting, totals, layout
+ *                    (widths, minimum-width pruning, boxes in order)
+ *   flame_colours.c  palettes, names hashed to colours, the palette file,
+ *                    differential and background colours
+ *   flame_svg.c      the SVG writer: header, CSS, script, boxes, texts
+ */
+#ifndef ETLKIT_FLAME_INT_H
+#define ETLKIT_FLAME_INT_H
+
+#include "report/flame.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/*
+ * The hash of a byte string (flame_names.c): the string tables, the
+ * whole-line cache and the colour of a name (so changing it changes
+ * every colour).
+ */
+uint64_t flame_hash(const char *s, size_t n, uint64_t seed);
+
+/* ---------- flame_names.c: interned strings, ids in order of arrival ---------- */
+
+struct flame_names {
+	char *bytes;		/* every string, back to back */
+	size_t len, cap;
+	uint32_t *off, *slen, *hash;	/* per id */
+	size_t n, capn;
+	uint32_t *tab;		/* id + 1, 0 = empty */
+	size_t mask;
+	uint64_t seed;
+};
+
+/* An empty table of 2^LOG2SLOTS slots to start with, hashing with SEED. */
+void flame_names_init(struct flame_names *t, uint64_t seed, int log2slots);
+/* Adds S[0..N), hash H, absent from the table, in the empty slot I; returns its id. */
+uint32_t flame_names_add(struct flame_names *t, const char *s, size_t n, uint32_t h,
+    size_t i);
+void flame_names_free(struct flame_names *t);
+
+/*
+ * The id of S[0..N), added on first use.  The lookup is inline: it runs
+ * for every frame that the previous line does not share.
+ */
+static inline uint32_t
+flame_names_intern(struct flame_names *t, const char *s, size_t n)
+{
+	uint32_t h = (uint32_t)flame_hash(s, n, t->seed), id;
+	size_t i = h & t->mask;
+
+	while ((id = t->tab[i]) != 0) {
+		id--;
+		if (t->hash[id] == h && t->slen[id] == n &&
+		    memcmp(t->bytes + t->off[id], s, n) == 0)
+			return id;
+		i = (i + 1) & t->mask;
+	}
+	return flame_names_add(t, s, n, h, i);
+}
+
+static inline const char *
+flame_names_get(const struct flame_names *t, uint32_t id, size_t *len)
+{
+	*len = t->slen[id];
+	return t->bytes + t->off[id];
+}
+
+static inline int
+flame_names_eq(const struct flame_names *t, uint32_t id, const char *s, size_t n)
+{
+	return t->slen[id] == n && memcmp(t->bytes + t->off[id], s, n) == 0;
+}
+
+/* ---------- flame_tree.c: the tree ---------- */
+
+struct fnode {
+	uint32_t parent;
+	uint32_t child;		/* first child */
+	uint32_t last;		/* last child (flame charts append here) */
+	uint32_t sib;		/* next sibling */
+	uint32_t name;		/* interned name id */
+	uint32_t depth;
+	double self, total;	/* weight ending here; inclusive */
+	double dself, dtotal;	/* differential delta: leaf; inclusive */
+};
+
+#define NIL 0u			/* no node (node 0 is the root, never a child) */
+
+struct frame_ref {
+	char *p;
+	size_t n;
+};
+
+struct flame {
+	struct flame_opts o;
+	struct fnode *nodes;
+	size_t nnodes, capnodes;
+	/* interned frame names: few and hot, so lookups stay in cache */
+	struct flame_names names;
+	/* (parent, name) -> child; the key is in the slot, so probing never touches nodes */
+	struct nslot { uint32_t parent, name, id; } *table;	/* id 0 = empty */
+	size_t tabmask;
+	uint32_t *path;		/* nodes of the previous line, by depth */
+	size_t pathlen, pathcap;
+	struct frame_ref *fr;
+	size_t frcap;
+	int is_diff;
+	/*
+	 * Whole-line cache: unsorted, unmerged input (raw collapsed samples)
+	 * repeats the same stacks; a repeated line goes straight to its leaf.
+	 * Turned off (and freed) when lines rarely repeat, as in merged input.
+	 */
+	struct lslot { uint64_t h; uint64_t off; uint32_t len, leaf; } *ltab;
+	size_t lmask, nlines;
+	char *larena;
+	size_t llen, lcap;
+	int lcache;		/* 1 on, 0 off */
+	uint64_t lseen, lhits;
+	/* palette file: name -> colour */
+	struct flame_palfile *pal;
+};
+
+static inline const char *
+flame_node_name(const struct flame *f, uint32_t id, size_t *len)
+{
+	if (id == 0) {
+		*len = 3;
+		return "all";
+	}
+	return flame_names_get(&f->names, f->nodes[id].name, len);
+}
+
+/* Where the boxes go: flame_layout's answer. */
+struct flame_layout {
+	double total;		/* the weight of 100% (the sum, or --total) */
+	double wpu;		/* pixels per unit of weight */
+	double minw;		/* boxes lighter than this are not drawn */
+	double maxdelta;	/* the largest |delta| (differential colour scale) */
+	int maxdepth;		/* deepest drawn box */
+	/* the drawn boxes, parents first, children left to right; x in weight units */
+	struct flame_box { uint32_t id; double x; } *box;
+	size_t nbox;
+};
+
+/*
+ * Totals, sorting (not for flame charts) and the layout.  Returns -1
+ * when there is no positive weight (nothing to draw, no boxes).
+ */
+int flame_layout(struct flame *f, struct flame_layout *l);
+void flame_layout_free(struct flame_layout *l);
+
+/* ---------- flame_colours.c ---------- */
+
+/* The colour of NAME in PALETTE; -1 for an unknown palette. */
+int flame_color(const char *palette, const char *name, size_t len,
+    unsigned char rgb[3]);
+/* Which annotation suffix (_[k] _[j] _[i] _[w]) NAME carries, or 0. */
+int flame_annotation(const char *s, size_t n);
+/* Differential colour: red grows, blue shrinks, white unchanged, scaled to MAXDELTA. */
+void flame_diff_colour(double delta, double maxdelta, int negate, unsigned char rgb[3]);
+/* The two background gradient colours for the options (IS_DIFF: grey). */
+void flame_background(const struct flame_opts *o, int is_diff, const char **c1,
+    const char **c2);
+/* 1 if S is "#rrggbb". */
+int flame_valid_hex_colour(const char *s);
+
+/* The palette file ("name->rgb(r,g,b)" lines, as flamegraph.pl --cp). */
+struct flame_palfile;
+
+/* Reads PATH (absent: empty palette). */
+struct flame_palfile *flame_palfile_load(const char *path);
+/* The colour of NAME: from the file, else picked from PALETTE and remembered. */
+void flame_palfile_colour(struct flame_palfile *pf, const char *palette,
+    const char *name, size_t len, unsigned char rgb[3]);
+/* Writes every colour back, sorted by name. */
+void flame_palfile_save(struct flame_palfile *pf, const char *path);
+void flame_palfile_free(struct flame_palfile *pf);
+
+#endif

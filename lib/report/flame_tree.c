@@ -1,0 +1,487 @@
+/*
+ * flame_tree.c - the flame graph's tree and its layout.
+ *
+ * The tree: nodes in one array (a parent always has a smaller index
+ * than its children, so inclusive totals are one backwards pass), a
+ * hash table keyed by (parent, name) for merging, and the current path
+ * so that a line sharing a prefix with the previous one costs only a
+ * byte comparison per shared frame.  Repeated whole lines (raw,
+ * unmerged samples) go straight to their leaf through a line cache.
+ *
+ * The layout: children sorted by name (input order for flame charts),
+ * the width of 100%, the minimum weight drawn, and the drawn boxes in
+ * writing order with their x and the depth of the image.
+ */
+#include "report/flame_int.h"
+#include "base/cli.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* tree                                                                */
+
+void
+flame_opts_init(struct flame_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->countname = "samples";
+	o->nametype = "Function:";
+	o->fonttype = "Verdana";
+	o->palette = "hot";
+	o->searchcolor = "#e600e6";
+	o->width = 1200;
+	o->frameheight = 16;
+	o->fontsize = 12;
+	o->fontwidth = 0.59;
+	o->minwidth = 0.1;
+	o->factor = 1;
+}
+
+static uint32_t
+new_node(struct flame *f, uint32_t parent, uint32_t name)
+{
+	struct fnode *n;
+
+	if (f->nnodes == f->capnodes) {
+		f->capnodes *= 2;
+		f->nodes = xrealloc(f->nodes, f->capnodes * sizeof(*f->nodes));
+	}
+	if (f->nnodes >= 0xfffffff0u)
+		cli_fatal("flame graph: more than 4 billion frames");
+	n = &f->nodes[f->nnodes];
+	memset(n, 0, sizeof(*n));
+	n->parent = parent;
+	n->name = name;
+	n->depth = f->nodes[parent].depth + 1;
+	/* append to the parent's children */
+	if (f->nodes[parent].last)
+		f->nodes[f->nodes[parent].last].sib = (uint32_t)f->nnodes;
+	else
+		f->nodes[parent].child = (uint32_t)f->nnodes;
+	f->nodes[parent].last = (uint32_t)f->nnodes;
+	return (uint32_t)f->nnodes++;
+}
+
+static size_t
+slot_hash(uint32_t parent, uint32_t name)
+{
+	uint64_t h = ((uint64_t)parent << 32 | name) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h ^ (h >> 29));
+}
+
+/*
+ * Doubles the table, filled again from the nodes (every node but the
+ * root is in it): the old table is freed first, so the two never live
+ * at once (at 10 M nodes the old one is 100 MB more at the peak).
+ */
+static void
+table_grow(struct flame *f)
+{
+	size_t i, j, newmask = f->tabmask * 2 + 1;
+
+	free(f->table);
+	f->table = xcalloc(newmask + 1, sizeof(*f->table));
+	f->tabmask = newmask;
+	for (i = 1; i < f->nnodes; i++) {
+		j = slot_hash(f->nodes[i].parent, f->nodes[i].name) & newmask;
+		while (f->table[j].id)
+			j = (j + 1) & newmask;
+		f->table[j].parent = f->nodes[i].parent;
+		f->table[j].name = f->nodes[i].name;
+		f->table[j].id = (uint32_t)i;
+	}
+}
+
+/* The child of PARENT named S, created if absent. */
+static uint32_t
+child(struct flame *f, uint32_t parent, const char *s, size_t n)
+{
+	uint32_t name = flame_names_intern(&f->names, s, n), id;
+	size_t i;
+
+	if (f->o.flamechart) {
+		/* time order: only the most recent child may be continued */
+		id = f->nodes[parent].last;
+		if (id != NIL && f->nodes[id].name == name)
+			return id;
+		return new_node(f, parent, name);
+	}
+	i = slot_hash(parent, name) & f->tabmask;
+	while (f->table[i].id != 0) {
+		if (f->table[i].parent == parent && f->table[i].name == name)
+			return f->table[i].id;
+		i = (i + 1) & f->tabmask;
+	}
+	id = new_node(f, parent, name);
+	f->table[i].parent = parent;
+	f->table[i].name = name;
+	f->table[i].id = id;
+	if (4 * f->nnodes > 3 * f->tabmask)	/* 75% full, as the names */
+		table_grow(f);
+	return id;
+}
+
+struct flame *
+flame_new(const struct flame_opts *o)
+{
+	struct flame *f = xcalloc(1, sizeof(*f));
+
+	f->o = *o;
+	f->capnodes = 4096;
+	f->nodes = xmalloc(f->capnodes * sizeof(*f->nodes));
+	memset(&f->nodes[0], 0, sizeof(f->nodes[0]));
+	f->nnodes = 1;		/* the root, "all" */
+	f->tabmask = (1 << 14) - 1;
+	f->table = xcalloc(f->tabmask + 1, sizeof(*f->table));
+	flame_names_init(&f->names, 0x9e37, 12);
+	f->pathcap = 256;
+	f->path = xmalloc(f->pathcap * sizeof(*f->path));
+	f->frcap = 256;
+	f->fr = xmalloc(f->frcap * sizeof(*f->fr));
+	if (!o->flamechart) {
+		f->lcache = 1;
+		f->lmask = (1 << 14) - 1;
+		f->ltab = xcalloc(f->lmask + 1, sizeof(*f->ltab));
+		f->lcap = 1 << 20;
+		f->larena = xmalloc(f->lcap);
+	}
+	if (o->palette_file)
+		f->pal = flame_palfile_load(o->palette_file);
+	return f;
+}
+
+#define LCACHE_PROBATION 4096	/* lines before deciding */
+#define LCACHE_MAX_BYTES ((size_t)256 << 20)
+
+static void
+lcache_off(struct flame *f)
+{
+	f->lcache = 0;
+	free(f->ltab);
+	free(f->larena);
+	f->ltab = NULL;
+	f->larena = NULL;
+}
+
+static void
+lcache_grow(struct flame *f)
+{
+	size_t i, j, newmask = f->lmask * 2 + 1;
+	struct lslot *t = xcalloc(newmask + 1, sizeof(*t));
+
+	for (i = 0; i <= f->lmask; i++) {
+		if (f->ltab[i].len == 0)
+			continue;
+		j = (size_t)f->ltab[i].h & newmask;
+		while (t[j].len)
+			j = (j + 1) & newmask;
+		t[j] = f->ltab[i];
+	}
+	free(f->ltab);
+	f->ltab = t;
+	f->lmask = newmask;
+}
+
+/* Looks LINE up; returns its leaf, or NIL with *SLOT where to insert it. */
+static uint32_t
+lcache_find(struct flame *f, const char *line, size_t len, uint64_t h, size_t *slot)
+{
+	size_t i = (size_t)h & f->lmask;
+
+	while (f->ltab[i].len) {
+		if (f->ltab[i].h == h && f->ltab[i].len == len &&
+		    memcmp(f->larena + f->ltab[i].off, line, len) == 0)
+			return f->ltab[i].leaf;
+		i = (i + 1) & f->lmask;
+	}
+	*slot = i;
+	return NIL;
+}
+
+static void flame_add_frames(struct flame *f, char *stack, size_t len, double value,
+    double delta);
+
+void
+flame_add(struct flame *f, char *stack, size_t len, double count,
+    double count2, int has2)
+{
+	double value = has2 ? count2 : count;
+	double delta = has2 ? count2 - count : 0;
+	uint64_t h = 0;
+	size_t slot = 0, off = 0;
+	uint32_t leaf;
+
+	if (has2)
+		f->is_diff = 1;
+	if (!f->lcache || len == 0 || len > 0xffffffu) {
+		flame_add_frames(f, stack, len, value, delta);
+		return;
+	}
+	f->lseen++;
+	if (f->lseen == LCACHE_PROBATION && f->lhits * 4 < f->lseen) {
+		lcache_off(f);
+		flame_add_frames(f, stack, len, value, delta);
+		return;
+	}
+	h = flame_hash(stack, len, 0x11);
+	if ((leaf = lcache_find(f, stack, len, h, &slot)) != NIL) {
+		f->lhits++;
+		f->nodes[leaf].self += value;
+		f->nodes[leaf].dself += delta;
+		return;
+	}
+	/* keep the raw bytes: the frames are unescaped in place below */
+	if (f->llen + len > LCACHE_MAX_BYTES) {
+		lcache_off(f);
+		flame_add_frames(f, stack, len, value, delta);
+		return;
+	}
+	if (f->llen + len > f->lcap) {
+		while (f->llen + len > f->lcap)
+			f->lcap *= 2;
+		f->larena = xrealloc(f->larena, f->lcap);
+	}
+	off = f->llen;
+	memcpy(f->larena + off, stack, len);
+	f->llen += len;
+	flame_add_frames(f, stack, len, value, delta);
+	f->ltab[slot].h = h;
+	f->ltab[slot].off = off;
+	f->ltab[slot].len = (uint32_t)len;
+	f->ltab[slot].leaf = f->pathlen ? f->path[f->pathlen - 1] : 0;
+	if (2 * ++f->nlines > f->lmask)
+		lcache_grow(f);
+}
+
+/* Adds one line frame by frame (reusing the previous line's path). */
+static void
+flame_add_frames(struct flame *f, char *stack, size_t len, double value, double delta)
+{
+	size_t nf = 0, d, i;
+	char *p = stack, *end = stack + len, *semi;
+	uint32_t parent, id;
+	int unesc = !f->o.no_unescape && memchr(stack, '%', len) != NULL;
+
+	/* split into frames; "%3B" inside a frame is decoded only after the split */
+	while (p <= end && len > 0) {
+		semi = memchr(p, ';', (size_t)(end - p));
+		if (semi == NULL)
+			semi = end;
+		if (nf == f->frcap) {
+			f->frcap *= 2;
+			f->fr = xrealloc(f->fr, f->frcap * sizeof(*f->fr));
+		}
+		f->fr[nf].p = p;
+		f->fr[nf].n = (size_t)(semi - p);
+		if (unesc)
+			f->fr[nf].n = evt_unescape(p, f->fr[nf].n);
+		nf++;
+		p = semi + 1;
+	}
+	if (f->o.reverse)
+		for (i = 0; i < nf / 2; i++) {
+			struct frame_ref t = f->fr[i];
+
+			f->fr[i] = f->fr[nf - 1 - i];
+			f->fr[nf - 1 - i] = t;
+		}
+	/* shared prefix with the previous line */
+	for (d = 0; d < nf && d < f->pathlen; d++)
+		if (!flame_names_eq(&f->names, f->nodes[f->path[d]].name, f->fr[d].p, f->fr[d].n))
+			break;
+	if (nf > f->pathcap) {
+		while (nf > f->pathcap)
+			f->pathcap *= 2;
+		f->path = xrealloc(f->path, f->pathcap * sizeof(*f->path));
+	}
+	parent = d ? f->path[d - 1] : 0;
+	for (; d < nf; d++) {
+		id = child(f, parent, f->fr[d].p, f->fr[d].n);
+		f->path[d] = id;
+		parent = id;
+	}
+	f->pathlen = nf;
+	f->nodes[parent].self += value;
+	f->nodes[parent].dself += delta;
+}
+
+void
+flame_set_countname(struct flame *f, const char *name)
+{
+	f->o.countname = name;
+}
+
+void
+flame_free(struct flame *f)
+{
+	if (f == NULL)
+		return;
+	flame_palfile_free(f->pal);
+	free(f->nodes);
+	flame_names_free(&f->names);
+	free(f->table);
+	free(f->path);
+	free(f->fr);
+	free(f->ltab);
+	free(f->larena);
+	free(f);
+}
+
+/* ------------------------------------------------------------------ */
+/* layout                                                              */
+
+static const struct flame *sort_ctx;
+
+static int
+by_name(const void *a, const void *b)
+{
+	size_t xl, yl, n;
+	const char *x = flame_node_name(sort_ctx, *(const uint32_t *)a, &xl);
+	const char *y = flame_node_name(sort_ctx, *(const uint32_t *)b, &yl);
+	int c;
+
+	n = xl < yl ? xl : yl;
+	c = memcmp(x, y, n);
+	return c ? c : (xl > yl) - (xl < yl);
+}
+
+/* Sorts the children of every node by name (relinking the sibling lists). */
+static void
+sort_children(struct flame *f)
+{
+	uint32_t *kids = NULL;
+	size_t cap = 0, n, i, k;
+	uint32_t c;
+
+	sort_ctx = f;
+	for (i = 0; i < f->nnodes; i++) {
+		n = 0;
+		for (c = f->nodes[i].child; c != NIL; c = f->nodes[c].sib) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 64;
+				kids = xrealloc(kids, cap * sizeof(*kids));
+			}
+			kids[n++] = c;
+		}
+		if (n < 2)
+			continue;
+		qsort(kids, n, sizeof(*kids), by_name);
+		f->nodes[i].child = kids[0];
+		for (k = 0; k + 1 < n; k++)
+			f->nodes[kids[k]].sib = kids[k + 1];
+		f->nodes[kids[n - 1]].sib = NIL;
+		f->nodes[i].last = kids[n - 1];
+	}
+	free(kids);
+}
+
+static void
+compute_totals(struct flame *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nnodes; i++) {
+		f->nodes[i].total = f->nodes[i].self;
+		f->nodes[i].dtotal = f->nodes[i].dself;
+	}
+	for (i = f->nnodes - 1; i > 0; i--) {
+		f->nodes[f->nodes[i].parent].total += f->nodes[i].total;
+		f->nodes[f->nodes[i].parent].dtotal += f->nodes[i].dtotal;
+	}
+}
+
+/* Drawn: a positive weight no lighter than the minimum. */
+static int
+kept(const struct flame *f, const struct flame_layout *l, uint32_t id)
+{
+	return f->nodes[id].total > 0 && f->nodes[id].total >= l->minw;
+}
+
+/*
+ * The drawn boxes in writing order (parents first, children left to
+ * right) with their x, and the deepest one: a walk over kept subtrees.
+ */
+static void
+place_boxes(const struct flame *f, struct flame_layout *l)
+{
+	struct item { uint32_t id; double x; } *stk;
+	size_t sp = 0, cap = 1024, boxcap = 1024;
+	uint32_t k;
+
+	stk = xmalloc(cap * sizeof(*stk));
+	l->box = xmalloc(boxcap * sizeof(*l->box));
+	stk[sp].id = 0;
+	stk[sp++].x = 0;
+	while (sp) {
+		struct item it = stk[--sp];
+		size_t first = sp;
+		double x = it.x;
+
+		if (l->nbox == boxcap) {
+			boxcap *= 2;
+			l->box = xrealloc(l->box, boxcap * sizeof(*l->box));
+		}
+		l->box[l->nbox].id = it.id;
+		l->box[l->nbox++].x = it.x;
+		if ((int)f->nodes[it.id].depth > l->maxdepth)
+			l->maxdepth = (int)f->nodes[it.id].depth;
+		for (k = f->nodes[it.id].child; k != NIL; k = f->nodes[k].sib) {
+			if (kept(f, l, k)) {
+				if (sp == cap) {
+					cap *= 2;
+					stk = xrealloc(stk, cap * sizeof(*stk));
+				}
+				stk[sp].id = k;
+				stk[sp++].x = x;
+			}
+			x += f->nodes[k].total;
+		}
+		/* reverse so that children are written left to right */
+		for (size_t a = first, b = sp; b > a + 1; a++, b--) {
+			struct item t = stk[a];
+
+			stk[a] = stk[b - 1];
+			stk[b - 1] = t;
+		}
+	}
+	free(stk);
+}
+
+int
+flame_layout(struct flame *f, struct flame_layout *l)
+{
+	size_t i;
+
+	memset(l, 0, sizeof(*l));
+	compute_totals(f);
+	l->total = f->nodes[0].total;
+	if (!(l->total > 0))
+		return -1;
+	if (!f->o.flamechart)
+		sort_children(f);
+	if (f->o.total > l->total)
+		l->total = f->o.total;
+	l->wpu = (f->o.width - 20) / l->total;
+	l->minw = f->o.minwidth_pct ? f->o.minwidth * l->total / 100 : f->o.minwidth / l->wpu;
+	for (i = 0; i < f->nnodes; i++) {
+		double d = f->o.diffmode == FLAME_DIFF_INCLUSIVE ?
+		    fabs(f->nodes[i].dtotal) : fabs(f->nodes[i].dself);
+
+		if (d > l->maxdelta)
+			l->maxdelta = d;
+	}
+	place_boxes(f, l);
+	return 0;
+}
+
+void
+flame_layout_free(struct flame_layout *l)
+{
+	free(l->box);
+	l->box = NULL;
+	l->nbox = 0;
+}
