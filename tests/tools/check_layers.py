@@ -83,15 +83,21 @@ def unit(path):
     return path[:-2]
 
 
+def module(path):
+    # a module is its .c, its header and its private header (X_int.h)
+    u = unit(path)
+    return u[:-4] if u.endswith("_int") else u
+
+
 def check_cycles(repo, files):
     # graph between units (a .c and its .h are one unit)
     graph = {}
     for f in files:
-        u = unit(f)
+        u = module(f)
         for inc in includes(repo, f):
             target = "lib/" + inc if "/" in inc else os.path.join(os.path.dirname(f), inc)
-            if unit(target) != u:
-                graph.setdefault(u, set()).add(unit(target))
+            if module(target) != u:
+                graph.setdefault(u, set()).add(module(target))
     seen, stack, found = set(), [], set()
 
     def visit(u):
