@@ -89,7 +89,7 @@ struct job {
 	struct command cmd[MAX_CHAIN];
 	int ncmd;
 	char *settings;
-	char key[RC_KEYLEN + 1];
+	char key[RUNCACHE_KEYLEN + 1];
 	int dup_of;		/* 1 + index of the job converting the same key, or 0 */
 	enum job_state state;
 	char *status;		/* ok, partial, failed (from the record) */
@@ -294,7 +294,7 @@ is_heuristic(const char *p)
 }
 
 static void
-add_range(struct command *c, const struct pl_scenario *sc, const char *opt_s, const char *opt_e)
+add_range(struct command *c, const struct pipeline_scenario *sc, const char *opt_s, const char *opt_e)
 {
 	char num[64];
 
@@ -320,8 +320,8 @@ add_range(struct command *c, const struct pl_scenario *sc, const char *opt_s, co
 static void
 build_chain(struct job *j)
 {
-	const struct pl_product *pr = &pl->prod[j->prod];
-	const struct pl_scenario *sc = &pl->scen[j->scen];
+	const struct pipeline_product *pr = &pl->prod[j->prod];
+	const struct pipeline_scenario *sc = &pl->scen[j->scen];
 	int i, first = 1;
 	int named = pr->scenario_process && sc->process && strcmp(sc->process, "*") != 0 &&
 	    !is_heuristic(sc->process);
@@ -336,12 +336,12 @@ build_chain(struct job *j)
 			cmd_arg(c, sc->process);
 		}
 		add_range(c, sc, "-s", "-e");
-		for (i = 0; i < pr->args[PL_ETL2EVT].n; i++)
-			cmd_user_arg(c, pr->args[PL_ETL2EVT].v[i]);
+		for (i = 0; i < pr->args[PIPELINE_ETL2EVT].n; i++)
+			cmd_user_arg(c, pr->args[PIPELINE_ETL2EVT].v[i]);
 		cmd_arg(c, j->trace);
 		first = 0;
 	}
-	if (j->type != T_FOLDED && (pr->has_step[PL_EVTFILTER] || heuristic ||
+	if (j->type != T_FOLDED && (pr->has_step[PIPELINE_EVTFILTER] || heuristic ||
 	    (j->type == T_EVT && (named || sc->has_start || sc->has_end)))) {
 		c = cmd_new(j, "evtfilter");
 		if (heuristic) {
@@ -355,16 +355,16 @@ build_chain(struct job *j)
 			}
 			add_range(c, sc, "--start", "--end");
 		}
-		for (i = 0; i < pr->args[PL_EVTFILTER].n; i++)
-			cmd_user_arg(c, pr->args[PL_EVTFILTER].v[i]);
+		for (i = 0; i < pr->args[PIPELINE_EVTFILTER].n; i++)
+			cmd_user_arg(c, pr->args[PIPELINE_EVTFILTER].v[i]);
 		if (first)
 			cmd_arg(c, j->trace);
 		first = 0;
 	}
-	if (pr->has_step[PL_STACKFOLD]) {
+	if (pr->has_step[PIPELINE_STACKFOLD]) {
 		c = cmd_new(j, "stackfold");
-		for (i = 0; i < pr->args[PL_STACKFOLD].n; i++)
-			cmd_user_arg(c, pr->args[PL_STACKFOLD].v[i]);
+		for (i = 0; i < pr->args[PIPELINE_STACKFOLD].n; i++)
+			cmd_user_arg(c, pr->args[PIPELINE_STACKFOLD].v[i]);
 		if (first)
 			cmd_arg(c, j->trace);
 	}
@@ -483,7 +483,7 @@ add_job(int scen, const char *name, const char *trace, int prod, const char *ski
 		build_chain(j);
 		build_settings(j);
 	}
-	rc_key(j->key, pl->prod[prod].name, j->trace_id, j->settings);
+	runcache_key(j->key, pl->prod[prod].name, j->trace_id, j->settings);
 }
 
 /*
@@ -528,7 +528,7 @@ escaped(const char *s)
 }
 
 static int
-excluded(const struct pl_scenario *sc, const char *path)
+excluded(const struct pipeline_scenario *sc, const char *path)
 {
 	int i;
 
@@ -546,7 +546,7 @@ expand_scenarios(void)
 	size_t k;
 
 	for (s = 0; s < pl->nscen; s++) {
-		struct pl_scenario *sc = &pl->scen[s];
+		struct pipeline_scenario *sc = &pl->scen[s];
 		int found = 0;
 
 		for (f = 0; f < sc->files.n; f++) {
@@ -598,21 +598,21 @@ expand_scenarios(void)
 static char *
 cache_file(const struct job *j, const char *suffix)
 {
-	return rc_path(pl->cache, j->key, suffix);
+	return runcache_path(pl->cache, j->key, suffix);
 }
 
 /* Is the cached result of J still the product of the trace as it is now? */
 static enum job_state
 check_cache(struct job *j, int retry)
 {
-	struct rc_record r;
+	struct runcache_record r;
 	struct stat st, rs;
 	char *rec = cache_file(j, "rec"), *res = cache_file(j, "out.gz");
 	enum job_state state = J_TODO;
 	int64_t sec = 0;
 	long nsec = 0;
 
-	if (rc_read(rec, &r) == 0) {
+	if (runcache_read(rec, &r) == 0) {
 		int found = stat(j->trace, &st) == 0;
 
 		if (found)
@@ -635,7 +635,7 @@ check_cache(struct job *j, int retry)
 			j->error = r.error ? xstrdup(r.error) : NULL;
 			j->seconds = r.seconds;
 		}
-		rc_free(&r);
+		runcache_free(&r);
 	}
 	free(rec);
 	free(res);
@@ -850,8 +850,8 @@ static int
 convert(struct job *j)
 {
 	char *res = cache_file(j, "out.gz"), *rec = cache_file(j, "rec");
-	char *logp = cache_file(j, "log"), *tmp = ao_tmpname(res), *why = NULL;
-	struct rc_record r;
+	char *logp = cache_file(j, "log"), *tmp = atomicfile_tmpname(res), *why = NULL;
+	struct runcache_record r;
 	struct stat st;
 	double t0 = now();
 	int logfd, status;
@@ -916,7 +916,7 @@ convert(struct job *j)
 		}
 	} else
 		unlink(tmp);
-	rc_write(rec, &r);
+	runcache_write(rec, &r);
 	free(r.command);
 	free(r.error);
 	free(r.converted_utc);
@@ -1133,7 +1133,7 @@ aggregate_product(int prod, const char *scen)
 static int
 run_output_tool(const char *tool, char **argv, const char *in_path, const char *out_path)
 {
-	char *path = find_tool(tool), *tmp = ao_tmpname(out_path);
+	char *path = find_tool(tool), *tmp = atomicfile_tmpname(out_path);
 	int status = 0, in, out;
 	pid_t pid;
 
@@ -1175,14 +1175,14 @@ run_output_tool(const char *tool, char **argv, const char *in_path, const char *
 	}
 	if (rename(tmp, out_path) != 0)
 		cli_fatal("%s: %s", out_path, strerror(errno));
-	ao_sync_dir(out_path);
+	atomicfile_sync_dir(out_path);
 	free(tmp);
 	return 0;
 }
 
 /* Writes the aggregated folded stacks of O to a scratch file; returns its path. */
 static char *
-scratch_folded(struct scenagg *sa, const struct pl_output *o, int scenario_frame)
+scratch_folded(struct scenagg *sa, const struct pipeline_output *o, int scenario_frame)
 {
 	struct scenagg_out_opts oo = { scenario_frame, o->mean, 1 };
 	struct outbuf ob;
@@ -1312,7 +1312,7 @@ output_collisions(void)
 	int i, m, nnames, clashes = 0;
 
 	for (i = 0; i < pl->nout; i++) {
-		const struct pl_output *o = &pl->out[i];
+		const struct pipeline_output *o = &pl->out[i];
 		char **names;
 
 		if (strstr(o->path, "{scenario}") == NULL) {
@@ -1361,15 +1361,15 @@ output_collisions(void)
  * one file, each under a "== scenario NAME" line.
  */
 static int
-write_dpc_reports(const struct pl_output *o)
+write_dpc_reports(const struct pipeline_output *o)
 {
 	char **names, *argv[MAX_ARGV + 8];
 	int nnames, i, k, rc = 0, per_file = strstr(o->path, "{scenario}") != NULL;
-	struct atomic_out ao;
+	struct atomicfile ao;
 
 	names = scenario_names(o->product, USABLE_JOBS, &nnames);
 	if (!per_file)
-		ao_open(&ao, o->path);
+		atomicfile_open(&ao, o->path);
 	for (k = 0; k < nnames; k++) {
 		char *scratch = scratch_evt(o->product, o->line, names[k]);
 		char *out = per_file ? scenario_path(o->path, names[k]) :
@@ -1405,9 +1405,9 @@ write_dpc_reports(const struct pl_output *o)
 	}
 	if (!per_file) {
 		if (rc == 0)
-			ao_commit(&ao);
+			atomicfile_commit(&ao);
 		else
-			ao_abort(&ao);
+			atomicfile_abort(&ao);
 	}
 	free(names);
 	return rc;
@@ -1415,10 +1415,10 @@ write_dpc_reports(const struct pl_output *o)
 
 /* Writes output O for scenario SCEN only (NULL: all) into PATH. */
 static int
-write_one_output(const struct pl_output *o, const char *scen, const char *path)
+write_one_output(const struct pipeline_output *o, const char *scen, const char *path)
 {
 	struct scenagg *sa;
-	struct atomic_out ao;
+	struct atomicfile ao;
 	struct scenagg_out_opts oo = { o->scenario_frame, o->mean, o->integer };
 	char *argv[MAX_ARGV + 8], *scratch = NULL;
 	int argc = 0, i, rc = 0, nexpanded = 0;
@@ -1426,26 +1426,26 @@ write_one_output(const struct pl_output *o, const char *scen, const char *path)
 
 	sa = aggregate_product(o->product, scen);
 	switch (o->type) {
-	case PL_OUT_FOLDED:
-		ao_open(&ao, path);
+	case PIPELINE_OUT_FOLDED:
+		atomicfile_open(&ao, path);
 		scenagg_write_folded(sa, &ao.ob, &oo);
-		ao_commit(&ao);
+		atomicfile_commit(&ao);
 		break;
-	case PL_OUT_BYNAME:
-		ao_open(&ao, path);
+	case PIPELINE_OUT_BYNAME:
+		atomicfile_open(&ao, path);
 		scenagg_write_byname(sa, &ao.ob, &oo);
-		ao_commit(&ao);
+		atomicfile_commit(&ao);
 		break;
-	case PL_OUT_FLAMEGRAPH:
-	case PL_OUT_DPC_REPORT:
-	case PL_OUT_DIFF:
-	case PL_OUT_OVERWEIGHT:
-		tool = o->type == PL_OUT_DIFF ? "diff" : o->type == PL_OUT_OVERWEIGHT ?
+	case PIPELINE_OUT_FLAMEGRAPH:
+	case PIPELINE_OUT_DPC_REPORT:
+	case PIPELINE_OUT_DIFF:
+	case PIPELINE_OUT_OVERWEIGHT:
+		tool = o->type == PIPELINE_OUT_DIFF ? "diff" : o->type == PIPELINE_OUT_OVERWEIGHT ?
 		    "overweight" : "render";
 		/* diffs compare nights: scenario names differ, so they are summed away */
-		scratch = scratch_folded(sa, o, o->type == PL_OUT_FLAMEGRAPH ? o->scenario_frame : 0);
+		scratch = scratch_folded(sa, o, o->type == PIPELINE_OUT_FLAMEGRAPH ? o->scenario_frame : 0);
 		argv[argc++] = (char *)tool;
-		if (o->type == PL_OUT_FLAMEGRAPH)
+		if (o->type == PIPELINE_OUT_FLAMEGRAPH)
 			argv[argc++] = "flame";
 		for (i = 0; i < o->args.n && argc < MAX_ARGV; i++)
 			argv[argc++] = expand_arg(o->args.v[i]);
@@ -1455,7 +1455,7 @@ write_one_output(const struct pl_output *o, const char *scen, const char *path)
 		argv[argc++] = scratch;
 		argv[argc] = NULL;
 		rc = run_output_tool(tool, argv, NULL, path);
-		for (i = o->type == PL_OUT_FLAMEGRAPH ? 2 : 1; i < nexpanded; i++)
+		for (i = o->type == PIPELINE_OUT_FLAMEGRAPH ? 2 : 1; i < nexpanded; i++)
 			free(argv[i]);
 		unlink(scratch);
 		free(scratch);
@@ -1472,17 +1472,17 @@ write_one_output(const struct pl_output *o, const char *scen, const char *path)
  * its file name contains "{scenario}" (a flame graph per scenario...).
  */
 static int
-write_output(const struct pl_output *o)
+write_output(const struct pipeline_output *o)
 {
 	char **names;
 	int nnames, k, rc = 0;
 
-	if (o->type == PL_OUT_DPC_REPORT)
+	if (o->type == PIPELINE_OUT_DPC_REPORT)
 		return write_dpc_reports(o);
 	if (strstr(o->path, "{scenario}") == NULL)
 		return write_one_output(o, NULL, o->path);
 	/* a flame graph of no samples cannot be drawn: an empty scenario has none */
-	names = scenario_names(o->product, o->type == PL_OUT_FLAMEGRAPH ? JOBS_WITH_DATA :
+	names = scenario_names(o->product, o->type == PIPELINE_OUT_FLAMEGRAPH ? JOBS_WITH_DATA :
 	    USABLE_JOBS, &nnames);
 	for (k = 0; k < nnames; k++) {
 		char *path = scenario_path(o->path, names[k]);
@@ -1501,11 +1501,11 @@ write_output(const struct pl_output *o)
 static void
 write_report(void)
 {
-	struct atomic_out ao;
+	struct atomicfile ao;
 	char *path = xasprintf("%s/run-report.tsv", pl->outdir);
 	int i;
 
-	ao_open(&ao, path);
+	atomicfile_open(&ao, path);
 	ob_puts(&ao.ob, "scenario\ttrace\tstep\taction\tstatus\tseconds\terror\n");
 	for (i = 0; i < njobs; i++) {
 		struct job *j = &jobs[i];
@@ -1520,7 +1520,7 @@ write_report(void)
 		free(trace);
 		free(err);
 	}
-	ao_commit(&ao);
+	atomicfile_commit(&ao);
 	free(path);
 }
 
@@ -1743,7 +1743,7 @@ main(int argc, char **argv)
 	if (emit && run_one == NULL)
 		cli_usage_error("--emit goes with --run-job");
 	self_dir = exec_path_self_dir(argv[0]);
-	pl = pl_load(argv[optind]);
+	pl = pipeline_load(argv[optind]);
 	if (pl == NULL)
 		exit(EXIT_FATAL);
 	if (parallel == 0)
@@ -1763,7 +1763,7 @@ main(int argc, char **argv)
 		exit(EXIT_FATAL);
 	if (!list) {
 		/* --list-jobs only reads: it creates and removes nothing */
-		if (rc_mkdirs(pl->cache) != 0)
+		if (runcache_mkdirs(pl->cache) != 0)
 			cli_fatal("%s: %s", pl->cache, strerror(errno));
 		remove_stale_temps(pl->cache);
 		remove_stale_temps(pl->outdir);
@@ -1846,7 +1846,7 @@ main(int argc, char **argv)
 		    jobs[i].state == J_TIMEOUT)
 			settle(&jobs[i]);
 	}
-	if (rc_mkdirs(pl->outdir) != 0)
+	if (runcache_mkdirs(pl->outdir) != 0)
 		cli_fatal("%s: %s", pl->outdir, strerror(errno));
 	for (i = 0; i < pl->nout; i++)
 		if (write_output(&pl->out[i]) != 0)
@@ -1883,6 +1883,6 @@ main(int argc, char **argv)
 	free(jobs);
 	free(todo);
 	free(self_dir);
-	pl_free(pl);
+	pipeline_free(pl);
 	return status;
 }

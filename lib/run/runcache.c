@@ -14,10 +14,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define RC_MAGIC "#etlkit-runcache\t1"
+#define RUNCACHE_MAGIC "#etlkit-runcache\t1"
 
 void
-rc_key(char key[RC_KEYLEN + 1], const char *product, const char *trace, const char *settings)
+runcache_key(char key[RUNCACHE_KEYLEN + 1], const char *product, const char *trace, const char *settings)
 {
 	struct sha256 s;
 	char hex[65];
@@ -27,12 +27,12 @@ rc_key(char key[RC_KEYLEN + 1], const char *product, const char *trace, const ch
 	sha256_update(&s, trace, strlen(trace) + 1);
 	sha256_update(&s, settings, strlen(settings));
 	sha256_hex(&s, hex);
-	memcpy(key, hex, RC_KEYLEN);
-	key[RC_KEYLEN] = '\0';
+	memcpy(key, hex, RUNCACHE_KEYLEN);
+	key[RUNCACHE_KEYLEN] = '\0';
 }
 
 char *
-rc_path(const char *cache, const char *key, const char *suffix)
+runcache_path(const char *cache, const char *key, const char *suffix)
 {
 	size_t n = strlen(cache) + strlen(key) + strlen(suffix) + 3;
 	char *p = xmalloc(n);
@@ -42,7 +42,7 @@ rc_path(const char *cache, const char *key, const char *suffix)
 }
 
 int
-rc_mkdirs(const char *path)
+runcache_mkdirs(const char *path)
 {
 	char *p = xstrdup(path), *s;
 	struct stat st;
@@ -86,12 +86,12 @@ put_str(struct outbuf *ob, const char *key, const char *v)
 }
 
 void
-rc_write(const char *path, const struct rc_record *r)
+runcache_write(const char *path, const struct runcache_record *r)
 {
-	struct atomic_out ao;
+	struct atomicfile ao;
 
-	ao_open(&ao, path);
-	ob_puts(&ao.ob, RC_MAGIC "\n");
+	atomicfile_open(&ao, path);
+	ob_puts(&ao.ob, RUNCACHE_MAGIC "\n");
 	ob_printf(&ao.ob, "key=%s\n", r->key);
 	put_str(&ao.ob, "product", r->product);
 	put_str(&ao.ob, "scenario", r->scenario);
@@ -106,7 +106,7 @@ rc_write(const char *path, const struct rc_record *r)
 	ob_printf(&ao.ob, "result_size=%llu\n", (unsigned long long)r->result_size);
 	put_str(&ao.ob, "converted_utc", r->converted_utc);
 	ob_printf(&ao.ob, "seconds=%.3f\n", r->seconds);
-	ao_commit(&ao);
+	atomicfile_commit(&ao);
 }
 
 static char *
@@ -119,7 +119,7 @@ dup_unescaped(const char *v)
 }
 
 int
-rc_read(const char *path, struct rc_record *r)
+runcache_read(const char *path, struct runcache_record *r)
 {
 	struct linereader *lr = lr_open(path);
 	char *line;
@@ -134,7 +134,7 @@ rc_read(const char *path, struct rc_record *r)
 		char *eq;
 
 		if (lr_lineno(lr) == 1) {
-			ok = strcmp(line, RC_MAGIC) == 0;
+			ok = strcmp(line, RUNCACHE_MAGIC) == 0;
 			if (!ok)
 				break;
 			continue;
@@ -143,8 +143,8 @@ rc_read(const char *path, struct rc_record *r)
 		if (eq == NULL)
 			continue;
 		*eq++ = '\0';
-		if (!strcmp(line, "key") && strlen(eq) == RC_KEYLEN) {
-			memcpy(r->key, eq, RC_KEYLEN + 1);
+		if (!strcmp(line, "key") && strlen(eq) == RUNCACHE_KEYLEN) {
+			memcpy(r->key, eq, RUNCACHE_KEYLEN + 1);
 			have_key = 1;
 		} else if (!strcmp(line, "product"))
 			r->product = dup_unescaped(eq);
@@ -180,14 +180,14 @@ rc_read(const char *path, struct rc_record *r)
 		ok = 0;
 	lr_close(lr);
 	if (!ok || !have_key || r->status == NULL || r->trace == NULL) {
-		rc_free(r);
+		runcache_free(r);
 		return -1;
 	}
 	return 0;
 }
 
 void
-rc_free(struct rc_record *r)
+runcache_free(struct runcache_record *r)
 {
 	free(r->product);
 	free(r->scenario);
