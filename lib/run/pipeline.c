@@ -6,6 +6,7 @@
 #define _XOPEN_SOURCE 700
 #include "run/pipeline.h"
 #include "base/cli.h"
+#include "run/runtext.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -754,6 +755,20 @@ pipeline_product_index(const struct pipeline *pl, const char *name)
 		if (strcmp(pl->prod[i].name, name) == 0)
 			return i;
 	return -1;
+}
+
+char *
+pipeline_expand_arg(const struct pipeline *pl, const char *a)
+{
+	const char *at = strstr(a, "{dir}");
+	char *r, *rest;
+
+	if (at == NULL)
+		return xstrdup(a);
+	rest = pipeline_expand_arg(pl, at + 5);
+	r = runtext_printf("%.*s%s%s", (int)(at - a), a, pl->dir, rest);
+	free(rest);
+	return r;
 }
 
 /* Absolute directory of PATH. */

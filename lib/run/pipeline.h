@@ -85,4 +85,11 @@ void pipeline_free(struct pipeline *pl);
 /* Index of the product called NAME, or -1. */
 int pipeline_product_index(const struct pipeline *pl, const char *name);
 
+/*
+ * A step or output argument A with "{dir}" replaced by the pipeline's
+ * directory, so a path next to the pipeline works from any working
+ * directory.  Nothing else is interpreted.  malloc'ed.
+ */
+char *pipeline_expand_arg(const struct pipeline *pl, const char *a);
+
 #endif
