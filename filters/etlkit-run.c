@@ -1,5 +1,5 @@
 /*
- * etlkit-run - run a a pipelines/NAME.yaml nightly job: convert every trace of
+ * etlkit-run - run a pipelines/NAME.yaml nightly job: convert every trace of
  * every scenario (in parallel, cached), aggregate, write the outputs.
  *
  * USAGE:  etlkit-run [-j N] [--verify] [--retry-failed] PIPELINE.yaml
@@ -23,9 +23,13 @@
  *         shell text.  Exit 0: every trace converted cleanly; 1: partial
  *         (some trace failed or was only partly decoded; the others are
  *         aggregated); 2: the pipeline or an output could not be used.
+ *
+ * This file is the options and one function per mode; the work is in
+ * lib/run: jobs.c (the jobs and their cache state), worker.c (converting
+ * them), outputs.c (the outputs and the report), runcmd.c (the child
+ * processes), pipeline.c (the YAML) and runcache.c (the records).
  */
-/* XSI (POSIX 2008 + X/Open 7) for flock() in the plain POSIX build */
-#define _XOPEN_SOURCE 700
+#define _POSIX_C_SOURCE 200809L
 #include "base/cli.h"
 #include "base/exec_path.h"
 #include "run/jobs.h"

@@ -4,8 +4,7 @@
  * converts it, the settings text its cache key hashes, and its state in
  * the cache.
  */
-/* XSI (POSIX 2008 + X/Open 7) for lstat() and S_ISSOCK in the plain POSIX build */
-#define _XOPEN_SOURCE 700
+#define _POSIX_C_SOURCE 200809L
 #include "run/jobs.h"
 #include "base/cli.h"
 #include "base/exec_path.h"

@@ -130,10 +130,9 @@ run_output_tool(const struct run *r, const char *tool, char **argv, const char *
 	c.argv = argv;
 	c.in = in;
 	c.out = out;
-	if (runcmd_start(&c) != 0)
+	if (runcmd_run(&c) != 0)
 		cli_fatal("fork: %s", strerror(errno));
 	close(in);
-	runcmd_finish(&c);
 	fsync_failed = fsync(out) != 0 && errno != EINVAL;
 	close(out);
 	free(path);
