@@ -380,12 +380,13 @@ start_worker(const struct run *r, struct job *j)
 
 	j->worker = (struct runcmd)RUNCMD_INIT;
 	j->worker.fn = convert_in_worker;
-	j->worker.arg = &conv;	/* the child runs it before runcmd_start() returns */
+	j->worker.arg = &conv;	/* the child runs it before runcmd_start() returns: CONV lives */
 	j->worker.new_group = 1;	/* the worker and its tools: killable together */
 	j->worker.die_with_parent = 1;
 	j->worker.timeout_s = r->pl->timeout_s;
 	if (runcmd_start(&j->worker) != 0)
 		cli_fatal("fork: %s", strerror(errno));
+	j->worker.arg = NULL;	/* CONV ends here */
 }
 
 /* Kills the workers past the timeout (again every round until they are reaped). */
