@@ -39,15 +39,11 @@
 #include "run/runtext.h"
 #include "run/worker.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 static void
@@ -76,87 +72,6 @@ help(void)
 	    "Exit: 0 all traces ok, 1 partial (failed traces reported, others aggregated), 2 fatal.\n",
 	    stdout);
 	exit(0);
-}
-
-/* Is PID gone (or a zombie nobody reaped, as under some container inits)? */
-static int
-process_gone(long pid)
-{
-	char path[64], buf[256], *paren;
-	FILE *fp;
-	size_t n;
-
-	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-		return 1;
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	if ((fp = fopen(path, "r")) == NULL)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, fp);
-	fclose(fp);
-	buf[n] = '\0';
-	paren = strrchr(buf, ')');
-	return paren && paren[1] == ' ' && paren[2] == 'Z';
-}
-
-/*
- * Removes what dead runs left in DIR: ".NAME.tmp.PID" (atomic writes) and
- * ".scratch.PID.*" (inputs of output tools), only when PID is gone, as
- * another run may share the directory.
- */
-static void
-remove_stale_temps(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		const char *t = strstr(e->d_name, ".tmp.");
-		long pid = 0;
-		char *end = NULL;
-
-		if (e->d_name[0] != '.')
-			continue;
-		if (strncmp(e->d_name, ".scratch.", 9) == 0) {
-			pid = strtol(e->d_name + 9, &end, 10);
-			if (*end != '.')
-				continue;
-		} else if (t != NULL) {
-			pid = strtol(t + 5, &end, 10);
-			if (*end != '\0')
-				continue;
-		} else
-			continue;
-		if (pid > 0 && process_gone(pid)) {
-			char *p = runtext_printf("%s/%s", dir, e->d_name);
-
-			unlink(p);
-			free(p);
-		}
-	}
-	closedir(d);
-}
-
-/*
- * One run per cache at a time: a cron job that overlaps the previous
- * night's would convert the same traces twice and race on the outputs.
- * (Single --run-job conversions do not lock; they only add to the cache.)
- */
-static void
-lock_run(const struct run *r)
-{
-	char *path = runtext_printf("%s/.run.lock", r->pl->cache);
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-
-	if (fd < 0)
-		cli_fatal("%s: %s", path, strerror(errno));
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		if (errno == EWOULDBLOCK)
-			cli_fatal("%s: another etlkit-run is using this cache (%s)", r->pl->file, path);
-		cli_fatal("%s: %s", path, strerror(errno));
-	}
-	free(path);	/* fd stays open: the lock lasts as long as the run */
 }
 
 struct job_counts {
@@ -226,7 +141,7 @@ run_all(struct run *r, int parallel, int empty)
 {
 	int i;
 
-	lock_run(r);
+	runcache_lock(r->pl->cache, r->pl->file);
 	worker_run_all(r, parallel);
 	for (i = 0; i < r->njobs; i++) {
 		struct job *j = &r->jobs[i];
@@ -253,7 +168,7 @@ merge_only(struct run *r, int empty)
 {
 	int i;
 
-	lock_run(r);
+	runcache_lock(r->pl->cache, r->pl->file);
 	for (i = 0; i < r->njobs; i++)
 		if (r->jobs[i].state == JOB_TODO) {
 			r->jobs[i].status = xstrdup("failed");
@@ -412,8 +327,8 @@ main(int argc, char **argv)
 		/* --list-jobs only reads: it creates and removes nothing */
 		if (runcache_mkdirs(run.pl->cache) != 0)
 			cli_fatal("%s: %s", run.pl->cache, strerror(errno));
-		remove_stale_temps(run.pl->cache);
-		remove_stale_temps(run.pl->outdir);
+		runcache_remove_stale_temps(run.pl->cache);
+		runcache_remove_stale_temps(run.pl->outdir);
 	}
 	jobs_check_cache(&run);
 

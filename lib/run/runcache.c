@@ -1,5 +1,7 @@
 /*
- * runcache.c - records of the etlkit-run cache (see runcache.h).
+ * runcache.c - records of the etlkit-run cache (see runcache.h), the
+ * lock that keeps one run per cache, and the removal of what dead runs
+ * left behind.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "run/runcache.h"
@@ -7,12 +9,18 @@
 #include "base/cli.h"
 #include "evt/evt.h"
 #include "base/sha256.h"
+#include "run/runtext.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define RUNCACHE_MAGIC "#etlkit-runcache\t1"
 
@@ -197,4 +205,85 @@ runcache_free(struct runcache_record *r)
 	free(r->error);
 	free(r->converted_utc);
 	memset(r, 0, sizeof(*r));
+}
+
+/* Is PID gone (or a zombie nobody reaped, as under some container inits)? */
+static int
+process_gone(long pid)
+{
+	char path[64], buf[256], *paren;
+	FILE *fp;
+	size_t n;
+
+	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if ((fp = fopen(path, "r")) == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' && paren[2] == 'Z';
+}
+
+/*
+ * Removes what dead runs left in DIR: ".NAME.tmp.PID" (atomic writes) and
+ * ".scratch.PID.*" (inputs of output tools), only when PID is gone, as
+ * another run may share the directory.
+ */
+void
+runcache_remove_stale_temps(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		const char *t = strstr(e->d_name, ".tmp.");
+		long pid = 0;
+		char *end = NULL;
+
+		if (e->d_name[0] != '.')
+			continue;
+		if (strncmp(e->d_name, ".scratch.", 9) == 0) {
+			pid = strtol(e->d_name + 9, &end, 10);
+			if (*end != '.')
+				continue;
+		} else if (t != NULL) {
+			pid = strtol(t + 5, &end, 10);
+			if (*end != '\0')
+				continue;
+		} else
+			continue;
+		if (pid > 0 && process_gone(pid)) {
+			char *p = runtext_printf("%s/%s", dir, e->d_name);
+
+			unlink(p);
+			free(p);
+		}
+	}
+	closedir(d);
+}
+
+/*
+ * One run per cache at a time: a cron job that overlaps the previous
+ * night's would convert the same traces twice and race on the outputs.
+ * (Single --run-job conversions do not lock; they only add to the cache.)
+ */
+void
+runcache_lock(const char *cache, const char *pipeline_file)
+{
+	char *path = runtext_printf("%s/.run.lock", cache);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+
+	if (fd < 0)
+		cli_fatal("%s: %s", path, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno == EWOULDBLOCK)
+			cli_fatal("%s: another etlkit-run is using this cache (%s)", pipeline_file, path);
+		cli_fatal("%s: %s", path, strerror(errno));
+	}
+	free(path);	/* fd stays open: the lock lasts as long as the run */
 }

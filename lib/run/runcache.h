@@ -53,4 +53,17 @@ void runcache_free(struct runcache_record *r);
 /* mkdir -p; 0 or -1 with errno set. */
 int runcache_mkdirs(const char *path);
 
+/*
+ * One run per cache at a time: takes CACHE/.run.lock for as long as the
+ * process lives, or exits 2 naming PIPELINE_FILE when another run has it.
+ */
+void runcache_lock(const char *cache, const char *pipeline_file);
+
+/*
+ * Removes what dead runs left in DIR (the cache or the output directory):
+ * atomic writes' ".NAME.tmp.PID" and output tools' ".scratch.PID.*", only
+ * when PID is gone, as another run may share the directory.
+ */
+void runcache_remove_stale_temps(const char *dir);
+
 #endif
