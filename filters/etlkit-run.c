@@ -27,7 +27,7 @@
  * This file is the options and one function per mode; the work is in
  * lib/run: jobs.c (the jobs and their cache state), worker.c (converting
  * them), outputs.c (the outputs and the report), runcmd.c (the child
- * processes), pipeline.c (the YAML) and runcache.c (the records).
+ * processes), pipeline.c (the YAML) and runcache.c (the records and the lock).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "base/cli.h"
