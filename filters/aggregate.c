@@ -176,7 +176,7 @@ main(int argc, char **argv)
 	int roots_set = 0, shaping;
 	char *spool = NULL;
 	struct scenagg *sa;
-	struct atomic_out out, bn;
+	struct atomicfile out, bn;
 	int merge = 0, status = 0, ch;
 	size_t i;
 
@@ -309,13 +309,13 @@ main(int argc, char **argv)
 			scenagg_count_file(sa, ch);
 	}
 
-	ao_open(&out, output);
+	atomicfile_open(&out, output);
 	scenagg_write_folded(sa, &out.ob, &oo);
-	ao_commit(&out);
+	atomicfile_commit(&out);
 	if (byname) {
-		ao_open(&bn, byname);
+		atomicfile_open(&bn, byname);
 		scenagg_write_byname(sa, &bn.ob, &oo);
-		ao_commit(&bn);
+		atomicfile_commit(&bn);
 	}
 	scenagg_free(sa);
 	if (spool) {

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 char *
-ao_tmpname(const char *path)
+atomicfile_tmpname(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
@@ -27,7 +27,7 @@ ao_tmpname(const char *path)
 }
 
 void
-ao_sync_dir(const char *path)
+atomicfile_sync_dir(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	char *dir = slash ? xstrndup(path, (size_t)(slash - path) + (slash == path)) : xstrdup(".");
@@ -41,7 +41,7 @@ ao_sync_dir(const char *path)
 }
 
 void
-ao_open(struct atomic_out *ao, const char *path)
+atomicfile_open(struct atomicfile *ao, const char *path)
 {
 	struct stat st;
 
@@ -56,7 +56,7 @@ ao_open(struct atomic_out *ao, const char *path)
 		return;
 	}
 	ao->path = xstrdup(path);
-	ao->tmp = ao_tmpname(path);
+	ao->tmp = atomicfile_tmpname(path);
 	{
 		/* an unwritable place is reported under the name the user gave */
 		FILE *fp = fopen(ao->tmp, "w");
@@ -70,7 +70,7 @@ ao_open(struct atomic_out *ao, const char *path)
 }
 
 void
-ao_commit(struct atomic_out *ao)
+atomicfile_commit(struct atomicfile *ao)
 {
 	if (ao->path == NULL) {
 		ob_close(&ao->ob);
@@ -90,14 +90,14 @@ ao_commit(struct atomic_out *ao)
 		unlink(ao->tmp);
 		cli_fatal("%s: cannot rename into place: %s", ao->path, strerror(e));
 	}
-	ao_sync_dir(ao->path);
+	atomicfile_sync_dir(ao->path);
 	free(ao->path);
 	free(ao->tmp);
 	ao->path = ao->tmp = NULL;
 }
 
 void
-ao_abort(struct atomic_out *ao)
+atomicfile_abort(struct atomicfile *ao)
 {
 	if (ao->path == NULL)
 		return;

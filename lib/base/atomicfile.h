@@ -10,22 +10,22 @@
 
 #include "base/outbuf.h"
 
-struct atomic_out {
+struct atomicfile {
 	struct outbuf ob;
 	char *path;		/* NULL for stdout */
 	char *tmp;
 };
 
 /* Opens PATH ("-" or NULL = stdout) for writing; exits 2 on failure. */
-void ao_open(struct atomic_out *ao, const char *path);
+void atomicfile_open(struct atomicfile *ao, const char *path);
 /* Flushes, syncs and renames into place; exits 2 on failure. */
-void ao_commit(struct atomic_out *ao);
+void atomicfile_commit(struct atomicfile *ao);
 /* Removes the temporary file (error paths). */
-void ao_abort(struct atomic_out *ao);
+void atomicfile_abort(struct atomicfile *ao);
 
 /* Temporary name for PATH in the same directory (malloc'ed). */
-char *ao_tmpname(const char *path);
+char *atomicfile_tmpname(const char *path);
 /* fsync(2) PATH's directory so a rename survives a crash; best effort. */
-void ao_sync_dir(const char *path);
+void atomicfile_sync_dir(const char *path);
 
 #endif

@@ -6,6 +6,7 @@
 #define _XOPEN_SOURCE 700
 #include "run/pipeline.h"
 #include "base/cli.h"
+#include "run/runtext.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -17,8 +18,8 @@
 #include <unistd.h>
 #include <yaml.h>
 
-const char *const pl_tool_names[PL_NTOOLS] = { "etl2evt", "evtfilter", "stackfold" };
-const char *const pl_output_names[PL_OUT_NTYPES] = {
+static const char *const tool_names[PIPELINE_NTOOLS] = { "etl2evt", "evtfilter", "stackfold" };
+static const char *const output_names[PIPELINE_OUT_NTYPES] = {
 	"folded", "by_name", "flamegraph", "dpc_report", "diff", "overweight"
 };
 
@@ -159,7 +160,7 @@ get_number(struct loader *ld, yaml_node_t *n, const char *key, double *out, int 
 
 /* A string or a list of strings. */
 static int
-get_strings(struct loader *ld, yaml_node_t *n, const char *key, struct pl_strings *out,
+get_strings(struct loader *ld, yaml_node_t *n, const char *key, struct pipeline_strings *out,
     int allow_single)
 {
 	yaml_node_item_t *it;
@@ -193,7 +194,7 @@ get_strings(struct loader *ld, yaml_node_t *n, const char *key, struct pl_string
 }
 
 static void
-free_strings(struct pl_strings *s)
+free_strings(struct pipeline_strings *s)
 {
 	int i;
 
@@ -295,7 +296,7 @@ resolve(struct loader *ld, const char *p)
 }
 
 static void
-resolve_all(struct loader *ld, struct pl_strings *s)
+resolve_all(struct loader *ld, struct pipeline_strings *s)
 {
 	int i;
 
@@ -318,7 +319,7 @@ resolve_all(struct loader *ld, struct pl_strings *s)
  * match exactly.  --symbols is allowed: it only names directories in
  * which PDB files are looked up by module name (docs/pipelines.md).
  */
-struct pl_option {
+struct tool_option {
 	char shortopt;		/* 0: long only */
 	const char *name;	/* NULL: end of table */
 	int has_arg;
@@ -332,24 +333,24 @@ struct pl_option {
 #define DS_ALLOWED \
 	{ 0, "keep-ids", 0 }, { 0, "perf-ids", 0 }, { 0, "strip-hex", 0 }
 
-static const struct pl_option etl2evt_allowed[] = {
+static const struct tool_option etl2evt_allowed[] = {
 	{ 'k', "kinds", 1 }, { 'p', "process", 1 }, { 's', "start", 1 }, { 'e', "end", 1 },
 	{ 0, "utc", 0 }, { 0, "full-paths", 0 }, { 0, "addrs", 0 }, { 0, "member", 1 },
 	{ 0, "symbols", 1 }, { 0, "no-symbols", 0 }, { 0, NULL, 0 }
 };
-static const struct pl_option evtfilter_allowed[] = {
+static const struct tool_option evtfilter_allowed[] = {
 	{ 'p', "process", 1 }, { 't', "thread", 1 }, { 'C', "cpu", 1 }, { 'k', "kind", 1 },
 	{ 0, "start", 1 }, { 0, "end", 1 }, { 'i', "include", 1 }, { 'x', "exclude", 1 },
 	{ 0, "poi", 1 }, { 0, "keep-idle", 0 }, { 0, NULL, 0 }
 };
 /* stackfold's product must stay folded stacks: no --by-name/--tsv */
-static const struct pl_option stackfold_allowed[] = {
+static const struct tool_option stackfold_allowed[] = {
 	STK_ALLOWED, { 'g', "group", 1 }, { 'f', "fold", 1 }, { 'i', "include", 1 },
 	{ 'x', "exclude", 1 }, { 'p', "preset", 1 }, { 'k', "kernel", 0 }, { 's', "stats", 0 },
 	{ 0, NULL, 0 }
 };
 /* render flame and render dpc: everything but -o, --palette-file, --help, --version */
-static const struct pl_option render_allowed[] = {
+static const struct tool_option render_allowed[] = {
 	STK_ALLOWED, { 0, "title", 1 }, { 0, "subtitle", 1 }, { 0, "width", 1 },
 	{ 0, "height", 1 }, { 0, "minwidth", 1 }, { 0, "fonttype", 1 }, { 0, "fontsize", 1 },
 	{ 0, "fontwidth", 1 }, { 0, "countname", 1 }, { 0, "nametype", 1 }, { 0, "colors", 1 },
@@ -362,18 +363,18 @@ static const struct pl_option render_allowed[] = {
 	{ 'm', "module", 1 }, { 0, "label", 1 }, { 0, "log", 0 }, { 0, "max-depth", 1 },
 	{ 0, NULL, 0 }
 };
-static const struct pl_option diff_allowed[] = {
+static const struct tool_option diff_allowed[] = {
 	STK_ALLOWED, DS_ALLOWED, { 'f', "format", 1 }, { 'n', "normalize", 0 },
 	{ 0, "normalise", 0 }, { 'q', "quiet", 0 }, { 't', "totals", 0 }, { 0, "fractions", 0 },
 	{ 0, NULL, 0 }
 };
-static const struct pl_option overweight_allowed[] = {
+static const struct tool_option overweight_allowed[] = {
 	STK_ALLOWED, DS_ALLOWED, { 0, "tsv", 0 }, { 'c', "collapse", 0 }, { 'r', "min-resp", 1 },
 	{ 'a', "all", 0 }, { 0, "per-sample", 1 }, { 0, NULL, 0 }
 };
 
-static const struct pl_option *
-find_option(const struct pl_option *t, char shortopt, const char *name, size_t namelen)
+static const struct tool_option *
+find_option(const struct tool_option *t, char shortopt, const char *name, size_t namelen)
 {
 	for (; t->name; t++)
 		if (shortopt ? t->shortopt == shortopt :
@@ -388,7 +389,7 @@ find_option(const struct pl_option *t, char shortopt, const char *name, size_t n
  * the first refused element with its line.
  */
 static void
-check_args(struct loader *ld, yaml_node_t *n, const char *tool, const struct pl_option *allowed)
+check_args(struct loader *ld, yaml_node_t *n, const char *tool, const struct tool_option *allowed)
 {
 	yaml_node_item_t *it;
 	int want_value = 0;
@@ -398,7 +399,7 @@ check_args(struct loader *ld, yaml_node_t *n, const char *tool, const struct pl_
 	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
 		yaml_node_t *e = node(ld, *it);
 		const char *a = e ? scalar(e) : NULL, *p;
-		const struct pl_option *o = NULL;
+		const struct tool_option *o = NULL;
 
 		if (a == NULL)
 			return;
@@ -457,7 +458,7 @@ check_output_name(struct loader *ld, yaml_node_t *v, const char *name)
 /* ---------- sections ---------- */
 
 static void
-load_scenario(struct loader *ld, yaml_node_t *n, struct pl_scenario *sc)
+load_scenario(struct loader *ld, yaml_node_t *n, struct pipeline_scenario *sc)
 {
 	static const char *const known[] = {
 		"files", "exclude", "name", "process", "start_ms", "end_ms", NULL
@@ -503,7 +504,7 @@ load_scenario(struct loader *ld, yaml_node_t *n, struct pl_scenario *sc)
 }
 
 static void
-load_product(struct loader *ld, yaml_node_t *k, yaml_node_t *n, struct pl_product *pr)
+load_product(struct loader *ld, yaml_node_t *k, yaml_node_t *n, struct pipeline_product *pr)
 {
 	static const char *const known[] = {
 		"etl2evt", "evtfilter", "stackfold", "scenario_process", NULL
@@ -531,11 +532,11 @@ load_product(struct loader *ld, yaml_node_t *k, yaml_node_t *n, struct pl_produc
 		yaml_node_t *kk = node(ld, p->key), *v = node(ld, p->value);
 		const char *key = scalar(kk);
 
-		for (t = 0; t < PL_NTOOLS; t++)
-			if (!strcmp(key, pl_tool_names[t]))
+		for (t = 0; t < PIPELINE_NTOOLS; t++)
+			if (!strcmp(key, tool_names[t]))
 				break;
-		if (t < PL_NTOOLS) {
-			static const struct pl_option *const allowed[PL_NTOOLS] = {
+		if (t < PIPELINE_NTOOLS) {
+			static const struct tool_option *const allowed[PIPELINE_NTOOLS] = {
 				etl2evt_allowed, evtfilter_allowed, stackfold_allowed
 			};
 
@@ -550,7 +551,7 @@ load_product(struct loader *ld, yaml_node_t *k, yaml_node_t *n, struct pl_produc
 }
 
 static void
-load_output(struct loader *ld, yaml_node_t *n, struct pl_output *o)
+load_output(struct loader *ld, yaml_node_t *n, struct pipeline_output *o)
 {
 	static const char *const known[] = {
 		"folded", "by_name", "flamegraph", "dpc_report", "diff", "overweight",
@@ -571,16 +572,16 @@ load_output(struct loader *ld, yaml_node_t *n, struct pl_output *o)
 		yaml_node_t *k = node(ld, p->key), *v = node(ld, p->value);
 		const char *key = scalar(k);
 
-		for (t = 0; t < PL_OUT_NTYPES; t++)
-			if (!strcmp(key, pl_output_names[t]))
+		for (t = 0; t < PIPELINE_OUT_NTYPES; t++)
+			if (!strcmp(key, output_names[t]))
 				break;
-		if (t < PL_OUT_NTYPES) {
+		if (t < PIPELINE_OUT_NTYPES) {
 			if (ntype++ > 0) {
 				err(ld, k, "an output has one type; '%s' comes after '%s'", key,
-				    pl_output_names[o->type]);
+				    output_names[o->type]);
 				continue;
 			}
-			o->type = (enum pl_output_type)t;
+			o->type = (enum pipeline_output_type)t;
 			if (get_string(ld, v, key, &o->path) == 0)	/* joined to 'output' later */
 				check_output_name(ld, v, o->path);
 		} else if (!strcmp(key, "from"))
@@ -613,15 +614,15 @@ load_output(struct loader *ld, yaml_node_t *n, struct pl_output *o)
 	if (ntype == 0)
 		err(ld, n, "an output needs a type key with its file: folded, by_name, flamegraph, "
 		    "dpc_report, diff or overweight");
-	if (ntype && (o->type == PL_OUT_DIFF || o->type == PL_OUT_OVERWEIGHT) && !o->baseline)
+	if (ntype && (o->type == PIPELINE_OUT_DIFF || o->type == PIPELINE_OUT_OVERWEIGHT) && !o->baseline)
 		err(ld, n, "a %s output needs 'baseline' (a folded file from an earlier run)",
-		    pl_output_names[o->type]);
-	if (ntype && o->baseline && o->type != PL_OUT_DIFF && o->type != PL_OUT_OVERWEIGHT)
+		    output_names[o->type]);
+	if (ntype && o->baseline && o->type != PIPELINE_OUT_DIFF && o->type != PIPELINE_OUT_OVERWEIGHT)
 		err(ld, n, "'baseline' only applies to diff and overweight outputs");
 	if (ntype && args)
-		check_args(ld, args, o->type == PL_OUT_DIFF ? "diff" : o->type == PL_OUT_OVERWEIGHT ?
-		    "overweight" : "render", o->type == PL_OUT_DIFF ? diff_allowed :
-		    o->type == PL_OUT_OVERWEIGHT ? overweight_allowed : render_allowed);
+		check_args(ld, args, o->type == PIPELINE_OUT_DIFF ? "diff" : o->type == PIPELINE_OUT_OVERWEIGHT ?
+		    "overweight" : "render", o->type == PIPELINE_OUT_DIFF ? diff_allowed :
+		    o->type == PIPELINE_OUT_OVERWEIGHT ? overweight_allowed : render_allowed);
 }
 
 static void
@@ -647,9 +648,9 @@ load_top(struct loader *ld, yaml_node_t *root)
 		if (!strcmp(key, "etlkit")) {
 			if (get_number(ld, v, key, &d, 1) == 0) {
 				have_version = 1;
-				if (d != PL_VERSION)
+				if (d != PIPELINE_VERSION)
 					err(ld, v, "pipeline version %g; this etlkit-run reads version %d",
-					    d, PL_VERSION);
+					    d, PIPELINE_VERSION);
 			}
 		} else if (!strcmp(key, "cache")) {
 			char *s = NULL;
@@ -692,7 +693,7 @@ load_top(struct loader *ld, yaml_node_t *root)
 			unknown_key(ld, k, "the pipeline", known);
 	}
 	if (!have_version)
-		err(ld, root, "missing 'etlkit: %d' (the pipeline format version)", PL_VERSION);
+		err(ld, root, "missing 'etlkit: %d' (the pipeline format version)", PIPELINE_VERSION);
 	if (scenarios == NULL)
 		err(ld, root, "missing 'scenarios' (a list of traces to convert)");
 	else if (scenarios->type != YAML_SEQUENCE_NODE)
@@ -716,7 +717,7 @@ load_top(struct loader *ld, yaml_node_t *root)
 		err(ld, outputs, "'outputs' must be a list, not %s", kind_name(outputs));
 	else
 		for (it = outputs->data.sequence.items.start; it < outputs->data.sequence.items.top; it++) {
-			struct pl_output *o;
+			struct pipeline_output *o;
 
 			pl->out = xrealloc(pl->out, (size_t)(pl->nout + 1) * sizeof(*pl->out));
 			o = &pl->out[pl->nout++];
@@ -725,7 +726,7 @@ load_top(struct loader *ld, yaml_node_t *root)
 				o->from = xstrdup(pl->prod[0].name);
 			if (o->from == NULL)
 				err(ld, node(ld, *it), "this output needs 'from' (one of the steps)");
-			else if ((o->product = pl_product_index(pl, o->from)) < 0)
+			else if ((o->product = pipeline_product_index(pl, o->from)) < 0)
 				err(ld, node(ld, *it), "'from: %s' names no step under 'steps'", o->from);
 		}
 	for (i = 0; i < pl->nout; i++)
@@ -746,7 +747,7 @@ load_top(struct loader *ld, yaml_node_t *root)
 }
 
 int
-pl_product_index(const struct pipeline *pl, const char *name)
+pipeline_product_index(const struct pipeline *pl, const char *name)
 {
 	int i;
 
@@ -754,6 +755,20 @@ pl_product_index(const struct pipeline *pl, const char *name)
 		if (strcmp(pl->prod[i].name, name) == 0)
 			return i;
 	return -1;
+}
+
+char *
+pipeline_expand_arg(const struct pipeline *pl, const char *a)
+{
+	const char *at = strstr(a, "{dir}");
+	char *r, *rest;
+
+	if (at == NULL)
+		return xstrdup(a);
+	rest = pipeline_expand_arg(pl, at + 5);
+	r = runtext_printf("%.*s%s%s", (int)(at - a), a, pl->dir, rest);
+	free(rest);
+	return r;
 }
 
 /* Absolute directory of PATH. */
@@ -780,7 +795,7 @@ abs_dir(const char *path)
  * (100k nested '[' cost over half a minute) before we could look at a
  * single key.  A pipeline is a few levels deep, so the file is first
  * read as events, stopping at the first collection deeper than
- * PL_MAX_DEPTH.  Returns -1 (reported) when too deep, else 0; syntax
+ * PIPELINE_MAX_DEPTH.  Returns -1 (reported) when too deep, else 0; syntax
  * errors are left to the loader, which reports them.
  */
 static int
@@ -797,10 +812,10 @@ check_depth(const char *path, FILE *fp)
 		switch (ev.type) {
 		case YAML_SEQUENCE_START_EVENT:
 		case YAML_MAPPING_START_EVENT:
-			if (++depth > PL_MAX_DEPTH) {
+			if (++depth > PIPELINE_MAX_DEPTH) {
 				cli_warn("%s:%lu: nested deeper than %d levels (lists and mappings); "
 				    "a pipeline needs a handful", path,
-				    (unsigned long)ev.start_mark.line + 1, PL_MAX_DEPTH);
+				    (unsigned long)ev.start_mark.line + 1, PIPELINE_MAX_DEPTH);
 				rc = -1;
 				done = 1;
 			}
@@ -822,7 +837,7 @@ check_depth(const char *path, FILE *fp)
 }
 
 struct pipeline *
-pl_load(const char *path)
+pipeline_load(const char *path)
 {
 	struct loader ld = { 0 };
 	yaml_parser_t parser;
@@ -889,14 +904,14 @@ pl_load(const char *path)
 	if (ld.nerr > 0) {
 		if (ld.nerr > MAX_ERRORS)
 			cli_warn("%s: %d more errors", path, ld.nerr - MAX_ERRORS);
-		pl_free(pl);
+		pipeline_free(pl);
 		return NULL;
 	}
 	return pl;
 }
 
 void
-pl_free(struct pipeline *pl)
+pipeline_free(struct pipeline *pl)
 {
 	int i, t;
 
@@ -910,7 +925,7 @@ pl_free(struct pipeline *pl)
 	}
 	for (i = 0; i < pl->nprod; i++) {
 		free(pl->prod[i].name);
-		for (t = 0; t < PL_NTOOLS; t++)
+		for (t = 0; t < PIPELINE_NTOOLS; t++)
 			free_strings(&pl->prod[i].args[t]);
 	}
 	for (i = 0; i < pl->nout; i++) {

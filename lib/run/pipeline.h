@@ -1,7 +1,7 @@
 /*
  * pipeline.h - the YAML pipelines of etlkit-run (docs/pipelines.md).
  *
- * pl_load() reads and validates a pipeline file completely: unknown keys,
+ * pipeline_load() reads and validates a pipeline file completely: unknown keys,
  * wrong types, missing required keys and references to undefined
  * products are all reported as "FILE:LINE: message" before anything runs.
  * Values from the file are only ever used as single argv elements or
@@ -10,21 +10,21 @@
 #ifndef ETLKIT_PIPELINE_H
 #define ETLKIT_PIPELINE_H
 
-#define PL_VERSION 1
+#define PIPELINE_VERSION 1
 /* Lists and mappings nest at most this deep (a pipeline needs 4). */
-#define PL_MAX_DEPTH 64
+#define PIPELINE_MAX_DEPTH 64
 
 /* The per-trace tools, in pipe order. */
-enum pl_tool { PL_ETL2EVT, PL_EVTFILTER, PL_STACKFOLD, PL_NTOOLS };
+enum pipeline_tool { PIPELINE_ETL2EVT, PIPELINE_EVTFILTER, PIPELINE_STACKFOLD, PIPELINE_NTOOLS };
 
-struct pl_strings {
+struct pipeline_strings {
 	char **v;
 	int n;
 };
 
-struct pl_scenario {
-	struct pl_strings files;	/* globs, absolute after loading */
-	struct pl_strings exclude;	/* globs over the path, absolute */
+struct pipeline_scenario {
+	struct pipeline_strings files;	/* globs, absolute after loading */
+	struct pipeline_strings exclude;	/* globs over the path, absolute */
 	char *name;			/* name pattern, "$1" by default */
 	char *process;			/* NULL or "*" = all, "auto" = PerfView's heuristic (evtfilter) */
 	int has_start, has_end;
@@ -32,21 +32,21 @@ struct pl_scenario {
 	int line;
 };
 
-struct pl_product {
+struct pipeline_product {
 	char *name;
-	int has_step[PL_NTOOLS];
-	struct pl_strings args[PL_NTOOLS];
+	int has_step[PIPELINE_NTOOLS];
+	struct pipeline_strings args[PIPELINE_NTOOLS];
 	int scenario_process;		/* apply the scenario's process (default yes) */
 	int line;
 };
 
-enum pl_output_type {
-	PL_OUT_FOLDED, PL_OUT_BYNAME, PL_OUT_FLAMEGRAPH, PL_OUT_DPC_REPORT,
-	PL_OUT_DIFF, PL_OUT_OVERWEIGHT, PL_OUT_NTYPES
+enum pipeline_output_type {
+	PIPELINE_OUT_FOLDED, PIPELINE_OUT_BYNAME, PIPELINE_OUT_FLAMEGRAPH, PIPELINE_OUT_DPC_REPORT,
+	PIPELINE_OUT_DIFF, PIPELINE_OUT_OVERWEIGHT, PIPELINE_OUT_NTYPES
 };
 
-struct pl_output {
-	enum pl_output_type type;
+struct pipeline_output {
+	enum pipeline_output_type type;
 	char *path;			/* absolute; may contain {scenario} (per-scenario outputs) */
 	char *from;			/* product name */
 	int product;			/* index into products */
@@ -54,7 +54,7 @@ struct pl_output {
 	int mean;
 	int integer;
 	char *baseline;			/* diff/overweight: absolute path */
-	struct pl_strings args;		/* extra options for render/diff/overweight */
+	struct pipeline_strings args;		/* extra options for render/diff/overweight */
 	int line;
 };
 
@@ -66,25 +66,30 @@ struct pipeline {
 	int jobs;			/* 0 = number of CPUs */
 	int verify;			/* hash every trace even when size and mtime agree */
 	double timeout_s;		/* per trace, 0 = none */
-	struct pl_scenario *scen;
+	struct pipeline_scenario *scen;
 	int nscen;
-	struct pl_product *prod;
+	struct pipeline_product *prod;
 	int nprod;
-	struct pl_output *out;
+	struct pipeline_output *out;
 	int nout;
 };
 
-extern const char *const pl_tool_names[PL_NTOOLS];
-extern const char *const pl_output_names[PL_OUT_NTYPES];
 
 /*
  * Loads PATH.  On errors, prints each as "PROG: PATH:LINE: message" on
  * stderr and returns NULL.
  */
-struct pipeline *pl_load(const char *path);
-void pl_free(struct pipeline *pl);
+struct pipeline *pipeline_load(const char *path);
+void pipeline_free(struct pipeline *pl);
 
 /* Index of the product called NAME, or -1. */
-int pl_product_index(const struct pipeline *pl, const char *name);
+int pipeline_product_index(const struct pipeline *pl, const char *name);
+
+/*
+ * A step or output argument A with "{dir}" replaced by the pipeline's
+ * directory, so a path next to the pipeline works from any working
+ * directory.  Nothing else is interpreted.  malloc'ed.
+ */
+char *pipeline_expand_arg(const struct pipeline *pl, const char *a);
 
 #endif

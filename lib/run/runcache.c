@@ -1,5 +1,7 @@
 /*
- * runcache.c - records of the etlkit-run cache (see runcache.h).
+ * runcache.c - records of the etlkit-run cache (see runcache.h), the
+ * lock that keeps one run per cache, and the removal of what dead runs
+ * left behind.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "run/runcache.h"
@@ -7,17 +9,23 @@
 #include "base/cli.h"
 #include "evt/evt.h"
 #include "base/sha256.h"
+#include "run/runtext.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#define RC_MAGIC "#etlkit-runcache\t1"
+#define RUNCACHE_MAGIC "#etlkit-runcache\t1"
 
 void
-rc_key(char key[RC_KEYLEN + 1], const char *product, const char *trace, const char *settings)
+runcache_key(char key[RUNCACHE_KEYLEN + 1], const char *product, const char *trace, const char *settings)
 {
 	struct sha256 s;
 	char hex[65];
@@ -27,12 +35,12 @@ rc_key(char key[RC_KEYLEN + 1], const char *product, const char *trace, const ch
 	sha256_update(&s, trace, strlen(trace) + 1);
 	sha256_update(&s, settings, strlen(settings));
 	sha256_hex(&s, hex);
-	memcpy(key, hex, RC_KEYLEN);
-	key[RC_KEYLEN] = '\0';
+	memcpy(key, hex, RUNCACHE_KEYLEN);
+	key[RUNCACHE_KEYLEN] = '\0';
 }
 
 char *
-rc_path(const char *cache, const char *key, const char *suffix)
+runcache_path(const char *cache, const char *key, const char *suffix)
 {
 	size_t n = strlen(cache) + strlen(key) + strlen(suffix) + 3;
 	char *p = xmalloc(n);
@@ -42,7 +50,7 @@ rc_path(const char *cache, const char *key, const char *suffix)
 }
 
 int
-rc_mkdirs(const char *path)
+runcache_mkdirs(const char *path)
 {
 	char *p = xstrdup(path), *s;
 	struct stat st;
@@ -86,12 +94,12 @@ put_str(struct outbuf *ob, const char *key, const char *v)
 }
 
 void
-rc_write(const char *path, const struct rc_record *r)
+runcache_write(const char *path, const struct runcache_record *r)
 {
-	struct atomic_out ao;
+	struct atomicfile ao;
 
-	ao_open(&ao, path);
-	ob_puts(&ao.ob, RC_MAGIC "\n");
+	atomicfile_open(&ao, path);
+	ob_puts(&ao.ob, RUNCACHE_MAGIC "\n");
 	ob_printf(&ao.ob, "key=%s\n", r->key);
 	put_str(&ao.ob, "product", r->product);
 	put_str(&ao.ob, "scenario", r->scenario);
@@ -106,7 +114,7 @@ rc_write(const char *path, const struct rc_record *r)
 	ob_printf(&ao.ob, "result_size=%llu\n", (unsigned long long)r->result_size);
 	put_str(&ao.ob, "converted_utc", r->converted_utc);
 	ob_printf(&ao.ob, "seconds=%.3f\n", r->seconds);
-	ao_commit(&ao);
+	atomicfile_commit(&ao);
 }
 
 static char *
@@ -119,7 +127,7 @@ dup_unescaped(const char *v)
 }
 
 int
-rc_read(const char *path, struct rc_record *r)
+runcache_read(const char *path, struct runcache_record *r)
 {
 	struct linereader *lr = lr_open(path);
 	char *line;
@@ -134,7 +142,7 @@ rc_read(const char *path, struct rc_record *r)
 		char *eq;
 
 		if (lr_lineno(lr) == 1) {
-			ok = strcmp(line, RC_MAGIC) == 0;
+			ok = strcmp(line, RUNCACHE_MAGIC) == 0;
 			if (!ok)
 				break;
 			continue;
@@ -143,8 +151,8 @@ rc_read(const char *path, struct rc_record *r)
 		if (eq == NULL)
 			continue;
 		*eq++ = '\0';
-		if (!strcmp(line, "key") && strlen(eq) == RC_KEYLEN) {
-			memcpy(r->key, eq, RC_KEYLEN + 1);
+		if (!strcmp(line, "key") && strlen(eq) == RUNCACHE_KEYLEN) {
+			memcpy(r->key, eq, RUNCACHE_KEYLEN + 1);
 			have_key = 1;
 		} else if (!strcmp(line, "product"))
 			r->product = dup_unescaped(eq);
@@ -180,14 +188,14 @@ rc_read(const char *path, struct rc_record *r)
 		ok = 0;
 	lr_close(lr);
 	if (!ok || !have_key || r->status == NULL || r->trace == NULL) {
-		rc_free(r);
+		runcache_free(r);
 		return -1;
 	}
 	return 0;
 }
 
 void
-rc_free(struct rc_record *r)
+runcache_free(struct runcache_record *r)
 {
 	free(r->product);
 	free(r->scenario);
@@ -197,4 +205,85 @@ rc_free(struct rc_record *r)
 	free(r->error);
 	free(r->converted_utc);
 	memset(r, 0, sizeof(*r));
+}
+
+/* Is PID gone (or a zombie nobody reaped, as under some container inits)? */
+static int
+process_gone(long pid)
+{
+	char path[64], buf[256], *paren;
+	FILE *fp;
+	size_t n;
+
+	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if ((fp = fopen(path, "r")) == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' && paren[2] == 'Z';
+}
+
+/*
+ * Removes what dead runs left in DIR: ".NAME.tmp.PID" (atomic writes) and
+ * ".scratch.PID.*" (inputs of output tools), only when PID is gone, as
+ * another run may share the directory.
+ */
+void
+runcache_remove_stale_temps(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		const char *t = strstr(e->d_name, ".tmp.");
+		long pid = 0;
+		char *end = NULL;
+
+		if (e->d_name[0] != '.')
+			continue;
+		if (strncmp(e->d_name, ".scratch.", 9) == 0) {
+			pid = strtol(e->d_name + 9, &end, 10);
+			if (*end != '.')
+				continue;
+		} else if (t != NULL) {
+			pid = strtol(t + 5, &end, 10);
+			if (*end != '\0')
+				continue;
+		} else
+			continue;
+		if (pid > 0 && process_gone(pid)) {
+			char *p = runtext_printf("%s/%s", dir, e->d_name);
+
+			unlink(p);
+			free(p);
+		}
+	}
+	closedir(d);
+}
+
+/*
+ * One run per cache at a time: a cron job that overlaps the previous
+ * night's would convert the same traces twice and race on the outputs.
+ * (Single --run-job conversions do not lock; they only add to the cache.)
+ */
+void
+runcache_lock(const char *cache, const char *pipeline_file)
+{
+	char *path = runtext_printf("%s/.run.lock", cache);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+
+	if (fd < 0)
+		cli_fatal("%s: %s", path, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno == EWOULDBLOCK)
+			cli_fatal("%s: another etlkit-run is using this cache (%s)", pipeline_file, path);
+		cli_fatal("%s: %s", path, strerror(errno));
+	}
+	free(path);	/* fd stays open: the lock lasts as long as the run */
 }

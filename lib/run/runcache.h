@@ -18,10 +18,10 @@
 
 #include <stdint.h>
 
-#define RC_KEYLEN 32
+#define RUNCACHE_KEYLEN 32
 
-struct rc_record {
-	char key[RC_KEYLEN + 1];
+struct runcache_record {
+	char key[RUNCACHE_KEYLEN + 1];
 	char *product;
 	char *scenario;
 	char *trace;
@@ -39,18 +39,31 @@ struct rc_record {
 };
 
 /* KEY from the product, trace path and settings text. */
-void rc_key(char key[RC_KEYLEN + 1], const char *product, const char *trace, const char *settings);
+void runcache_key(char key[RUNCACHE_KEYLEN + 1], const char *product, const char *trace, const char *settings);
 
 /* Path of a cache file: CACHE/KEY.SUFFIX (malloc'ed). */
-char *rc_path(const char *cache, const char *key, const char *suffix);
+char *runcache_path(const char *cache, const char *key, const char *suffix);
 
 /* Reads a record; 0 on success, -1 when missing or unreadable (a record that does not parse is missing). */
-int rc_read(const char *path, struct rc_record *r);
+int runcache_read(const char *path, struct runcache_record *r);
 /* Writes a record atomically; exits 2 on failure. */
-void rc_write(const char *path, const struct rc_record *r);
-void rc_free(struct rc_record *r);
+void runcache_write(const char *path, const struct runcache_record *r);
+void runcache_free(struct runcache_record *r);
 
 /* mkdir -p; 0 or -1 with errno set. */
-int rc_mkdirs(const char *path);
+int runcache_mkdirs(const char *path);
+
+/*
+ * One run per cache at a time: takes CACHE/.run.lock for as long as the
+ * process lives, or exits 2 naming PIPELINE_FILE when another run has it.
+ */
+void runcache_lock(const char *cache, const char *pipeline_file);
+
+/*
+ * Removes what dead runs left in DIR (the cache or the output directory):
+ * atomic writes' ".NAME.tmp.PID" and output tools' ".scratch.PID.*", only
+ * when PID is gone, as another run may share the directory.
+ */
+void runcache_remove_stale_temps(const char *dir);
 
 #endif

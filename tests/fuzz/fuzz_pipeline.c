@@ -3,7 +3,7 @@
  * etlkit-run (lib/run/pipeline.c, on libyaml).
  *
  * INPUT:  a pipeline file (any bytes), written to a private scratch file
- *         because pl_load() takes a path and resolves relative paths
+ *         because pipeline_load() takes a path and resolves relative paths
  *         against the file's directory.
  * CHECKS: no crash/UB/leak/hang; a loaded pipeline is consistent: every
  *         output names a product that exists, counts are non-negative,
@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static char path[256];
 
 static void
-check_strings(const struct pl_strings *s)
+check_strings(const struct pipeline_strings *s)
 {
 	int i;
 
@@ -49,7 +49,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fp = fopen(path, "wb");
 	if (fp == NULL || fwrite(data, 1, size, fp) != size || fclose(fp) != 0)
 		abort();
-	pl = pl_load(path);
+	pl = pipeline_load(path);
 	if (pl == NULL)
 		return 0;
 	if (pl->nscen < 0 || pl->nprod < 0 || pl->nout < 0 || pl->jobs < 0)
@@ -60,20 +60,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (i = 0; i < pl->nprod; i++) {
 		(void)strlen(pl->prod[i].name);
-		if (pl_product_index(pl, pl->prod[i].name) < 0)
+		if (pipeline_product_index(pl, pl->prod[i].name) < 0)
 			abort();
-		for (t = 0; t < PL_NTOOLS; t++)
+		for (t = 0; t < PIPELINE_NTOOLS; t++)
 			check_strings(&pl->prod[i].args[t]);
 	}
 	for (i = 0; i < pl->nout; i++) {
-		const struct pl_output *o = &pl->out[i];
+		const struct pipeline_output *o = &pl->out[i];
 
-		if (o->type < 0 || o->type >= PL_OUT_NTYPES || o->path == NULL)
+		if (o->type < 0 || o->type >= PIPELINE_OUT_NTYPES || o->path == NULL)
 			abort();
 		if (o->product < 0 || o->product >= pl->nprod)
 			abort();	/* validated: refers to a defined product */
 		check_strings(&o->args);
 	}
-	pl_free(pl);
+	pipeline_free(pl);
 	return 0;
 }
