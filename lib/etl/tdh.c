@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "base/cli.h"
+#include "base/hash.h"
 #include "base/strbuf.h"
 #include "evt/evt.h"
 #include "etl/tdh.h"
@@ -201,13 +202,8 @@ tdh_stats(const struct tdh_db *db)
 static uint64_t
 key_hash(const uint8_t *guid, unsigned id, unsigned version, int classic)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (int i = 0; i < 16; i++)
-		h = (h ^ guid[i]) * 1099511628211ull;
-	h = (h ^ id) * 1099511628211ull;
-	h = (h ^ version) * 1099511628211ull;
-	h = (h ^ (unsigned)classic) * 1099511628211ull;
-	return h ^ h >> 31;
+	return hash_u64(hash_bytes(guid, 16) ^ (uint64_t)id << 32 ^ (uint64_t)version << 1 ^
+	    (unsigned)classic);
 }
 
 static int

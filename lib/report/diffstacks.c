@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "report/diffstacks.h"
 #include "base/cli.h"
+#include "base/hash.h"
 #include "evt/evt.h"
 #include "stacks/stacks.h"
 
@@ -57,29 +58,10 @@ ds_free(struct dstab *t)
 	free(t);
 }
 
-/*
- * Eight bytes per step, multiply-xorshift mixing: fast on the long
- * lines of real stacks (a few KB) and good enough for linear probing.
- */
 uint64_t
 ds_hash(const char *s, size_t n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n, v;
-
-	while (n >= 8) {
-		memcpy(&v, s, 8);
-		h = (h ^ v) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-		s += 8;
-		n -= 8;
-	}
-	v = 0;
-	memcpy(&v, s, n);
-	h = (h ^ v) * 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 29;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 32;
-	return h;
+	return hash_bytes(s, n);
 }
 
 static char *

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "report/scenagg.h"
 #include "base/cli.h"
+#include "base/hash.h"
 #include "evt/evt.h"
 #include "stacks/stacks.h"
 
@@ -88,19 +89,6 @@ arena_copy(struct scenagg *sa, const char *s, size_t n)
 	p[n] = '\0';
 	c->used += n + 1;
 	return p;
-}
-
-static uint64_t
-hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ull;
-	}
-	return h ^ (h >> 29);
 }
 
 struct scenagg *

@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "base/cli.h"
+#include "base/hash.h"
 #include "evt/evt.h"
 #include "stacks/pattern.h"
 #include "stacks/stacks.h"
@@ -30,44 +31,6 @@
 #define RAW_CACHE_MAX_BYTES ((size_t)32 << 20)
 #define MAX_DEPTH_WARN 1000000
 
-/* ------------------------------------------------------------------ */
-/* hashing                                                             */
-
-static inline uint64_t
-mix64(uint64_t a, uint64_t b)
-{
-	__uint128_t r = (__uint128_t)a * b;
-
-	return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-
-static uint64_t
-hash_bytes(const void *p, size_t n, uint64_t seed)
-{
-	const unsigned char *s = p;
-	uint64_t h = seed ^ mix64(n + 0x9e3779b97f4a7c15ull, 0xa0761d6478bd642full);
-	uint64_t a, b;
-
-	while (n >= 16) {
-		memcpy(&a, s, 8);
-		memcpy(&b, s + 8, 8);
-		h = mix64(a ^ 0xe7037ed1a0b428dbull ^ h, b ^ 0x8ebc6af09c88c6e3ull);
-		s += 16;
-		n -= 16;
-	}
-	a = b = 0;
-	if (n >= 8) {
-		memcpy(&a, s, 8);
-		memcpy(&b, s + n - 8, 8);
-	} else if (n > 0) {
-		unsigned char t[8] = { 0 };
-
-		memcpy(t, s, n);
-		memcpy(&a, t, 8);
-	}
-	return mix64(a ^ 0x589965cc75374cc3ull ^ h, b ^ 0x1d8e4e27c47d124full ^ n);
-}
-
 /* saturating: hostile inputs must not overflow the sums (UB) */
 static inline int64_t
 sadd(int64_t a, int64_t b)
@@ -77,12 +40,6 @@ sadd(int64_t a, int64_t b)
 	if (__builtin_add_overflow(a, b, &r))
 		return a > 0 ? INT64_MAX : INT64_MIN;
 	return r;
-}
-
-static inline uint64_t
-hash_u64(uint64_t x)
-{
-	return mix64(x ^ 0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull);
 }
 
 /* ------------------------------------------------------------------ */
@@ -557,7 +514,7 @@ intern_hashed(struct stk *S, const char *s, size_t n, uint64_t hv)
 uint32_t
 stk_intern(struct stk *S, const char *s, size_t n)
 {
-	return intern_hashed(S, s, n, hash_bytes(s, n, 1));
+	return intern_hashed(S, s, n, hash_bytes(s, n));
 }
 
 const char *
@@ -1405,7 +1362,7 @@ stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 		S->st.elided_frames = sadd(S->st.elided_frames, (int64_t)elided);
 		kframes = cut_kframes(kframes, elided);
 	}
-	ht = hash_bytes(stack, len, 7);
+	ht = hash_bytes(stack, len);
 	textid = text_entry(S, stack, len, ht);
 	if (textid == STK_NONE) {
 		/* cache full: memory stays bounded, the work is done each time */
