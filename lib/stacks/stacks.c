@@ -18,6 +18,7 @@
 
 #include "base/cli.h"
 #include "base/hash.h"
+#include "base/intern.h"
 #include "evt/evt.h"
 #include "stacks/pattern.h"
 #include "stacks/stacks.h"
@@ -40,52 +41,6 @@ sadd(int64_t a, int64_t b)
 	if (__builtin_add_overflow(a, b, &r))
 		return a > 0 ? INT64_MAX : INT64_MIN;
 	return r;
-}
-
-/* ------------------------------------------------------------------ */
-/* string arena: stable pointers, no per-string malloc                 */
-
-struct arena {
-	char *cur;
-	size_t left;
-	size_t total;
-	char **chunks;
-	int nchunks, capchunks;
-};
-
-static char *
-arena_alloc(struct arena *a, size_t n)
-{
-	char *p;
-
-	n = (n + 7) & ~(size_t)7;	/* keeps uint32_t arrays aligned */
-	if (n > a->left) {
-		size_t sz = n > (1u << 20) ? n : (1u << 20);
-
-		if (a->nchunks == a->capchunks) {
-			a->capchunks = a->capchunks ? a->capchunks * 2 : 16;
-			a->chunks = xrealloc(a->chunks, (size_t)a->capchunks * sizeof *a->chunks);
-		}
-		a->cur = xmalloc(sz);
-		a->chunks[a->nchunks++] = a->cur;
-		a->left = sz;
-		a->total += sz;
-	}
-	p = a->cur;
-	a->cur += n;
-	a->left -= n;
-	return p;
-}
-
-static void
-arena_free(struct arena *a)
-{
-	int i;
-
-	for (i = 0; i < a->nchunks; i++)
-		free(a->chunks[i]);
-	free(a->chunks);
-	memset(a, 0, sizeof *a);
 }
 
 /* ------------------------------------------------------------------ */
@@ -149,15 +104,10 @@ struct stk {
 	struct patlist fold, inc, exc;
 	uint64_t incall;
 	/* frames */
-	struct arena names;
-	char **name;
-	uint32_t *namelen;
-	uint32_t *namehash;	/* low half of the name's hash (the table's probe key) */
+	struct intern names;	/* frame id -> name */
 	struct finfo *fi;
 	char **outname;		/* folded-output spelling when it differs from the name (made on need) */
-	uint32_t nframes, capframes;
-	uint32_t *ftab;
-	uint32_t ftabmask;
+	uint32_t nframes, capframes;	/* frames with fi (all names), room in fi and outname */
 	/* nodes */
 	struct stk_node *node;
 	uint32_t nnodes, capnodes;
@@ -453,68 +403,35 @@ dupnull(const char *s)
 /* ------------------------------------------------------------------ */
 /* frames                                                              */
 
+/* the per-frame data of the name just interned */
 static void
-ftab_grow(struct stk *S)
+new_frame(struct stk *S)
 {
-	uint32_t size = S->ftabmask ? (S->ftabmask + 1) * 2 : 4096, i;
+	uint32_t id = S->nframes++;
 
-	free(S->ftab);
-	S->ftab = xmalloc(size * sizeof *S->ftab);
-	memset(S->ftab, 0xff, size * sizeof *S->ftab);
-	S->ftabmask = size - 1;
-	for (i = 0; i < S->nframes; i++) {
-		uint32_t h = (uint32_t)S->namehash[i] & S->ftabmask;
-
-		while (S->ftab[h] != STK_NONE)
-			h = (h + 1) & S->ftabmask;
-		S->ftab[h] = i;
-	}
-}
-
-static uint32_t
-intern_hashed(struct stk *S, const char *s, size_t n, uint64_t hv)
-{
-	uint32_t h, id;
-	char *copy;
-
-	if (n > 0xfffffffu)
-		n = 0xfffffffu;
-	h = (uint32_t)hv & S->ftabmask;
-	while ((id = S->ftab[h]) != STK_NONE) {
-		if (S->namehash[id] == (uint32_t)hv && S->namelen[id] == n && memcmp(S->name[id], s, n) == 0)
-			return id;
-		h = (h + 1) & S->ftabmask;
-	}
-	if (S->nframes == S->capframes) {
+	if (id == S->capframes) {
 		S->capframes = S->capframes ? S->capframes * 2 : 1024;
-		S->name = xrealloc(S->name, S->capframes * sizeof *S->name);
-		S->namelen = xrealloc(S->namelen, S->capframes * sizeof *S->namelen);
-		S->namehash = xrealloc(S->namehash, S->capframes * sizeof *S->namehash);
 		S->fi = xrealloc(S->fi, S->capframes * sizeof *S->fi);
 		if (S->outname)
 			S->outname = xrealloc(S->outname, S->capframes * sizeof *S->outname);
 	}
-	id = S->nframes++;
-	copy = arena_alloc(&S->names, n + 1);
-	memcpy(copy, s, n);
-	copy[n] = '\0';
-	S->name[id] = copy;
-	S->namelen[id] = (uint32_t)n;
-	S->namehash[id] = (uint32_t)hv;
 	memset(&S->fi[id], 0, sizeof S->fi[id]);
 	if (S->outname)
 		S->outname[id] = NULL;
 	S->fi[id].gname = S->fi[id].egroup = S->fi[id].ename = S->fi[id].kname = STK_NONE;
-	S->ftab[h] = id;
-	if ((uint64_t)S->nframes * 4 > (uint64_t)S->ftabmask * 3)	/* 75% full */
-		ftab_grow(S);
-	return id;
 }
 
 uint32_t
 stk_intern(struct stk *S, const char *s, size_t n)
 {
-	return intern_hashed(S, s, n, hash_bytes(s, n));
+	uint32_t id;
+
+	if (n > 0xfffffffu)
+		n = 0xfffffffu;
+	id = intern_add(&S->names, s, n);
+	if (id == S->nframes)
+		new_frame(S);
+	return id;
 }
 
 const char *
@@ -522,7 +439,7 @@ stk_name(const struct stk *S, uint32_t frame)
 {
 	if (frame == STK_NONE)
 		return "ROOT";
-	return S->name[frame];
+	return intern_str(&S->names, frame);
 }
 
 uint32_t
@@ -578,7 +495,9 @@ tmpbuf(struct stk *S, size_t n)
 static void
 compute_group(struct stk *S, uint32_t id)
 {
-	char *cur = xstrdup(S->name[id]);
+	const char *name = intern_str(&S->names, id);
+	int unresolved = !S->cfg.keep_addrs && is_unresolved(name, intern_len(&S->names, id));
+	char *cur = xstrdup(name);
 	uint32_t gname = id, egroup = STK_NONE, ename = STK_NONE;
 	int i, matched = 0;
 	regmatch_t m[PAT_MAX_CAPTURES];
@@ -600,12 +519,12 @@ compute_group(struct stk *S, uint32_t id)
 			break;
 		}
 		if (g->entry) {
-			const char *disp = display_name(S->name[id]);
+			const char *disp = display_name(name);
 			size_t n = strlen(G) + strlen(disp) + 8;
 			char *t = xmalloc(n);
 
 			/* an unknown address enters as module!? (PerfView's name for it) */
-			if (!S->cfg.keep_addrs && is_unresolved(S->name[id], S->namelen[id]))
+			if (unresolved)
 				snprintf(t, n, "%s <<%.*s!?>>", G, (int)(strchr(disp, '!') - disp), disp);
 			else
 				snprintf(t, n, "%s <<%s>>", G, disp);
@@ -623,9 +542,9 @@ compute_group(struct stk *S, uint32_t id)
 		free(cur);
 		cur = G;	/* PerfView's code: later entries see the new name */
 	}
-	if (!matched && !S->cfg.keep_addrs && is_unresolved(S->name[id], S->namelen[id])) {
+	if (!matched && unresolved) {
 		/* PerfView auto-groups unknown addresses of one module: module!? */
-		const char *disp = display_name(S->name[id]);
+		const char *disp = display_name(name);
 		const char *bang = strchr(disp, '!');
 		size_t n = (size_t)(bang - disp);
 		char *t = tmpbuf(S, n + 3);
@@ -645,7 +564,7 @@ compute_group(struct stk *S, uint32_t id)
 static void
 compute_pats(struct stk *S, uint32_t id)
 {
-	const char *s = S->name[id];
+	const char *s = intern_str(&S->names, id);
 	uint64_t mask = 0;
 	int i;
 
@@ -662,11 +581,11 @@ static uint32_t
 kernel_name(struct stk *S, uint32_t id)
 {
 	if (S->fi[id].kname == STK_NONE) {
-		size_t n = S->namelen[id];
+		size_t n = intern_len(&S->names, id);
 		char *t = xmalloc(n + 5);
 		uint32_t k;
 
-		memcpy(t, S->name[id], n);
+		memcpy(t, intern_str(&S->names, id), n);
 		memcpy(t + n, "_[k]", 5);
 		k = stk_intern(S, t, n + 4);
 		free(t);
@@ -873,7 +792,7 @@ stk_new(const struct stk_config *cfg)
 		cli_usage_error("--include: at most 64 entries");
 	S->incall = S->inc.n == 64 ? ~0ull : (1ull << S->inc.n) - 1;
 	set_kinds(S, cfg->kinds);
-	ftab_grow(S);
+	intern_init(&S->names);
 	ntab_grow(S);
 	new_node(S, STK_NONE, STK_NONE);	/* ROOT */
 	S->scenario = STK_NONE;
@@ -901,12 +820,8 @@ stk_free(struct stk *S)
 	for (i = 0; S->outname && i < S->nframes; i++)
 		free(S->outname[i]);
 	free(S->outname);
-	arena_free(&S->names);
-	free(S->name);
-	free(S->namelen);
-	free(S->namehash);
+	intern_release(&S->names);
 	free(S->fi);
-	free(S->ftab);
 	if (S->hist) {
 		for (i = 0; i < S->nnodes; i++)
 			free(S->hist[i]);
@@ -1121,8 +1036,8 @@ ttab_grow(struct stk *S)
 static int
 frame_is(const struct stk *S, uint32_t id, const char *seg, size_t n)
 {
-	const char *nm = S->name[id];
-	size_t nl = S->namelen[id], i, o = 0;
+	const char *nm = intern_str(&S->names, id);
+	size_t nl = intern_len(&S->names, id), i, o = 0;
 	int cut = n > STK_MAX_FRAME;
 
 	if (!cut && (n < 3 || memchr(seg, '%', n - 2) == NULL))
@@ -1164,7 +1079,7 @@ text_is(const struct stk *S, const uint32_t *ids, uint32_t nids, const char *sta
 	if (len == 0)
 		return nids == 0;
 	for (i = 0; i < nids; i++) {
-		size_t nl = S->namelen[ids[i]];
+		size_t nl = intern_len(&S->names, ids[i]);
 		const char *semi, *fe;
 
 		if (i > 0) {
@@ -1172,7 +1087,7 @@ text_is(const struct stk *S, const uint32_t *ids, uint32_t nids, const char *sta
 				return 0;
 			p++;
 		}
-		if ((size_t)(e - p) >= nl && memcmp(p, S->name[ids[i]], nl) == 0 &&
+		if ((size_t)(e - p) >= nl && memcmp(p, intern_str(&S->names, ids[i]), nl) == 0 &&
 		    (p + nl == e || p[nl] == ';')) {
 			p += nl;
 			continue;
