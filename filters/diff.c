@@ -74,7 +74,7 @@ static void
 write_stacks(struct outbuf *ob, struct dstab *t, enum form form, double scale,
     int fractions)
 {
-	size_t *ix = ds_sorted(t), i, n = ds_size(t);
+	size_t *ix = ds_sorted(t), i, n = ds_size(t), len;
 	struct ds_entry *e;
 	struct rounder rnd[2];
 	char num[2][64];
@@ -93,9 +93,10 @@ write_stacks(struct outbuf *ob, struct dstab *t, enum form form, double scale,
 				continue;
 			l1 = -1;
 		}
-		p = ob_reserve(ob, e->len + 130);
-		memcpy(p, e->key, e->len);
-		p += e->len;
+		len = ds_key_len(t, ix[i]);
+		p = ob_reserve(ob, len + 130);
+		memcpy(p, ds_key(t, ix[i]), len);
+		p += len;
 		*p++ = ' ';
 		memcpy(p, num[0], (size_t)l0);
 		p += l0;
@@ -105,7 +106,7 @@ write_stacks(struct outbuf *ob, struct dstab *t, enum form form, double scale,
 			p += l1;
 		}
 		*p++ = '\n';
-		ob_commit(ob, e->len + (size_t)l0 + (l1 >= 0 ? (size_t)l1 + 1 : 0) + 2);
+		ob_commit(ob, len + (size_t)l0 + (l1 >= 0 ? (size_t)l1 + 1 : 0) + 2);
 	}
 	free(ix);
 }

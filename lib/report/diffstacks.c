@@ -5,7 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "report/diffstacks.h"
 #include "base/cli.h"
-#include "base/hash.h"
+#include "base/intern.h"
 #include "evt/evt.h"
 #include "stacks/stacks.h"
 
@@ -20,17 +20,10 @@
 /* ------------------------------------------------------------------ */
 /* the table                                                           */
 
-#define ARENA_CHUNK (1u << 20)
-
 struct dstab {
+	struct intern keys;	/* an id indexes e */
 	struct ds_entry *e;
 	size_t n, cap;
-	uint32_t *slot;		/* entry index + 1; 0 = empty */
-	size_t mask;
-	char **chunks;		/* key arena */
-	size_t nchunks;
-	char *apos;
-	size_t aleft;
 };
 
 struct dstab *
@@ -38,94 +31,33 @@ ds_new(void)
 {
 	struct dstab *t = xcalloc(1, sizeof(*t));
 
-	t->mask = 1023;
-	t->slot = xcalloc(t->mask + 1, sizeof(*t->slot));
+	intern_init(&t->keys);
 	return t;
 }
 
 void
 ds_free(struct dstab *t)
 {
-	size_t i;
-
 	if (t == NULL)
 		return;
-	for (i = 0; i < t->nchunks; i++)
-		free(t->chunks[i]);
-	free(t->chunks);
-	free(t->slot);
+	intern_release(&t->keys);
 	free(t->e);
 	free(t);
 }
 
-uint64_t
-ds_hash(const char *s, size_t n)
-{
-	return hash_bytes(s, n);
-}
-
-static char *
-arena_copy(struct dstab *t, const char *s, size_t n)
-{
-	char *p;
-
-	if (n + 1 > t->aleft) {
-		size_t sz = n + 1 > ARENA_CHUNK ? n + 1 : ARENA_CHUNK;
-
-		t->chunks = xrealloc(t->chunks, (t->nchunks + 1) * sizeof(*t->chunks));
-		t->chunks[t->nchunks++] = t->apos = xmalloc(sz);
-		t->aleft = sz;
-	}
-	p = t->apos;
-	memcpy(p, s, n);
-	p[n] = '\0';
-	t->apos += n + 1;
-	t->aleft -= n + 1;
-	return p;
-}
-
-static void
-grow(struct dstab *t)
-{
-	size_t cap = (t->mask + 1) * 2, i, j;
-
-	free(t->slot);
-	t->slot = xcalloc(cap, sizeof(*t->slot));
-	t->mask = cap - 1;
-	for (i = 0; i < t->n; i++) {
-		for (j = t->e[i].hash & t->mask; t->slot[j]; j = (j + 1) & t->mask)
-			;
-		t->slot[j] = (uint32_t)(i + 1);
-	}
-}
-
 size_t
-ds_intern(struct dstab *t, const char *key, size_t len, uint64_t hash)
+ds_intern(struct dstab *t, const char *key, size_t len)
 {
-	size_t j;
-	struct ds_entry *e;
+	uint32_t id = intern_add(&t->keys, key, len);
 
-	for (j = hash & t->mask; t->slot[j]; j = (j + 1) & t->mask) {
-		e = &t->e[t->slot[j] - 1];
-		if (e->hash == hash && e->len == len && memcmp(e->key, key, len) == 0)
-			return t->slot[j] - 1;
+	if (id == t->n) {
+		if (t->n == t->cap) {
+			t->cap = t->cap ? t->cap * 2 : 1024;
+			t->e = xrealloc(t->e, t->cap * sizeof(*t->e));
+		}
+		memset(&t->e[t->n++], 0, sizeof(*t->e));
 	}
-	if (len > UINT32_MAX || t->n >= UINT32_MAX - 1)
-		cli_fatal("too many or too long stacks");
-	if (t->n == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 1024;
-		t->e = xrealloc(t->e, t->cap * sizeof(*t->e));
-	}
-	e = &t->e[t->n];
-	memset(e, 0, sizeof(*e));
-	e->key = arena_copy(t, key, len);
-	e->len = (uint32_t)len;
-	e->hash = hash;
-	t->slot[j] = (uint32_t)(t->n + 1);
-	t->n++;
-	if (t->n * 4 > (t->mask + 1) * 3)	/* 75% full */
-		grow(t);
-	return t->n - 1;
+	return id;
 }
 
 size_t
@@ -140,19 +72,31 @@ ds_at(struct dstab *t, size_t i)
 	return &t->e[i];
 }
 
+const char *
+ds_key(const struct dstab *t, size_t i)
+{
+	return intern_str(&t->keys, (uint32_t)i);
+}
+
+size_t
+ds_key_len(const struct dstab *t, size_t i)
+{
+	return intern_len(&t->keys, (uint32_t)i);
+}
+
 static const struct dstab *sort_tab;
 
 static int
 cmp_key(const void *a, const void *b)
 {
-	const struct ds_entry *x = &sort_tab->e[*(const size_t *)a];
-	const struct ds_entry *y = &sort_tab->e[*(const size_t *)b];
-	size_t n = x->len < y->len ? x->len : y->len;
-	int c = memcmp(x->key, y->key, n);
+	uint32_t x = (uint32_t)*(const size_t *)a, y = (uint32_t)*(const size_t *)b;
+	const struct intern *k = &sort_tab->keys;
+	uint32_t lx = intern_len(k, x), ly = intern_len(k, y);
+	int c = memcmp(intern_str(k, x), intern_str(k, y), lx < ly ? lx : ly);
 
 	if (c)
 		return c;
-	return x->len < y->len ? -1 : x->len > y->len;
+	return lx < ly ? -1 : lx > ly;
 }
 
 size_t *
@@ -465,7 +409,7 @@ count_stack(struct reader *r, char *stack, size_t len, double w0, double w1,
 		len = ds_strip_ids(stack, len, r->o->perf_ids);
 	if (r->o->strip_hex)
 		stack = strip_hex(&r->hex, stack, &len);
-	ix = ds_intern(r->t, stack, len, ds_hash(stack, len));
+	ix = ds_intern(r->t, stack, len);
 	e = ds_at(r->t, ix);
 	e->w[0] += w0;
 	e->w[1] += w1;

@@ -3,9 +3,10 @@
  *
  * A dstab maps a string (a whole folded stack, or one frame name) to two
  * weights and two sample counts, side 0 = baseline, side 1 = test.  Keys
- * live in an arena and entries in one array, so memory grows with the
- * number of distinct keys, never with the input size, and inserting does
- * not allocate per line.
+ * live in an interning table (base/intern.h) and entries in one array
+ * indexed by a key's id, so memory grows with the number of distinct
+ * keys, never with the input size, and inserting does not allocate per
+ * line.
  *
  * ds_read() fills a table from an evt or folded file: it decides the
  * format from the first non-empty line (docs/evt-format.md §5), turns
@@ -22,12 +23,10 @@
 
 struct stk_config;
 
+/* the weights of a key; ds_key() is its text */
 struct ds_entry {
-	const char *key;	/* NUL-terminated, in the table's arena */
-	uint32_t len;
 	uint32_t mark;		/* free for the caller (overweight: last stack seen) */
 	uint32_t depth;		/* free for the caller (overweight: least depth seen) */
-	uint64_t hash;
 	uint64_t set;		/* free for the caller (overweight: fingerprint of its stacks) */
 	double w[2];		/* weight per side */
 	double n[2];		/* samples per side */
@@ -37,12 +36,14 @@ struct dstab;
 
 struct dstab *ds_new(void);
 void ds_free(struct dstab *t);
-uint64_t ds_hash(const char *s, size_t n);
-/* Finds KEY or inserts it with zero weights; returns its index. */
-size_t ds_intern(struct dstab *t, const char *key, size_t len, uint64_t hash);
+/* Finds KEY or inserts it with zero weights; returns its index (0, 1, 2... as first seen). */
+size_t ds_intern(struct dstab *t, const char *key, size_t len);
 size_t ds_size(const struct dstab *t);
 /* Valid until the next ds_intern(). */
 struct ds_entry *ds_at(struct dstab *t, size_t i);
+/* Entry I's key (NUL-terminated, valid until ds_free()) and its length. */
+const char *ds_key(const struct dstab *t, size_t i);
+size_t ds_key_len(const struct dstab *t, size_t i);
 /* Indexes of all entries sorted by key (bytewise); caller frees. */
 size_t *ds_sorted(struct dstab *t);
 

@@ -35,14 +35,14 @@ ow_inclusive(struct dstab *stacks, struct dstab *names)
 		s = ds_at(stacks, i);
 		if (s->w[0] == 0 && s->w[1] == 0)
 			continue;
-		end = s->key + s->len;
+		end = ds_key(stacks, i) + ds_key_len(stacks, i);
 		depth = 0;
-		for (b = s->key; b <= end; b = e + 1, depth++) {
+		for (b = ds_key(stacks, i); b <= end; b = e + 1, depth++) {
 			e = memchr(b, ';', (size_t)(end - b));
 			if (e == NULL)
 				e = end;
 			if (e > b) {
-				ix = ds_intern(names, b, (size_t)(e - b), ds_hash(b, (size_t)(e - b)));
+				ix = ds_intern(names, b, (size_t)(e - b));
 				f = ds_at(names, ix);
 				s = ds_at(stacks, i);
 				if (f->mark == 0) {
@@ -142,7 +142,7 @@ ow_compute(struct dstab *names, double base_total, double test_total,
 		if (e->w[0] == 0 && e->w[1] == 0)
 			continue;
 		memset(&row, 0, sizeof(row));
-		row.name = e->key;
+		row.name = ds_key(names, i);
 		row.base = e->w[0];
 		row.test = e->w[1];
 		row.nbase = e->n[0];
