@@ -96,6 +96,15 @@ struct rawent {
 	uint32_t prefix[4];
 };
 
+/*
+ * The ids of an array's entries by hash: open addressing, linear
+ * probing, STK_NONE a free slot.
+ */
+struct idtab {
+	uint32_t *slot;
+	uint32_t mask;		/* slots - 1 */
+};
+
 struct stk {
 	struct stk_config cfg;
 	/* patterns */
@@ -111,8 +120,7 @@ struct stk {
 	/* nodes */
 	struct stk_node *node;
 	uint32_t nnodes, capnodes;
-	uint32_t *ntab;
-	uint32_t ntabmask;
+	struct idtab ntab;	/* nodes by (parent, frame) */
 	int64_t **hist;		/* per node exclusive When histogram (cfg.when) */
 	struct nodetime *times;	/* per node first/last, once a sample has a time */
 	struct nodefold *nfold;	/* per node what Fold% moved into it (after Fold%) */
@@ -121,12 +129,10 @@ struct stk {
 	size_t npool, cappool;
 	struct textent *txt;
 	uint32_t ntxt, captxt;
-	uint32_t *ttab;
-	uint32_t ttabmask;
+	struct idtab ttab;	/* txt by text */
 	struct rawent *raw;
 	uint32_t nraw, capraw;
-	uint32_t *rtab;
-	uint32_t rtabmask;
+	struct idtab rtab;	/* raw by (root frames, text) */
 	/* scratch */
 	uint32_t *out, *outeg;
 	uint8_t *outk;
@@ -401,6 +407,30 @@ dupnull(const char *s)
 }
 
 /* ------------------------------------------------------------------ */
+/* id tables                                                           */
+
+/*
+ * Doubles T (4096 slots at first) and puts the ids FIRST..N-1 back,
+ * each at the slot its HASH_OF gives.
+ */
+static void
+idtab_grow(struct idtab *t, const struct stk *S, uint32_t first, uint32_t n,
+    uint64_t (*hash_of)(const struct stk *, uint32_t))
+{
+	uint32_t size = t->mask ? (t->mask + 1) * 2 : 4096, i, h;
+
+	free(t->slot);
+	t->slot = xmalloc(size * sizeof *t->slot);
+	memset(t->slot, 0xff, size * sizeof *t->slot);
+	t->mask = size - 1;
+	for (i = first; i < n; i++) {
+		for (h = (uint32_t)hash_of(S, i) & t->mask; t->slot[h] != STK_NONE; h = (h + 1) & t->mask)
+			;
+		t->slot[h] = i;
+	}
+}
+
+/* ------------------------------------------------------------------ */
 /* frames                                                              */
 
 /* the per-frame data of the name just interned */
@@ -597,23 +627,16 @@ kernel_name(struct stk *S, uint32_t id)
 /* ------------------------------------------------------------------ */
 /* nodes                                                               */
 
-static void
-ntab_grow(struct stk *S)
+static uint64_t
+node_hash(uint32_t parent, uint32_t frame)
 {
-	uint32_t size = S->ntabmask ? (S->ntabmask + 1) * 2 : 4096, i;
+	return hash_u64((uint64_t)parent << 32 | frame);
+}
 
-	free(S->ntab);
-	S->ntab = xmalloc(size * sizeof *S->ntab);
-	memset(S->ntab, 0xff, size * sizeof *S->ntab);
-	S->ntabmask = size - 1;
-	for (i = 1; i < S->nnodes; i++) {
-		uint64_t k = ((uint64_t)S->node[i].parent << 32) | S->node[i].frame;
-		uint32_t h = (uint32_t)hash_u64(k) & S->ntabmask;
-
-		while (S->ntab[h] != STK_NONE)
-			h = (h + 1) & S->ntabmask;
-		S->ntab[h] = i;
-	}
+static uint64_t
+node_hash_of(const struct stk *S, uint32_t i)
+{
+	return node_hash(S->node[i].parent, S->node[i].frame);
 }
 
 static uint32_t
@@ -665,18 +688,17 @@ node_times(struct stk *S, uint32_t node)
 static uint32_t
 child_of(struct stk *S, uint32_t parent, uint32_t frame)
 {
-	uint64_t k = ((uint64_t)parent << 32) | frame;
-	uint32_t h = (uint32_t)hash_u64(k) & S->ntabmask, id;
+	uint32_t h = (uint32_t)node_hash(parent, frame) & S->ntab.mask, id;
 
-	while ((id = S->ntab[h]) != STK_NONE) {
+	while ((id = S->ntab.slot[h]) != STK_NONE) {
 		if (S->node[id].parent == parent && S->node[id].frame == frame)
 			return id;
-		h = (h + 1) & S->ntabmask;
+		h = (h + 1) & S->ntab.mask;
 	}
 	id = new_node(S, parent, frame);
-	S->ntab[h] = id;
-	if ((uint64_t)S->nnodes * 4 > (uint64_t)S->ntabmask * 3)	/* 75% full */
-		ntab_grow(S);
+	S->ntab.slot[h] = id;
+	if ((uint64_t)S->nnodes * 4 > (uint64_t)S->ntab.mask * 3)	/* 75% full */
+		idtab_grow(&S->ntab, S, 1, S->nnodes, node_hash_of);
 	return id;
 }
 
@@ -793,7 +815,7 @@ stk_new(const struct stk_config *cfg)
 	S->incall = S->inc.n == 64 ? ~0ull : (1ull << S->inc.n) - 1;
 	set_kinds(S, cfg->kinds);
 	intern_init(&S->names);
-	ntab_grow(S);
+	idtab_grow(&S->ntab, S, 1, S->nnodes, node_hash_of);
 	new_node(S, STK_NONE, STK_NONE);	/* ROOT */
 	S->scenario = STK_NONE;
 	S->broken = stk_intern(S, "BROKEN", 6);
@@ -830,12 +852,12 @@ stk_free(struct stk *S)
 	free(S->node);
 	free(S->times);
 	free(S->nfold);
-	free(S->ntab);
+	free(S->ntab.slot);
 	free(S->pool);
 	free(S->raw);
-	free(S->rtab);
+	free(S->rtab.slot);
 	free(S->txt);
-	free(S->ttab);
+	free(S->ttab.slot);
 	free(S->out);
 	free(S->outeg);
 	free(S->outk);
@@ -1011,22 +1033,10 @@ transform(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 	return transform_ids(S, nprefix, (size_t)nprefix + n, kframes, dropped);
 }
 
-static void
-ttab_grow(struct stk *S)
+static uint64_t
+text_hash_of(const struct stk *S, uint32_t i)
 {
-	uint32_t size = S->ttabmask ? (S->ttabmask + 1) * 2 : 4096, i;
-
-	free(S->ttab);
-	S->ttab = xmalloc(size * sizeof *S->ttab);
-	memset(S->ttab, 0xff, size * sizeof *S->ttab);
-	S->ttabmask = size - 1;
-	for (i = 0; i < S->ntxt; i++) {
-		uint32_t h = (uint32_t)S->txt[i].hash & S->ttabmask;
-
-		while (S->ttab[h] != STK_NONE)
-			h = (h + 1) & S->ttabmask;
-		S->ttab[h] = i;
-	}
+	return S->txt[i].hash;
 }
 
 /*
@@ -1112,18 +1122,18 @@ text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
 	struct textent *t;
 	size_t n;
 
-	if (S->ttab == NULL)
-		ttab_grow(S);
-	h = (uint32_t)hv & S->ttabmask;
-	while ((idx = S->ttab[h]) != STK_NONE) {
+	if (S->ttab.slot == NULL)
+		idtab_grow(&S->ttab, S, 0, S->ntxt, text_hash_of);
+	h = (uint32_t)hv & S->ttab.mask;
+	while ((idx = S->ttab.slot[h]) != STK_NONE) {
 		t = &S->txt[idx];
 		if (t->hash == hv && text_is(S, S->pool + t->ids, t->nids, stack, len))
 			return idx;
-		h = (h + 1) & S->ttabmask;
+		h = (h + 1) & S->ttab.mask;
 	}
 	n = count_frames(stack, len);
 	if ((S->npool + n) * sizeof *S->pool + (size_t)S->ntxt * sizeof *S->txt +
-	    ((size_t)S->ttabmask + 1) * sizeof *S->ttab >= RAW_CACHE_MAX_BYTES)
+	    ((size_t)S->ttab.mask + 1) * sizeof *S->ttab.slot >= RAW_CACHE_MAX_BYTES)
 		return STK_NONE;
 	if (S->npool + n > S->cappool) {
 		S->cappool = (S->npool + n) * 2 + 4096;
@@ -1141,28 +1151,16 @@ text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
 	t->ids = (uint32_t)S->npool;
 	t->nids = (uint32_t)n;
 	S->npool += n;
-	S->ttab[h] = S->ntxt++;
-	if (S->ntxt * 2 > S->ttabmask)
-		ttab_grow(S);
+	S->ttab.slot[h] = S->ntxt++;
+	if (S->ntxt * 2 > S->ttab.mask)
+		idtab_grow(&S->ttab, S, 0, S->ntxt, text_hash_of);
 	return S->ntxt - 1;
 }
 
-static void
-rtab_grow(struct stk *S)
+static uint64_t
+raw_hash_of(const struct stk *S, uint32_t i)
 {
-	uint32_t size = S->rtabmask ? (S->rtabmask + 1) * 2 : 4096, i;
-
-	free(S->rtab);
-	S->rtab = xmalloc(size * sizeof *S->rtab);
-	memset(S->rtab, 0xff, size * sizeof *S->rtab);
-	S->rtabmask = size - 1;
-	for (i = 0; i < S->nraw; i++) {
-		uint32_t h = (uint32_t)S->raw[i].hash & S->rtabmask;
-
-		while (S->rtab[h] != STK_NONE)
-			h = (h + 1) & S->rtabmask;
-		S->rtab[h] = i;
-	}
+	return S->raw[i].hash;
 }
 
 /* histogram bookkeeping for When */
@@ -1302,10 +1300,10 @@ stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 	for (i = 0; i < nprefix; i++)
 		hv = hash_u64(hv ^ prefix[i]);
 	hv = hash_u64(hv ^ ((uint64_t)(uint32_t)kframes << 32 | (uint64_t)(unsigned)nprefix));
-	if (S->rtab == NULL)
-		rtab_grow(S);
-	h = (uint32_t)hv & S->rtabmask;
-	while ((idx = S->rtab[h]) != STK_NONE) {
+	if (S->rtab.slot == NULL)
+		idtab_grow(&S->rtab, S, 0, S->nraw, raw_hash_of);
+	h = (uint32_t)hv & S->rtab.mask;
+	while ((idx = S->rtab.slot[h]) != STK_NONE) {
 		struct rawent *r = &S->raw[idx];
 
 		if (r->hash == hv && r->textid == textid && r->nprefix == nprefix &&
@@ -1314,7 +1312,7 @@ stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 			re = r;
 			break;
 		}
-		h = (h + 1) & S->rtabmask;
+		h = (h + 1) & S->rtab.mask;
 	}
 	if (re != NULL) {
 		leaf = re->result;
@@ -1336,12 +1334,12 @@ stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 	re->kframes = kframes;
 	memset(re->prefix, 0, sizeof re->prefix);
 	memcpy(re->prefix, prefix, (size_t)nprefix * sizeof *prefix);
-	h = (uint32_t)hv & S->rtabmask;
-	while (S->rtab[h] != STK_NONE)
-		h = (h + 1) & S->rtabmask;
-	S->rtab[h] = S->nraw++;
-	if (S->nraw * 2 > S->rtabmask)
-		rtab_grow(S);
+	h = (uint32_t)hv & S->rtab.mask;
+	while (S->rtab.slot[h] != STK_NONE)
+		h = (h + 1) & S->rtab.mask;
+	S->rtab.slot[h] = S->nraw++;
+	if (S->nraw * 2 > S->rtab.mask)
+		idtab_grow(&S->rtab, S, 0, S->nraw, raw_hash_of);
 account:
 	if (leaf == STK_NONE) {
 		if (dropped == 1) {
