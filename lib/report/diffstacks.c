@@ -20,23 +20,23 @@
 /* ------------------------------------------------------------------ */
 /* the table                                                           */
 
-struct dstab {
+struct diffstacks {
 	struct intern keys;	/* an id indexes e */
-	struct ds_entry *e;
+	struct diffstacks_entry *e;
 	size_t n, cap;
 };
 
-struct dstab *
-ds_new(void)
+struct diffstacks *
+diffstacks_new(void)
 {
-	struct dstab *t = xcalloc(1, sizeof(*t));
+	struct diffstacks *t = xcalloc(1, sizeof(*t));
 
 	intern_init(&t->keys);
 	return t;
 }
 
 void
-ds_free(struct dstab *t)
+diffstacks_free(struct diffstacks *t)
 {
 	if (t == NULL)
 		return;
@@ -46,7 +46,7 @@ ds_free(struct dstab *t)
 }
 
 size_t
-ds_intern(struct dstab *t, const char *key, size_t len)
+diffstacks_intern(struct diffstacks *t, const char *key, size_t len)
 {
 	uint32_t id = intern_add(&t->keys, key, len);
 
@@ -61,30 +61,30 @@ ds_intern(struct dstab *t, const char *key, size_t len)
 }
 
 size_t
-ds_size(const struct dstab *t)
+diffstacks_size(const struct diffstacks *t)
 {
 	return t->n;
 }
 
-struct ds_entry *
-ds_at(struct dstab *t, size_t i)
+struct diffstacks_entry *
+diffstacks_at(struct diffstacks *t, size_t i)
 {
 	return &t->e[i];
 }
 
 const char *
-ds_key(const struct dstab *t, size_t i)
+diffstacks_key(const struct diffstacks *t, size_t i)
 {
 	return intern_str(&t->keys, (uint32_t)i);
 }
 
 size_t
-ds_key_len(const struct dstab *t, size_t i)
+diffstacks_key_len(const struct diffstacks *t, size_t i)
 {
 	return intern_len(&t->keys, (uint32_t)i);
 }
 
-static const struct dstab *sort_tab;
+static const struct diffstacks *sort_tab;
 
 static int
 cmp_key(const void *a, const void *b)
@@ -100,7 +100,7 @@ cmp_key(const void *a, const void *b)
 }
 
 size_t *
-ds_sorted(struct dstab *t)
+diffstacks_sorted(struct diffstacks *t)
 {
 	size_t *ix = xmalloc((t->n ? t->n : 1) * sizeof(*ix)), i;
 
@@ -116,16 +116,16 @@ ds_sorted(struct dstab *t)
 /* options                                                             */
 
 int
-ds_option(struct ds_opts *o, struct stk_config *cfg, int opt, const char *arg)
+diffstacks_option(struct diffstacks_opts *o, struct stk_config *cfg, int opt, const char *arg)
 {
 	switch (opt) {
-	case DS_OPT_KEEPIDS:
+	case DIFFSTACKS_OPT_KEEPIDS:
 		o->keep_ids = 1;
 		return 1;
-	case DS_OPT_PERFIDS:
+	case DIFFSTACKS_OPT_PERFIDS:
 		o->perf_ids = 1;
 		return 1;
-	case DS_OPT_STRIPHEX:
+	case DIFFSTACKS_OPT_STRIPHEX:
 		o->strip_hex = 1;
 		return 1;
 	}
@@ -141,7 +141,7 @@ ds_option(struct ds_opts *o, struct stk_config *cfg, int opt, const char *arg)
 }
 
 void
-ds_options_done(struct ds_opts *o, struct stk_config *cfg)
+diffstacks_options_done(struct diffstacks_opts *o, struct stk_config *cfg)
 {
 	if (o->fold_pct_given && cfg->fold_pct > 0)
 		cli_warn("--fold-pct ignored: stacks are compared unfolded "
@@ -160,7 +160,7 @@ ds_options_done(struct ds_opts *o, struct stk_config *cfg)
 /* numbers                                                             */
 
 int
-ds_format(char *out, double v)
+diffstacks_format(char *out, double v)
 {
 	if (v == floor(v) && fabs(v) < 9.2e18)
 		return sprintf(out, "%" PRId64, (int64_t)v);
@@ -298,7 +298,7 @@ strip_frame(char *b, char *e, int perf_first)
 #define STRIP_FRAMES 3		/* scenario, process, thread: ids live only there */
 
 size_t
-ds_strip_ids(char *stack, size_t len, int perf)
+diffstacks_strip_ids(char *stack, size_t len, int perf)
 {
 	char *b = stack, *end = stack + len, *e;
 	int i;
@@ -372,9 +372,9 @@ strip_hex(struct scratch *s, const char *in, size_t *len)
 }
 
 struct reader {
-	struct dstab *t;
-	const struct ds_opts *o;
-	struct ds_stats *st;
+	struct diffstacks *t;
+	const struct diffstacks_opts *o;
+	struct diffstacks_stats *st;
 	struct linereader *lr;
 	struct scratch hex, path;
 	int side;
@@ -402,15 +402,15 @@ static void
 count_stack(struct reader *r, char *stack, size_t len, double w0, double w1,
     double n0, double n1)
 {
-	struct ds_entry *e;
+	struct diffstacks_entry *e;
 	size_t ix;
 
 	if (!r->o->keep_ids)
-		len = ds_strip_ids(stack, len, r->o->perf_ids);
+		len = diffstacks_strip_ids(stack, len, r->o->perf_ids);
 	if (r->o->strip_hex)
 		stack = strip_hex(&r->hex, stack, &len);
-	ix = ds_intern(r->t, stack, len);
-	e = ds_at(r->t, ix);
+	ix = diffstacks_intern(r->t, stack, len);
+	e = diffstacks_at(r->t, ix);
 	e->w[0] += w0;
 	e->w[1] += w1;
 	e->n[0] += n0;
@@ -566,8 +566,8 @@ take_tree(struct reader *r)
 }
 
 int
-ds_read(struct dstab *t, int side, const char *path, const struct ds_opts *o,
-    struct ds_stats *st)
+diffstacks_read(struct diffstacks *t, int side, const char *path,
+    const struct diffstacks_opts *o, struct diffstacks_stats *st)
 {
 	struct reader r;
 	char *line;
