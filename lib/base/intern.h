@@ -35,9 +35,9 @@ struct intern {
 void intern_init(struct intern *t);
 void intern_release(struct intern *t);
 /*
- * The id of S (N bytes), added if new: a new string gets id
- * intern_count() (so a caller keeping data per id grows it when the id
- * it gets equals its own count).
+ * The id of S (N bytes), added if new: a new string gets the next id,
+ * t->n before the call (so a caller keeping data per id grows it when
+ * the id it gets equals its own count).
  */
 uint32_t intern_add(struct intern *t, const char *s, size_t n);
 
@@ -51,12 +51,6 @@ static inline uint32_t
 intern_len(const struct intern *t, uint32_t id)
 {
 	return t->len[id];
-}
-
-static inline uint32_t
-intern_count(const struct intern *t)
-{
-	return t->n;
 }
 
 #endif
