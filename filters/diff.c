@@ -62,20 +62,20 @@ put_count(char *out, struct rounder *r, double v, int fractions)
 	double q;
 
 	if (fractions)
-		return ds_format(out, v);
+		return diffstacks_format(out, v);
 	r->cum += v;
 	q = r->cum < 0 ? -floor(-r->cum + 0.5) : floor(r->cum + 0.5);
 	v = q - r->emitted;
 	r->emitted = q;
-	return ds_format(out, v);
+	return diffstacks_format(out, v);
 }
 
 static void
-write_stacks(struct outbuf *ob, struct dstab *t, enum form form, double scale,
+write_stacks(struct outbuf *ob, struct diffstacks *t, enum form form, double scale,
     int fractions)
 {
-	size_t *ix = ds_sorted(t), i, n = ds_size(t);
-	struct ds_entry *e;
+	size_t *ix = diffstacks_sorted(t), i, n = diffstacks_size(t), len;
+	struct diffstacks_entry *e;
 	struct rounder rnd[2];
 	char num[2][64];
 	int l0, l1;
@@ -83,7 +83,7 @@ write_stacks(struct outbuf *ob, struct dstab *t, enum form form, double scale,
 
 	memset(rnd, 0, sizeof(rnd));
 	for (i = 0; i < n; i++) {
-		e = ds_at(t, ix[i]);
+		e = diffstacks_at(t, ix[i]);
 		if (form == FORM_FG) {
 			l0 = put_count(num[0], &rnd[0], e->w[0] * scale, fractions);
 			l1 = put_count(num[1], &rnd[1], e->w[1], fractions);
@@ -93,9 +93,10 @@ write_stacks(struct outbuf *ob, struct dstab *t, enum form form, double scale,
 				continue;
 			l1 = -1;
 		}
-		p = ob_reserve(ob, e->len + 130);
-		memcpy(p, e->key, e->len);
-		p += e->len;
+		len = diffstacks_key_len(t, ix[i]);
+		p = ob_reserve(ob, len + 130);
+		memcpy(p, diffstacks_key(t, ix[i]), len);
+		p += len;
 		*p++ = ' ';
 		memcpy(p, num[0], (size_t)l0);
 		p += l0;
@@ -105,20 +106,20 @@ write_stacks(struct outbuf *ob, struct dstab *t, enum form form, double scale,
 			p += l1;
 		}
 		*p++ = '\n';
-		ob_commit(ob, e->len + (size_t)l0 + (l1 >= 0 ? (size_t)l1 + 1 : 0) + 2);
+		ob_commit(ob, len + (size_t)l0 + (l1 >= 0 ? (size_t)l1 + 1 : 0) + 2);
 	}
 	free(ix);
 }
 
 static void
-count_sides(struct dstab *t, size_t *only_base, size_t *only_test)
+count_sides(struct diffstacks *t, size_t *only_base, size_t *only_test)
 {
-	size_t i, n = ds_size(t);
-	struct ds_entry *e;
+	size_t i, n = diffstacks_size(t);
+	struct diffstacks_entry *e;
 
 	*only_base = *only_test = 0;
 	for (i = 0; i < n; i++) {
-		e = ds_at(t, i);
+		e = diffstacks_at(t, i);
 		if (e->w[0] != 0 && e->w[1] == 0)
 			(*only_base)++;
 		else if (e->w[0] == 0 && e->w[1] != 0)
@@ -138,15 +139,15 @@ main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "fractions", no_argument, NULL, 'F' },
 		STK_LONGOPTS,
-		DS_LONGOPTS,
+		DIFFSTACKS_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct ds_opts o;
+	struct diffstacks_opts o;
 	struct stk_config cfg;
-	struct ds_stats st[2];
-	struct dstab *t;
+	struct diffstacks_stats st[2];
+	struct diffstacks *t;
 	struct outbuf ob;
 	enum form form = FORM_FG;
 	int c, normalize = 0, quiet = 0, totals_only = 0, fractions = 0, side;
@@ -159,7 +160,7 @@ main(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	stk_config_init(&cfg);
 	while ((c = getopt_long(argc, argv, "f:nqto:hV", longopts, NULL)) != -1) {
-		if (ds_option(&o, &cfg, c, optarg))
+		if (diffstacks_option(&o, &cfg, c, optarg))
 			continue;
 		switch (c) {
 		case 'f':
@@ -182,15 +183,15 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	ds_options_done(&o, &cfg);
+	diffstacks_options_done(&o, &cfg);
 	if (argc != 2)
 		cli_usage_error("need two inputs, the baseline and the test");
 	if (strcmp(argv[0], "-") == 0 && strcmp(argv[1], "-") == 0)
 		cli_usage_error("only one input can be stdin");
 
-	t = ds_new();
+	t = diffstacks_new();
 	for (side = 0; side < 2; side++)
-		if (ds_read(t, side, argv[side], &o, &st[side]) < 0)
+		if (diffstacks_read(t, side, argv[side], &o, &st[side]) < 0)
 			exit(EXIT_FATAL);
 	if (st[0].fractional || st[1].fractional || cfg.decimals > 0)
 		fractions = 1;
@@ -205,9 +206,9 @@ main(int argc, char **argv)
 	delta = test - base;
 	if (st[1].unit[0] || st[0].unit[0])
 		snprintf(unit, sizeof(unit), " %s", st[1].unit[0] ? st[1].unit : st[0].unit);
-	ds_format(b, base);
-	ds_format(s, test);
-	ds_format(d, delta);
+	diffstacks_format(b, base);
+	diffstacks_format(s, test);
+	diffstacks_format(d, delta);
 	count_sides(t, &only_base, &only_test);
 
 	ob_open(&ob, out);
@@ -220,7 +221,7 @@ main(int argc, char **argv)
 		if (normalize && base > 0)
 			ob_printf(&ob, "scale\t%.6g\n", scale);
 		ob_printf(&ob, "stacks\t%zu\nonly_base\t%zu\nonly_test\t%zu\n",
-		    ds_size(t), only_base, only_test);
+		    diffstacks_size(t), only_base, only_test);
 		if (unit[0])
 			ob_printf(&ob, "unit\t%s\n", unit + 1);
 	} else
@@ -237,17 +238,17 @@ main(int argc, char **argv)
 		cli_warn("base %s%s, test %s%s, delta %s%s%s (%s)%s; %zu stack%s, %zu only in base, %zu only in test",
 		    b, unit, s, unit, delta > 0 ? "+" : "", d, unit, pct,
 		    normalize && base > 0 ? "; base scaled to the test total" : "",
-		    ds_size(t), ds_size(t) == 1 ? "" : "s", only_base, only_test);
+		    diffstacks_size(t), diffstacks_size(t) == 1 ? "" : "s", only_base, only_test);
 		for (side = 0; side < 2; side++)
 			if (st[side].dropped > 0) {
 				char w[64];
 
-				ds_format(w, st[side].dropped_weight);
+				diffstacks_format(w, st[side].dropped_weight);
 				cli_warn("%s: %lu %s (%s%s) dropped by --include/--exclude",
 				    argv[side], st[side].dropped, st[side].is_evt ? "events" : "lines", w, unit);
 			}
 	}
-	ds_free(t);
+	diffstacks_free(t);
 	stk_config_free(&cfg);
 	return st[0].bad || st[1].bad ? EXIT_PARTIAL : 0;
 }

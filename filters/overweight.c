@@ -74,13 +74,13 @@ struct cells {
 static void
 row_cells(const struct ow_row *r, int tsv, struct cells *k)
 {
-	ds_format(k->c[C_BASE], r->base);
-	ds_format(k->c[C_TEST], r->test);
+	diffstacks_format(k->c[C_BASE], r->base);
+	diffstacks_format(k->c[C_TEST], r->test);
 	if (r->delta > 0 && !tsv) {
 		k->c[C_DELTA][0] = '+';
-		ds_format(k->c[C_DELTA] + 1, r->delta);
+		diffstacks_format(k->c[C_DELTA] + 1, r->delta);
 	} else
-		ds_format(k->c[C_DELTA], r->delta);
+		diffstacks_format(k->c[C_DELTA], r->delta);
 	pct(k->c[C_RESP], r->resp, tsv);
 	if (r->has_overweight)
 		pct(k->c[C_OW], r->overweight, tsv);
@@ -173,16 +173,16 @@ tsv_rows(struct outbuf *ob, const struct ow_row *rows, size_t n)
 
 static void
 report(struct outbuf *ob, const struct ow_report *r, const char *bname,
-    const char *tname, const char *unit, const struct ds_stats *st, double min_resp,
+    const char *tname, const char *unit, const struct diffstacks_stats *st, double min_resp,
     int tsv)
 {
 	int i;
 	char b[64], t[64], d[64], g[64], dp[64];
 	double delta = r->test_total - r->base_total;
 
-	ds_format(b, r->base_total);
-	ds_format(t, r->test_total);
-	ds_format(d, delta);
+	diffstacks_format(b, r->base_total);
+	diffstacks_format(t, r->test_total);
+	diffstacks_format(d, delta);
 	if (r->base_total != 0) {
 		snprintf(g, sizeof(g), "%.4f", r->growth);
 		snprintf(dp, sizeof(dp), "%+.2f%%", delta / r->base_total * 100);
@@ -205,7 +205,7 @@ report(struct outbuf *ob, const struct ow_report *r, const char *bname,
 		if (st[i].dropped > 0) {
 			char w[64];
 
-			ds_format(w, st[i].dropped_weight);
+			diffstacks_format(w, st[i].dropped_weight);
 			ob_printf(ob, "%s: %lu %s (%s%s%s) dropped by --include/--exclude before the analysis.\n",
 			    i ? tname : bname, st[i].dropped, st[i].is_evt ? "events" : "lines", w,
 			    *unit ? " " : "", unit);
@@ -235,15 +235,15 @@ main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "per-sample", required_argument, NULL, 'P' },
 		STK_LONGOPTS,
-		DS_LONGOPTS,
+		DIFFSTACKS_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct ds_opts o;
+	struct diffstacks_opts o;
 	struct stk_config cfg;
-	struct ds_stats st[2];
-	struct dstab *stacks, *names;
+	struct diffstacks_stats st[2];
+	struct diffstacks *stacks, *names;
 	struct ow_report r;
 	struct outbuf ob;
 	int c, tsv = 0, collapse = 0, side;
@@ -255,7 +255,7 @@ main(int argc, char **argv)
 	stk_config_init(&cfg);
 	memset(st, 0, sizeof(st));
 	while ((c = getopt_long(argc, argv, "acr:o:hV", longopts, NULL)) != -1) {
-		if (ds_option(&o, &cfg, c, optarg))
+		if (diffstacks_option(&o, &cfg, c, optarg))
 			continue;
 		switch (c) {
 		case 'T': tsv = 1; break;
@@ -275,7 +275,7 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	ds_options_done(&o, &cfg);
+	diffstacks_options_done(&o, &cfg);
 	if (argc != 1 && argc != 2)
 		cli_usage_error("need the baseline and the test, or one two-count file");
 	if (argc == 1 && o.shape_folded)
@@ -283,16 +283,16 @@ main(int argc, char **argv)
 	if (argc == 2 && strcmp(argv[0], "-") == 0 && strcmp(argv[1], "-") == 0)
 		cli_usage_error("only one input can be stdin");
 
-	stacks = ds_new();
+	stacks = diffstacks_new();
 	if (argc == 1) {
-		if (ds_read(stacks, -1, argv[0], &o, &st[0]) < 0)
+		if (diffstacks_read(stacks, -1, argv[0], &o, &st[0]) < 0)
 			exit(EXIT_FATAL);
 		st[1] = st[0];
 	} else
 		for (side = 0; side < 2; side++)
-			if (ds_read(stacks, side, argv[side], &o, &st[side]) < 0)
+			if (diffstacks_read(stacks, side, argv[side], &o, &st[side]) < 0)
 				exit(EXIT_FATAL);
-	names = ds_new();
+	names = diffstacks_new();
 	ow_inclusive(stacks, names);
 	ow_compute(names, st[0].total[0], st[1].total[1], st[0].samples[0],
 	    st[1].samples[1], min_resp, &r);
@@ -303,8 +303,8 @@ main(int argc, char **argv)
 	    st[1].unit[0] ? st[1].unit : st[0].unit, st, min_resp, tsv);
 	ob_close(&ob);
 	ow_free(&r);
-	ds_free(names);
-	ds_free(stacks);
+	diffstacks_free(names);
+	diffstacks_free(stacks);
 	stk_config_free(&cfg);
 	return st[0].bad || st[1].bad ? EXIT_PARTIAL : 0;
 }

@@ -17,28 +17,11 @@
  */
 #include "etl/symbols.h"
 #include "base/cli.h"
+#include "base/strbuf.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct str {
-	char *p;
-	size_t n, cap;
-};
-
-static void put(struct str *s, const char *t, size_t n)
-{
-	if (s->n + n + 1 > s->cap) {
-		s->cap = (s->n + n + 1) * 2;
-		s->p = xrealloc(s->p, s->cap);
-	}
-	memcpy(s->p + s->n, t, n);
-	s->n += n;
-	s->p[s->n] = 0;
-}
-
-static void puts_(struct str *s, const char *t) { put(s, t, strlen(t)); }
 
 /* Back-reference tables: names (0-9) and types (0-9). */
 struct ctx {
@@ -200,16 +183,16 @@ static char *operator_name(struct dm *d)
 	return fail(d);	/* ?_C strings, ?__E initializers ... */
 }
 
-static int ends_with_gt(const struct str *s)
+static int ends_with_gt(const struct strbuf *s)
 {
-	return s->n && s->p[s->n - 1] == '>';
+	return s->len && s->s[s->len - 1] == '>';
 }
 
 /* After "?$": NAME@ARGS@ -> "NAME<ARGS>" (own back-reference context). */
 static char *template_name(struct dm *d)
 {
 	struct ctx inner = {0};
-	struct str s = {0};
+	struct strbuf s = STRBUF_INIT;
 	char *name;
 	int nargs = 0;
 
@@ -229,9 +212,9 @@ static char *template_name(struct dm *d)
 	if (!name)
 		return NULL;
 	remember_name(&inner, name);
-	puts_(&s, name);
+	strbuf_adds(&s, name);
 	free(name);
-	puts_(&s, "<");
+	strbuf_adds(&s, "<");
 	while (!d->fail && *d->s && *d->s != '@') {
 		char *a = NULL;
 		if (strncmp(d->s, "$$V", 3) == 0 || strncmp(d->s, "$$Z", 3) == 0) {
@@ -258,19 +241,19 @@ static char *template_name(struct dm *d)
 		if (!a)
 			break;
 		if (nargs++)
-			puts_(&s, ",");
-		puts_(&s, a);
+			strbuf_adds(&s, ",");
+		strbuf_adds(&s, a);
 		free(a);
 	}
 	ctx_free(&inner);
 	d->depth--;
 	if (d->fail || *d->s != '@') {
-		free(s.p);
+		strbuf_release(&s);
 		return fail(d);
 	}
 	d->s++;
-	puts_(&s, ends_with_gt(&s) ? " >" : ">");
-	return s.p;
+	strbuf_adds(&s, ends_with_gt(&s) ? " >" : ">");
+	return strbuf_detach(&s);
 }
 
 /* One scope fragment of a qualified name (after the first). */
@@ -335,7 +318,7 @@ static char *qualified_name(struct dm *d, struct ctx *c)
 {
 	char *first, *scopes[32];
 	int n = 0, i;
-	struct str s = {0};
+	struct strbuf s = STRBUF_INIT;
 
 	if (d->s[0] == '?' && d->s[1] == '$') {
 		d->s += 2;
@@ -366,14 +349,14 @@ static char *qualified_name(struct dm *d, struct ctx *c)
 	}
 	d->s++;
 	for (i = n - 1; i >= 0; i--) {
-		puts_(&s, scopes[i]);
-		puts_(&s, "::");
+		strbuf_adds(&s, scopes[i]);
+		strbuf_adds(&s, "::");
 	}
 	if (first[0] == '\1' || first[0] == '\2') {
 		/* constructor / destructor: named after the class */
 		if (first[0] == '\2')
-			puts_(&s, "~");
-		puts_(&s, scopes[0]);
+			strbuf_adds(&s, "~");
+		strbuf_adds(&s, scopes[0]);
 	} else if (first[0] == '\3') {
 		/* conversion: "operator TYPE", the type is the return type */
 		char *t = conversion_type(d, c);
@@ -381,19 +364,19 @@ static char *qualified_name(struct dm *d, struct ctx *c)
 			for (i = 0; i < n; i++)
 				free(scopes[i]);
 			free(first);
-			free(s.p);
+			strbuf_release(&s);
 			return fail(d);
 		}
-		puts_(&s, "operator ");
-		puts_(&s, t);
+		strbuf_adds(&s, "operator ");
+		strbuf_adds(&s, t);
 		free(t);
 	} else {
-		puts_(&s, first);
+		strbuf_adds(&s, first);
 	}
 	for (i = 0; i < n; i++)
 		free(scopes[i]);
 	free(first);
-	return s.p;
+	return strbuf_detach(&s);
 }
 
 static const char *builtin(char ch)
@@ -450,7 +433,7 @@ static const char *cv_name(char ch)
 /* After "P6": CALLCONV RET ARGS@ Z  ->  "RET (*)(ARGS)" */
 static char *function_pointer(struct dm *d, struct ctx *c, const char *self_cv)
 {
-	struct str s = {0};
+	struct strbuf s = STRBUF_INIT;
 	char *t;
 	int n = 0;
 	d->s++;
@@ -461,10 +444,10 @@ static char *function_pointer(struct dm *d, struct ctx *c, const char *self_cv)
 		d->s += 2;	/* cv of a returned class */
 	if (!(t = type(d, c)))
 		return NULL;
-	puts_(&s, t);
-	puts_(&s, " (*");
-	puts_(&s, self_cv);
-	puts_(&s, ")(");
+	strbuf_adds(&s, t);
+	strbuf_adds(&s, " (*");
+	strbuf_adds(&s, self_cv);
+	strbuf_adds(&s, ")(");
 	free(t);
 	if (*d->s == 'X') {
 		d->s++;
@@ -473,12 +456,12 @@ static char *function_pointer(struct dm *d, struct ctx *c, const char *self_cv)
 			if (!(t = type(d, c)))
 				break;
 			if (n++)
-				puts_(&s, ",");
-			puts_(&s, t);
+				strbuf_adds(&s, ",");
+			strbuf_adds(&s, t);
 			free(t);
 		}
 		if (*d->s == 'Z') {
-			puts_(&s, n ? ",..." : "...");
+			strbuf_adds(&s, n ? ",..." : "...");
 			d->s++;
 		} else if (*d->s == '@') {
 			d->s++;
@@ -487,12 +470,12 @@ static char *function_pointer(struct dm *d, struct ctx *c, const char *self_cv)
 		}
 	}
 	if (d->fail || *d->s != 'Z') {	/* the throw specification */
-		free(s.p);
+		strbuf_release(&s);
 		return fail(d);
 	}
 	d->s++;
-	puts_(&s, ")");
-	return s.p;
+	strbuf_adds(&s, ")");
+	return strbuf_detach(&s);
 }
 
 /* P/Q/R/S pointers, A references, $$Q rvalue references. */
@@ -501,7 +484,7 @@ static char *pointer(struct dm *d, struct ctx *c, const char *sigil,
 {
 	const char *cv;
 	char *t;
-	struct str s = {0};
+	struct strbuf s = STRBUF_INIT;
 	if (*d->s == '6' && sigil[0] == '*')
 		return function_pointer(d, c, self_cv);
 	while (*d->s == 'E' || *d->s == 'I' || *d->s == 'F')
@@ -511,13 +494,13 @@ static char *pointer(struct dm *d, struct ctx *c, const char *sigil,
 	d->s++;
 	if (!(t = type(d, c)))
 		return NULL;
-	puts_(&s, t);
-	puts_(&s, cv);
-	puts_(&s, " ");
-	puts_(&s, sigil);
-	puts_(&s, self_cv);
+	strbuf_adds(&s, t);
+	strbuf_adds(&s, cv);
+	strbuf_adds(&s, " ");
+	strbuf_adds(&s, sigil);
+	strbuf_adds(&s, self_cv);
 	free(t);
-	return s.p;
+	return strbuf_detach(&s);
 }
 
 static char *type(struct dm *d, struct ctx *c)
@@ -572,11 +555,11 @@ static char *type(struct dm *d, struct ctx *c)
 				char *in;
 				d->s++;
 				if ((in = type(d, c))) {
-					struct str s = {0};
-					puts_(&s, in);
-					puts_(&s, cv);
+					struct strbuf s = STRBUF_INIT;
+					strbuf_adds(&s, in);
+					strbuf_adds(&s, cv);
 					free(in);
-					t = s.p;
+					t = strbuf_detach(&s);
 				}
 			} else {
 				fail(d);
@@ -635,19 +618,19 @@ char *sym_demangle(const char *name, int x86)
 		return NULL;	/* string literals, RTTI descriptors */
 	if (strncmp(name, "??__E", 5) == 0 || strncmp(name, "??__F", 5) == 0) {
 		/* `dynamic initializer for 'x'' / `dynamic atexit destructor for 'x'' */
-		struct str s = {0};
+		struct strbuf s = STRBUF_INIT;
 		d.s = name + 5;
 		if (*d.s == '?' || !(r = qualified_name(&d, &c))) {
 			ctx_free(&c);
 			return NULL;
 		}
-		puts_(&s, name[4] == 'E' ? "`dynamic initializer for '" :
+		strbuf_adds(&s, name[4] == 'E' ? "`dynamic initializer for '" :
 		    "`dynamic atexit destructor for '");
-		puts_(&s, r);
-		puts_(&s, "''");
+		strbuf_adds(&s, r);
+		strbuf_adds(&s, "''");
 		free(r);
 		ctx_free(&c);
-		return s.p;
+		return strbuf_detach(&s);
 	}
 	d.s = name + 1;
 	r = qualified_name(&d, &c);

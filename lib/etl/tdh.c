@@ -21,12 +21,13 @@
  */
 #include <arpa/inet.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/cli.h"
+#include "base/hash.h"
+#include "base/strbuf.h"
 #include "evt/evt.h"
 #include "etl/tdh.h"
 #include "etl/wperf.h"
@@ -201,13 +202,8 @@ tdh_stats(const struct tdh_db *db)
 static uint64_t
 key_hash(const uint8_t *guid, unsigned id, unsigned version, int classic)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (int i = 0; i < 16; i++)
-		h = (h ^ guid[i]) * 1099511628211ull;
-	h = (h ^ id) * 1099511628211ull;
-	h = (h ^ version) * 1099511628211ull;
-	h = (h ^ (unsigned)classic) * 1099511628211ull;
-	return h ^ h >> 31;
+	return hash_u64(hash_bytes(guid, 16) ^ (uint64_t)id << 32 ^ (uint64_t)version << 1 ^
+	    (unsigned)classic);
 }
 
 static int
@@ -445,51 +441,19 @@ tdh_collect(struct tdh_db *db, const struct etl_event *ev)
 
 /* ---------- decoding ---------- */
 
-struct buf {
-	char *b;
-	size_t n, cap;
-};
-
-static void
-bput(struct buf *v, const char *s, size_t n)
-{
-	if (v->n + n + 1 > v->cap) {
-		while (v->n + n + 1 > v->cap)
-			v->cap = v->cap ? v->cap * 2 : 256;
-		v->b = xrealloc(v->b, v->cap);
-	}
-	memcpy(v->b + v->n, s, n);
-	v->n += n;
-	v->b[v->n] = '\0';
-}
-
-static void bprintf(struct buf *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-bprintf(struct buf *v, const char *fmt, ...)
-{
-	char tmp[128];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		bput(v, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
 /* Numbers without printf: the decoder writes millions of them. */
 static void
-bput_u64(struct buf *v, uint64_t x)
+bput_u64(struct strbuf *v, uint64_t x)
 {
 	char t[24];
-	bput(v, t, (size_t)evt_format_u64(t, x));
+	strbuf_add(v, t, (size_t)evt_format_u64(t, x));
 }
 
 static void
-bput_i64(struct buf *v, int64_t x)
+bput_i64(struct strbuf *v, int64_t x)
 {
 	if (x < 0) {
-		bput(v, "-", 1);
+		strbuf_add(v, "-", 1);
 		bput_u64(v, (uint64_t)(-(x + 1)) + 1);
 	} else
 		bput_u64(v, (uint64_t)x);
@@ -497,31 +461,31 @@ bput_i64(struct buf *v, int64_t x)
 
 /* "0x" and lower-case hex digits, at least WIDTH of them */
 static void
-bput_hex(struct buf *v, uint64_t x, int width)
+bput_hex(struct strbuf *v, uint64_t x, int width)
 {
 	char t[18] = "0x";
-	bput(v, t, 2 + (size_t)evt_format_hex(t + 2, x, width));
+	strbuf_add(v, t, 2 + (size_t)evt_format_hex(t + 2, x, width));
 }
 
 static void
-bhex(struct buf *v, const uint8_t *p, size_t n)
+bhex(struct strbuf *v, const uint8_t *p, size_t n)
 {
 	char t[512];
 	for (size_t i = 0; i < n; i += sizeof t / 2) {
 		size_t k = n - i < sizeof t / 2 ? n - i : sizeof t / 2;
 		evt_format_hexbytes(t, p + i, k);
-		bput(v, t, 2 * k);
+		strbuf_add(v, t, 2 * k);
 	}
 }
 
 /* UTF-16 (BYTES bytes) or 8-bit text to UTF-8, trailing NULs dropped. */
 static void
-bstr(struct buf *v, const uint8_t *p, size_t bytes, int wide)
+bstr(struct strbuf *v, const uint8_t *p, size_t bytes, int wide)
 {
 	size_t cap = bytes * 2 + 4;
 	char stackbuf[1024], *s = cap <= sizeof stackbuf ? stackbuf : xmalloc(cap);
 	size_t n = wide ? etl_wstr(p, bytes, s, cap, NULL) : etl_astr(p, bytes, s, cap, NULL);
-	bput(v, s, n);
+	strbuf_add(v, s, n);
 	if (s != stackbuf)
 		free(s);
 }
@@ -537,7 +501,7 @@ struct dec {
 	unsigned long values;
 	tdh_field_fn fn;
 	void *ctx;
-	struct buf v;
+	struct strbuf v;
 	char name[512];
 };
 
@@ -552,14 +516,14 @@ find_map(const struct dec *x, const char *name)
 
 /* A mapped integer as TraceEvent renders it; 0 if the map does not apply. */
 static int
-put_mapped(struct buf *v, const struct map *m, uint64_t x)
+put_mapped(struct strbuf *v, const struct map *m, uint64_t x)
 {
 	if (!m->bitmap) {
 		size_t lo = 0, hi = m->n;
 		while (lo < hi) {
 			size_t mid = (lo + hi) / 2;
 			if (m->e[mid].value == x) {
-				bput(v, m->e[mid].name, strlen(m->e[mid].name));
+				strbuf_add(v, m->e[mid].name, strlen(m->e[mid].name));
 				return 1;
 			}
 			if (m->e[mid].value < x)
@@ -569,66 +533,66 @@ put_mapped(struct buf *v, const struct map *m, uint64_t x)
 		}
 		return 0;
 	}
-	size_t start = v->n;
+	size_t start = v->len;
 	for (uint32_t k = 0; k < m->n && x; k++)
 		if (m->e[k].value & x) {
-			if (v->n > start)
-				bput(v, "|", 1);
-			bput(v, m->e[k].name, strlen(m->e[k].name));
+			if (v->len > start)
+				strbuf_add(v, "|", 1);
+			strbuf_add(v, m->e[k].name, strlen(m->e[k].name));
 			x &= ~(uint64_t)m->e[k].value;
 		}
 	if (x) {
-		if (v->n > start)
-			bput(v, "|", 1);
-		bprintf(v, "0x%" PRIx64, x);
-	} else if (v->n == start)
-		bput(v, "0", 1);
+		if (v->len > start)
+			strbuf_add(v, "|", 1);
+		strbuf_addf(v, "0x%" PRIx64, x);
+	} else if (v->len == start)
+		strbuf_add(v, "0", 1);
 	return 1;
 }
 
 static void
-put_systemtime(struct buf *v, const uint8_t *p)
+put_systemtime(struct strbuf *v, const uint8_t *p)
 {
-	bprintf(v, "%04u-%02u-%02uT%02u:%02u:%02u.%03uZ", etl_u16(p), etl_u16(p + 2), etl_u16(p + 6),
+	strbuf_addf(v, "%04u-%02u-%02uT%02u:%02u:%02u.%03uZ", etl_u16(p), etl_u16(p + 2), etl_u16(p + 6),
 	    etl_u16(p + 8), etl_u16(p + 10), etl_u16(p + 12), etl_u16(p + 14));
 }
 
 static void
-put_sid(struct buf *v, const uint8_t *p, size_t n)
+put_sid(struct strbuf *v, const uint8_t *p, size_t n)
 {
 	uint64_t auth = 0;
 	for (int i = 2; i < 8; i++)
 		auth = auth << 8 | p[i];
-	bprintf(v, "S-%u-%" PRIu64, p[0], auth);
+	strbuf_addf(v, "S-%u-%" PRIu64, p[0], auth);
 	for (size_t i = 0; i < p[1] && 8 + 4 * i + 4 <= n; i++)
-		bprintf(v, "-%u", etl_u32(p + 8 + 4 * i));
+		strbuf_addf(v, "-%u", etl_u32(p + 8 + 4 * i));
 }
 
 /* sockaddr (SOCKADDR_IN / SOCKADDR_IN6) as "a.b.c.d:port" / "[v6]:port"; 0 if not one. */
 static int
-put_sockaddr(struct buf *v, const uint8_t *p, size_t n)
+put_sockaddr(struct strbuf *v, const uint8_t *p, size_t n)
 {
 	char t[INET6_ADDRSTRLEN];
 	if (n >= 8 && etl_u16(p) == 2) {
 		inet_ntop(AF_INET, p + 4, t, sizeof t);
-		bprintf(v, "%s:%u", t, (unsigned)(p[2] << 8 | p[3]));
+		strbuf_addf(v, "%s:%u", t, (unsigned)(p[2] << 8 | p[3]));
 		return 1;
 	}
 	if (n >= 24 && etl_u16(p) == 23) {
 		inet_ntop(AF_INET6, p + 8, t, sizeof t);
-		bprintf(v, "[%s]:%u", t, (unsigned)(p[2] << 8 | p[3]));
+		strbuf_addf(v, "[%s]:%u", t, (unsigned)(p[2] << 8 | p[3]));
 		return 1;
 	}
 	return 0;
 }
 
 static void
-put_int(struct buf *v, unsigned in, unsigned out, uint64_t x, size_t size)
+put_int(struct strbuf *v, unsigned in, unsigned out, uint64_t x, size_t size)
 {
 	int sgn = in == IT_I8 || in == IT_I16 || in == IT_I32 || in == IT_I64;
 	switch (out) {
 	case OT_BOOLEAN:
-		bput(v, x ? "true" : "false", x ? 4 : 5);
+		strbuf_add(v, x ? "true" : "false", x ? 4 : 5);
 		return;
 	case OT_HEX8: case OT_HEX16: case OT_HEX32: case OT_HEX64: case OT_CODEPTR:
 		bput_hex(v, x, 1);
@@ -644,7 +608,7 @@ put_int(struct buf *v, unsigned in, unsigned out, uint64_t x, size_t size)
 		break;
 	case OT_IPV4:
 		if (size == 4) {
-			bprintf(v, "%u.%u.%u.%u", (unsigned)(x & 0xff), (unsigned)(x >> 8 & 0xff),
+			strbuf_addf(v, "%u.%u.%u.%u", (unsigned)(x & 0xff), (unsigned)(x >> 8 & 0xff),
 			    (unsigned)(x >> 16 & 0xff), (unsigned)(x >> 24));
 			return;
 		}
@@ -697,7 +661,7 @@ one_value(struct dec *x, const struct prop *p, size_t len, int haslen, uint64_t 
 		*ival = val;
 		x->off += isz;
 		if (in == IT_BOOL) {
-			bput(&x->v, val ? "true" : "false", val ? 4 : 5);
+			strbuf_add(&x->v, val ? "true" : "false", val ? 4 : 5);
 			return 0;
 		}
 		if (in == IT_W_UCHAR || in == IT_W_ACHAR) {
@@ -738,7 +702,7 @@ one_value(struct dec *x, const struct prop *p, size_t len, int haslen, uint64_t 
 		float f;
 		uint32_t u = etl_u32(d);
 		memcpy(&f, &u, 4);
-		bprintf(&x->v, "%.9g", (double)f);
+		strbuf_addf(&x->v, "%.9g", (double)f);
 		x->off += 4;
 		return 0;
 	}
@@ -748,7 +712,7 @@ one_value(struct dec *x, const struct prop *p, size_t len, int haslen, uint64_t 
 		double f;
 		uint64_t u = etl_u64(d);
 		memcpy(&f, &u, 8);
-		bprintf(&x->v, "%.17g", f);
+		strbuf_addf(&x->v, "%.17g", f);
 		x->off += 8;
 		return 0;
 	}
@@ -757,7 +721,7 @@ one_value(struct dec *x, const struct prop *p, size_t len, int haslen, uint64_t 
 		if (room < 16)
 			return -1;
 		etl_guid_str(g, d);
-		bput(&x->v, g, strlen(g));
+		strbuf_add(&x->v, g, strlen(g));
 		x->off += 16;
 		return 0;
 	}
@@ -766,7 +730,7 @@ one_value(struct dec *x, const struct prop *p, size_t len, int haslen, uint64_t 
 		if (room < 8)
 			return -1;
 		etl_filetime_str(t, etl_u64(d));
-		bput(&x->v, t, strlen(t));
+		strbuf_add(&x->v, t, strlen(t));
 		x->off += 8;
 		return 0;
 	}
@@ -782,7 +746,7 @@ one_value(struct dec *x, const struct prop *p, size_t len, int haslen, uint64_t 
 			/* TOKEN_USER: pointer, u32 attributes (padded to a pointer), then the SID */
 			skip = 2 * (size_t)x->psize;
 			if (room >= 4 && etl_u32(d) == 0 && room < skip + 8) {
-				bput(&x->v, "", 0);
+				strbuf_add(&x->v, "", 0);
 				x->off += room < 4 ? room : 4;
 				return 0;
 			}
@@ -804,7 +768,7 @@ one_value(struct dec *x, const struct prop *p, size_t len, int haslen, uint64_t 
 			if (p->out == OT_IPV6 && n == 16) {
 				char t[INET6_ADDRSTRLEN];
 				inet_ntop(AF_INET6, d, t, sizeof t);
-				bput(&x->v, t, strlen(t));
+				strbuf_add(&x->v, t, strlen(t));
 			} else
 				bhex(&x->v, d, n);
 		}
@@ -866,7 +830,7 @@ prop_count(struct dec *x, uint32_t i, uint64_t *count, int *array)
 static void
 emit(struct dec *x, const char *name)
 {
-	x->fn(x->ctx, name, x->v.b ? x->v.b : "", x->v.n);
+	x->fn(x->ctx, name, strbuf_str(&x->v), x->v.len);
 }
 
 static int
@@ -917,9 +881,7 @@ decode_prop(struct dec *x, uint32_t i, const char *prefix, int depth)
 		if (len > x->len)
 			return -1;
 	}
-	x->v.n = 0;
-	if (x->v.b)
-		x->v.b[0] = '\0';
+	strbuf_reset(&x->v);
 	/* character arrays are strings, byte arrays hex */
 	if (array && (p->in == IT_U8 || p->in == IT_I8 || (p->in == IT_U16 && p->out == OT_STRING))) {
 		size_t bytes = count * (p->in == IT_U16 ? 2 : 1);
@@ -938,7 +900,7 @@ decode_prop(struct dec *x, uint32_t i, const char *prefix, int depth)
 		if (++x->values > MAX_VALUES)
 			return -1;
 		if (k)
-			bput(&x->v, ",", 1);
+			strbuf_add(&x->v, ",", 1);
 		if (one_value(x, p, len, haslen, &ival) < 0)
 			return -1;
 	}
@@ -973,7 +935,7 @@ tdh_decode(const struct tdh_db *db, const struct tdh_event *e, const uint8_t *da
 	int r = decode_range(&x, 0, e->ntop, "", 0);
 	free(x.ival);
 	free(x.have);
-	free(x.v.b);
+	strbuf_release(&x.v);
 	return r;
 }
 

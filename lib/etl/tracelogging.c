@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/strbuf.h"
 #include "etl/etl.h"
 #include "etl/tracelogging.h"
 
@@ -19,51 +20,32 @@ enum {
 	TL_SYSTEMTIME, TL_SID, TL_HEX32, TL_HEX64, TL_CSTR, TL_CASTR, TL_STRUCT, TL_CBINARY
 };
 
-struct val {
-	char *b;
-	size_t n, cap;
-};
+/*
+ * A field's text stops at TL_VALUE_MAX - 1 bytes (a long array is cut
+ * there, hex in whole pairs), as when it lived in a fixed buffer.
+ */
+#define TL_VALUE_MAX 8192
 
 static void
-vput(struct val *v, const char *s, size_t n)
+cut_value(struct strbuf *v)
 {
-	if (v->n + n >= v->cap)
-		n = v->cap - v->n - 1;
-	memcpy(v->b + v->n, s, n);
-	v->n += n;
-	v->b[v->n] = '\0';
+	if (v->len >= TL_VALUE_MAX)
+		strbuf_truncate(v, TL_VALUE_MAX - 1);
 }
 
 static void
-vprintf_(struct val *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-#include <stdarg.h>
-static void
-vprintf_(struct val *v, const char *fmt, ...)
-{
-	char tmp[128];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		vput(v, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-static void
-vhex(struct val *v, const uint8_t *p, size_t n)
+vhex(struct strbuf *v, const uint8_t *p, size_t n)
 {
 	static const char hx[] = "0123456789abcdef";
-	for (size_t i = 0; i < n && v->n + 3 < v->cap; i++) {
-		v->b[v->n++] = hx[p[i] >> 4];
-		v->b[v->n++] = hx[p[i] & 15];
+	for (size_t i = 0; i < n && v->len + 3 < TL_VALUE_MAX; i++) {
+		strbuf_addc(v, hx[p[i] >> 4]);
+		strbuf_addc(v, hx[p[i] & 15]);
 	}
-	v->b[v->n] = '\0';
 }
 
 /* One value of TYPE at DATA+*off.  Returns 0 or -1 (data too short / unknown type). */
 static int
-one_value(int type, const uint8_t *d, size_t dlen, size_t *off, unsigned psize, struct val *v)
+one_value(int type, const uint8_t *d, size_t dlen, size_t *off, unsigned psize, struct strbuf *v)
 {
 	size_t o = *off, used, need;
 	char tmp[1024];
@@ -74,12 +56,12 @@ one_value(int type, const uint8_t *d, size_t dlen, size_t *off, unsigned psize, 
 		if (o + used > dlen || (used >= 2 && etl_u16(d + o + used - 2) != 0 && o + used == dlen &&
 		    0))
 			return -1;
-		vput(v, tmp, strlen(tmp));
+		strbuf_adds(v, tmp);
 		*off = o + used;
 		return 0;
 	case TL_ASTR:
 		etl_astr(d + o, dlen - o, tmp, sizeof tmp, &used);
-		vput(v, tmp, strlen(tmp));
+		strbuf_adds(v, tmp);
 		*off = o + used;
 		return 0;
 	case TL_CSTR: case TL_CASTR: case TL_BINARY: case TL_CBINARY:
@@ -91,10 +73,10 @@ one_value(int type, const uint8_t *d, size_t dlen, size_t *off, unsigned psize, 
 			return -1;
 		if (type == TL_CSTR) {
 			etl_wstr(d + o, need, tmp, sizeof tmp, NULL);
-			vput(v, tmp, strlen(tmp));
+			strbuf_adds(v, tmp);
 		} else if (type == TL_CASTR) {
 			etl_astr(d + o, need, tmp, sizeof tmp, NULL);
-			vput(v, tmp, strlen(tmp));
+			strbuf_adds(v, tmp);
 		} else
 			vhex(v, d + o, need);
 		*off = o + need;
@@ -111,9 +93,9 @@ one_value(int type, const uint8_t *d, size_t dlen, size_t *off, unsigned psize, 
 		uint64_t auth = 0;
 		for (int i = 2; i < 8; i++)
 			auth = auth << 8 | d[o + i];
-		vprintf_(v, "S-%u-%" PRIu64, d[o], auth);
+		strbuf_addf(v, "S-%u-%" PRIu64, d[o], auth);
 		for (size_t i = 0; i < d[o + 1]; i++)
-			vprintf_(v, "-%u", etl_u32(d + o + 8 + 4 * i));
+			strbuf_addf(v, "-%u", etl_u32(d + o + 8 + 4 * i));
 		*off = o + need;
 		return 0;
 	}
@@ -124,51 +106,50 @@ one_value(int type, const uint8_t *d, size_t dlen, size_t *off, unsigned psize, 
 		return -1;
 	const uint8_t *p = d + o;
 	switch (type) {
-	case TL_I8: vprintf_(v, "%d", (int8_t)p[0]); break;
-	case TL_U8: vprintf_(v, "%u", p[0]); break;
-	case TL_I16: vprintf_(v, "%d", (int16_t)etl_u16(p)); break;
-	case TL_U16: vprintf_(v, "%u", etl_u16(p)); break;
-	case TL_I32: vprintf_(v, "%d", (int32_t)etl_u32(p)); break;
-	case TL_U32: vprintf_(v, "%u", etl_u32(p)); break;
-	case TL_I64: vprintf_(v, "%" PRId64, (int64_t)etl_u64(p)); break;
-	case TL_U64: vprintf_(v, "%" PRIu64, etl_u64(p)); break;
+	case TL_I8: strbuf_addf(v, "%d", (int8_t)p[0]); break;
+	case TL_U8: strbuf_addf(v, "%u", p[0]); break;
+	case TL_I16: strbuf_addf(v, "%d", (int16_t)etl_u16(p)); break;
+	case TL_U16: strbuf_addf(v, "%u", etl_u16(p)); break;
+	case TL_I32: strbuf_addf(v, "%d", (int32_t)etl_u32(p)); break;
+	case TL_U32: strbuf_addf(v, "%u", etl_u32(p)); break;
+	case TL_I64: strbuf_addf(v, "%" PRId64, (int64_t)etl_u64(p)); break;
+	case TL_U64: strbuf_addf(v, "%" PRIu64, etl_u64(p)); break;
 	case TL_FLOAT: {
 		float f;
 		uint32_t u = etl_u32(p);
 		memcpy(&f, &u, 4);
-		vprintf_(v, "%.9g", (double)f);
+		strbuf_addf(v, "%.9g", (double)f);
 		break;
 	}
 	case TL_DOUBLE: {
 		double f;
 		uint64_t u = etl_u64(p);
 		memcpy(&f, &u, 8);
-		vprintf_(v, "%.17g", f);
+		strbuf_addf(v, "%.17g", f);
 		break;
 	}
-	case TL_BOOL32: vput(v, etl_u32(p) ? "true" : "false", etl_u32(p) ? 4 : 5); break;
-	case TL_GUID: etl_guid_str(tmp, p); vput(v, tmp, strlen(tmp)); break;
-	case TL_POINTER: vprintf_(v, "0x%" PRIx64, psize == 8 ? etl_u64(p) : etl_u32(p)); break;
-	case TL_FILETIME: etl_filetime_str(tmp, etl_u64(p)); vput(v, tmp, strlen(tmp)); break;
+	case TL_BOOL32: strbuf_add(v, etl_u32(p) ? "true" : "false", etl_u32(p) ? 4 : 5); break;
+	case TL_GUID: etl_guid_str(tmp, p); strbuf_adds(v, tmp); break;
+	case TL_POINTER: strbuf_addf(v, "0x%" PRIx64, psize == 8 ? etl_u64(p) : etl_u32(p)); break;
+	case TL_FILETIME: etl_filetime_str(tmp, etl_u64(p)); strbuf_adds(v, tmp); break;
 	case TL_SYSTEMTIME:
-		vprintf_(v, "%04u-%02u-%02uT%02u:%02u:%02u.%03uZ", etl_u16(p), etl_u16(p + 2),
+		strbuf_addf(v, "%04u-%02u-%02uT%02u:%02u:%02u.%03uZ", etl_u16(p), etl_u16(p + 2),
 		    etl_u16(p + 6), etl_u16(p + 8), etl_u16(p + 10), etl_u16(p + 12), etl_u16(p + 14));
 		break;
-	case TL_HEX32: vprintf_(v, "0x%x", etl_u32(p)); break;
-	case TL_HEX64: vprintf_(v, "0x%" PRIx64, etl_u64(p)); break;
+	case TL_HEX32: strbuf_addf(v, "0x%x", etl_u32(p)); break;
+	case TL_HEX64: strbuf_addf(v, "0x%" PRIx64, etl_u64(p)); break;
 	default: return -1;
 	}
 	*off = o + need;
 	return 0;
 }
 
-int
-tl_decode(const uint8_t *s, size_t slen, const uint8_t *d, size_t dlen, unsigned psize,
-    char *evname, size_t evcap, tl_field_fn fn, void *ctx)
+static int
+decode_fields(const uint8_t *s, size_t slen, const uint8_t *d, size_t dlen, unsigned psize,
+    char *evname, size_t evcap, tl_field_fn fn, void *ctx, struct strbuf *v)
 {
 	size_t q = 2, off = 0, used;
-	char name[256], vbuf[8192];
-	struct val v = { vbuf, 0, sizeof vbuf };
+	char name[256];
 
 	if (slen < 3)
 		return -1;
@@ -220,8 +201,7 @@ tl_decode(const uint8_t *s, size_t slen, const uint8_t *d, size_t dlen, unsigned
 			off += 2;
 			array = 1;
 		}
-		v.n = 0;
-		vbuf[0] = '\0';
+		strbuf_reset(v);
 		if (array && (type == TL_U8 || type == TL_I8 || (type == TL_U16 && (out & 0x7f) == 2))) {
 			/* byte arrays as hex, UTF-16 code unit arrays shown as a string */
 			size_t bytes = count * (type == TL_U16 ? 2 : 1);
@@ -230,18 +210,20 @@ tl_decode(const uint8_t *s, size_t slen, const uint8_t *d, size_t dlen, unsigned
 			if (type == TL_U16) {
 				char tmp[4096];
 				etl_wstr(d + off, bytes, tmp, sizeof tmp, NULL);
-				vput(&v, tmp, strlen(tmp));
+				strbuf_adds(v, tmp);
 			} else
-				vhex(&v, d + off, bytes);
+				vhex(v, d + off, bytes);
 			off += bytes;
-			fn(ctx, name, v.b, v.n);
+			fn(ctx, name, strbuf_str(v), v->len);
 			continue;
 		}
 		for (size_t i = 0; i < count; i++) {
-			if (i)
-				vput(&v, ",", 1);
-			size_t before = v.n, at = off;
-			if (one_value(type, d, dlen, &off, psize, &v) < 0)
+			if (i) {
+				strbuf_add(v, ",", 1);
+				cut_value(v);
+			}
+			size_t before = v->len, at = off;
+			if (one_value(type, d, dlen, &off, psize, v) < 0)
 				return -1;
 			/* OutType: an integer shown as a boolean or in hex */
 			unsigned ot = out & 0x7f;
@@ -249,16 +231,27 @@ tl_decode(const uint8_t *s, size_t slen, const uint8_t *d, size_t dlen, unsigned
 				uint64_t x = 0;
 				for (size_t k = 0; k < off - at && k < 8; k++)
 					x |= (uint64_t)d[at + k] << (8 * k);
-				v.n = before;
-				v.b[v.n] = '\0';
+				strbuf_truncate(v, before);
 				if (ot == 3)
-					vput(&v, x ? "true" : "false", x ? 4 : 5);
+					strbuf_add(v, x ? "true" : "false", x ? 4 : 5);
 				else
-					vprintf_(&v, "0x%" PRIx64, x);
+					strbuf_addf(v, "0x%" PRIx64, x);
 			}
+			cut_value(v);
 		}
 		(void)out;
-		fn(ctx, name, v.b, v.n);
+		fn(ctx, name, strbuf_str(v), v->len);
 	}
 	return off == dlen ? 0 : -1;
+}
+
+int
+tl_decode(const uint8_t *s, size_t slen, const uint8_t *d, size_t dlen, unsigned psize,
+    char *evname, size_t evcap, tl_field_fn fn, void *ctx)
+{
+	struct strbuf v = STRBUF_INIT;
+	int rc = decode_fields(s, slen, d, dlen, psize, evname, evcap, fn, ctx, &v);
+
+	strbuf_release(&v);
+	return rc;
 }

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "report/diffstacks.h"
 #include "base/cli.h"
+#include "base/intern.h"
 #include "evt/evt.h"
 #include "stacks/stacks.h"
 
@@ -19,162 +20,87 @@
 /* ------------------------------------------------------------------ */
 /* the table                                                           */
 
-#define ARENA_CHUNK (1u << 20)
-
-struct dstab {
-	struct ds_entry *e;
+struct diffstacks {
+	struct intern keys;	/* an id indexes e */
+	struct diffstacks_entry *e;
 	size_t n, cap;
-	uint32_t *slot;		/* entry index + 1; 0 = empty */
-	size_t mask;
-	char **chunks;		/* key arena */
-	size_t nchunks;
-	char *apos;
-	size_t aleft;
 };
 
-struct dstab *
-ds_new(void)
+struct diffstacks *
+diffstacks_new(void)
 {
-	struct dstab *t = xcalloc(1, sizeof(*t));
+	struct diffstacks *t = xcalloc(1, sizeof(*t));
 
-	t->mask = 1023;
-	t->slot = xcalloc(t->mask + 1, sizeof(*t->slot));
+	intern_init(&t->keys);
 	return t;
 }
 
 void
-ds_free(struct dstab *t)
+diffstacks_free(struct diffstacks *t)
 {
-	size_t i;
-
 	if (t == NULL)
 		return;
-	for (i = 0; i < t->nchunks; i++)
-		free(t->chunks[i]);
-	free(t->chunks);
-	free(t->slot);
+	intern_release(&t->keys);
 	free(t->e);
 	free(t);
 }
 
-/*
- * Eight bytes per step, multiply-xorshift mixing: fast on the long
- * lines of real stacks (a few KB) and good enough for linear probing.
- */
-uint64_t
-ds_hash(const char *s, size_t n)
+size_t
+diffstacks_intern(struct diffstacks *t, const char *key, size_t len)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n, v;
+	uint32_t id = intern_add(&t->keys, key, len);
 
-	while (n >= 8) {
-		memcpy(&v, s, 8);
-		h = (h ^ v) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-		s += 8;
-		n -= 8;
+	if (id == t->n) {
+		if (t->n == t->cap) {
+			t->cap = t->cap ? t->cap * 2 : 1024;
+			t->e = xrealloc(t->e, t->cap * sizeof(*t->e));
+		}
+		memset(&t->e[t->n++], 0, sizeof(*t->e));
 	}
-	v = 0;
-	memcpy(&v, s, n);
-	h = (h ^ v) * 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 29;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 32;
-	return h;
-}
-
-static char *
-arena_copy(struct dstab *t, const char *s, size_t n)
-{
-	char *p;
-
-	if (n + 1 > t->aleft) {
-		size_t sz = n + 1 > ARENA_CHUNK ? n + 1 : ARENA_CHUNK;
-
-		t->chunks = xrealloc(t->chunks, (t->nchunks + 1) * sizeof(*t->chunks));
-		t->chunks[t->nchunks++] = t->apos = xmalloc(sz);
-		t->aleft = sz;
-	}
-	p = t->apos;
-	memcpy(p, s, n);
-	p[n] = '\0';
-	t->apos += n + 1;
-	t->aleft -= n + 1;
-	return p;
-}
-
-static void
-grow(struct dstab *t)
-{
-	size_t cap = (t->mask + 1) * 2, i, j;
-
-	free(t->slot);
-	t->slot = xcalloc(cap, sizeof(*t->slot));
-	t->mask = cap - 1;
-	for (i = 0; i < t->n; i++) {
-		for (j = t->e[i].hash & t->mask; t->slot[j]; j = (j + 1) & t->mask)
-			;
-		t->slot[j] = (uint32_t)(i + 1);
-	}
+	return id;
 }
 
 size_t
-ds_intern(struct dstab *t, const char *key, size_t len, uint64_t hash)
-{
-	size_t j;
-	struct ds_entry *e;
-
-	for (j = hash & t->mask; t->slot[j]; j = (j + 1) & t->mask) {
-		e = &t->e[t->slot[j] - 1];
-		if (e->hash == hash && e->len == len && memcmp(e->key, key, len) == 0)
-			return t->slot[j] - 1;
-	}
-	if (len > UINT32_MAX || t->n >= UINT32_MAX - 1)
-		cli_fatal("too many or too long stacks");
-	if (t->n == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 1024;
-		t->e = xrealloc(t->e, t->cap * sizeof(*t->e));
-	}
-	e = &t->e[t->n];
-	memset(e, 0, sizeof(*e));
-	e->key = arena_copy(t, key, len);
-	e->len = (uint32_t)len;
-	e->hash = hash;
-	t->slot[j] = (uint32_t)(t->n + 1);
-	t->n++;
-	if (t->n * 4 > (t->mask + 1) * 3)	/* 75% full */
-		grow(t);
-	return t->n - 1;
-}
-
-size_t
-ds_size(const struct dstab *t)
+diffstacks_size(const struct diffstacks *t)
 {
 	return t->n;
 }
 
-struct ds_entry *
-ds_at(struct dstab *t, size_t i)
+struct diffstacks_entry *
+diffstacks_at(struct diffstacks *t, size_t i)
 {
 	return &t->e[i];
 }
 
-static const struct dstab *sort_tab;
+const char *
+diffstacks_key(const struct diffstacks *t, size_t i)
+{
+	return intern_str(&t->keys, (uint32_t)i);
+}
+
+size_t
+diffstacks_key_len(const struct diffstacks *t, size_t i)
+{
+	return intern_len(&t->keys, (uint32_t)i);
+}
+
+static const struct diffstacks *sort_tab;
 
 static int
 cmp_key(const void *a, const void *b)
 {
-	const struct ds_entry *x = &sort_tab->e[*(const size_t *)a];
-	const struct ds_entry *y = &sort_tab->e[*(const size_t *)b];
-	size_t n = x->len < y->len ? x->len : y->len;
-	int c = memcmp(x->key, y->key, n);
+	uint32_t x = (uint32_t)*(const size_t *)a, y = (uint32_t)*(const size_t *)b;
+	const struct intern *k = &sort_tab->keys;
+	uint32_t lx = intern_len(k, x), ly = intern_len(k, y);
+	int c = memcmp(intern_str(k, x), intern_str(k, y), lx < ly ? lx : ly);
 
 	if (c)
 		return c;
-	return x->len < y->len ? -1 : x->len > y->len;
+	return lx < ly ? -1 : lx > ly;
 }
 
 size_t *
-ds_sorted(struct dstab *t)
+diffstacks_sorted(struct diffstacks *t)
 {
 	size_t *ix = xmalloc((t->n ? t->n : 1) * sizeof(*ix)), i;
 
@@ -190,16 +116,16 @@ ds_sorted(struct dstab *t)
 /* options                                                             */
 
 int
-ds_option(struct ds_opts *o, struct stk_config *cfg, int opt, const char *arg)
+diffstacks_option(struct diffstacks_opts *o, struct stk_config *cfg, int opt, const char *arg)
 {
 	switch (opt) {
-	case DS_OPT_KEEPIDS:
+	case DIFFSTACKS_OPT_KEEPIDS:
 		o->keep_ids = 1;
 		return 1;
-	case DS_OPT_PERFIDS:
+	case DIFFSTACKS_OPT_PERFIDS:
 		o->perf_ids = 1;
 		return 1;
-	case DS_OPT_STRIPHEX:
+	case DIFFSTACKS_OPT_STRIPHEX:
 		o->strip_hex = 1;
 		return 1;
 	}
@@ -215,7 +141,7 @@ ds_option(struct ds_opts *o, struct stk_config *cfg, int opt, const char *arg)
 }
 
 void
-ds_options_done(struct ds_opts *o, struct stk_config *cfg)
+diffstacks_options_done(struct diffstacks_opts *o, struct stk_config *cfg)
 {
 	if (o->fold_pct_given && cfg->fold_pct > 0)
 		cli_warn("--fold-pct ignored: stacks are compared unfolded "
@@ -234,7 +160,7 @@ ds_options_done(struct ds_opts *o, struct stk_config *cfg)
 /* numbers                                                             */
 
 int
-ds_format(char *out, double v)
+diffstacks_format(char *out, double v)
 {
 	if (v == floor(v) && fabs(v) < 9.2e18)
 		return sprintf(out, "%" PRId64, (int64_t)v);
@@ -372,7 +298,7 @@ strip_frame(char *b, char *e, int perf_first)
 #define STRIP_FRAMES 3		/* scenario, process, thread: ids live only there */
 
 size_t
-ds_strip_ids(char *stack, size_t len, int perf)
+diffstacks_strip_ids(char *stack, size_t len, int perf)
 {
 	char *b = stack, *end = stack + len, *e;
 	int i;
@@ -446,9 +372,9 @@ strip_hex(struct scratch *s, const char *in, size_t *len)
 }
 
 struct reader {
-	struct dstab *t;
-	const struct ds_opts *o;
-	struct ds_stats *st;
+	struct diffstacks *t;
+	const struct diffstacks_opts *o;
+	struct diffstacks_stats *st;
 	struct linereader *lr;
 	struct scratch hex, path;
 	int side;
@@ -476,15 +402,15 @@ static void
 count_stack(struct reader *r, char *stack, size_t len, double w0, double w1,
     double n0, double n1)
 {
-	struct ds_entry *e;
+	struct diffstacks_entry *e;
 	size_t ix;
 
 	if (!r->o->keep_ids)
-		len = ds_strip_ids(stack, len, r->o->perf_ids);
+		len = diffstacks_strip_ids(stack, len, r->o->perf_ids);
 	if (r->o->strip_hex)
 		stack = strip_hex(&r->hex, stack, &len);
-	ix = ds_intern(r->t, stack, len, ds_hash(stack, len));
-	e = ds_at(r->t, ix);
+	ix = diffstacks_intern(r->t, stack, len);
+	e = diffstacks_at(r->t, ix);
 	e->w[0] += w0;
 	e->w[1] += w1;
 	e->n[0] += n0;
@@ -640,8 +566,8 @@ take_tree(struct reader *r)
 }
 
 int
-ds_read(struct dstab *t, int side, const char *path, const struct ds_opts *o,
-    struct ds_stats *st)
+diffstacks_read(struct diffstacks *t, int side, const char *path,
+    const struct diffstacks_opts *o, struct diffstacks_stats *st)
 {
 	struct reader r;
 	char *line;

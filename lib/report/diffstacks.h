@@ -1,14 +1,15 @@
 /*
  * diffstacks.h - two-sided stack tables for diff and overweight.
  *
- * A dstab maps a string (a whole folded stack, or one frame name) to two
- * weights and two sample counts, side 0 = baseline, side 1 = test.  Keys
- * live in an arena and entries in one array, so memory grows with the
+ * A table (struct diffstacks) maps a string (a whole folded stack, or one
+ * frame name) to two weights and two sample counts, side 0 = baseline,
+ * side 1 = test.  Keys live in an interning table (base/intern.h) and
+ * entries in one array indexed by a key's id, so memory grows with the
  * number of distinct keys, never with the input size, and inserting does
  * not allocate per line.
  *
- * ds_read() fills a table from an evt or folded file: it decides the
- * format from the first non-empty line (docs/evt-format.md §5), turns
+ * diffstacks_read() fills a table from an evt or folded file: it decides
+ * the format from the first non-empty line (docs/evt-format.md §5), turns
  * evt events into stacks with stackfold's lib (and folded stacks too
  * when grouping/folding options are given), strips process and thread
  * ids so the same code path in two traces lands on the same key, counts
@@ -22,31 +23,31 @@
 
 struct stk_config;
 
-struct ds_entry {
-	const char *key;	/* NUL-terminated, in the table's arena */
-	uint32_t len;
+/* the weights of a key; diffstacks_key() is its text */
+struct diffstacks_entry {
 	uint32_t mark;		/* free for the caller (overweight: last stack seen) */
 	uint32_t depth;		/* free for the caller (overweight: least depth seen) */
-	uint64_t hash;
 	uint64_t set;		/* free for the caller (overweight: fingerprint of its stacks) */
 	double w[2];		/* weight per side */
 	double n[2];		/* samples per side */
 };
 
-struct dstab;
+struct diffstacks;
 
-struct dstab *ds_new(void);
-void ds_free(struct dstab *t);
-uint64_t ds_hash(const char *s, size_t n);
-/* Finds KEY or inserts it with zero weights; returns its index. */
-size_t ds_intern(struct dstab *t, const char *key, size_t len, uint64_t hash);
-size_t ds_size(const struct dstab *t);
-/* Valid until the next ds_intern(). */
-struct ds_entry *ds_at(struct dstab *t, size_t i);
+struct diffstacks *diffstacks_new(void);
+void diffstacks_free(struct diffstacks *t);
+/* Finds KEY or inserts it with zero weights; returns its index (0, 1, 2... as first seen). */
+size_t diffstacks_intern(struct diffstacks *t, const char *key, size_t len);
+size_t diffstacks_size(const struct diffstacks *t);
+/* Valid until the next diffstacks_intern(). */
+struct diffstacks_entry *diffstacks_at(struct diffstacks *t, size_t i);
+/* Entry I's key (NUL-terminated, valid until diffstacks_free()), its length. */
+const char *diffstacks_key(const struct diffstacks *t, size_t i);
+size_t diffstacks_key_len(const struct diffstacks *t, size_t i);
 /* Indexes of all entries sorted by key (bytewise); caller frees. */
-size_t *ds_sorted(struct dstab *t);
+size_t *diffstacks_sorted(struct diffstacks *t);
 
-struct ds_opts {
+struct diffstacks_opts {
 	int keep_ids;		/* do not strip pids/tids */
 	int perf_ids;		/* also strip "comm-PID[/TID]" from the first frame */
 	int strip_hex;		/* rewrite 0x<hex> to 0x... (difffolded -s) */
@@ -66,19 +67,23 @@ struct ds_opts {
 
 /*
  * The options diff and overweight share: stackfold's (STK_LONGOPTS)
- * and DS_LONGOPTS below.  ds_option() returns 1 when it took OPT;
- * ds_options_done() after getopt: Fold% off (with a warning if it was
- * asked for), scenario and FlameGraph root ids off unless --keep-ids.
+ * and DIFFSTACKS_LONGOPTS below.  diffstacks_option() returns 1 when it
+ * took OPT; diffstacks_options_done() after getopt: Fold% off (with a
+ * warning if it was asked for), scenario and FlameGraph root ids off
+ * unless --keep-ids.
  */
-enum { DS_OPT_KEEPIDS = 0x5200, DS_OPT_PERFIDS, DS_OPT_STRIPHEX };
-#define DS_LONGOPTS \
-	{ "keep-ids", no_argument, NULL, DS_OPT_KEEPIDS }, \
-	{ "perf-ids", no_argument, NULL, DS_OPT_PERFIDS }, \
-	{ "strip-hex", no_argument, NULL, DS_OPT_STRIPHEX }
-int ds_option(struct ds_opts *o, struct stk_config *cfg, int opt, const char *arg);
-void ds_options_done(struct ds_opts *o, struct stk_config *cfg);
+enum {
+	DIFFSTACKS_OPT_KEEPIDS = 0x5200, DIFFSTACKS_OPT_PERFIDS, DIFFSTACKS_OPT_STRIPHEX
+};
+#define DIFFSTACKS_LONGOPTS \
+	{ "keep-ids", no_argument, NULL, DIFFSTACKS_OPT_KEEPIDS }, \
+	{ "perf-ids", no_argument, NULL, DIFFSTACKS_OPT_PERFIDS }, \
+	{ "strip-hex", no_argument, NULL, DIFFSTACKS_OPT_STRIPHEX }
+int diffstacks_option(struct diffstacks_opts *o, struct stk_config *cfg, int opt,
+    const char *arg);
+void diffstacks_options_done(struct diffstacks_opts *o, struct stk_config *cfg);
 
-struct ds_stats {
+struct diffstacks_stats {
 	int is_evt;
 	unsigned long lines;	/* data lines read (not comments or blank) */
 	unsigned long counted;	/* lines whose weight was counted */
@@ -98,8 +103,8 @@ struct ds_stats {
  * Returns 0, or -1 when the file could not be opened or read (message
  * already printed).  Bad lines are reported as "FILE:LINE: why".
  */
-int ds_read(struct dstab *t, int side, const char *path,
-    const struct ds_opts *o, struct ds_stats *st);
+int diffstacks_read(struct diffstacks *t, int side, const char *path,
+    const struct diffstacks_opts *o, struct diffstacks_stats *st);
 
 /*
  * Strips process/thread ids from the leading pseudo-frames of STACK in
@@ -110,9 +115,9 @@ int ds_read(struct dstab *t, int side, const char *path,
  * pid, and merging two scenarios would be silent data loss).  Returns
  * the new length.
  */
-size_t ds_strip_ids(char *stack, size_t len, int perf);
+size_t diffstacks_strip_ids(char *stack, size_t len, int perf);
 
 /* Formats a weight: integer form when integral, else up to 6 decimals. */
-int ds_format(char *out, double v);
+int diffstacks_format(char *out, double v);
 
 #endif

@@ -22,29 +22,29 @@ stack_print(uint64_t i)
 }
 
 void
-ow_inclusive(struct dstab *stacks, struct dstab *names)
+ow_inclusive(struct diffstacks *stacks, struct diffstacks *names)
 {
-	size_t i, n = ds_size(stacks), ix;
-	struct ds_entry *s, *f;
+	size_t i, n = diffstacks_size(stacks), ix;
+	struct diffstacks_entry *s, *f;
 	const char *b, *e, *end;
 	uint32_t depth;
 
-	for (i = 0; i < ds_size(names); i++)
-		ds_at(names, i)->depth = UINT32_MAX;
+	for (i = 0; i < diffstacks_size(names); i++)
+		diffstacks_at(names, i)->depth = UINT32_MAX;
 	for (i = 0; i < n; i++) {
-		s = ds_at(stacks, i);
+		s = diffstacks_at(stacks, i);
 		if (s->w[0] == 0 && s->w[1] == 0)
 			continue;
-		end = s->key + s->len;
+		end = diffstacks_key(stacks, i) + diffstacks_key_len(stacks, i);
 		depth = 0;
-		for (b = s->key; b <= end; b = e + 1, depth++) {
+		for (b = diffstacks_key(stacks, i); b <= end; b = e + 1, depth++) {
 			e = memchr(b, ';', (size_t)(end - b));
 			if (e == NULL)
 				e = end;
 			if (e > b) {
-				ix = ds_intern(names, b, (size_t)(e - b), ds_hash(b, (size_t)(e - b)));
-				f = ds_at(names, ix);
-				s = ds_at(stacks, i);
+				ix = diffstacks_intern(names, b, (size_t)(e - b));
+				f = diffstacks_at(names, ix);
+				s = diffstacks_at(stacks, i);
 				if (f->mark == 0) {
 					f->depth = UINT32_MAX;	/* new name */
 					f->set = 0;
@@ -119,13 +119,13 @@ cmp_only(const void *a, const void *b)
 }
 
 void
-ow_compute(struct dstab *names, double base_total, double test_total,
+ow_compute(struct diffstacks *names, double base_total, double test_total,
     double base_samples, double test_samples, double min_resp,
     struct ow_report *r)
 {
-	size_t i, n = ds_size(names);
+	size_t i, n = diffstacks_size(names);
 	double total_delta = test_total - base_total;
-	struct ds_entry *e;
+	struct diffstacks_entry *e;
 	struct ow_row row, *dst;
 
 	memset(r, 0, sizeof(*r));
@@ -138,11 +138,11 @@ ow_compute(struct dstab *names, double base_total, double test_total,
 	r->rows = xcalloc(n ? n : 1, sizeof(*r->rows));
 	r->only = xcalloc(n ? n : 1, sizeof(*r->only));
 	for (i = 0; i < n; i++) {
-		e = ds_at(names, i);
+		e = diffstacks_at(names, i);
 		if (e->w[0] == 0 && e->w[1] == 0)
 			continue;
 		memset(&row, 0, sizeof(row));
-		row.name = e->key;
+		row.name = diffstacks_key(names, i);
 		row.base = e->w[0];
 		row.test = e->w[1];
 		row.nbase = e->n[0];

@@ -32,7 +32,7 @@
 
 #include <stddef.h>
 
-struct dstab;
+struct diffstacks;
 
 enum ow_where { OW_BOTH, OW_BASE_ONLY, OW_TEST_ONLY };
 
@@ -71,14 +71,14 @@ struct ow_report {
  * weights once to each distinct frame on it (recursion counted once).
  * NAMES receives the frames.
  */
-void ow_inclusive(struct dstab *stacks, struct dstab *names);
+void ow_inclusive(struct diffstacks *stacks, struct diffstacks *names);
 
 /*
  * Builds the report from a name table (w[0]/w[1] inclusive weight,
  * n[0]/n[1] inclusive samples) and the two totals.  MIN_RESP is the cut
  * in percent (PerfView: 2).  Row names point into NAMES.
  */
-void ow_compute(struct dstab *names, double base_total, double test_total,
+void ow_compute(struct diffstacks *names, double base_total, double test_total,
     double base_samples, double test_samples, double min_resp,
     struct ow_report *r);
 /*

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "report/scenagg.h"
 #include "base/cli.h"
+#include "base/intern.h"
 #include "evt/evt.h"
 #include "stacks/stacks.h"
 
@@ -26,15 +27,13 @@ struct cell {
 };
 
 /*
- * One distinct stack and its weight per scenario (sparse).  The first
- * scenario's cell is inline: a stack seen in one scenario, the common
- * case, costs no allocation of its own.
+ * One distinct stack's weight per scenario (sparse); the stack's id in
+ * the interning table is its index.  The first scenario's cell is
+ * inline: a stack seen in one scenario, the common case, costs no
+ * allocation of its own.
  */
 struct entry {
-	char *stack;
-	uint32_t len;
 	uint32_t ncell, capmore;
-	uint64_t hash;
 	struct cell one;	/* cell 0 */
 	struct cell *more;	/* cells 1.. */
 };
@@ -45,20 +44,12 @@ struct scenario {
 	int rank;		/* position in name order */
 };
 
-struct arena_chunk {
-	struct arena_chunk *next;
-	size_t used, cap;
-	char data[];
-};
-
 struct scenagg {
+	struct intern stacks;	/* the distinct stacks; an id indexes ent */
 	struct entry *ent;
 	size_t nent, capent;
-	uint32_t *slots;	/* index+1 into ent, 0 = free */
-	size_t nslots;
 	struct scenario *scen;
 	int nscen, capscen;
-	struct arena_chunk *arena;
 };
 
 /* the entry's cell I (< ncell) */
@@ -68,48 +59,12 @@ ecell(const struct entry *e, uint32_t i)
 	return i == 0 ? (struct cell *)&e->one : &e->more[i - 1];
 }
 
-static char *
-arena_copy(struct scenagg *sa, const char *s, size_t n)
-{
-	struct arena_chunk *c = sa->arena;
-	char *p;
-
-	if (c == NULL || c->cap - c->used < n + 1) {
-		size_t cap = n + 1 > (1u << 20) ? n + 1 : (1u << 20);
-
-		c = xmalloc(sizeof(*c) + cap);
-		c->next = sa->arena;
-		c->used = 0;
-		c->cap = cap;
-		sa->arena = c;
-	}
-	p = c->data + c->used;
-	memcpy(p, s, n);
-	p[n] = '\0';
-	c->used += n + 1;
-	return p;
-}
-
-static uint64_t
-hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ull;
-	}
-	return h ^ (h >> 29);
-}
-
 struct scenagg *
 scenagg_new(void)
 {
 	struct scenagg *sa = xcalloc(1, sizeof(*sa));
 
-	sa->nslots = 1024;
-	sa->slots = xcalloc(sa->nslots, sizeof(*sa->slots));
+	intern_init(&sa->stacks);
 	return sa;
 }
 
@@ -124,16 +79,10 @@ scenagg_free(struct scenagg *sa)
 	for (i = 0; i < sa->nent; i++)
 		free(sa->ent[i].more);
 	free(sa->ent);
-	free(sa->slots);
+	intern_release(&sa->stacks);
 	for (s = 0; s < sa->nscen; s++)
 		free(sa->scen[s].name);
 	free(sa->scen);
-	while (sa->arena) {
-		struct arena_chunk *next = sa->arena->next;
-
-		free(sa->arena);
-		sa->arena = next;
-	}
 	free(sa);
 }
 
@@ -173,52 +122,19 @@ scenagg_count_file(struct scenagg *sa, int id)
 	sa->scen[id].files++;
 }
 
-static void
-grow_slots(struct scenagg *sa)
-{
-	size_t n = sa->nslots * 2, i;
-	uint32_t *slots = xcalloc(n, sizeof(*slots));
-
-	for (i = 0; i < sa->nent; i++) {
-		size_t j = sa->ent[i].hash & (n - 1);
-
-		while (slots[j])
-			j = (j + 1) & (n - 1);
-		slots[j] = (uint32_t)(i + 1);
-	}
-	free(sa->slots);
-	sa->slots = slots;
-	sa->nslots = n;
-}
-
 static struct entry *
 lookup(struct scenagg *sa, const char *stack, size_t len)
 {
-	uint64_t h = hash_bytes(stack, len);
-	size_t j = h & (sa->nslots - 1);
-	struct entry *e;
+	uint32_t id = intern_add(&sa->stacks, stack, len);
 
-	while (sa->slots[j]) {
-		e = &sa->ent[sa->slots[j] - 1];
-		if (e->hash == h && e->len == len && memcmp(e->stack, stack, len) == 0)
-			return e;
-		j = (j + 1) & (sa->nslots - 1);
+	if (id == sa->nent) {
+		if (sa->nent == sa->capent) {
+			sa->capent = sa->capent ? 2 * sa->capent : 1024;
+			sa->ent = xrealloc(sa->ent, sa->capent * sizeof(*sa->ent));
+		}
+		memset(&sa->ent[sa->nent++], 0, sizeof(*sa->ent));
 	}
-	if (sa->nent >= UINT32_MAX - 1)
-		cli_fatal("more than 4 billion distinct stacks");
-	if (sa->nent == sa->capent) {
-		sa->capent = sa->capent ? 2 * sa->capent : 1024;
-		sa->ent = xrealloc(sa->ent, sa->capent * sizeof(*sa->ent));
-	}
-	e = &sa->ent[sa->nent];
-	memset(e, 0, sizeof(*e));
-	e->stack = arena_copy(sa, stack, len);
-	e->len = (uint32_t)len;
-	e->hash = h;
-	sa->slots[j] = (uint32_t)(++sa->nent);
-	if (sa->nent * 4 > sa->nslots * 3)	/* 75% full */
-		grow_slots(sa);
-	return &sa->ent[sa->nent - 1];
+	return &sa->ent[id];
 }
 
 void
@@ -494,15 +410,16 @@ struct outline {
 	int64_t frac;		/* remainder for largest-remainder rounding */
 };
 
+/* the strings A and B (ids) of T in byte order */
 static int
-cmp_entry_stack(const struct entry *a, const struct entry *b)
+cmp_text(const struct intern *t, uint32_t a, uint32_t b)
 {
-	size_t n = a->len < b->len ? a->len : b->len;
-	int c = memcmp(a->stack, b->stack, n);
+	uint32_t la = intern_len(t, a), lb = intern_len(t, b);
+	int c = memcmp(intern_str(t, a), intern_str(t, b), la < lb ? la : lb);
 
 	if (c)
 		return c;
-	return (a->len > b->len) - (a->len < b->len);
+	return (la > lb) - (la < lb);
 }
 
 static int
@@ -517,7 +434,7 @@ cmp_outline(const void *a, const void *b)
 		if (rx != ry)
 			return rx < ry ? -1 : 1;
 	}
-	return cmp_entry_stack(&sort_sa->ent[x->ent], &sort_sa->ent[y->ent]);
+	return cmp_text(&sort_sa->stacks, x->ent, y->ent);
 }
 
 static int
@@ -619,7 +536,7 @@ scenagg_write_folded(struct scenagg *sa, struct outbuf *ob,
 	char num[32];
 
 	for (i = 0; i < n; i++) {
-		struct entry *e = &sa->ent[ol[i].ent];
+		uint32_t id = ol[i].ent;
 
 		if (ol[i].val == 0 && oo->integer)
 			continue;	/* "stack 0" lines only confuse flame graph tools */
@@ -627,7 +544,7 @@ scenagg_write_folded(struct scenagg *sa, struct outbuf *ob,
 			ob_puts(ob, sa->scen[ol[i].scen].name);
 			ob_putc(ob, ';');
 		}
-		ob_write(ob, e->stack, e->len);
+		ob_write(ob, intern_str(&sa->stacks, id), intern_len(&sa->stacks, id));
 		ob_putc(ob, ' ');
 		ob_write(ob, num, (size_t)scenagg_format(num, ol[i].val));
 		ob_putc(ob, '\n');
@@ -638,63 +555,38 @@ scenagg_write_folded(struct scenagg *sa, struct outbuf *ob,
 /* ------------------------------------------------------------------ */
 /* by-name                                                             */
 
+/* a frame name's weights; its text is the table's string ID */
 struct name {
-	const char *text;
-	size_t len;
-	uint64_t hash;
+	uint32_t id;
+	uint32_t ncell, capcell;
 	int64_t exc, inc;
 	size_t stamp;		/* last output line counted (once per stack) */
 	struct cell *cells;	/* inclusive per scenario, in rank order */
-	uint32_t ncell, capcell;
 };
 
 struct nametab {
+	struct intern names;	/* an id indexes v until v is sorted */
 	struct name *v;
 	size_t n, cap;
-	uint32_t *slots;
-	size_t nslots;
 };
 
 static struct name *
 name_lookup(struct nametab *t, const char *s, size_t len)
 {
-	uint64_t h = hash_bytes(s, len);
-	size_t j = h & (t->nslots - 1);
+	uint32_t id = intern_add(&t->names, s, len);
 	struct name *nm;
 
-	while (t->slots[j]) {
-		nm = &t->v[t->slots[j] - 1];
-		if (nm->hash == h && nm->len == len && memcmp(nm->text, s, len) == 0)
-			return nm;
-		j = (j + 1) & (t->nslots - 1);
-	}
+	if (id < t->n)
+		return &t->v[id];
 	if (t->n == t->cap) {
 		t->cap = t->cap ? 2 * t->cap : 1024;
 		t->v = xrealloc(t->v, t->cap * sizeof(*t->v));
 	}
-	nm = &t->v[t->n];
+	nm = &t->v[t->n++];
 	memset(nm, 0, sizeof(*nm));
-	nm->text = s;
-	nm->len = len;
-	nm->hash = h;
+	nm->id = id;
 	nm->stamp = (size_t)-1;
-	t->slots[j] = (uint32_t)(++t->n);
-	if (t->n * 2 > t->nslots) {
-		size_t i, nn = t->nslots * 2;
-		uint32_t *slots = xcalloc(nn, sizeof(*slots));
-
-		for (i = 0; i < t->n; i++) {
-			size_t k = t->v[i].hash & (nn - 1);
-
-			while (slots[k])
-				k = (k + 1) & (nn - 1);
-			slots[k] = (uint32_t)(i + 1);
-		}
-		free(t->slots);
-		t->slots = slots;
-		t->nslots = nn;
-	}
-	return &t->v[t->n - 1];
+	return nm;
 }
 
 static void
@@ -731,22 +623,20 @@ count_frame(struct nametab *t, const char *s, size_t len, size_t line, int rank,
 	name_add(nm, rank, v);
 }
 
+static const struct intern *sort_names;
+
 static int
 cmp_name(const void *a, const void *b)
 {
 	const struct name *x = a, *y = b;
 	int64_t ex = x->exc < 0 ? -x->exc : x->exc, ey = y->exc < 0 ? -y->exc : y->exc;
 	int64_t ix = x->inc < 0 ? -x->inc : x->inc, iy = y->inc < 0 ? -y->inc : y->inc;
-	size_t n;
-	int c;
 
 	if (ex != ey)
 		return ex > ey ? -1 : 1;
 	if (ix != iy)
 		return ix > iy ? -1 : 1;
-	n = x->len < y->len ? x->len : y->len;
-	c = memcmp(x->text, y->text, n);
-	return c ? c : (x->len > y->len) - (x->len < y->len);
+	return cmp_text(sort_names, x->id, y->id);
 }
 
 char
@@ -817,8 +707,7 @@ scenagg_write_byname(struct scenagg *sa, struct outbuf *ob,
 	char num[32], which[33];
 
 	rank_scenarios(sa);
-	t.nslots = 1024;
-	t.slots = xcalloc(t.nslots, sizeof(*t.slots));
+	intern_init(&t.names);
 	scen_total = xcalloc((size_t)sa->nscen + 1, sizeof(*scen_total));
 	per = xcalloc((size_t)sa->nscen + 1, sizeof(*per));
 	by_rank = xmalloc(((size_t)sa->nscen + 1) * sizeof(*by_rank));
@@ -831,7 +720,8 @@ scenagg_write_byname(struct scenagg *sa, struct outbuf *ob,
 		uint32_t c;
 
 		for (c = 0; c < e->ncell; c++, line++) {
-			const char *p = e->stack, *end = e->stack + e->len;
+			const char *p = intern_str(&sa->stacks, (uint32_t)i);
+			const char *end = p + intern_len(&sa->stacks, (uint32_t)i);
 			int64_t v = mean_of(ecell(e, c)->val, sa->nscen, oo);
 			const char *sname = sa->scen[ecell(e, c)->scen].name;
 
@@ -872,12 +762,13 @@ scenagg_write_byname(struct scenagg *sa, struct outbuf *ob,
 	}
 	ob_putc(ob, '\n');
 
+	sort_names = &t.names;
 	qsort(t.v, t.n, sizeof(*t.v), cmp_name);
 	for (i = 0; i < t.n; i++) {
 		struct name *nm = &t.v[i];
 		uint32_t c;
 
-		ob_write(ob, nm->text, nm->len);
+		ob_write(ob, intern_str(&t.names, nm->id), intern_len(&t.names, nm->id));
 		ob_putc(ob, '\t');
 		ob_write(ob, num, (size_t)scenagg_format(num, nm->exc));
 		put_percent(ob, nm->exc, total);
@@ -898,7 +789,7 @@ scenagg_write_byname(struct scenagg *sa, struct outbuf *ob,
 		free(nm->cells);
 	}
 	free(t.v);
-	free(t.slots);
+	intern_release(&t.names);
 	free(scen_total);
 	free(per);
 	free(by_rank);

@@ -13,35 +13,8 @@
 #include <string.h>
 
 #include "base/cli.h"
+#include "base/strbuf.h"
 #include "stacks/pattern.h"
-
-/* growable string */
-struct sbuf {
-	char *s;
-	size_t n, cap;
-};
-
-static void
-sb_add(struct sbuf *b, const char *s)
-{
-	size_t k = strlen(s);
-
-	if (b->n + k + 1 > b->cap) {
-		b->cap = (b->n + k + 1) * 2 + 16;
-		b->s = xrealloc(b->s, b->cap);
-	}
-	memcpy(b->s + b->n, s, k);
-	b->n += k;
-	b->s[b->n] = '\0';
-}
-
-static void
-sb_addc(struct sbuf *b, char c)
-{
-	char t[2] = { c, '\0' };
-
-	sb_add(b, t);
-}
 
 /*
  * The simplified syntax: everything literal except * % ^ | { }.  The
@@ -49,7 +22,7 @@ sb_addc(struct sbuf *b, char c)
  * brackets, for literals) so that one parser checks both.
  */
 static void
-translate_simple(struct sbuf *b, const char *t, size_t n)
+translate_simple(struct strbuf *b, const char *t, size_t n)
 {
 	size_t i;
 
@@ -58,28 +31,28 @@ translate_simple(struct sbuf *b, const char *t, size_t n)
 
 		switch (c) {
 		case '*':
-			sb_add(b, ".*");
+			strbuf_adds(b, ".*");
 			break;
 		case '%':
-			sb_add(b, "[[:alnum:]_.?]*");
+			strbuf_adds(b, "[[:alnum:]_.?]*");
 			break;
 		case '^':
 		case '|':
-			sb_addc(b, c);
+			strbuf_addc(b, c);
 			break;
 		case '{':
-			sb_addc(b, '(');
+			strbuf_addc(b, '(');
 			break;
 		case '}':
-			sb_addc(b, ')');
+			strbuf_addc(b, ')');
 			break;
 		case '.': case '(': case ')': case '+': case '?': case '$':
 		case '[': case ']': case '\\':
-			sb_addc(b, '\\');
-			sb_addc(b, c);
+			strbuf_addc(b, '\\');
+			strbuf_addc(b, c);
 			break;
 		default:
-			sb_addc(b, c);
+			strbuf_addc(b, c);
 		}
 	}
 }
@@ -126,7 +99,7 @@ struct traits {
 struct parser {
 	const char *t;
 	size_t n, i;
-	struct sbuf *out;	/* the POSIX ERE */
+	struct strbuf *out;	/* the POSIX ERE */
 	struct pattern_prog *prog;
 	int depth, groups, captures;
 	const char *why;	/* the refusal, NULL while fine */
@@ -366,14 +339,14 @@ set_add_word(struct pattern_set *cs)
 
 /* A character as a range end inside a POSIX bracket. */
 static void
-bracket_endpoint(struct sbuf *b, char c)
+bracket_endpoint(struct strbuf *b, char c)
 {
 	if (c == ']' || c == '[' || c == '-' || c == '^') {
-		sb_add(b, "[.");
-		sb_addc(b, c);
-		sb_add(b, ".]");
+		strbuf_adds(b, "[.");
+		strbuf_addc(b, c);
+		strbuf_adds(b, ".]");
 	} else {
-		sb_addc(b, c);
+		strbuf_addc(b, c);
 	}
 }
 
@@ -400,7 +373,7 @@ bracket_special(struct bracket_specials *sp, char c)
  * class to CS and BODY and returns 0, or returns -1.
  */
 static int
-bracket_item(struct parser *P, struct pattern_set *cs, struct sbuf *body, char *c)
+bracket_item(struct parser *P, struct pattern_set *cs, struct strbuf *body, char *c)
 {
 	size_t at = P->i, j;
 	int d, k;
@@ -422,9 +395,9 @@ bracket_item(struct parser *P, struct pattern_set *cs, struct sbuf *body, char *
 		if ((k = class_index(P->t + P->i + 2, j - P->i - 2)) < 0)
 			return refuse(P, at, "unknown character class");
 		set_add_class(cs, k);
-		sb_add(body, "[:");
-		sb_add(body, posix_classes[k]);
-		sb_add(body, ":]");
+		strbuf_adds(body, "[:");
+		strbuf_adds(body, posix_classes[k]);
+		strbuf_adds(body, ":]");
 		P->i = j + 2;
 		return 0;
 	}
@@ -439,15 +412,15 @@ bracket_item(struct parser *P, struct pattern_set *cs, struct sbuf *body, char *
 		return refuse(P, at, "trailing backslash");
 	case 'd':
 		set_add_class(cs, class_index("digit", 5));
-		sb_add(body, "0-9");
+		strbuf_adds(body, "0-9");
 		return 0;
 	case 'w':
 		set_add_word(cs);
-		sb_add(body, "[:alnum:]_");
+		strbuf_adds(body, "[:alnum:]_");
 		return 0;
 	case 's':
 		set_add_class(cs, class_index("space", 5));
-		sb_add(body, "[:space:]");
+		strbuf_adds(body, "[:space:]");
 		return 0;
 	case 'D': case 'W': case 'S':
 		return refuse(P, at, "negated class escape inside [ ]");
@@ -461,39 +434,38 @@ bracket_item(struct parser *P, struct pattern_set *cs, struct sbuf *body, char *
 
 /* Writes the POSIX bracket: ']' first, '[' '^' '-' last, so that no member is syntax. */
 static void
-write_bracket(struct sbuf *out, int neg, const struct bracket_specials *sp, const struct sbuf *body)
+write_bracket(struct strbuf *out, int neg, const struct bracket_specials *sp, const struct strbuf *body)
 {
-	int lone = !neg && !sp->rbracket && body->n == 0 && !sp->lbracket;
+	int lone = !neg && !sp->rbracket && body->len == 0 && !sp->lbracket;
 
 	if (lone && sp->caret && !sp->dash) {
-		sb_add(out, "\\^");	/* [^] would be a negation */
+		strbuf_adds(out, "\\^");	/* [^] would be a negation */
 		return;
 	}
-	sb_add(out, neg ? "[^" : "[");
+	strbuf_adds(out, neg ? "[^" : "[");
 	if (sp->rbracket)
-		sb_addc(out, ']');
-	sb_add(out, body->s);
+		strbuf_addc(out, ']');
+	strbuf_adds(out, strbuf_str(body));
 	if (sp->lbracket)
-		sb_addc(out, '[');
+		strbuf_addc(out, '[');
 	if (lone && sp->dash)
-		sb_add(out, sp->caret ? "-^" : "-");
+		strbuf_adds(out, sp->caret ? "-^" : "-");
 	else
-		sb_add(out, sp->caret ? (sp->dash ? "^-" : "^") : (sp->dash ? "-" : ""));
-	sb_addc(out, ']');
+		strbuf_adds(out, sp->caret ? (sp->dash ? "^-" : "^") : (sp->dash ? "-" : ""));
+	strbuf_addc(out, ']');
 }
 
 /* A .NET character class at P->i. */
 static int
 parse_bracket(struct parser *P)
 {
-	struct sbuf body = { NULL, 0, 0 };
+	struct strbuf body = STRBUF_INIT;
 	struct bracket_specials sp = { 0, 0, 0, 0 };
 	struct pattern_set cs;
 	size_t at = P->i;
 	int neg = 0, first = 1, rc = 0, idx;
 
 	memset(&cs, 0, sizeof cs);
-	sb_add(&body, "");
 	P->i++;
 	if (peek(P, 0) == '^') {
 		neg = 1;
@@ -521,7 +493,7 @@ parse_bracket(struct parser *P)
 		if (peek(P, 0) != '-' || peek(P, 1) == ']' || peek(P, 1) == -1) {
 			set_add(&cs, (unsigned char)lo);
 			if (!bracket_special(&sp, lo))
-				sb_addc(&body, lo);
+				strbuf_addc(&body, lo);
 			continue;
 		}
 		P->i++;
@@ -536,7 +508,7 @@ parse_bracket(struct parser *P)
 		for (c = (unsigned char)lo; c <= (unsigned char)hi; c++)
 			set_add(&cs, c);
 		bracket_endpoint(&body, lo);
-		sb_addc(&body, '-');
+		strbuf_addc(&body, '-');
 		bracket_endpoint(&body, hi);
 	}
 	if (rc == 0) {
@@ -544,7 +516,7 @@ parse_bracket(struct parser *P)
 		*new_set(P, &idx) = cs;
 		set_finish(P, &P->prog->sets[idx], idx, neg);
 	}
-	free(body.s);
+	strbuf_release(&body);
 	return rc;
 }
 
@@ -559,15 +531,15 @@ emit_class_escape(struct parser *P, int d)
 	switch (tolower(d)) {
 	case 'd':
 		set_add_class(cs, class_index("digit", 5));
-		sb_add(P->out, neg ? "[^0-9]" : "[0-9]");
+		strbuf_adds(P->out, neg ? "[^0-9]" : "[0-9]");
 		break;
 	case 'w':
 		set_add_word(cs);
-		sb_add(P->out, neg ? "[^[:alnum:]_]" : "[[:alnum:]_]");
+		strbuf_adds(P->out, neg ? "[^[:alnum:]_]" : "[[:alnum:]_]");
 		break;
 	default:
 		set_add_class(cs, class_index("space", 5));
-		sb_add(P->out, neg ? "[^[:space:]]" : "[[:space:]]");
+		strbuf_adds(P->out, neg ? "[^[:space:]]" : "[[:space:]]");
 		break;
 	}
 	set_finish(P, cs, idx, neg);
@@ -596,8 +568,8 @@ parse_escape(struct parser *P, enum atom_kind *kind)
 		return 0;
 	}
 	if (d != 0 && (a = strchr(anchors, d)) != NULL) {
-		sb_addc(P->out, '\\');
-		sb_addc(P->out, (char)d);
+		strbuf_addc(P->out, '\\');
+		strbuf_addc(P->out, (char)d);
 		*kind = ATOM_ANCHOR;	/* GNU word and buffer anchors */
 		emit(P, OP_ASSERT, anchor_op[a - anchors], 0, 0);
 		return 0;
@@ -605,10 +577,10 @@ parse_escape(struct parser *P, enum atom_kind *kind)
 	if ((d = escaped_char(d)) < 0)
 		return refuse(P, at, "unsupported escape");
 	if (isalnum(d) || d < 32 || d >= 127) {
-		sb_addc(P->out, (char)d);
+		strbuf_addc(P->out, (char)d);
 	} else {
-		sb_addc(P->out, '\\');
-		sb_addc(P->out, (char)d);
+		strbuf_addc(P->out, '\\');
+		strbuf_addc(P->out, (char)d);
 	}
 	emit_char(P, d);
 	return 0;
@@ -641,7 +613,7 @@ parse_group(struct parser *P, struct traits *tr, enum atom_kind *kind)
 		slot = P->captures;	/* $1..$9: the first nine capturing groups */
 	P->i++;
 	P->depth++;
-	sb_addc(P->out, '(');
+	strbuf_addc(P->out, '(');
 	if (slot >= 0)
 		emit(P, OP_SAVE, 2 * slot, 0, 0);
 	if (parse_alt(P, tr) < 0)
@@ -652,7 +624,7 @@ parse_group(struct parser *P, struct traits *tr, enum atom_kind *kind)
 		emit(P, OP_SAVE, 2 * slot + 1, 0, 0);
 	P->i++;
 	P->depth--;
-	sb_addc(P->out, ')');
+	strbuf_addc(P->out, ')');
 	*kind = ATOM_GROUP;
 	return 0;
 }
@@ -726,7 +698,7 @@ parse_atom(struct parser *P, struct traits *tr, enum atom_kind *kind)
 	case '^': case '$':
 		*kind = ATOM_ANCHOR;
 		tr->nullable = 1;
-		sb_addc(P->out, (char)c);
+		strbuf_addc(P->out, (char)c);
 		emit(P, OP_ASSERT, c == '^' ? AS_BOL : AS_EOL, 0, 0);
 		P->i++;
 		return 0;
@@ -735,13 +707,13 @@ parse_atom(struct parser *P, struct traits *tr, enum atom_kind *kind)
 	case '{':
 		if (parse_count(P, &min, &max) != 0)
 			return refuse(P, at, "quantifier follows nothing");
-		sb_add(P->out, "\\{");
+		strbuf_adds(P->out, "\\{");
 		break;
 	case ')':	/* unmatched: a literal, as in POSIX */
-		sb_add(P->out, "\\)");
+		strbuf_adds(P->out, "\\)");
 		break;
 	case '.':
-		sb_addc(P->out, '.');
+		strbuf_addc(P->out, '.');
 		{
 			int idx;
 			struct pattern_set *all = new_set(P, &idx);
@@ -751,7 +723,7 @@ parse_atom(struct parser *P, struct traits *tr, enum atom_kind *kind)
 		P->i++;
 		return 0;
 	default:
-		sb_addc(P->out, (char)c);
+		strbuf_addc(P->out, (char)c);
 		break;
 	}
 	emit_char(P, c);
@@ -789,7 +761,7 @@ parse_piece(struct parser *P, struct traits *tr)
 	{
 		char *text = xstrndup(P->t + at, P->i - at);
 
-		sb_add(P->out, text);
+		strbuf_adds(P->out, text);
 		free(text);
 	}
 	if (repeat_code(P, from, min, max, at) < 0)
@@ -846,7 +818,7 @@ parse_alt(struct parser *P, struct traits *tr)
 		P->prog->code[start].y = P->prog->len;
 		start = P->prog->len;
 		P->i++;
-		sb_addc(P->out, '|');
+		strbuf_addc(P->out, '|');
 		if (parse_concat(P, &branch) < 0) {
 			free(jumps);
 			return -1;
@@ -940,17 +912,16 @@ find_start(struct parser *P)
  * TEXT, 0 when there is no useful one).
  */
 static int
-parse_pattern(const char *text, size_t n, struct pattern_prog *prog, struct sbuf *out,
+parse_pattern(const char *text, size_t n, struct pattern_prog *prog, struct strbuf *out,
     const char **why, size_t *at)
 {
-	struct sbuf simple = { NULL, 0, 0 };
+	struct strbuf simple = STRBUF_INIT;
 	struct traits tr;
 	struct parser P;
 	int raw = n > 0 && text[0] == '@', rc = 0;
 
 	*why = NULL;
 	*at = 0;
-	sb_add(out, "");
 	if (n > PAT_MAX_LENGTH) {
 		*why = "longer than " PAT_STR(PAT_MAX_LENGTH) " bytes";
 		return -1;
@@ -960,10 +931,9 @@ parse_pattern(const char *text, size_t n, struct pattern_prog *prog, struct sbuf
 		P.t = text + 1;
 		P.n = n - 1;
 	} else {
-		sb_add(&simple, "");
 		translate_simple(&simple, text, n);
-		P.t = simple.s;
-		P.n = simple.n;
+		P.t = strbuf_str(&simple);
+		P.n = simple.len;
 	}
 	P.out = out;
 	P.prog = prog;
@@ -978,7 +948,7 @@ parse_pattern(const char *text, size_t n, struct pattern_prog *prog, struct sbuf
 		emit(&P, OP_MATCH, 0, 0, 0);
 		find_start(&P);
 	}
-	free(simple.s);
+	strbuf_release(&simple);
 	return rc;
 }
 
@@ -994,22 +964,23 @@ char *
 pattern_to_regex(const char *text, size_t n)
 {
 	struct pattern_prog g = { NULL, 0, 0, NULL, 0, 0, -1, 0, 0, -1 };
-	struct sbuf out = { NULL, 0, 0 };
+	struct strbuf out = STRBUF_INIT;
 	const char *why;
 	size_t at;
+	int rc = parse_pattern(text, n, &g, &out, &why, &at);
 
-	if (parse_pattern(text, n, &g, &out, &why, &at) < 0) {
-		free(out.s);
-		out.s = NULL;
-	}
 	prog_free(&g);
-	return out.s;
+	if (rc < 0) {
+		strbuf_release(&out);
+		return NULL;
+	}
+	return strbuf_detach(&out);
 }
 
 int
 pattern_compile(struct pattern *p, const char *text, size_t n, char *err, size_t errlen)
 {
-	struct sbuf out = { NULL, 0, 0 };
+	struct strbuf out = STRBUF_INIT;
 	const char *why;
 	size_t at;
 
@@ -1024,11 +995,11 @@ pattern_compile(struct pattern *p, const char *text, size_t n, char *err, size_t
 			    more, why, at);
 		else
 			snprintf(err, errlen, "bad pattern '%.*s%s': %s", shown, text, more, why);
-		free(out.s);
+		strbuf_release(&out);
 		prog_free(&p->prog);
 		return -1;
 	}
-	free(out.s);
+	strbuf_release(&out);
 	p->text = xstrndup(text, n);
 	return 0;
 }
@@ -1237,10 +1208,9 @@ pattern_exec(const struct pattern *p, const char *s, regmatch_t *m)
 char *
 pattern_expand(const char *repl, const char *s, const regmatch_t *m)
 {
-	struct sbuf b = { NULL, 0, 0 };
+	struct strbuf b = STRBUF_INIT;
 	const char *r;
 
-	sb_add(&b, "");
 	for (r = repl; *r; r++) {
 		int k = -1;
 
@@ -1249,18 +1219,14 @@ pattern_expand(const char *repl, const char *s, const regmatch_t *m)
 		else if (r[0] == '$' && r[1] >= '1' && r[1] <= '9')
 			k = r[1] - '0';
 		if (k < 0) {
-			sb_addc(&b, *r);
+			strbuf_addc(&b, *r);
 			continue;
 		}
-		if (m[k].rm_so >= 0) {
-			char *part = xstrndup(s + m[k].rm_so, (size_t)(m[k].rm_eo - m[k].rm_so));
-
-			sb_add(&b, part);
-			free(part);
-		}
+		if (m[k].rm_so >= 0)
+			strbuf_add(&b, s + m[k].rm_so, (size_t)(m[k].rm_eo - m[k].rm_so));
 		r++;
 	}
-	return b.s;
+	return strbuf_detach(&b);
 }
 
 int

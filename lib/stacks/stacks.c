@@ -17,6 +17,8 @@
 #include <strings.h>
 
 #include "base/cli.h"
+#include "base/hash.h"
+#include "base/intern.h"
 #include "evt/evt.h"
 #include "stacks/pattern.h"
 #include "stacks/stacks.h"
@@ -30,44 +32,6 @@
 #define RAW_CACHE_MAX_BYTES ((size_t)32 << 20)
 #define MAX_DEPTH_WARN 1000000
 
-/* ------------------------------------------------------------------ */
-/* hashing                                                             */
-
-static inline uint64_t
-mix64(uint64_t a, uint64_t b)
-{
-	__uint128_t r = (__uint128_t)a * b;
-
-	return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-
-static uint64_t
-hash_bytes(const void *p, size_t n, uint64_t seed)
-{
-	const unsigned char *s = p;
-	uint64_t h = seed ^ mix64(n + 0x9e3779b97f4a7c15ull, 0xa0761d6478bd642full);
-	uint64_t a, b;
-
-	while (n >= 16) {
-		memcpy(&a, s, 8);
-		memcpy(&b, s + 8, 8);
-		h = mix64(a ^ 0xe7037ed1a0b428dbull ^ h, b ^ 0x8ebc6af09c88c6e3ull);
-		s += 16;
-		n -= 16;
-	}
-	a = b = 0;
-	if (n >= 8) {
-		memcpy(&a, s, 8);
-		memcpy(&b, s + n - 8, 8);
-	} else if (n > 0) {
-		unsigned char t[8] = { 0 };
-
-		memcpy(t, s, n);
-		memcpy(&a, t, 8);
-	}
-	return mix64(a ^ 0x589965cc75374cc3ull ^ h, b ^ 0x1d8e4e27c47d124full ^ n);
-}
-
 /* saturating: hostile inputs must not overflow the sums (UB) */
 static inline int64_t
 sadd(int64_t a, int64_t b)
@@ -77,58 +41,6 @@ sadd(int64_t a, int64_t b)
 	if (__builtin_add_overflow(a, b, &r))
 		return a > 0 ? INT64_MAX : INT64_MIN;
 	return r;
-}
-
-static inline uint64_t
-hash_u64(uint64_t x)
-{
-	return mix64(x ^ 0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull);
-}
-
-/* ------------------------------------------------------------------ */
-/* string arena: stable pointers, no per-string malloc                 */
-
-struct arena {
-	char *cur;
-	size_t left;
-	size_t total;
-	char **chunks;
-	int nchunks, capchunks;
-};
-
-static char *
-arena_alloc(struct arena *a, size_t n)
-{
-	char *p;
-
-	n = (n + 7) & ~(size_t)7;	/* keeps uint32_t arrays aligned */
-	if (n > a->left) {
-		size_t sz = n > (1u << 20) ? n : (1u << 20);
-
-		if (a->nchunks == a->capchunks) {
-			a->capchunks = a->capchunks ? a->capchunks * 2 : 16;
-			a->chunks = xrealloc(a->chunks, (size_t)a->capchunks * sizeof *a->chunks);
-		}
-		a->cur = xmalloc(sz);
-		a->chunks[a->nchunks++] = a->cur;
-		a->left = sz;
-		a->total += sz;
-	}
-	p = a->cur;
-	a->cur += n;
-	a->left -= n;
-	return p;
-}
-
-static void
-arena_free(struct arena *a)
-{
-	int i;
-
-	for (i = 0; i < a->nchunks; i++)
-		free(a->chunks[i]);
-	free(a->chunks);
-	memset(a, 0, sizeof *a);
 }
 
 /* ------------------------------------------------------------------ */
@@ -184,6 +96,15 @@ struct rawent {
 	uint32_t prefix[4];
 };
 
+/*
+ * The ids of an array's entries by hash: open addressing, linear
+ * probing, STK_NONE a free slot.
+ */
+struct idtab {
+	uint32_t *slot;
+	uint32_t mask;		/* slots - 1 */
+};
+
 struct stk {
 	struct stk_config cfg;
 	/* patterns */
@@ -192,20 +113,14 @@ struct stk {
 	struct patlist fold, inc, exc;
 	uint64_t incall;
 	/* frames */
-	struct arena names;
-	char **name;
-	uint32_t *namelen;
-	uint32_t *namehash;	/* low half of the name's hash (the table's probe key) */
+	struct intern names;	/* frame id -> name */
 	struct finfo *fi;
 	char **outname;		/* folded-output spelling when it differs from the name (made on need) */
-	uint32_t nframes, capframes;
-	uint32_t *ftab;
-	uint32_t ftabmask;
+	uint32_t nframes, capframes;	/* frames with fi (all names), room in fi and outname */
 	/* nodes */
 	struct stk_node *node;
 	uint32_t nnodes, capnodes;
-	uint32_t *ntab;
-	uint32_t ntabmask;
+	struct idtab ntab;	/* nodes by (parent, frame) */
 	int64_t **hist;		/* per node exclusive When histogram (cfg.when) */
 	struct nodetime *times;	/* per node first/last, once a sample has a time */
 	struct nodefold *nfold;	/* per node what Fold% moved into it (after Fold%) */
@@ -214,12 +129,10 @@ struct stk {
 	size_t npool, cappool;
 	struct textent *txt;
 	uint32_t ntxt, captxt;
-	uint32_t *ttab;
-	uint32_t ttabmask;
+	struct idtab ttab;	/* txt by text */
 	struct rawent *raw;
 	uint32_t nraw, capraw;
-	uint32_t *rtab;
-	uint32_t rtabmask;
+	struct idtab rtab;	/* raw by (root frames, text) */
 	/* scratch */
 	uint32_t *out, *outeg;
 	uint8_t *outk;
@@ -494,70 +407,61 @@ dupnull(const char *s)
 }
 
 /* ------------------------------------------------------------------ */
-/* frames                                                              */
+/* id tables                                                           */
 
+/*
+ * Doubles T (4096 slots at first) and puts the ids FIRST..N-1 back,
+ * each at the slot its HASH_OF gives.
+ */
 static void
-ftab_grow(struct stk *S)
+idtab_grow(struct idtab *t, const struct stk *S, uint32_t first, uint32_t n,
+    uint64_t (*hash_of)(const struct stk *, uint32_t))
 {
-	uint32_t size = S->ftabmask ? (S->ftabmask + 1) * 2 : 4096, i;
+	uint32_t size = t->mask ? (t->mask + 1) * 2 : 4096, i, h;
 
-	free(S->ftab);
-	S->ftab = xmalloc(size * sizeof *S->ftab);
-	memset(S->ftab, 0xff, size * sizeof *S->ftab);
-	S->ftabmask = size - 1;
-	for (i = 0; i < S->nframes; i++) {
-		uint32_t h = (uint32_t)S->namehash[i] & S->ftabmask;
-
-		while (S->ftab[h] != STK_NONE)
-			h = (h + 1) & S->ftabmask;
-		S->ftab[h] = i;
+	free(t->slot);
+	t->slot = xmalloc(size * sizeof *t->slot);
+	memset(t->slot, 0xff, size * sizeof *t->slot);
+	t->mask = size - 1;
+	for (i = first; i < n; i++) {
+		for (h = (uint32_t)hash_of(S, i) & t->mask; t->slot[h] != STK_NONE; h = (h + 1) & t->mask)
+			;
+		t->slot[h] = i;
 	}
 }
 
-static uint32_t
-intern_hashed(struct stk *S, const char *s, size_t n, uint64_t hv)
-{
-	uint32_t h, id;
-	char *copy;
+/* ------------------------------------------------------------------ */
+/* frames                                                              */
 
-	if (n > 0xfffffffu)
-		n = 0xfffffffu;
-	h = (uint32_t)hv & S->ftabmask;
-	while ((id = S->ftab[h]) != STK_NONE) {
-		if (S->namehash[id] == (uint32_t)hv && S->namelen[id] == n && memcmp(S->name[id], s, n) == 0)
-			return id;
-		h = (h + 1) & S->ftabmask;
-	}
-	if (S->nframes == S->capframes) {
+/* the per-frame data of the name just interned */
+static void
+new_frame(struct stk *S)
+{
+	uint32_t id = S->nframes++;
+
+	if (id == S->capframes) {
 		S->capframes = S->capframes ? S->capframes * 2 : 1024;
-		S->name = xrealloc(S->name, S->capframes * sizeof *S->name);
-		S->namelen = xrealloc(S->namelen, S->capframes * sizeof *S->namelen);
-		S->namehash = xrealloc(S->namehash, S->capframes * sizeof *S->namehash);
 		S->fi = xrealloc(S->fi, S->capframes * sizeof *S->fi);
 		if (S->outname)
 			S->outname = xrealloc(S->outname, S->capframes * sizeof *S->outname);
 	}
-	id = S->nframes++;
-	copy = arena_alloc(&S->names, n + 1);
-	memcpy(copy, s, n);
-	copy[n] = '\0';
-	S->name[id] = copy;
-	S->namelen[id] = (uint32_t)n;
-	S->namehash[id] = (uint32_t)hv;
 	memset(&S->fi[id], 0, sizeof S->fi[id]);
 	if (S->outname)
 		S->outname[id] = NULL;
 	S->fi[id].gname = S->fi[id].egroup = S->fi[id].ename = S->fi[id].kname = STK_NONE;
-	S->ftab[h] = id;
-	if ((uint64_t)S->nframes * 4 > (uint64_t)S->ftabmask * 3)	/* 75% full */
-		ftab_grow(S);
-	return id;
 }
 
 uint32_t
 stk_intern(struct stk *S, const char *s, size_t n)
 {
-	return intern_hashed(S, s, n, hash_bytes(s, n, 1));
+	uint32_t id;
+
+	if (n > 0xfffffffu)
+		n = 0xfffffffu;
+	id = intern_add(&S->names, s, n);
+	if (id == S->nframes)
+		new_frame(S);
+	return id;
 }
 
 const char *
@@ -565,7 +469,7 @@ stk_name(const struct stk *S, uint32_t frame)
 {
 	if (frame == STK_NONE)
 		return "ROOT";
-	return S->name[frame];
+	return intern_str(&S->names, frame);
 }
 
 uint32_t
@@ -621,7 +525,9 @@ tmpbuf(struct stk *S, size_t n)
 static void
 compute_group(struct stk *S, uint32_t id)
 {
-	char *cur = xstrdup(S->name[id]);
+	const char *name = intern_str(&S->names, id);
+	int unresolved = !S->cfg.keep_addrs && is_unresolved(name, intern_len(&S->names, id));
+	char *cur = xstrdup(name);
 	uint32_t gname = id, egroup = STK_NONE, ename = STK_NONE;
 	int i, matched = 0;
 	regmatch_t m[PAT_MAX_CAPTURES];
@@ -643,12 +549,12 @@ compute_group(struct stk *S, uint32_t id)
 			break;
 		}
 		if (g->entry) {
-			const char *disp = display_name(S->name[id]);
+			const char *disp = display_name(name);
 			size_t n = strlen(G) + strlen(disp) + 8;
 			char *t = xmalloc(n);
 
 			/* an unknown address enters as module!? (PerfView's name for it) */
-			if (!S->cfg.keep_addrs && is_unresolved(S->name[id], S->namelen[id]))
+			if (unresolved)
 				snprintf(t, n, "%s <<%.*s!?>>", G, (int)(strchr(disp, '!') - disp), disp);
 			else
 				snprintf(t, n, "%s <<%s>>", G, disp);
@@ -666,9 +572,9 @@ compute_group(struct stk *S, uint32_t id)
 		free(cur);
 		cur = G;	/* PerfView's code: later entries see the new name */
 	}
-	if (!matched && !S->cfg.keep_addrs && is_unresolved(S->name[id], S->namelen[id])) {
+	if (!matched && unresolved) {
 		/* PerfView auto-groups unknown addresses of one module: module!? */
-		const char *disp = display_name(S->name[id]);
+		const char *disp = display_name(name);
 		const char *bang = strchr(disp, '!');
 		size_t n = (size_t)(bang - disp);
 		char *t = tmpbuf(S, n + 3);
@@ -688,7 +594,7 @@ compute_group(struct stk *S, uint32_t id)
 static void
 compute_pats(struct stk *S, uint32_t id)
 {
-	const char *s = S->name[id];
+	const char *s = intern_str(&S->names, id);
 	uint64_t mask = 0;
 	int i;
 
@@ -705,11 +611,11 @@ static uint32_t
 kernel_name(struct stk *S, uint32_t id)
 {
 	if (S->fi[id].kname == STK_NONE) {
-		size_t n = S->namelen[id];
+		size_t n = intern_len(&S->names, id);
 		char *t = xmalloc(n + 5);
 		uint32_t k;
 
-		memcpy(t, S->name[id], n);
+		memcpy(t, intern_str(&S->names, id), n);
 		memcpy(t + n, "_[k]", 5);
 		k = stk_intern(S, t, n + 4);
 		free(t);
@@ -721,23 +627,16 @@ kernel_name(struct stk *S, uint32_t id)
 /* ------------------------------------------------------------------ */
 /* nodes                                                               */
 
-static void
-ntab_grow(struct stk *S)
+static uint64_t
+node_hash(uint32_t parent, uint32_t frame)
 {
-	uint32_t size = S->ntabmask ? (S->ntabmask + 1) * 2 : 4096, i;
+	return hash_u64((uint64_t)parent << 32 | frame);
+}
 
-	free(S->ntab);
-	S->ntab = xmalloc(size * sizeof *S->ntab);
-	memset(S->ntab, 0xff, size * sizeof *S->ntab);
-	S->ntabmask = size - 1;
-	for (i = 1; i < S->nnodes; i++) {
-		uint64_t k = ((uint64_t)S->node[i].parent << 32) | S->node[i].frame;
-		uint32_t h = (uint32_t)hash_u64(k) & S->ntabmask;
-
-		while (S->ntab[h] != STK_NONE)
-			h = (h + 1) & S->ntabmask;
-		S->ntab[h] = i;
-	}
+static uint64_t
+node_hash_of(const struct stk *S, uint32_t i)
+{
+	return node_hash(S->node[i].parent, S->node[i].frame);
 }
 
 static uint32_t
@@ -789,18 +688,17 @@ node_times(struct stk *S, uint32_t node)
 static uint32_t
 child_of(struct stk *S, uint32_t parent, uint32_t frame)
 {
-	uint64_t k = ((uint64_t)parent << 32) | frame;
-	uint32_t h = (uint32_t)hash_u64(k) & S->ntabmask, id;
+	uint32_t h = (uint32_t)node_hash(parent, frame) & S->ntab.mask, id;
 
-	while ((id = S->ntab[h]) != STK_NONE) {
+	while ((id = S->ntab.slot[h]) != STK_NONE) {
 		if (S->node[id].parent == parent && S->node[id].frame == frame)
 			return id;
-		h = (h + 1) & S->ntabmask;
+		h = (h + 1) & S->ntab.mask;
 	}
 	id = new_node(S, parent, frame);
-	S->ntab[h] = id;
-	if ((uint64_t)S->nnodes * 4 > (uint64_t)S->ntabmask * 3)	/* 75% full */
-		ntab_grow(S);
+	S->ntab.slot[h] = id;
+	if ((uint64_t)S->nnodes * 4 > (uint64_t)S->ntab.mask * 3)	/* 75% full */
+		idtab_grow(&S->ntab, S, 1, S->nnodes, node_hash_of);
 	return id;
 }
 
@@ -916,8 +814,8 @@ stk_new(const struct stk_config *cfg)
 		cli_usage_error("--include: at most 64 entries");
 	S->incall = S->inc.n == 64 ? ~0ull : (1ull << S->inc.n) - 1;
 	set_kinds(S, cfg->kinds);
-	ftab_grow(S);
-	ntab_grow(S);
+	intern_init(&S->names);
+	idtab_grow(&S->ntab, S, 1, S->nnodes, node_hash_of);
 	new_node(S, STK_NONE, STK_NONE);	/* ROOT */
 	S->scenario = STK_NONE;
 	S->broken = stk_intern(S, "BROKEN", 6);
@@ -944,12 +842,8 @@ stk_free(struct stk *S)
 	for (i = 0; S->outname && i < S->nframes; i++)
 		free(S->outname[i]);
 	free(S->outname);
-	arena_free(&S->names);
-	free(S->name);
-	free(S->namelen);
-	free(S->namehash);
+	intern_release(&S->names);
 	free(S->fi);
-	free(S->ftab);
 	if (S->hist) {
 		for (i = 0; i < S->nnodes; i++)
 			free(S->hist[i]);
@@ -958,12 +852,12 @@ stk_free(struct stk *S)
 	free(S->node);
 	free(S->times);
 	free(S->nfold);
-	free(S->ntab);
+	free(S->ntab.slot);
 	free(S->pool);
 	free(S->raw);
-	free(S->rtab);
+	free(S->rtab.slot);
 	free(S->txt);
-	free(S->ttab);
+	free(S->ttab.slot);
 	free(S->out);
 	free(S->outeg);
 	free(S->outk);
@@ -1139,22 +1033,10 @@ transform(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 	return transform_ids(S, nprefix, (size_t)nprefix + n, kframes, dropped);
 }
 
-static void
-ttab_grow(struct stk *S)
+static uint64_t
+text_hash_of(const struct stk *S, uint32_t i)
 {
-	uint32_t size = S->ttabmask ? (S->ttabmask + 1) * 2 : 4096, i;
-
-	free(S->ttab);
-	S->ttab = xmalloc(size * sizeof *S->ttab);
-	memset(S->ttab, 0xff, size * sizeof *S->ttab);
-	S->ttabmask = size - 1;
-	for (i = 0; i < S->ntxt; i++) {
-		uint32_t h = (uint32_t)S->txt[i].hash & S->ttabmask;
-
-		while (S->ttab[h] != STK_NONE)
-			h = (h + 1) & S->ttabmask;
-		S->ttab[h] = i;
-	}
+	return S->txt[i].hash;
 }
 
 /*
@@ -1164,8 +1046,8 @@ ttab_grow(struct stk *S)
 static int
 frame_is(const struct stk *S, uint32_t id, const char *seg, size_t n)
 {
-	const char *nm = S->name[id];
-	size_t nl = S->namelen[id], i, o = 0;
+	const char *nm = intern_str(&S->names, id);
+	size_t nl = intern_len(&S->names, id), i, o = 0;
 	int cut = n > STK_MAX_FRAME;
 
 	if (!cut && (n < 3 || memchr(seg, '%', n - 2) == NULL))
@@ -1207,7 +1089,7 @@ text_is(const struct stk *S, const uint32_t *ids, uint32_t nids, const char *sta
 	if (len == 0)
 		return nids == 0;
 	for (i = 0; i < nids; i++) {
-		size_t nl = S->namelen[ids[i]];
+		size_t nl = intern_len(&S->names, ids[i]);
 		const char *semi, *fe;
 
 		if (i > 0) {
@@ -1215,7 +1097,7 @@ text_is(const struct stk *S, const uint32_t *ids, uint32_t nids, const char *sta
 				return 0;
 			p++;
 		}
-		if ((size_t)(e - p) >= nl && memcmp(p, S->name[ids[i]], nl) == 0 &&
+		if ((size_t)(e - p) >= nl && memcmp(p, intern_str(&S->names, ids[i]), nl) == 0 &&
 		    (p + nl == e || p[nl] == ';')) {
 			p += nl;
 			continue;
@@ -1240,18 +1122,18 @@ text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
 	struct textent *t;
 	size_t n;
 
-	if (S->ttab == NULL)
-		ttab_grow(S);
-	h = (uint32_t)hv & S->ttabmask;
-	while ((idx = S->ttab[h]) != STK_NONE) {
+	if (S->ttab.slot == NULL)
+		idtab_grow(&S->ttab, S, 0, S->ntxt, text_hash_of);
+	h = (uint32_t)hv & S->ttab.mask;
+	while ((idx = S->ttab.slot[h]) != STK_NONE) {
 		t = &S->txt[idx];
 		if (t->hash == hv && text_is(S, S->pool + t->ids, t->nids, stack, len))
 			return idx;
-		h = (h + 1) & S->ttabmask;
+		h = (h + 1) & S->ttab.mask;
 	}
 	n = count_frames(stack, len);
 	if ((S->npool + n) * sizeof *S->pool + (size_t)S->ntxt * sizeof *S->txt +
-	    ((size_t)S->ttabmask + 1) * sizeof *S->ttab >= RAW_CACHE_MAX_BYTES)
+	    ((size_t)S->ttab.mask + 1) * sizeof *S->ttab.slot >= RAW_CACHE_MAX_BYTES)
 		return STK_NONE;
 	if (S->npool + n > S->cappool) {
 		S->cappool = (S->npool + n) * 2 + 4096;
@@ -1269,28 +1151,16 @@ text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
 	t->ids = (uint32_t)S->npool;
 	t->nids = (uint32_t)n;
 	S->npool += n;
-	S->ttab[h] = S->ntxt++;
-	if (S->ntxt * 2 > S->ttabmask)
-		ttab_grow(S);
+	S->ttab.slot[h] = S->ntxt++;
+	if (S->ntxt * 2 > S->ttab.mask)
+		idtab_grow(&S->ttab, S, 0, S->ntxt, text_hash_of);
 	return S->ntxt - 1;
 }
 
-static void
-rtab_grow(struct stk *S)
+static uint64_t
+raw_hash_of(const struct stk *S, uint32_t i)
 {
-	uint32_t size = S->rtabmask ? (S->rtabmask + 1) * 2 : 4096, i;
-
-	free(S->rtab);
-	S->rtab = xmalloc(size * sizeof *S->rtab);
-	memset(S->rtab, 0xff, size * sizeof *S->rtab);
-	S->rtabmask = size - 1;
-	for (i = 0; i < S->nraw; i++) {
-		uint32_t h = (uint32_t)S->raw[i].hash & S->rtabmask;
-
-		while (S->rtab[h] != STK_NONE)
-			h = (h + 1) & S->rtabmask;
-		S->rtab[h] = i;
-	}
+	return S->raw[i].hash;
 }
 
 /* histogram bookkeeping for When */
@@ -1405,7 +1275,7 @@ stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 		S->st.elided_frames = sadd(S->st.elided_frames, (int64_t)elided);
 		kframes = cut_kframes(kframes, elided);
 	}
-	ht = hash_bytes(stack, len, 7);
+	ht = hash_bytes(stack, len);
 	textid = text_entry(S, stack, len, ht);
 	if (textid == STK_NONE) {
 		/* cache full: memory stays bounded, the work is done each time */
@@ -1430,10 +1300,10 @@ stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 	for (i = 0; i < nprefix; i++)
 		hv = hash_u64(hv ^ prefix[i]);
 	hv = hash_u64(hv ^ ((uint64_t)(uint32_t)kframes << 32 | (uint64_t)(unsigned)nprefix));
-	if (S->rtab == NULL)
-		rtab_grow(S);
-	h = (uint32_t)hv & S->rtabmask;
-	while ((idx = S->rtab[h]) != STK_NONE) {
+	if (S->rtab.slot == NULL)
+		idtab_grow(&S->rtab, S, 0, S->nraw, raw_hash_of);
+	h = (uint32_t)hv & S->rtab.mask;
+	while ((idx = S->rtab.slot[h]) != STK_NONE) {
 		struct rawent *r = &S->raw[idx];
 
 		if (r->hash == hv && r->textid == textid && r->nprefix == nprefix &&
@@ -1442,7 +1312,7 @@ stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 			re = r;
 			break;
 		}
-		h = (h + 1) & S->rtabmask;
+		h = (h + 1) & S->rtab.mask;
 	}
 	if (re != NULL) {
 		leaf = re->result;
@@ -1464,12 +1334,12 @@ stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 	re->kframes = kframes;
 	memset(re->prefix, 0, sizeof re->prefix);
 	memcpy(re->prefix, prefix, (size_t)nprefix * sizeof *prefix);
-	h = (uint32_t)hv & S->rtabmask;
-	while (S->rtab[h] != STK_NONE)
-		h = (h + 1) & S->rtabmask;
-	S->rtab[h] = S->nraw++;
-	if (S->nraw * 2 > S->rtabmask)
-		rtab_grow(S);
+	h = (uint32_t)hv & S->rtab.mask;
+	while (S->rtab.slot[h] != STK_NONE)
+		h = (h + 1) & S->rtab.mask;
+	S->rtab.slot[h] = S->nraw++;
+	if (S->nraw * 2 > S->rtab.mask)
+		idtab_grow(&S->rtab, S, 0, S->nraw, raw_hash_of);
 account:
 	if (leaf == STK_NONE) {
 		if (dropped == 1) {
