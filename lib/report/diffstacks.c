@@ -297,7 +297,16 @@ strip_frame(char *b, char *e, int perf_first)
 
 #define STRIP_FRAMES 3		/* scenario, process, thread: ids live only there */
 
-size_t
+/*
+ * Strips process/thread ids from the leading pseudo-frames of STACK in
+ * place (see diff.1): "Process64 app (12) Args: x" -> "app",
+ * "Thread (7) CPU=3ms" -> "Thread", "app.exe (12)" -> "app.exe"; with
+ * PERF also "app-12" and "app-12/34" as the first frame -> "app" (off by
+ * default: "nightly-17" is more likely aggregate's scenario name than a
+ * pid, and merging two scenarios would be silent data loss).  Returns
+ * the new length.
+ */
+static size_t
 diffstacks_strip_ids(char *stack, size_t len, int perf)
 {
 	char *b = stack, *end = stack + len, *e;

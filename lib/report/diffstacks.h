@@ -106,17 +106,6 @@ struct diffstacks_stats {
 int diffstacks_read(struct diffstacks *t, int side, const char *path,
     const struct diffstacks_opts *o, struct diffstacks_stats *st);
 
-/*
- * Strips process/thread ids from the leading pseudo-frames of STACK in
- * place (see diff.1): "Process64 app (12) Args: x" -> "app",
- * "Thread (7) CPU=3ms" -> "Thread", "app.exe (12)" -> "app.exe"; with
- * PERF also "app-12" and "app-12/34" as the first frame -> "app" (off by
- * default: "nightly-17" is more likely aggregate's scenario name than a
- * pid, and merging two scenarios would be silent data loss).  Returns
- * the new length.
- */
-size_t diffstacks_strip_ids(char *stack, size_t len, int perf);
-
 /* Formats a weight: integer form when integral, else up to 6 decimals. */
 int diffstacks_format(char *out, double v);
 

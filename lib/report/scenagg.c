@@ -110,12 +110,6 @@ scenagg_nscenarios(const struct scenagg *sa)
 	return sa->nscen;
 }
 
-const char *
-scenagg_scenario_name(const struct scenagg *sa, int id)
-{
-	return sa->scen[id].name;
-}
-
 void
 scenagg_count_file(struct scenagg *sa, int id)
 {
@@ -137,7 +131,8 @@ lookup(struct scenagg *sa, const char *stack, size_t len)
 	return &sa->ent[id];
 }
 
-void
+/* Adds WEIGHT (x 10^6) to STACK (folded text, root first) in scenario SCEN. */
+static void
 scenagg_add(struct scenagg *sa, int scen, const char *stack, size_t len, int64_t weight)
 {
 	struct entry *e = lookup(sa, stack, len);
@@ -160,19 +155,6 @@ scenagg_add(struct scenagg *sa, int scen, const char *stack, size_t len, int64_t
 	ecell(e, e->ncell)->scen = scen;
 	ecell(e, e->ncell)->val = weight;
 	e->ncell++;
-}
-
-int64_t
-scenagg_total(const struct scenagg *sa)
-{
-	int64_t t = 0;
-	size_t i;
-	uint32_t c;
-
-	for (i = 0; i < sa->nent; i++)
-		for (c = 0; c < sa->ent[i].ncell; c++)
-			t += ecell(&sa->ent[i], c)->val;
-	return t;
 }
 
 /* ------------------------------------------------------------------ */
@@ -370,7 +352,8 @@ scenagg_header_scenario(const char *path)
 /* ------------------------------------------------------------------ */
 /* output                                                              */
 
-int
+/* Formats V (x 10^6) as the shortest exact decimal.  Returns the length. */
+static int
 scenagg_format(char *out, int64_t v)
 {
 	return evt_format_fixed6(out, v);	/* SCENAGG_UNIT is 10^6 */
@@ -639,7 +622,12 @@ cmp_name(const void *a, const void *b)
 	return cmp_text(sort_names, x->id, y->id);
 }
 
-char
+/*
+ * PerfView's histogram character for METRIC at SCALE (100% = SCALE):
+ * '_' none, '.' < 0.1%, 'o' < 1%, '0'-'9' tens of percent, 'A'.. from
+ * 100% in 10% steps, '*' from 350%; negatives 'a'.. and '@'.
+ */
+static char
 scenagg_histchar(double metric, double scale)
 {
 	int bucket;

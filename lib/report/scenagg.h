@@ -41,12 +41,8 @@ void scenagg_free(struct scenagg *sa);
 /* Id of scenario NAME (created on first use). */
 int scenagg_scenario(struct scenagg *sa, const char *name);
 int scenagg_nscenarios(const struct scenagg *sa);
-const char *scenagg_scenario_name(const struct scenagg *sa, int id);
 /* Number of input files added to scenario ID. */
 void scenagg_count_file(struct scenagg *sa, int id);
-
-/* Adds WEIGHT (x 10^6) to STACK (folded text, root first) in scenario SCEN. */
-void scenagg_add(struct scenagg *sa, int scen, const char *stack, size_t len, int64_t weight);
 
 /*
  * Reads one folded file (gzip transparently) into scenario SCEN, the
@@ -76,9 +72,6 @@ int scenagg_is_evt(const char *path);
 /* The scenario an evt file declares in its header ("scenario=NAME"), or NULL (malloc'ed). */
 char *scenagg_header_scenario(const char *path);
 
-/* Sum of all weights, x 10^6. */
-int64_t scenagg_total(const struct scenagg *sa);
-
 /* Writes the folded stacks, sorted by scenario name then stack. */
 void scenagg_write_folded(struct scenagg *sa, struct outbuf *ob,
     const struct scenagg_out_opts *oo);
@@ -90,16 +83,6 @@ void scenagg_write_folded(struct scenagg *sa, struct outbuf *ob,
  */
 void scenagg_write_byname(struct scenagg *sa, struct outbuf *ob,
     const struct scenagg_out_opts *oo);
-
-/* Formats V (x 10^6) as the shortest exact decimal.  Returns the length. */
-int scenagg_format(char *out, int64_t v);
-
-/*
- * PerfView's histogram character for METRIC at SCALE (100% = SCALE):
- * '_' none, '.' < 0.1%, 'o' < 1%, '0'-'9' tens of percent, 'A'.. from
- * 100% in 10% steps, '*' from 350%; negatives 'a'.. and '@'.
- */
-char scenagg_histchar(double metric, double scale);
 
 /*
  * Scenario name from a file name: PAT is a glob over the file's base name

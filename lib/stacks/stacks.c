@@ -254,7 +254,11 @@ stk_preset_list(void)
 	return buf;
 }
 
-int
+/*
+ * Applies a named preset (see stk_preset_list): adds its GroupPats /
+ * FoldPats / ExcPats / Fold%.  Returns 0, or -1 for an unknown name.
+ */
+static int
 stk_preset(struct stk_config *cfg, const char *name)
 {
 	int i;
@@ -1461,12 +1465,6 @@ take_header(struct stk *S, const char *line, size_t len)
 	}
 }
 
-const char *
-stk_header(const struct stk *S, const char *key)
-{
-	return S->hdr ? evt_header_get(&S->header, key) : NULL;
-}
-
 /* root pseudo-frames for an evt event */
 static int
 root_frames(struct stk *S, uint32_t *prefix, const char *proc, const char *pid, const char *tid)
@@ -2292,12 +2290,6 @@ stk_when_range(const struct stk *S, double *start, double *end)
 	*start = S->w_start;
 	*end = S->w_start + S->w_width * STK_WHEN_BUCKETS;
 	return S->w_fixed || S->w_seen;
-}
-
-const int64_t *
-stk_root_when(const struct stk *S)
-{
-	return S->root_when;
 }
 
 static char

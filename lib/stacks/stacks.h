@@ -104,11 +104,6 @@ enum {
 void stk_config_init(struct stk_config *cfg);
 /* Handles one shared option; returns 1 if OPT was one, else 0.  Bad values exit 2. */
 int stk_option(struct stk_config *cfg, int opt, const char *arg);
-/*
- * Applies a named preset (see stk_preset_list): adds its GroupPats /
- * FoldPats / ExcPats / Fold%.  Returns 0, or -1 for an unknown name.
- */
-int stk_preset(struct stk_config *cfg, const char *name);
 /* "name\tdescription\n" lines of every preset (for --help / --list-presets). */
 const char *stk_preset_list(void);
 /* Appends ";"+S to *DST (helper for accumulating pattern options). */
@@ -218,8 +213,6 @@ double stk_unit_div(const struct stk *S);
 /* "us", "ms", "samples" or "count" (folded input). */
 const char *stk_unit_name(const struct stk *S);
 const struct stk_stats *stk_get_stats(const struct stk *S);
-/* Header values seen in evt input (NULL/0 if absent). */
-const char *stk_header(const struct stk *S, const char *key);
 
 /*
  * Folded output: one line per node with exclusive metric, root first,
@@ -257,7 +250,5 @@ int stk_when_range(const struct stk *S, double *start, double *end);
  * ROOT bucket.
  */
 void stk_when_text(const struct stk *S, const int64_t *when, char *out);
-/* The ROOT's When histogram (sum of all rows' inclusive = total). */
-const int64_t *stk_root_when(const struct stk *S);
 
 #endif
