@@ -230,45 +230,6 @@ etlw_rec_finish(struct etlw_rec *r)
 	return r->len;
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9') return c - '0';
-	if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-	return -1;
-}
-
-int
-etlw_parse_guid(const char *s, uint8_t out[16])
-{
-	/* text order: 4 bytes, 2, 2, 2, 6; the first three groups are little-endian */
-	static const int order[16] = {3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15};
-	uint8_t raw[16];
-	int i = 0;
-
-	if (*s == '{')
-		s++;
-	while (i < 16) {
-		int hi, lo;
-		if (*s == '-')
-			s++;
-		hi = hexval(s[0]);
-		lo = hi < 0 ? -1 : hexval(s[1]);
-		if (lo < 0)
-			return -1;
-		raw[i++] = (uint8_t)(hi << 4 | lo);
-		s += 2;
-	}
-	if (*s == '}')
-		s++;
-	if (*s)
-		return -1;
-	for (i = 0; i < 16; i++)
-		out[order[i]] = raw[i];
-	return 0;
-}
-
 /* ---------- the file ---------- */
 
 static void

@@ -106,9 +106,6 @@ void etlw_wstr(struct etlw_rec *r, const char *s);	/* UTF-8 -> UTF-16LE, NUL-ter
 /* Writes the total size into the header; returns the record length. */
 size_t etlw_rec_finish(struct etlw_rec *r);
 
-/* Parses "01234567-89ab-cdef-0123-456789abcdef" into Windows byte order; 0 or -1. */
-int etlw_parse_guid(const char *s, uint8_t out[16]);
-
 /* ---------- MS-XCA plain LZ77 ---------- */
 
 /* Compresses SRC[0..N) into OUT (room for etlw_xpress_bound(N)).  Returns the length. */

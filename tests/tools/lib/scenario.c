@@ -19,7 +19,7 @@
 #include <yaml.h>
 
 #include "base/cli.h"
-#include "etlwrite.h"
+#include "etl/etl.h"
 #include "scenario.h"
 
 const char *const scen_kind_names[NKINDS] = {
@@ -383,7 +383,7 @@ load_symbols(const char *path)
 			si->module = xstrdup(a);
 			si->pdb = xstrdup(b);
 			si->age = (uint32_t)x;
-			if (etlw_parse_guid(c, si->guid) < 0)
+			if (etl_guid_parse(c, si->guid) < 0)
 				cli_fatal("%s:%lu: bad GUID '%s'", path, lineno, c);
 			snprintf(si->guidtext, sizeof si->guidtext, "%.38s", c[0] == '{' ? c + 1 : c);
 			for (i = 0; si->guidtext[i]; i++)
@@ -755,7 +755,7 @@ parse_image(struct proc *p, struct image *im, const yaml_node_t *n)
 	if ((g = scen_get(n, "guid")) != NULL) {
 		const char *s = scen_scalar(g);
 		size_t i;
-		if (etlw_parse_guid(s, im->guid) < 0)
+		if (etl_guid_parse(s, im->guid) < 0)
 			scen_bad(g, "'%s' is not a GUID", s);
 		snprintf(im->guidtext, sizeof im->guidtext, "%s", s[0] == '{' ? s + 1 : s);
 		for (i = 0; im->guidtext[i]; i++) {
