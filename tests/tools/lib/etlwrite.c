@@ -232,6 +232,11 @@ etlw_rec_finish(struct etlw_rec *r)
 
 /* ---------- the file ---------- */
 
+/* The compressors, at the end of this file; OUT has room for etlw_xpress_bound(N). */
+static size_t etlw_xpress_bound(size_t n);
+static size_t etlw_xpress_compress(const uint8_t *src, size_t n, uint8_t *out);
+static size_t etlw_lznt1_compress(const uint8_t *src, size_t n, uint8_t *out);
+
 static void
 write_at(struct etlw *w, long off, const void *p, size_t n)
 {
@@ -378,12 +383,6 @@ etlw_open(const char *path, const struct etlw_config *cfg)
 	return w;
 }
 
-uint32_t
-etlw_buffers(const struct etlw *w)
-{
-	return w->nbuffers;
-}
-
 static void
 flush_cpu(struct etlw *w, int cpu)
 {
@@ -524,7 +523,7 @@ etlw_close(struct etlw *w)
 #define XP_HASH_BITS 13
 #define XP_MAX_DIST 8192
 
-size_t
+static size_t
 etlw_xpress_bound(size_t n)
 {
 	/* XPRESS: 4 flag bytes per 32 items; LZNT1: 1 per 8, and 2 per 4 KiB chunk */
@@ -538,7 +537,7 @@ xp_hash(const uint8_t *p)
 	return (v * 2654435761u) >> (32 - XP_HASH_BITS);
 }
 
-size_t
+static size_t
 etlw_xpress_compress(const uint8_t *src, size_t n, uint8_t *out)
 {
 	int64_t head[1 << XP_HASH_BITS];
@@ -675,7 +674,7 @@ lznt1_chunk(const uint8_t *src, size_t n, uint8_t *out)
 	return op;
 }
 
-size_t
+static size_t
 etlw_lznt1_compress(const uint8_t *src, size_t n, uint8_t *out)
 {
 	size_t op = 0;
