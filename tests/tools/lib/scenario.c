@@ -1114,7 +1114,7 @@ scen_emit_sources(const char *dir)
 		cli_fatal("%s/modules.txt: write error", dir);
 }
 
-/* ---------- the whole ---------- */
+/* ---------- loading ---------- */
 
 yaml_node_t *
 scen_section(const char *key)
