@@ -120,12 +120,12 @@ PY
 }
 
 # --- one bad BufferSize at a time ---------------------------------------
-# The truth comes from etlgen --walk --buffers, a buffer walker of its own
-# (tests/tools/etlgen.c) run on the undamaged trace: "index offset size
+# The truth comes from etlwalk --buffers, a buffer walker of its own
+# (tests/tools/etlwalk.c) run on the undamaged trace: "index offset size
 # records" per buffer.
 
 buffer_table() {
-	etlgen --walk --buffers "$1" | awk '/^buffer /{print $2, $4, $6, $8}'
+	etlwalk --buffers "$1" | awk '/^buffer /{print $2, $4, $6, $8}'
 }
 
 # set_size IN OUT OFFSET VALUE: OUT = IN with the u32 at OFFSET set to VALUE

@@ -79,12 +79,12 @@ PY
 	[ "$status" -eq 1 ] && [[ "$output" == *"Xpress-Huffman compressed buffers are not supported"* ]] || fail "$output"
 }
 
-@test "an LZNT1-compressed trace decodes to the same events as the uncompressed one (and etlgen --walk agrees)" {
+@test "an LZNT1-compressed trace decodes to the same events as the uncompressed one (and etlwalk agrees)" {
 	etlgen --lznt1 -o "$T/l.etl" "$BATS_TEST_DIRNAME/scenarios/backup-incident.yaml" 2>/dev/null
 	etlgen --no-compress -o "$T/u.etl" "$BATS_TEST_DIRNAME/scenarios/backup-incident.yaml" 2>/dev/null
 	# LZNT1 is named by the low 16 bits of the first buffer's State (2)
 	[ "$(od -An -tu2 -j44 -N2 "$T/l.etl" | tr -d ' ')" = 2 ]
-	etlgen --walk "$T/l.etl" >"$T/walk"
+	etlwalk "$T/l.etl" >"$T/walk"
 	grep -qE '^buffers: [0-9]+  compressed buffers: [1-9][0-9]*  events: ' "$T/walk" || fail "$(head -1 "$T/walk")"
 	etl2evt "$T/l.etl" >"$T/l.evt"
 	etl2evt "$T/u.etl" >"$T/u.evt"

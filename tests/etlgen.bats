@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # etlgen: synthetic .etl files (tests/scenarios/*.yaml).
-#  - its independent buffer walker (--walk) agrees with the corpus census,
+#  - the independent buffer walker (etlwalk) agrees with the corpus census,
 #    so its checks of the synthetic files mean something;
 #  - every variant (pointer size 4/8, compressed or not, full/split/keyed
 #    stacks) is structurally valid and holds what the scenario says;
@@ -10,7 +10,7 @@ load helpers
 
 SCEN="$BATS_TEST_DIRNAME/scenarios"
 
-# count of records of header HDR, group G, type T in a --walk listing
+# count of records of header HDR, group G, type T in an etlwalk listing
 walk_count() {
 	awk -v h="$2" -v g="$3" -v t="$4" '$3 == h && $4 == "g=" g && index($5, "t=" t "(") == 1 { print $1; f = 1 } END { if (!f) print 0 }' "$1"
 }
@@ -75,7 +75,7 @@ evt_canon() {
 	}' OFS='\t' "$1" | LC_ALL=C sort
 }
 
-@test "etlgen --walk agrees with the census of the real corpus files" {
+@test "etlwalk agrees with the census of the real corpus files" {
 	require_corpus
 	unzip_member "$CORPUS/perfview/net.4.5.2.x64.etl.zip" net.4.5.2.x64.etl "$T/net.etl"
 	for pair in "$T/net.etl:perfview-net.4.5.2.x64" \
@@ -85,7 +85,7 @@ evt_canon() {
 	    "$CORPUS/tx/HTTP_Server.etl:tx-HTTP_Server" \
 	    "$CORPUS/krabsetw/powershell.etl:krabsetw-powershell"; do
 		f=${pair%%:*} c="$CENSUS/${pair#*:}.txt"
-		etlgen --walk "$f" >"$T/walk" || fail "walk failed on $f"
+		etlwalk "$f" >"$T/walk" || fail "walk failed on $f"
 		want=$(sed -n 's/^events parsed: \([0-9]*\).*/\1/p' "$c")
 		got=$(sed -n 's/.*events: \([0-9]*\)$/\1/p' "$T/walk")
 		[ "$got" = "$want" ] || fail "$f: $got events, census $want"
@@ -106,7 +106,7 @@ evt_canon() {
 	for p in 4 8; do for z in --compress --no-compress; do for s in full split keys; do
 		v="$T/k$p$z$s"
 		etlgen -o "$v.etl" --expect "$v.exp" --pointer-size "$p" "$z" --stacks "$s" "$SCEN/kinds.yaml" 2>/dev/null
-		etlgen --walk "$v.etl" >"$v.walk" || fail "walk: $v.etl"
+		etlwalk "$v.etl" >"$v.walk" || fail "walk: $v.etl"
 		hp=$([ "$p" = 8 ] && echo 64 || echo 32)
 		# the logfile header: marker, pointer size, CPUs, events lost
 		[ "$(od -An -tx4 -j72 -N4 "$v.etl" | tr -d ' ')" = "$([ "$p" = 8 ] && echo c0020002 || echo c0010002)" ] || fail "$v: header marker"
@@ -197,16 +197,16 @@ evt_canon() {
 	[ "$status" -eq 2 ]
 }
 
-@test "etlgen --walk reports truncated and corrupted files with the byte offset" {
+@test "etlwalk reports truncated and corrupted files with the byte offset" {
 	etlgen -o "$T/k.etl" --no-compress "$SCEN/kinds.yaml" 2>/dev/null
 	head -c 20000 "$T/k.etl" >"$T/trunc.etl"
-	run etlgen --walk "$T/trunc.etl"
+	run etlwalk "$T/trunc.etl"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"trunc.etl: offset 16384: bad buffer sizes"* ]]
 	# a record size pointing past the buffer's fill
 	cp "$T/k.etl" "$T/flip.etl"
 	printf '\xff\x7f' | dd of="$T/flip.etl" bs=1 seek=$((8192 + 72 + 4)) conv=notrunc 2>/dev/null
-	run etlgen --walk "$T/flip.etl"
+	run etlwalk "$T/flip.etl"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"offset 8264: record size out of bounds"* ]]
 }
@@ -344,7 +344,7 @@ PY
 	          for (k in c) if (k != 0 && k != 2 && k != 4 && k != 6) exit 1 }' "$T/demo/incident.expect" || fail "incident DPCs"
 	awk -F'\t' '$2 == "DPC" && $9 == "module=ndis.sys" { n++; s += $7 }
 	    END { exit !(n == 163000 && s / n > 0.085 && s / n < 0.095) }' "$T/demo/fixed.expect" || fail "fixed DPCs"
-	etlgen --walk "$T/demo/incident.etl" >"$T/i.walk"
+	etlwalk "$T/demo/incident.etl" >"$T/i.walk"
 	[ "$(walk_count "$T/i.walk" PERFINFO64 0x0f 0x44)" = 172000 ] || fail "DPC records"
 	[ "$(walk_count "$T/i.walk" PERFINFO64 0x0f 0x2e)" = 240000 ] || fail "1 ms samples on 24 CPUs for 10 s"
 	# samples inside the DPCs carry the DPC stacks (NDIS receive path)
@@ -387,7 +387,7 @@ PY
 @test "round trip with stack keys reused after KeyDelete (key cache of 1, 2, 3 entries)" {
 	for kc in 1 2 3; do for p in 4 8; do
 		etlgen -o "$T/k.etl" --expect "$T/k.exp" --stacks keys --key-cache "$kc" --pointer-size "$p" "$SCEN/kinds.yaml" 2>/dev/null
-		etlgen --walk "$T/k.etl" >"$T/walk"
+		etlwalk "$T/k.etl" >"$T/walk"
 		[ "$(walk_count "$T/walk" PERFINFO$((p * 8)) 0x18 0x23)" -gt 20 ] || fail "kc $kc: too few KeyDelete"
 		etl2evt -o "$T/k.evt" "$T/k.etl"
 		evt_match "$T/k.exp" "$T/k.evt" || fail "key cache $kc, pointer size $p"
@@ -411,7 +411,7 @@ PY
 
 @test "the CSwitch generator: a thread runs on one CPU at a time, samples follow it, ReadyThread precedes each switch-in" {
 	etlgen -o "$T/c.etl" --expect "$T/c.exp" "$SCEN/cswitch.yaml" 2>/dev/null
-	etlgen --walk "$T/c.etl" >"$T/walk"
+	etlwalk "$T/c.etl" >"$T/walk"
 	[ "$(walk_count "$T/walk" COMPACT64 0x05 0x24)" -gt 500 ] || fail "CSwitch records"
 	[ "$(walk_count "$T/walk" COMPACT64 0x05 0x24)" = "$(expect_count "$T/c.exp" CSwitch)" ]
 	[ "$(walk_count "$T/walk" COMPACT64 0x05 0x32)" = "$(expect_count "$T/c.exp" ReadyThread)" ]
@@ -438,7 +438,7 @@ PY
 @test "32-bit logfile header mirrored from smallEtlFile.etl reads back as the real one" {
 	require_corpus
 	etlgen -o "$T/m.etl" "$SCEN/mirror-small32.yaml" 2>/dev/null
-	etlgen --walk "$T/m.etl" | grep -q 'K SYSTEM32 g=0x00 t=0x00'
+	etlwalk "$T/m.etl" | grep -q 'K SYSTEM32 g=0x00 t=0x00'
 	hdr() { etl2evt "$1" | head -1 | tr '\t' '\n' | grep -v -e '^source=' -e '^duration_ms='; }
 	hdr "$CORPUS/perfview/smallEtlFile.etl" >"$T/real"
 	hdr "$T/m.etl" >"$T/mine"
@@ -453,8 +453,8 @@ PY
 @test "--repeat N writes the trace body N times, one period apart, in bounded memory" {
 	etlgen -o "$T/one.etl" --expect "$T/one.exp" "$SCEN/kinds.yaml" 2>/dev/null
 	etlgen -o "$T/three.etl" --repeat 3 "$SCEN/kinds.yaml" 2>/dev/null
-	etlgen --walk "$T/one.etl" >"$T/w1"
-	etlgen --walk "$T/three.etl" >"$T/w3"
+	etlwalk "$T/one.etl" >"$T/w1"
+	etlwalk "$T/three.etl" >"$T/w3"
 	[ "$(walk_count "$T/w3" PERFINFO64 0x0f 0x44)" -eq $(( 3 * $(walk_count "$T/w1" PERFINFO64 0x0f 0x44) )) ]
 	[ "$(walk_count "$T/w3" PERFINFO64 0x0f 0x2e)" -eq $(( 3 * $(walk_count "$T/w1" PERFINFO64 0x0f 0x2e) )) ]
 	[ "$(walk_count "$T/w3" PERFINFO64 0x03 0x03)" -eq "$(walk_count "$T/w1" PERFINFO64 0x03 0x03)" ]

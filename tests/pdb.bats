@@ -481,6 +481,27 @@ with open(sys.argv[3], "w") as i, open(sys.argv[4], "w") as w:
 	textdiff "$T/want" "$T/got"
 }
 
+@test "a GUID braced, in lower case or without dashes names the same PDB; malformed GUIDs are refused (etl_guid_parse)" {
+	require_corpus
+	cppcon_lookups CppCon.pdb 5
+	mkdir -p "$T/flat"
+	cp "$CPPCON" "$T/flat/CppCon.pdb"
+	for form in "{$CPPCON_ID}" "$(echo "$CPPCON_ID" | tr A-F a-f)" "$(echo "$CPPCON_ID" | tr -d -)"; do
+		sed "s/$CPPCON_ID/$form/" "$T/in" >"$T/in2"
+		run symlookup -a -s "$T/flat" "$T/in2"
+		[ "$status" -eq 0 ] || fail "$form: status $status"
+		echo "$output" | grep -v '^symlookup:' >"$T/got"
+		textdiff "$T/want" "$T/got"
+	done
+	# one hex digit short or long, a non-hex digit, something after the closing brace
+	for bad in 12DC0A4F-BD7D-4F2A-A9BE-263BACAEB46 12DC0A4F-BD7D-4F2A-A9BE-263BACAEB4670 \
+	    12DC0A4F-BD7D-4F2A-A9BE-263BACAEB46G "{$CPPCON_ID}x"; do
+		echo "CppCon.exe CppCon.pdb $bad 5 1010" >"$T/bad"
+		run symlookup -s "$T/flat" "$T/bad"
+		[[ "$output" == *"line 1: expected IMAGE PDB GUID AGE RVA"* ]] || fail "$bad accepted: $output"
+	done
+}
+
 @test "a PDB whose GUID or age does not match is never used, and the report says why" {
 	require_corpus
 	cppcon_lookups CppCon.pdb 4	# the image wants age 4; the PDB has 5

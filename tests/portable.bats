@@ -26,7 +26,7 @@ vasprintf|vsnprintf() into a malloc'd buffer
 strverscmp|a comparator of its own
 secure_getenv|getenv()
 euidaccess|access()
-timegm|a days-from-civil computation (tests/tools/etlgen.c utc_seconds)"
+timegm|a days-from-civil computation (tests/tools/lib/scenario.c utc_seconds)"
 
 # uncommented: drops grep -n hits on comment lines ("FILE:LINE: * ...", "/* ...", "// ...")
 uncommented() { grep -vE '^[^:]+:[0-9]+:[[:space:]]*(\*|/\*|//)'; }

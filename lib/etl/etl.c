@@ -125,6 +125,48 @@ etl_guid_str(char *out, const uint8_t *g)
 	out[o] = '\0';
 }
 
+static int
+hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int
+etl_guid_parse(const char *s, uint8_t out[16])
+{
+	/* text order: 4 bytes, 2, 2, 2, 6; the first three groups are little-endian */
+	static const int order[16] = { 3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15 };
+	uint8_t raw[16];
+	int i = 0;
+
+	if (*s == '{')
+		s++;
+	while (i < 16) {
+		int hi, lo;
+		if (*s == '-')
+			s++;
+		hi = hex_digit(s[0]);
+		lo = hi < 0 ? -1 : hex_digit(s[1]);
+		if (lo < 0)
+			return -1;
+		raw[i++] = (uint8_t)(hi << 4 | lo);
+		s += 2;
+	}
+	if (*s == '}')
+		s++;
+	if (*s)
+		return -1;
+	for (i = 0; i < 16; i++)
+		out[order[i]] = raw[i];
+	return 0;
+}
+
 static void
 civil_from_days(int64_t z, int *y, unsigned *m, unsigned *d)
 {

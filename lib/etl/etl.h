@@ -161,6 +161,12 @@ static inline uint64_t etl_u64(const uint8_t *p) { return etl_u32(p) | (uint64_t
 
 /* Formats a Windows-order GUID as 8-4-4-4-12 lowercase hex (37 bytes incl. NUL). */
 void etl_guid_str(char *out, const uint8_t *g);
+/*
+ * Parses a GUID's text, "01234567-89ab-cdef-0123-456789abcdef" (braces and
+ * dashes optional, either case), into Windows order.  0, or -1 when S is
+ * not exactly 32 hex digits so written.
+ */
+int etl_guid_parse(const char *s, uint8_t out[16]);
 /* "YYYY-MM-DDTHH:MM:SS.fffffffZ" for a FILETIME (29 bytes incl. NUL). */
 void etl_filetime_str(char *out, uint64_t ft);
 /*

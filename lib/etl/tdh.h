@@ -76,33 +76,6 @@ int tdh_decode_event(const struct tdh_db *db, const struct etl_event *ev, tdh_fi
 const char *tdh_provider_name(const struct tdh_db *db, const uint8_t *guid);
 const char *tdh_event_name(const struct tdh_event *e);
 
-/*
- * Building blobs (built-in schemas, synthetic traces): the same layout
- * the decoder reads.  Strings are ASCII.  Each returns the blob's size
- * and writes it to OUT only if it fits in CAP.
- */
-struct tdh_prop_def {
-	const char *name;
-	uint16_t in, out;	/* TDH in-type/out-type; for PF_STRUCT: first member, member count */
-	uint32_t flags;		/* PROPERTY_FLAGS: 1 struct, 2 param length, 4 param count, 0x10/0x20 fixed */
-	uint16_t count, length;	/* or property indexes with flags 4 / 2 */
-	const char *map;	/* map name or NULL */
-};
-struct tdh_event_def {
-	const uint8_t *guid;	/* provider */
-	uint16_t id;
-	uint8_t version, channel, level, opcode;
-	uint16_t task;
-	uint64_t keyword;
-	const char *provider, *task_name, *opcode_name, *event_name;
-	const struct tdh_prop_def *props;
-	unsigned nprops, ntop;
-};
-size_t tdh_build_event_info(const struct tdh_event_def *d, uint8_t *out, size_t cap);
-/* GUID + EVENT_MAP_INFO, as in a MetaData EventMapInfo record. */
-size_t tdh_build_map_info(const uint8_t *guid, const char *name, int bitmap, const uint32_t *values,
-    const char *const *names, unsigned n, uint8_t *out, size_t cap);
-
 /* Counts: schemas and maps stored, damaged records ignored. */
 struct tdh_stats {
 	uint64_t events, maps, damaged;

@@ -1,10 +1,10 @@
 /*
- * wperf.c - WindowsPerf ReadGPC layouts (see wperf.h).
+ * wperf.c - WindowsPerf ReadGPC layouts (see wperf.h): the provider GUIDs
+ * and the built-in schemas lib/etl/tdh.c decodes with.
  */
-#include <string.h>
 #include <strings.h>
 
-#include "etl/tdh.h"
+#include "etl/tdhbuild.h"
 #include "etl/wperf.h"
 
 /* {6AFCCF81-3A0C-411E-A4AA-C4CF02EB840D}, {9b15b4b5-6979-4ba7-9b26-00c630a4d7b3} in Windows order */
@@ -44,16 +44,6 @@ static uint8_t blobs[2][1024];
 static size_t blob_len[2];
 
 int
-wperf_provider(const uint8_t *guid)
-{
-	if (guid && memcmp(guid, wperf_app_guid, 16) == 0)
-		return WPERF_APP;
-	if (guid && memcmp(guid, wperf_driver_guid, 16) == 0)
-		return WPERF_DRIVER;
-	return WPERF_NONE;
-}
-
-int
 wperf_provider_str(const char *guid)
 {
 	if (guid && strcasecmp(guid, WPERF_APP_GUID_STR) == 0)
@@ -72,47 +62,4 @@ wperf_schema_blob(int i, size_t *len)
 		blob_len[i] = tdh_build_event_info(&defs[i], blobs[i], sizeof blobs[i]);
 	*len = blob_len[i];
 	return blobs[i];
-}
-
-/* S as UTF-16Z (ASCII/UTF-8 bytes widened; event names and notes are ASCII). */
-static size_t
-put_wstr(uint8_t *out, size_t cap, size_t at, const char *s)
-{
-	size_t n = strlen(s);
-	for (size_t i = 0; i <= n; i++)
-		if (at + 2 * i + 2 <= cap) {
-			out[at + 2 * i] = i < n ? (uint8_t)s[i] : 0;
-			out[at + 2 * i + 1] = 0;
-		}
-	return at + 2 * n + 2;
-}
-
-static size_t
-put_le(uint8_t *out, size_t cap, size_t at, uint64_t v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (at + i < cap)
-			out[at + i] = (uint8_t)(v >> (8 * i));
-	return at + n;
-}
-
-size_t
-wperf_app_payload(uint8_t *out, size_t cap, uint64_t core, const char *event, uint32_t idx,
-    const char *note, uint64_t value)
-{
-	size_t at = put_le(out, cap, 0, core, 8);
-	at = put_wstr(out, cap, at, event);
-	at = put_le(out, cap, at, idx, 4);
-	at = put_wstr(out, cap, at, note);
-	return put_le(out, cap, at, value, 8);
-}
-
-size_t
-wperf_driver_payload(uint8_t *out, size_t cap, uint64_t core, uint32_t event, uint32_t gpc,
-    uint64_t value)
-{
-	size_t at = put_le(out, cap, 0, core, 8);
-	at = put_le(out, cap, at, event, 4);
-	at = put_le(out, cap, at, gpc, 4);
-	return put_le(out, cap, at, value, 8);
 }

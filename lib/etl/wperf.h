@@ -22,17 +22,10 @@ extern const uint8_t wperf_app_guid[16], wperf_driver_guid[16];
 #define WPERF_READGPC_ID 1
 #define WPERF_FIXED_CYCLE 0xffffffffu	/* event number of the fixed cycle counter */
 
-/* WPERF_APP, WPERF_DRIVER or WPERF_NONE for a provider GUID (Windows order) or its text. */
-int wperf_provider(const uint8_t *guid);
+/* WPERF_APP, WPERF_DRIVER or WPERF_NONE for a provider GUID as text. */
 int wperf_provider_str(const char *guid);
 
 /* Built-in schema I (0 app, 1 driver) as a TRACE_EVENT_INFO blob; NULL past the end. */
 const uint8_t *wperf_schema_blob(int i, size_t *len);
-
-/* Payload writers (synthetic traces); return the size, writing only if it fits in CAP. */
-size_t wperf_app_payload(uint8_t *out, size_t cap, uint64_t core, const char *event, uint32_t idx,
-    const char *note, uint64_t value);
-size_t wperf_driver_payload(uint8_t *out, size_t cap, uint64_t core, uint32_t event, uint32_t gpc,
-    uint64_t value);
 
 #endif

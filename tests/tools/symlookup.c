@@ -17,6 +17,7 @@
  * Exit: 0, or 1 when some image stayed unresolved.
  */
 #include "base/cli.h"
+#include "etl/etl.h"
 #include "etl/symbols.h"
 
 #include <getopt.h>
@@ -29,30 +30,6 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: symlookup [-s SYMPATH]... [-t TRACE] [-eaq] [FILE]\n");
 	exit(EXIT_FATAL);
-}
-
-/* "{12DC0A4F-BD7D-4F2A-A9BE-263BACAEB467}" or 32 hex digits -> Windows order */
-static int parse_guid(const char *s, uint8_t g[16])
-{
-	char hex[33];
-	size_t n = 0;
-	unsigned v[16];
-	int i;
-	for (; *s && n < 33; s++)
-		if (*s != '{' && *s != '}' && *s != '-')
-			hex[n++] = *s;
-	if (n != 32)
-		return -1;
-	hex[32] = 0;
-	for (i = 0; i < 16; i++)
-		if (sscanf(hex + 2 * i, "%2x", &v[i]) != 1)
-			return -1;
-	/* Data1, Data2, Data3 are stored little-endian */
-	g[0] = (uint8_t)v[3]; g[1] = (uint8_t)v[2]; g[2] = (uint8_t)v[1]; g[3] = (uint8_t)v[0];
-	g[4] = (uint8_t)v[5]; g[5] = (uint8_t)v[4]; g[6] = (uint8_t)v[7]; g[7] = (uint8_t)v[6];
-	for (i = 8; i < 16; i++)
-		g[i] = (uint8_t)v[i];
-	return 0;
 }
 
 struct lookup {
@@ -116,7 +93,7 @@ int main(int argc, char **argv)
 		const char *name;
 		lineno++;
 		if (sscanf(line, "%1023s %1023s %63s %lu %lx", img, pdb, guid, &age,
-		    &rva) != 5 || parse_guid(guid, g) < 0) {
+		    &rva) != 5 || etl_guid_parse(guid, g) < 0) {
 			cli_warn("line %lu: expected IMAGE PDB GUID AGE RVA", lineno);
 			continue;
 		}

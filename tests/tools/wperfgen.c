@@ -38,7 +38,7 @@
 #include "base/cli.h"
 #include "etlwrite.h"
 #include "evt/evt.h"
-#include "etl/tdh.h"
+#include "etl/tdhbuild.h"
 #include "etl/wperf.h"
 
 #define FREQ 10000000ull	/* QPC ticks per second: 100 ns */
@@ -99,6 +99,81 @@ put_le(uint8_t *p, uint64_t v, int n)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* S as UTF-16Z at P (ASCII widened: event names and notes are ASCII); returns its size. */
+static size_t
+put_wstr(uint8_t *p, const char *s)
+{
+	size_t n = strlen(s);
+	for (size_t i = 0; i <= n; i++) {
+		p[2 * i] = i < n ? (uint8_t)s[i] : 0;
+		p[2 * i + 1] = 0;
+	}
+	return 2 * n + 2;
+}
+
+static size_t
+wstr_size(const char *s)
+{
+	return 2 * strlen(s) + 2;
+}
+
+/* The ReadGPC payloads, as wperf.h describes them; return the size. */
+static size_t
+app_payload(uint8_t *p, size_t cap, uint64_t core, const char *event, uint32_t idx,
+    const char *note, uint64_t value)
+{
+	size_t at = 0;
+	if (8 + wstr_size(event) + 4 + wstr_size(note) + 8 > cap)
+		cli_fatal("payload too long");
+	put_le(p, core, 8);
+	at = 8 + put_wstr(p + 8, event);
+	put_le(p + at, idx, 4);
+	at += 4;
+	at += put_wstr(p + at, note);
+	put_le(p + at, value, 8);
+	return at + 8;
+}
+
+static size_t
+driver_payload(uint8_t p[24], uint64_t core, uint32_t event, uint32_t gpc, uint64_t value)
+{
+	put_le(p, core, 8);
+	put_le(p + 8, event, 4);
+	put_le(p + 12, gpc, 4);
+	put_le(p + 16, value, 8);
+	return 24;
+}
+
+/*
+ * A MetaData EventMapInfo record's data: the provider GUID, then an
+ * EVENT_MAP_INFO (layout in lib/etl/tdh.c) whose offsets count from its
+ * own start, 16 bytes in.  Returns the size.
+ */
+static size_t
+map_info(uint8_t *b, size_t cap, const uint8_t *guid, const char *name, int bitmap,
+    const uint32_t *values, const char *const *names, unsigned n)
+{
+	size_t need = 16 + 16 + 8 * (size_t)n + wstr_size(name);
+	for (unsigned i = 0; i < n; i++)
+		need += wstr_size(names[i]);
+	if (need > cap)
+		cli_fatal("map too long");
+	memcpy(b, guid, 16);
+	uint8_t *m = b + 16;
+	size_t at = 16 + 8 * (size_t)n;
+	put_le(m, at, 4);
+	at += put_wstr(m + at, name);
+	put_le(m + 4, bitmap ? 2 : 1, 4);
+	put_le(m + 8, n, 4);
+	put_le(m + 12, 0, 4);
+	for (unsigned i = 0; i < n; i++) {
+		put_le(m + 16 + 8 * (size_t)i, at, 4);
+		at += put_wstr(m + at, names[i]);
+		put_le(m + 16 + 8 * (size_t)i + 4, values[i], 4);
+	}
+	return 16 + at;
+}
+
 /* An EVENT_HEADER record (etl-format.md §3.5; lib/etlwrite has no writer for it). */
 static void
 add_event(uint64_t ts, int cpu, const uint8_t *guid, unsigned id, unsigned channel, unsigned level,
@@ -157,9 +232,9 @@ add_prototype_schema(uint64_t ts)
 	size_t n = tdh_build_event_info(&d, b, sizeof b);
 	add_metadata(ts, 32, b, n);
 	static const uint32_t sv[3] = { 0, 1, 2 }, fv[3] = { 1, 2, 4 };
-	n = tdh_build_map_info(wperf_driver_guid, "StatusMap", 0, sv, status_names, 3, b, sizeof b);
+	n = map_info(b, sizeof b, wperf_driver_guid, "StatusMap", 0, sv, status_names, 3);
 	add_metadata(ts, 33, b, n);
-	n = tdh_build_map_info(wperf_driver_guid, "FlagMap", 1, fv, flag_names, 3, b, sizeof b);
+	n = map_info(b, sizeof b, wperf_driver_guid, "FlagMap", 1, fv, flag_names, 3);
 	add_metadata(ts, 33, b, n);
 }
 
@@ -256,7 +331,7 @@ main(int argc, char **argv)
 		add_metadata(T0 / 4, 32, b, len);
 		static const uint32_t v[1] = { 0 };
 		static const char *const nm[1] = { "x" };
-		size_t n = tdh_build_map_info(wperf_driver_guid, "BadMap", 0, v, nm, 1, b, sizeof b);
+		size_t n = map_info(b, sizeof b, wperf_driver_guid, "BadMap", 0, v, nm, 1);
 		put_le(b + 16 + 8, 0x10000000, 4);		/* EntryCount */
 		add_metadata(T0 / 4, 33, b, n);
 	}
@@ -291,7 +366,7 @@ main(int argc, char **argv)
 				if (!first_of_count)
 					timed[core][e] += d[e];
 				if (drv) {
-					n = wperf_driver_payload(p, sizeof p, (uint64_t)core, drv_event[e], drv_gpc[e],
+					n = driver_payload(p, (uint64_t)core, drv_event[e], drv_gpc[e],
 					    total[core][e]);
 					add_event(ts, core, wperf_driver_guid, 1, 8, 4, 0, 0x8000000000000000ull,
 					    4, (uint32_t)(1000 + core), p, n);
@@ -313,7 +388,7 @@ main(int argc, char **argv)
 				if (app) {
 					/* wperf.exe's main thread writes the rows, on whatever CPU */
 					uint64_t ats = ts + 5000;
-					n = wperf_app_payload(p, sizeof p, (uint64_t)core, app_name[e],
+					n = app_payload(p, sizeof p, (uint64_t)core, app_name[e],
 					    drv_event[e], app_note[e], d[e]);
 					add_event(ats, 0, wperf_app_guid, 1, 0x10, 0, 1, 0x8000000000000005ull,
 					    4242, 4243, p, n);

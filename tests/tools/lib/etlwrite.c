@@ -230,46 +230,12 @@ etlw_rec_finish(struct etlw_rec *r)
 	return r->len;
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9') return c - '0';
-	if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-	return -1;
-}
-
-int
-etlw_parse_guid(const char *s, uint8_t out[16])
-{
-	/* text order: 4 bytes, 2, 2, 2, 6; the first three groups are little-endian */
-	static const int order[16] = {3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15};
-	uint8_t raw[16];
-	int i = 0;
-
-	if (*s == '{')
-		s++;
-	while (i < 16) {
-		int hi, lo;
-		if (*s == '-')
-			s++;
-		hi = hexval(s[0]);
-		lo = hi < 0 ? -1 : hexval(s[1]);
-		if (lo < 0)
-			return -1;
-		raw[i++] = (uint8_t)(hi << 4 | lo);
-		s += 2;
-	}
-	if (*s == '}')
-		s++;
-	if (*s)
-		return -1;
-	for (i = 0; i < 16; i++)
-		out[order[i]] = raw[i];
-	return 0;
-}
-
 /* ---------- the file ---------- */
+
+/* The compressors, at the end of this file; OUT has room for etlw_xpress_bound(N). */
+static size_t etlw_xpress_bound(size_t n);
+static size_t etlw_xpress_compress(const uint8_t *src, size_t n, uint8_t *out);
+static size_t etlw_lznt1_compress(const uint8_t *src, size_t n, uint8_t *out);
 
 static void
 write_at(struct etlw *w, long off, const void *p, size_t n)
@@ -417,12 +383,6 @@ etlw_open(const char *path, const struct etlw_config *cfg)
 	return w;
 }
 
-uint32_t
-etlw_buffers(const struct etlw *w)
-{
-	return w->nbuffers;
-}
-
 static void
 flush_cpu(struct etlw *w, int cpu)
 {
@@ -563,7 +523,7 @@ etlw_close(struct etlw *w)
 #define XP_HASH_BITS 13
 #define XP_MAX_DIST 8192
 
-size_t
+static size_t
 etlw_xpress_bound(size_t n)
 {
 	/* XPRESS: 4 flag bytes per 32 items; LZNT1: 1 per 8, and 2 per 4 KiB chunk */
@@ -577,7 +537,7 @@ xp_hash(const uint8_t *p)
 	return (v * 2654435761u) >> (32 - XP_HASH_BITS);
 }
 
-size_t
+static size_t
 etlw_xpress_compress(const uint8_t *src, size_t n, uint8_t *out)
 {
 	int64_t head[1 << XP_HASH_BITS];
@@ -714,7 +674,7 @@ lznt1_chunk(const uint8_t *src, size_t n, uint8_t *out)
 	return op;
 }
 
-size_t
+static size_t
 etlw_lznt1_compress(const uint8_t *src, size_t n, uint8_t *out)
 {
 	size_t op = 0;

@@ -74,8 +74,6 @@ void etlw_events_lost(struct etlw *w, int cpu, uint32_t n);
 void etlw_buffers_lost(struct etlw *w, int cpu, uint32_t n);
 /* Flushes all buffers, rewrites the header buffer, closes.  Returns bytes written. */
 uint64_t etlw_close(struct etlw *w);
-/* Number of buffers written so far (incl. the header buffer). */
-uint32_t etlw_buffers(const struct etlw *w);
 
 /* ---------- record building ---------- */
 
@@ -105,19 +103,5 @@ void etlw_astr(struct etlw_rec *r, const char *s);	/* 8-bit, NUL-terminated */
 void etlw_wstr(struct etlw_rec *r, const char *s);	/* UTF-8 -> UTF-16LE, NUL-terminated */
 /* Writes the total size into the header; returns the record length. */
 size_t etlw_rec_finish(struct etlw_rec *r);
-
-/* Parses "01234567-89ab-cdef-0123-456789abcdef" into Windows byte order; 0 or -1. */
-int etlw_parse_guid(const char *s, uint8_t out[16]);
-
-/* ---------- MS-XCA plain LZ77 ---------- */
-
-/* Compresses SRC[0..N) into OUT (room for etlw_xpress_bound(N)).  Returns the length. */
-size_t etlw_xpress_compress(const uint8_t *src, size_t n, uint8_t *out);
-size_t etlw_xpress_bound(size_t n);
-
-/* ---------- LZNT1 ([MS-XCA] 2.5: 4 KiB chunks) ---------- */
-
-/* Compresses SRC[0..N) into OUT (room for etlw_xpress_bound(N), which covers both). */
-size_t etlw_lznt1_compress(const uint8_t *src, size_t n, uint8_t *out);
 
 #endif
