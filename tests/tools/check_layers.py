@@ -136,6 +136,7 @@ INSPECTION_API = {
     "sym_lookup": "tests/tools/symlookup.c resolves one RVA through lib/etl/symbols.c",
     "sym_image": "symlookup prints what lib/etl/symbols.c found for an image",
     "pdb_contributions": "tests/tools/pdbdump.c prints the section contributions lib/etl/pdb.c read",
+    "tdh_is_metadata": "tests/tools/tdhdump.c picks out schema events the way lib/etl/tdh.c does",
     "cli_progname": "test tools name themselves in messages as the filters do",
 }
 
