@@ -20,6 +20,7 @@
 
 #include "base/cli.h"
 #include "etl/convert.h"
+#include "evt/evtwrite.h"
 #include "base/hmap.h"
 #include "etl/tracelogging.h"
 #include "etl/tdh.h"
@@ -138,191 +139,6 @@ static const char *const thread_states[] = {
 	"DeferredReady", "GateWaitObsolete", "WaitingForProcessInSwap",
 };
 
-/* ---------- output line ---------- */
-
-struct line {
-	char *b;
-	size_t n, cap;
-};
-
-static void
-l_grow(struct line *l, size_t k)
-{
-	while (l->n + k + 1 > l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 256;
-		l->b = xrealloc(l->b, l->cap);
-	}
-}
-
-static inline void
-l_mem(struct line *l, const void *s, size_t n)
-{
-	if (l->n + n + 1 > l->cap)
-		l_grow(l, n);
-	memcpy(l->b + l->n, s, n);
-	l->n += n;
-}
-
-static inline void
-l_ch(struct line *l, char c)
-{
-	if (l->n + 2 > l->cap)
-		l_grow(l, 1);
-	l->b[l->n++] = c;
-}
-
-static void
-l_str(struct line *l, const char *s)
-{
-	l_mem(l, s, strlen(s));
-}
-
-/*
- * Escaped per evt-format §4 (S is valid UTF-8 already).  The same rules
- * as evt_escape(), with a table and a copy of each clean run: names and
- * paths rarely need escaping and this is the decoder's hottest loop.
- */
-static uint8_t esc_table[256];	/* 1: escape always, 2: escape in the stack column */
-
-static void
-esc_init(void)
-{
-	for (int i = 0; i < 0x20; i++)
-		esc_table[i] = 1;
-	esc_table[0x7f] = 1;
-	esc_table['%'] = 1;
-	esc_table[';'] = 2;
-}
-
-static void
-l_esc(struct line *l, const char *s, size_t n, int in_stack)
-{
-	static const char hx[] = "0123456789ABCDEF";
-	unsigned mask = in_stack ? 3 : 1;
-
-	if (l->n + 3 * n + 1 > l->cap)
-		l_grow(l, 3 * n);
-	char *o = l->b + l->n;
-	size_t i = 0;
-	while (i < n) {
-		size_t j = i;
-		while (j < n && !(esc_table[(uint8_t)s[j]] & mask))
-			j++;
-		memcpy(o, s + i, j - i);
-		o += j - i;
-		if (j == n)
-			break;
-		uint8_t c = (uint8_t)s[j];
-		*o++ = '%';
-		*o++ = hx[c >> 4];
-		*o++ = hx[c & 15];
-		i = j + 1;
-	}
-	l->n = (size_t)(o - l->b);
-}
-
-static void
-l_u64(struct line *l, uint64_t v)
-{
-	if (l->n + 24 > l->cap)
-		l_grow(l, 24);
-	l->n += (size_t)evt_format_u64(l->b + l->n, v);
-}
-
-static void
-l_i64(struct line *l, int64_t v)
-{
-	if (v < 0) {
-		l_ch(l, '-');
-		l_u64(l, (uint64_t)(-(v + 1)) + 1);
-	} else
-		l_u64(l, (uint64_t)v);
-}
-
-static void
-l_hex(struct line *l, uint64_t v)
-{
-	if (l->n + 20 > l->cap)
-		l_grow(l, 20);
-	memcpy(l->b + l->n, "0x", 2);
-	l->n += 2 + (size_t)evt_format_hex(l->b + l->n + 2, v, 1);
-}
-
-static void
-l_key(struct line *l, const char *k)
-{
-	l_ch(l, '\t');
-	l_str(l, k);
-	l_ch(l, '=');
-}
-
-static void
-l_kv_u(struct line *l, const char *k, uint64_t v)
-{
-	l_key(l, k);
-	l_u64(l, v);
-}
-
-static void
-l_kv_i(struct line *l, const char *k, int64_t v)
-{
-	l_key(l, k);
-	l_i64(l, v);
-}
-
-static void
-l_kv_x(struct line *l, const char *k, uint64_t v)
-{
-	l_key(l, k);
-	l_hex(l, v);
-}
-
-static void
-l_kv_s(struct line *l, const char *k, const char *v)
-{
-	l_key(l, k);
-	l_esc(l, v, strlen(v), 0);
-}
-
-static void
-l_kv_hexbytes(struct line *l, const char *k, const uint8_t *p, size_t n)
-{
-	l_key(l, k);
-	if (l->n + 2 * n + 1 > l->cap)
-		l_grow(l, 2 * n);
-	evt_format_hexbytes(l->b + l->n, p, n);
-	l->n += 2 * n;
-}
-
-/* ms with 6 decimals from ns */
-static void
-l_ms(struct line *l, int64_t ns)
-{
-	l_grow(l, 32);
-	l->n += (size_t)evt_format_time_ns(l->b + l->n, ns);
-}
-
-/* microseconds with 3 decimals from ns */
-static void
-l_us3(struct line *l, int64_t ns)
-{
-	if (ns < 0) {
-		l_ch(l, '-');
-		ns = -ns;
-	}
-	l_u64(l, (uint64_t)ns / 1000);
-	char f[4] = { (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10), (char)('0' + ns % 10), 0 };
-	l_ch(l, '.');
-	l_mem(l, f, 3);
-}
-
-static void
-l_weight_ns(struct line *l, int64_t ns)
-{
-	l_grow(l, 40);
-	l->n += (size_t)evt_format_weight_ns(l->b + l->n, ns);
-}
-
 /* ---------- stacks (pass 1) ---------- */
 
 /*
@@ -333,7 +149,7 @@ l_weight_ns(struct line *l, int64_t ns)
  * count) moves past them.  Memory: the window, not the trace.
  */
 struct pend {
-	struct line text;	/* the line without its stack column */
+	struct evtw_line text;	/* the line without its stack column */
 	uint64_t ts;		/* global */
 	uint32_t tid, pid;
 	uint64_t ip;		/* samples: the sampled address */
@@ -455,7 +271,7 @@ struct conv {
 	uint64_t bad_dpc;	/* DPC/ISR records with an impossible InitialTime */
 	uint64_t seq;		/* pass 1: events seen, for ordering ties */
 	/* output */
-	struct line l;
+	struct evtw_line l;
 	size_t line_mark;	/* where attributes start */
 	uint64_t events;
 	uint64_t unresolved;
@@ -1143,28 +959,11 @@ begin(struct conv *c, const char *kind, int64_t time_ns, int cpu, int64_t pid, i
 	const char *proc = pid == 0 && tid == 0 ? "Idle" : pname(c, pid, ts);
 	if (!proc_wanted(c, proc, pid))
 		return 0;
-	struct line *l = &c->l;
-	l->n = 0;
-	l_ms(l, time_ns);
-	l_ch(l, '\t');
-	l_str(l, kind);
-	l_ch(l, '\t');
-	l_i64(l, cpu);
-	l_ch(l, '\t');
-	l_esc(l, proc, strlen(proc), 0);
-	l_ch(l, '\t');
-	l_i64(l, pid);
-	l_ch(l, '\t');
-	l_i64(l, tid);
-	l_ch(l, '\t');
-	if (weight_ns == 0)
-		l_ch(l, '0');
-	else
-		l_weight_ns(l, weight_ns);
+	evtw_begin(&c->l, time_ns, kind, cpu, proc, pid, tid, weight_ns);
 	if (c->o->utc) {
 		char u[32];
 		etl_filetime_str(u, c->ft0 + (uint64_t)((int64_t)(ts - GBIAS) / 100));
-		l_kv_s(l, "utc", u);
+		evtw_kv_s(&c->l, "utc", u);
 	}
 	return 1;
 }
@@ -1186,12 +985,12 @@ stack_of(struct conv *c, uint32_t tid, uint64_t ts, uint32_t *pid)
 
 /* Appends the stack column (root first) and the newline to L, and writes it. */
 static void
-write_line(struct conv *c, struct line *l, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts)
+write_line(struct conv *c, struct evtw_line *l, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts)
 {
 	char fbuf[2048];
 	int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | (c->o->addrs ? FRAME_ADDRS : 0);
 
-	l_ch(l, '\t');
+	evtw_stack_begin(l);
 	for (size_t i = n; i-- > 0;) {
 		/* the image first: a frame of an image is its text, made once and kept */
 		const void *im = images_frame_image(c->img, pid, frames[i], ts);
@@ -1200,10 +999,10 @@ write_line(struct conv *c, struct line *l, uint32_t pid, const uint64_t *frames,
 			uint64_t h = ((uint64_t)(uintptr_t)im ^ frames[i]) * 0x9e3779b97f4a7c15ull;
 			ft = &c->ftext[h >> (64 - FTEXT_BITS)];
 			if (ft->image == im && ft->addr == frames[i]) {
-				l_mem(l, ft->text, ft->len);
+				evtw_mem(l, ft->text, ft->len);
 				images_count_lookup(c->img, im, ft->resolved);
 				if (i)
-					l_ch(l, ';');
+					evtw_frame_sep(l);
 				continue;
 			}
 		}
@@ -1211,7 +1010,7 @@ write_line(struct conv *c, struct line *l, uint32_t pid, const uint64_t *frames,
 		size_t fl = images_frame(c->img, pid, frames[i], ts, flags, fbuf, sizeof fbuf, NULL,
 		    &resolved);
 		size_t at = l->n;
-		l_esc(l, fbuf, fl, 1);
+		evtw_frame(l, fbuf, fl);
 		if (ft) {
 			size_t len = l->n - at;
 			if (ft->cap < len) {
@@ -1226,9 +1025,9 @@ write_line(struct conv *c, struct line *l, uint32_t pid, const uint64_t *frames,
 			ft->resolved = resolved;
 		}
 		if (i)
-			l_ch(l, ';');
+			evtw_frame_sep(l);
 	}
-	l_ch(l, '\n');
+	evtw_end(l);
 	ob_write(c->ob, l->b, l->n);
 	c->events++;
 }
@@ -1277,9 +1076,9 @@ flush_pend(struct conv *c, struct pend *e)
 			/* no stack was recorded: the sampled address alone, as PerfView shows it */
 			c->frames[0] = e->ip;
 			nf = 1;
-			l_kv_u(&e->text, "nostack", 1);
+			evtw_kv_u(&e->text, "nostack", 1);
 		}
-		l_kv_u(&e->text, "kframes", count_kernel(c, c->frames, nf));
+		evtw_kv_u(&e->text, "kframes", count_kernel(c, c->frames, nf));
 	}
 	write_line(c, &e->text, e->pid, c->frames, nf, e->ts);
 }
@@ -1369,7 +1168,7 @@ finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint64_t 
 	}
 	struct pend *e = queue_push(c);
 	e->text.n = 0;
-	l_mem(&e->text, c->l.b, c->l.n);
+	evtw_mem(&e->text, c->l.b, c->l.n);
 	e->ts = ts;
 	e->pid = pid;
 	e->tid = c->want_tid;
@@ -1467,15 +1266,15 @@ emit_sample(struct conv *c, const struct etl_event *ev, int64_t ns)
 	int64_t w = (int64_t)c->interval * 100 * (count ? count : 1);
 	if (!begin(c, "Sample", ns, ev->cpu, pid, tid, w, ev->ts))
 		return;
-	struct line *l = &c->l;
-	l_kv_x(l, "ip", ip);
-	l_kv_u(l, "prio", fl >> 3);
+	struct evtw_line *l = &c->l;
+	evtw_kv_x(l, "ip", ip);
+	evtw_kv_u(l, "prio", fl >> 3);
 	if (count != 1)
-		l_kv_u(l, "count", count);
+		evtw_kv_u(l, "count", count);
 	if (fl & 1)
-		l_kv_u(l, "dpc", 1);
+		evtw_kv_u(l, "dpc", 1);
 	if (fl & 2)
-		l_kv_u(l, "isr", 1);
+		evtw_kv_u(l, "isr", 1);
 	/* kframes= (and nostack=1) are added when the stack is known */
 	stack_of(c, tid, ev->ts, NULL);
 	c->want_sample = 1;
@@ -1493,8 +1292,8 @@ emit_frame_attr(struct conv *c, const char *key, uint32_t pid, uint64_t addr, ui
 	char fbuf[2048];
 	int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | FRAME_ADDRS;
 	size_t n = images_frame(c->img, pid, addr, ts, flags, fbuf, sizeof fbuf, mod, NULL);
-	l_key(&c->l, key);
-	l_esc(&c->l, fbuf, n, 0);
+	evtw_key(&c->l, key);
+	evtw_esc(&c->l, fbuf, n, 0);
 }
 
 static void emit_generic_kernel(struct conv *c, const struct etl_event *ev, int64_t ns);
@@ -1529,18 +1328,18 @@ emit_dpc_isr(struct conv *c, const struct etl_event *ev, int64_t ns)
 		return;
 	const char *mod = "?";
 	emit_frame_attr(c, "routine", 0, routine, ev->ts, &mod);
-	l_kv_s(&c->l, "module", mod);
-	l_key(&c->l, "duration_us");
-	l_us3(&c->l, dur);
-	l_key(&c->l, "end_ms");
-	l_ms(&c->l, ns);
+	evtw_kv_s(&c->l, "module", mod);
+	evtw_key(&c->l, "duration_us");
+	evtw_us3(&c->l, dur);
+	evtw_key(&c->l, "end_ms");
+	evtw_time_ns(&c->l, ns);
 	if (isr) {
-		l_kv_u(&c->l, "vector", etl_u16(p + 9 + P));
+		evtw_kv_u(&c->l, "vector", etl_u16(p + 9 + P));
 		if (ev->type == 50) {
-			l_kv_u(&c->l, "msi", 1);
-			l_kv_u(&c->l, "message", etl_u32(p + 12 + P));
+			evtw_kv_u(&c->l, "msi", 1);
+			evtw_kv_u(&c->l, "message", etl_u32(p + 12 + P));
 		}
-		l_kv_u(&c->l, "ret", p[8 + P]);
+		evtw_kv_u(&c->l, "ret", p[8 + P]);
 	}
 	finish(c, 0, NULL, 0, ev->ts);
 }
@@ -1560,26 +1359,26 @@ emit_cswitch(struct conv *c, const struct etl_event *ev, int64_t ns)
 	int64_t opid = oldt == 0 ? 0 : images_thread_pid(c->img, oldt, ev->ts);
 	if (!begin(c, "CSwitch", ns, ev->cpu, npid, newt, 0, ev->ts))
 		return;
-	struct line *l = &c->l;
-	l_kv_u(l, "old_tid", oldt);
-	l_kv_i(l, "old_pid", opid);
-	l_kv_s(l, "old_process", oldt == 0 ? "Idle" : pname(c, opid, ev->ts));
-	l_kv_i(l, "new_prio", (int8_t)p[8]);
-	l_kv_i(l, "old_prio", (int8_t)p[9]);
+	struct evtw_line *l = &c->l;
+	evtw_kv_u(l, "old_tid", oldt);
+	evtw_kv_i(l, "old_pid", opid);
+	evtw_kv_s(l, "old_process", oldt == 0 ? "Idle" : pname(c, opid, ev->ts));
+	evtw_kv_i(l, "new_prio", (int8_t)p[8]);
+	evtw_kv_i(l, "old_prio", (int8_t)p[9]);
 	unsigned wr = p[12], st = p[14];
-	l_key(l, "wait_reason");
+	evtw_key(l, "wait_reason");
 	if (wr < sizeof wait_reasons / sizeof wait_reasons[0])
-		l_str(l, wait_reasons[wr]);
+		evtw_str(l, wait_reasons[wr]);
 	else
-		l_u64(l, wr);
-	l_kv_s(l, "wait_mode", p[13] ? "user" : "kernel");
-	l_key(l, "old_state");
+		evtw_u64(l, wr);
+	evtw_kv_s(l, "wait_mode", p[13] ? "user" : "kernel");
+	evtw_key(l, "old_state");
 	if (st < sizeof thread_states / sizeof thread_states[0])
-		l_str(l, thread_states[st]);
+		evtw_str(l, thread_states[st]);
 	else
-		l_u64(l, st);
-	l_kv_u(l, "wait_time", etl_u32(p + 16));
-	l_kv_u(l, "cstate", p[10]);
+		evtw_u64(l, st);
+	evtw_kv_u(l, "wait_time", etl_u32(p + 16));
+	evtw_kv_u(l, "cstate", p[10]);
 	/* the CSwitch stack is the new thread's (compact headers carry no thread id) */
 	size_t nf = newt != 0 ? stack_of(c, newt, ev->ts, NULL) : 0;
 	finish(c, npid < 0 ? ETL_NO_ID : (uint32_t)npid, c->frames, nf, ev->ts);
@@ -1600,12 +1399,12 @@ emit_ready(struct conv *c, const struct etl_event *ev, int64_t ns)
 		pid = images_thread_pid(c->img, (uint32_t)tid, ev->ts);
 	if (!begin(c, "ReadyThread", ns, ev->cpu, pid, tid, 0, ev->ts))
 		return;
-	struct line *l = &c->l;
-	l_kv_u(l, "ready_tid", rt);
-	l_kv_i(l, "ready_pid", rt == 0 ? 0 : images_thread_pid(c->img, rt, ev->ts));
-	l_kv_i(l, "adjust_reason", (int8_t)p[4]);
-	l_kv_i(l, "adjust_incr", (int8_t)p[5]);
-	l_kv_u(l, "flags", p[6]);
+	struct evtw_line *l = &c->l;
+	evtw_kv_u(l, "ready_tid", rt);
+	evtw_kv_i(l, "ready_pid", rt == 0 ? 0 : images_thread_pid(c->img, rt, ev->ts));
+	evtw_kv_i(l, "adjust_reason", (int8_t)p[4]);
+	evtw_kv_i(l, "adjust_incr", (int8_t)p[5]);
+	evtw_kv_u(l, "flags", p[6]);
 	size_t nf = tid > 0 ? stack_of(c, (uint32_t)tid, ev->ts, NULL) : 0;
 	finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
 }
@@ -1635,13 +1434,13 @@ emit_process(struct conv *c, const struct etl_event *ev, int64_t ns)
 	int64_t tid = htid(ev);
 	if (!begin(c, proc_kind(ev->type), ns, ev->cpu, pi.pid, tid, 0, ev->ts))
 		return;
-	struct line *l = &c->l;
-	l_kv_u(l, "parent", pi.ppid);
-	l_kv_i(l, "session", (int32_t)pi.session);
+	struct evtw_line *l = &c->l;
+	evtw_kv_u(l, "parent", pi.ppid);
+	evtw_kv_i(l, "session", (int32_t)pi.session);
 	if (ev->type == 2 || ev->type == 4 || ev->type == 39)
-		l_kv_u(l, "exit", pi.exit);
-	l_kv_s(l, "image", pi.image);
-	l_kv_s(l, "cmdline", pi.cmdline);
+		evtw_kv_u(l, "exit", pi.exit);
+	evtw_kv_s(l, "image", pi.image);
+	evtw_kv_s(l, "cmdline", pi.cmdline);
 	finish(c, 0, NULL, 0, ev->ts);
 }
 
@@ -1662,7 +1461,7 @@ emit_thread(struct conv *c, const struct etl_event *ev, int64_t ns)
 			return;
 		char name[1024];
 		etl_wstr(p + 8, ev->plen - 8, name, sizeof name, NULL);
-		l_kv_s(&c->l, "name", name);
+		evtw_kv_s(&c->l, "name", name);
 		finish(c, 0, NULL, 0, ev->ts);
 		return;
 	}
@@ -1672,10 +1471,10 @@ emit_thread(struct conv *c, const struct etl_event *ev, int64_t ns)
 	if (ev->version >= 2 && ev->plen >= sa + P)
 		emit_frame_attr(c, "start_addr", pid, ptr_at(c, p + sa), ev->ts, NULL);
 	if (ev->version >= 3 && ev->plen >= 16 + 7 * P)
-		l_kv_u(&c->l, "base_prio", p[12 + 7 * P]);
+		evtw_kv_u(&c->l, "base_prio", p[12 + 7 * P]);
 	const char *name = images_thread_name_of(c->img, tid);
 	if (name)
-		l_kv_s(&c->l, "name", name);
+		evtw_kv_s(&c->l, "name", name);
 	finish(c, 0, NULL, 0, ev->ts);
 }
 
@@ -1693,14 +1492,14 @@ emit_image(struct conv *c, const struct etl_event *ev, int64_t ns)
 	int64_t tid = htid(ev);
 	if (!begin(c, kind, ns, ev->cpu, ii.pid, tid, 0, ev->ts))
 		return;
-	struct line *l = &c->l;
-	l_kv_x(l, "base", ii.base);
-	l_kv_x(l, "size", ii.size);
+	struct evtw_line *l = &c->l;
+	evtw_kv_x(l, "base", ii.base);
+	evtw_kv_x(l, "size", ii.size);
 	char dos[1100];
-	l_kv_s(l, "path", c->o->full_paths ? images_dos_path(c->img, ii.path, dos, sizeof dos) : ii.path);
+	evtw_kv_s(l, "path", c->o->full_paths ? images_dos_path(c->img, ii.path, dos, sizeof dos) : ii.path);
 	if (ev->version >= 2) {
-		l_kv_x(l, "checksum", ii.checksum);
-		l_kv_u(l, "timestamp", ii.timestamp);
+		evtw_kv_x(l, "checksum", ii.checksum);
+		evtw_kv_u(l, "timestamp", ii.timestamp);
 	}
 	finish(c, 0, NULL, 0, ev->ts);
 }
@@ -1719,19 +1518,19 @@ emit_interval(struct conv *c, const struct etl_event *ev, int64_t ns)
 	if (!begin(c, "SampleInterval", ns, ev->cpu, hpid(ev),
 	    htid(ev), 0, ev->ts))
 		return;
-	struct line *l = &c->l;
-	l_kv_u(l, "source", src);
-	l_key(l, "interval_ms");
-	l_weight_ns(l, (int64_t)nw * 100);
-	l_key(l, "old_interval_ms");
-	l_weight_ns(l, (int64_t)old * 100);
-	l_kv_s(l, "what", ev->type == 72 ? "SetInterval" : ev->type == 73 ? "CollectionStart" :
+	struct evtw_line *l = &c->l;
+	evtw_kv_u(l, "source", src);
+	evtw_key(l, "interval_ms");
+	evtw_weight_ns(l, (int64_t)nw * 100);
+	evtw_key(l, "old_interval_ms");
+	evtw_weight_ns(l, (int64_t)old * 100);
+	evtw_kv_s(l, "what", ev->type == 72 ? "SetInterval" : ev->type == 73 ? "CollectionStart" :
 	    "CollectionEnd");
 	if (ev->plen > 12) {
 		char name[256];
 		etl_wstr(p + 12, ev->plen - 12, name, sizeof name, NULL);
 		if (*name)
-			l_kv_s(l, "source_name", name);
+			evtw_kv_s(l, "source_name", name);
 	}
 	finish(c, 0, NULL, 0, ev->ts);
 }
@@ -1750,15 +1549,15 @@ emit_disk(struct conv *c, const struct etl_event *ev, int64_t ns)
 	int64_t pid = tid > 0 ? images_thread_pid(c->img, (uint32_t)tid, ev->ts) : -1;
 	if (!begin(c, ev->type == 10 ? "DiskRead" : "DiskWrite", ns, ev->cpu, pid, tid, 0, ev->ts))
 		return;
-	struct line *l = &c->l;
-	l_kv_u(l, "disk", etl_u32(p));
-	l_kv_u(l, "bytes", etl_u32(p + 8));
-	l_kv_u(l, "offset", etl_u64(p + 16));
-	l_kv_x(l, "irp_flags", etl_u32(p + 4));
-	l_kv_x(l, "file_object", ptr_at(c, p + 24));
+	struct evtw_line *l = &c->l;
+	evtw_kv_u(l, "disk", etl_u32(p));
+	evtw_kv_u(l, "bytes", etl_u32(p + 8));
+	evtw_kv_u(l, "offset", etl_u64(p + 16));
+	evtw_kv_x(l, "irp_flags", etl_u32(p + 4));
+	evtw_kv_x(l, "file_object", ptr_at(c, p + 24));
 	uint64_t resp = etl_u64(p + 24 + 2 * P);
-	l_key(l, "elapsed_ms");
-	l_ms(l, (int64_t)((__int128)resp * 1000000000 / (__int128)c->info->clock_freq));
+	evtw_key(l, "elapsed_ms");
+	evtw_time_ns(l, (int64_t)((__int128)resp * 1000000000 / (__int128)c->info->clock_freq));
 	size_t nf = tid > 0 ? stack_of(c, (uint32_t)tid, ev->ts, NULL) : 0;
 	finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
 }
@@ -1795,31 +1594,31 @@ emit_fileio(struct conv *c, const struct etl_event *ev, int64_t ns)
 		pid = images_thread_pid(c->img, (uint32_t)tid, ev->ts);
 	if (!begin(c, kind, ns, ev->cpu, pid, tid, 0, ev->ts))
 		return;
-	struct line *l = &c->l;
+	struct evtw_line *l = &c->l;
 	if (named && ev->plen >= P) {
-		l_kv_x(l, "file_object", ptr_at(c, p));
+		evtw_kv_x(l, "file_object", ptr_at(c, p));
 		etl_wstr(p + P, ev->plen - P, name, sizeof name, NULL);
-		l_kv_s(l, "file", name);
+		evtw_kv_s(l, "file", name);
 	} else if (ev->type == 64 && ev->plen >= 2 * P + 16) {
-		l_kv_x(l, "file_object", ptr_at(c, p + P));
-		l_kv_x(l, "options", etl_u32(p + 2 * P + 4));
-		l_kv_x(l, "attributes", etl_u32(p + 2 * P + 8));
-		l_kv_x(l, "share", etl_u32(p + 2 * P + 12));
+		evtw_kv_x(l, "file_object", ptr_at(c, p + P));
+		evtw_kv_x(l, "options", etl_u32(p + 2 * P + 4));
+		evtw_kv_x(l, "attributes", etl_u32(p + 2 * P + 8));
+		evtw_kv_x(l, "share", etl_u32(p + 2 * P + 12));
 		etl_wstr(p + 2 * P + 16, ev->plen - 2 * P - 16, name, sizeof name, NULL);
-		l_kv_s(l, "file", name);
+		evtw_kv_s(l, "file", name);
 	} else if ((ev->type == 67 || ev->type == 68) && ev->plen >= 8 + 3 * P + 12) {
-		l_kv_u(l, "offset", etl_u64(p));
-		l_kv_x(l, "file_object", ptr_at(c, p + 8 + P));
-		l_kv_u(l, "bytes", etl_u32(p + 8 + 3 * P + 4));
-		l_kv_x(l, "io_flags", etl_u32(p + 8 + 3 * P + 8));
+		evtw_kv_u(l, "offset", etl_u64(p));
+		evtw_kv_x(l, "file_object", ptr_at(c, p + 8 + P));
+		evtw_kv_u(l, "bytes", etl_u32(p + 8 + 3 * P + 4));
+		evtw_kv_x(l, "io_flags", etl_u32(p + 8 + 3 * P + 8));
 	} else
-		l_kv_hexbytes(l, "hex", p, ev->plen);
+		evtw_kv_hexbytes(l, "hex", p, ev->plen);
 	size_t nf = tid > 0 ? stack_of(c, (uint32_t)tid, ev->ts, NULL) : 0;
 	finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
 }
 
 static void
-l_ipaddr(struct line *l, const char *k, const uint8_t *p, int v6)
+kv_ipaddr(struct evtw_line *l, const char *k, const uint8_t *p, int v6)
 {
 	char buf[64];
 	if (v6) {
@@ -1829,7 +1628,7 @@ l_ipaddr(struct line *l, const char *k, const uint8_t *p, int v6)
 			    (unsigned)(p[2 * i] << 8 | p[2 * i + 1]));
 	} else
 		snprintf(buf, sizeof buf, "%u.%u.%u.%u", p[0], p[1], p[2], p[3]);
-	l_kv_s(l, k, buf);
+	evtw_kv_s(l, k, buf);
 }
 
 /* TcpIp (group 6) and UdpIp (group 8) send/receive/connect...: PID, size, addresses, ports */
@@ -1856,13 +1655,13 @@ emit_net(struct conv *c, const struct etl_event *ev, int64_t ns)
 	uint32_t pid = etl_u32(p);
 	if (!begin(c, kind, ns, ev->cpu, pid, htid(ev), 0, ev->ts))
 		return;
-	struct line *l = &c->l;
-	l_kv_u(l, "bytes", etl_u32(p + 4));
-	l_ipaddr(l, "daddr", p + 8, v6);
-	l_ipaddr(l, "saddr", p + (v6 ? 24 : 12), v6);
+	struct evtw_line *l = &c->l;
+	evtw_kv_u(l, "bytes", etl_u32(p + 4));
+	kv_ipaddr(l, "daddr", p + 8, v6);
+	kv_ipaddr(l, "saddr", p + (v6 ? 24 : 12), v6);
 	const uint8_t *ports = p + (v6 ? 40 : 16);
-	l_kv_u(l, "dport", (unsigned)(ports[0] << 8 | ports[1]));
-	l_kv_u(l, "sport", (unsigned)(ports[2] << 8 | ports[3]));
+	evtw_kv_u(l, "dport", (unsigned)(ports[0] << 8 | ports[1]));
+	evtw_kv_u(l, "sport", (unsigned)(ports[2] << 8 | ports[3]));
 	finish(c, 0, NULL, 0, ev->ts);
 }
 
@@ -1882,9 +1681,9 @@ emit_disk_init(struct conv *c, const struct etl_event *ev, int64_t ns)
 	if (!begin(c, names[ev->type], ns, ev->cpu, pid, tid, 0, ev->ts))
 		return;
 	if (ev->type == 14)
-		l_kv_u(&c->l, "disk", etl_u32(ev->payload));
+		evtw_kv_u(&c->l, "disk", etl_u32(ev->payload));
 	else
-		l_kv_x(&c->l, "irp", ptr_at(c, ev->payload));
+		evtw_kv_x(&c->l, "irp", ptr_at(c, ev->payload));
 	size_t nf = tid > 0 ? stack_of(c, (uint32_t)tid, ev->ts, NULL) : 0;
 	finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
 }
@@ -1903,16 +1702,16 @@ emit_hardfault(struct conv *c, const struct etl_event *ev, int64_t ns)
 	int64_t pid = images_thread_pid(c->img, tid, ev->ts);
 	if (!begin(c, "PageFaultHard", ns, ev->cpu, pid, tid, 0, ev->ts))
 		return;
-	struct line *l = &c->l;
-	l_kv_x(l, "va", ptr_at(c, p + 16));
-	l_kv_u(l, "offset", etl_u64(p + 8));
-	l_kv_u(l, "bytes", etl_u32(p + 20 + 2 * P));
-	l_kv_x(l, "file_object", ptr_at(c, p + 16 + P));
+	struct evtw_line *l = &c->l;
+	evtw_kv_x(l, "va", ptr_at(c, p + 16));
+	evtw_kv_u(l, "offset", etl_u64(p + 8));
+	evtw_kv_u(l, "bytes", etl_u32(p + 20 + 2 * P));
+	evtw_kv_x(l, "file_object", ptr_at(c, p + 16 + P));
 	int64_t start = (int64_t)(gts(c, etl_u64(p)) - GBIAS);
 	/* a damaged InitialTime could be anything: the elapsed time only when it is one */
 	if (start <= ns && start >= ns - 7 * 86400 * 1000000000LL) {
-		l_key(l, "elapsed_ms");
-		l_ms(l, ns - start);
+		evtw_key(l, "elapsed_ms");
+		evtw_time_ns(l, ns - start);
 	}
 	size_t nf = stack_of(c, tid, ev->ts, NULL);
 	finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
@@ -1924,12 +1723,12 @@ emit_generic_kernel(struct conv *c, const struct etl_event *ev, int64_t ns)
 	int64_t tid = htid(ev), pid = hpid(ev);
 	if (!begin(c, "Kernel", ns, ev->cpu, pid, tid, 0, ev->ts))
 		return;
-	struct line *l = &c->l;
-	l_kv_s(l, "class", group_name(ev->group));
-	l_kv_u(l, "group", ev->group);
-	l_kv_u(l, "type", ev->type);
-	l_kv_u(l, "version", ev->version);
-	l_kv_hexbytes(l, "hex", ev->payload, ev->plen);
+	struct evtw_line *l = &c->l;
+	evtw_kv_s(l, "class", group_name(ev->group));
+	evtw_kv_u(l, "group", ev->group);
+	evtw_kv_u(l, "type", ev->type);
+	evtw_kv_u(l, "version", ev->version);
+	evtw_kv_hexbytes(l, "hex", ev->payload, ev->plen);
 	size_t nf = tid > 0 ? stack_of(c, (uint32_t)tid, ev->ts, NULL) : 0;
 	finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
 }
@@ -2017,15 +1816,15 @@ emit_kernel(struct conv *c, const struct etl_event *ev, int64_t ns)
 #define MAX_FIELDS (EVT_MAX_ATTRS - 16)
 
 struct fieldctx {
-	struct line *l;
+	struct evtw_line *l;
 	unsigned n, dropped;
 };
 
 static void
-l_field_cb(void *ctx, const char *name, const char *value, size_t vlen)
+field_cb(void *ctx, const char *name, const char *value, size_t vlen)
 {
 	struct fieldctx *fc = ctx;
-	struct line *l = fc->l;
+	struct evtw_line *l = fc->l;
 	if (fc->n >= MAX_FIELDS) {
 		fc->dropped++;
 		return;
@@ -2045,8 +1844,8 @@ l_field_cb(void *ctx, const char *name, const char *value, size_t vlen)
 	if (k == 2)
 		key[k++] = '_';
 	key[k] = '\0';
-	l_key(l, key);
-	l_esc(l, value, vlen, 0);
+	evtw_key(l, key);
+	evtw_esc(l, value, vlen, 0);
 }
 
 static void
@@ -2097,24 +1896,24 @@ emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 	int64_t tid = htid(ev), pid = hpid(ev);
 	if (!begin(c, ev->hkind == ETL_HK_WPP ? "WPP" : "Event", ns, ev->cpu, pid, tid, 0, ev->ts))
 		return;
-	struct line *l = &c->l;
-	l_kv_s(l, "provider", prov ? prov : gs);
-	l_kv_s(l, "guid", gs);
+	struct evtw_line *l = &c->l;
+	evtw_kv_s(l, "provider", prov ? prov : gs);
+	evtw_kv_s(l, "guid", gs);
 	if (ev->hkind == ETL_HK_EVENT) {
-		l_kv_u(l, "id", ev->id);
-		l_kv_u(l, "version", ev->version);
-		l_kv_u(l, "opcode", ev->opcode);
-		l_kv_u(l, "task", ev->task);
-		l_kv_u(l, "level", ev->level);
-		l_kv_x(l, "keywords", ev->keywords);
+		evtw_kv_u(l, "id", ev->id);
+		evtw_kv_u(l, "version", ev->version);
+		evtw_kv_u(l, "opcode", ev->opcode);
+		evtw_kv_u(l, "task", ev->task);
+		evtw_kv_u(l, "level", ev->level);
+		evtw_kv_x(l, "keywords", ev->keywords);
 		if (ev->channel)
-			l_kv_u(l, "channel", ev->channel);
+			evtw_kv_u(l, "channel", ev->channel);
 	} else if (ev->hkind == ETL_HK_WPP) {
-		l_kv_u(l, "id", ev->message_id);
+		evtw_kv_u(l, "id", ev->message_id);
 	} else {
-		l_kv_u(l, "type", ev->type);
-		l_kv_u(l, "version", ev->version);
-		l_kv_u(l, "level", ev->level);
+		evtw_kv_u(l, "type", ev->type);
+		evtw_kv_u(l, "version", ev->version);
+		evtw_kv_u(l, "level", ev->level);
 	}
 	size_t mark = l->n;
 	int decoded = 0;
@@ -2122,7 +1921,7 @@ emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 	if (schema) {
 		char evname[256];
 		if (tl_decode(schema, schemalen, ev->payload, ev->plen, ev->hdr64 ? 8 : 4, evname,
-		    sizeof evname, l_field_cb, &fc) == 0)
+		    sizeof evname, field_cb, &fc) == 0)
 			decoded = 1;
 		else
 			l->n = mark;
@@ -2130,7 +1929,7 @@ emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 	if (!decoded && (ev->hkind == ETL_HK_EVENT || ev->hkind == ETL_HK_FULL)) {
 		/* manifest events whose schema the trace embeds (xperf/PerfView merges) */
 		fc.n = fc.dropped = 0;
-		if (tdh_decode_event(c->tdh, ev, l_field_cb, &fc) == 0)
+		if (tdh_decode_event(c->tdh, ev, field_cb, &fc) == 0)
 			decoded = 1;
 		else
 			l->n = mark;
@@ -2144,16 +1943,16 @@ emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 		nm[0] = '\0';
 		if (36 + used < ev->plen)
 			etl_wstr(ev->payload + 36 + used, ev->plen - 36 - used, nm, sizeof nm, NULL);
-		l_kv_s(l, "method", nsb);
-		l_str(l, ".");
-		l_esc(l, nm, strlen(nm), 0);
-		l_kv_x(l, "start", etl_u64(ev->payload + 16));
-		l_kv_u(l, "size", etl_u32(ev->payload + 24));
+		evtw_kv_s(l, "method", nsb);
+		evtw_str(l, ".");
+		evtw_esc(l, nm, strlen(nm), 0);
+		evtw_kv_x(l, "start", etl_u64(ev->payload + 16));
+		evtw_kv_u(l, "size", etl_u32(ev->payload + 24));
 	}
 	if (decoded && fc.dropped)
-		l_kv_u(l, "p._more_fields", fc.dropped);	/* beyond what evt readers take */
+		evtw_kv_u(l, "p._more_fields", fc.dropped);	/* beyond what evt readers take */
 	if (!decoded && ev->plen)
-		l_kv_hexbytes(l, "hex", ev->payload, ev->plen);
+		evtw_kv_hexbytes(l, "hex", ev->payload, ev->plen);
 	size_t nf = 0;
 	c->nframes = 0;
 	if (stack) {
@@ -2165,7 +1964,7 @@ emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 		}
 		for (size_t i = 0; i < nf; i++)
 			c->frames[i] = stack32 ? etl_u32(stack + 4 * i) : etl_u64(stack + 8 * i);
-		l_kv_u(l, "kframes", count_kernel(c, c->frames, nf));
+		evtw_kv_u(l, "kframes", count_kernel(c, c->frames, nf));
 	} else if (has_stack_key) {
 		const struct keydef *d = resolve_key(c, stack_key, ev->ts, (uint32_t)ev->cpu, c->cur_seq);
 		if (d) {
@@ -2176,7 +1975,7 @@ emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 			}
 			if (nf)
 				memcpy(c->frames, c->fr + d->idx, nf * sizeof *c->frames);
-			l_kv_u(l, "kframes", count_kernel(c, c->frames, nf));
+			evtw_kv_u(l, "kframes", count_kernel(c, c->frames, nf));
 		} else
 			c->unresolved++;
 	} else if (tid > 0)
@@ -2197,10 +1996,10 @@ emit_classic(struct conv *c, const struct etl_event *ev, int64_t ns)
 		if (!begin(c, "ImageID", ns, ev->cpu, ipid, tid, 0, ev->ts))
 			return;
 		etl_wstr(p + 2 * P + 8, n - 2 * P - 8, s1, sizeof s1, NULL);
-		l_kv_x(&c->l, "base", ptr_at(c, p));
-		l_kv_x(&c->l, "size", ptr_at(c, p + P));
-		l_kv_u(&c->l, "timestamp", etl_u32(p + 2 * P + 4));
-		l_kv_s(&c->l, "image", s1);
+		evtw_kv_x(&c->l, "base", ptr_at(c, p));
+		evtw_kv_x(&c->l, "size", ptr_at(c, p + P));
+		evtw_kv_u(&c->l, "timestamp", etl_u32(p + 2 * P + 4));
+		evtw_kv_s(&c->l, "image", s1);
 		finish(c, 0, NULL, 0, ev->ts);
 		return;
 	}
@@ -2210,10 +2009,10 @@ emit_classic(struct conv *c, const struct etl_event *ev, int64_t ns)
 			return;
 		etl_guid_str(s2, p + P + 4);
 		etl_astr(p + P + 24, n - P - 24, s1, sizeof s1, NULL);
-		l_kv_x(&c->l, "base", ptr_at(c, p));
-		l_kv_s(&c->l, "guid", s2);
-		l_kv_u(&c->l, "age", etl_u32(p + P + 20));
-		l_kv_s(&c->l, "pdb", s1);
+		evtw_kv_x(&c->l, "base", ptr_at(c, p));
+		evtw_kv_s(&c->l, "guid", s2);
+		evtw_kv_u(&c->l, "age", etl_u32(p + P + 20));
+		evtw_kv_s(&c->l, "pdb", s1);
 		finish(c, 0, NULL, 0, ev->ts);
 		return;
 	}
@@ -2250,19 +2049,19 @@ emit(struct conv *c, const struct etl_event *ev)
 					nm[0] = '\0';
 					if (36 + used < ev->plen)
 						etl_wstr(p + 36 + used, ev->plen - 36 - used, nm, sizeof nm, NULL);
-					l_key(&c->l, "method");
+					evtw_key(&c->l, "method");
 					if (*nsb) {
-						l_esc(&c->l, nsb, strlen(nsb), 0);
-						l_ch(&c->l, '.');
+						evtw_esc(&c->l, nsb, strlen(nsb), 0);
+						evtw_ch(&c->l, '.');
 					}
-					l_esc(&c->l, nm, strlen(nm), 0);
-					l_kv_x(&c->l, "start", etl_u64(p + 16));
-					l_kv_u(&c->l, "size", etl_u32(p + 24));
+					evtw_esc(&c->l, nm, strlen(nm), 0);
+					evtw_kv_x(&c->l, "start", etl_u64(p + 16));
+					evtw_kv_u(&c->l, "size", etl_u32(p + 24));
 					char mod[64];
 					snprintf(mod, sizeof mod, "0x%llx", (unsigned long long)etl_u64(p + 8));
-					l_kv_s(&c->l, "module_id", mod);
+					evtw_kv_s(&c->l, "module_id", mod);
 					if (rd)
-						l_kv_u(&c->l, "rundown", 1);
+						evtw_kv_u(&c->l, "rundown", 1);
 					finish(c, 0, NULL, 0, ev->ts);
 					return;
 				}
@@ -2275,7 +2074,7 @@ emit(struct conv *c, const struct etl_event *ev)
 		break;
 	default:
 		if (begin(c, "Unknown", ns, ev->cpu, -1, -1, 0, ev->ts)) {
-			l_kv_hexbytes(&c->l, "hex", ev->raw, ev->rawlen);
+			evtw_kv_hexbytes(&c->l, "hex", ev->raw, ev->rawlen);
 			finish(c, 0, NULL, 0, ev->ts);
 		}
 	}
@@ -2304,8 +2103,6 @@ static void
 write_header(struct conv *c)
 {
 	const struct etl_info *in = etl_info(c->src[0].r);
-	struct outbuf *ob = c->ob;
-	char st[32];
 	static const char *const clocks[] = { "qpc", "qpc", "systime", "cycles" };
 	uint32_t ncpu = 0, lost = 0, blost = 0;
 	size_t nbuf = 0, ncomp = 0;
@@ -2322,36 +2119,32 @@ write_header(struct conv *c)
 			if (etl_buffers(c->src[s].r)[i].flags & 0x40)
 				ncomp++;
 	}
-	etl_filetime_str(st, c->ft0);
-	ob_puts(ob, "#evt\t1\tsource=");
-	{
-		struct line tmp = { 0 };
-		l_esc(&tmp, c->o->source, strlen(c->o->source), 0);
-		ob_write(ob, tmp.b, tmp.n);
-		free(tmp.b);
-	}
-	ob_printf(ob, "\tos_version=%u.%u.%u.%u\tos_build=%u\tcpus=%u\tpointer_size=%u"
-	    "\tclock=%s\tclock_freq=%llu\tstart_utc=%s", in->version[0], in->version[1],
-	    in->version[2], in->version[3], in->build, ncpu, in->pointer_size,
-	    clocks[in->clock_type <= 3 ? in->clock_type : 1], (unsigned long long)in->clock_freq, st);
-	int64_t dur = c->have_ts ? (int64_t)(c->max_ts - c->min_ts) : 0;
-	char dbuf[40];
-	evt_format_time_ns(dbuf, dur);
-	uint32_t iv = c->first_interval ? c->first_interval : 10000;
-	char ibuf[40];
-	evt_format_weight(ibuf, iv / 10000.0);
-	ob_printf(ob, "\tduration_ms=%s\tevents_lost=%u\tbuffers_lost=%u\tsample_interval_ms=%s",
-	    dbuf, lost, blost, ibuf);
-	ob_printf(ob, "\tbuffers=%zu\tcompressed_buffers=%zu\tlogger=", nbuf, ncomp);
-	{
-		struct line tmp = { 0 };
-		l_esc(&tmp, in->logger_name, strlen(in->logger_name), 0);
-		ob_write(ob, tmp.b, tmp.n);
-		free(tmp.b);
-	}
-	if (c->nsrc > 1)
-		ob_printf(ob, "\tfiles=%zu", c->nsrc);
-	ob_putc(ob, '\n');
+	char osv[64], build[16], cpus[16], psize[16], freq[24], start[32], dur[40], elost[16];
+	char blostv[16], iv[40], nbufv[24], ncompv[24], files[24];
+	snprintf(osv, sizeof osv, "%u.%u.%u.%u", in->version[0], in->version[1], in->version[2],
+	    in->version[3]);
+	snprintf(build, sizeof build, "%u", in->build);
+	snprintf(cpus, sizeof cpus, "%u", ncpu);
+	snprintf(psize, sizeof psize, "%u", in->pointer_size);
+	snprintf(freq, sizeof freq, "%llu", (unsigned long long)in->clock_freq);
+	etl_filetime_str(start, c->ft0);
+	evt_format_time_ns(dur, c->have_ts ? (int64_t)(c->max_ts - c->min_ts) : 0);
+	snprintf(elost, sizeof elost, "%u", lost);
+	snprintf(blostv, sizeof blostv, "%u", blost);
+	evt_format_weight(iv, (c->first_interval ? c->first_interval : 10000) / 10000.0);
+	snprintf(nbufv, sizeof nbufv, "%zu", nbuf);
+	snprintf(ncompv, sizeof ncompv, "%zu", ncomp);
+	snprintf(files, sizeof files, "%zu", c->nsrc);
+	const struct evtw_pair kv[] = {
+		{ "source", c->o->source }, { "os_version", osv }, { "os_build", build },
+		{ "cpus", cpus }, { "pointer_size", psize },
+		{ "clock", clocks[in->clock_type <= 3 ? in->clock_type : 1] }, { "clock_freq", freq },
+		{ "start_utc", start }, { "duration_ms", dur }, { "events_lost", elost },
+		{ "buffers_lost", blostv }, { "sample_interval_ms", iv }, { "buffers", nbufv },
+		{ "compressed_buffers", ncompv }, { "logger", in->logger_name },
+		{ "files", c->nsrc > 1 ? files : NULL },
+	};
+	evtw_header(c->ob, kv, sizeof kv / sizeof kv[0]);
 }
 
 /* Pass 2 for source I: its next sane event, with a global timestamp. */
@@ -2381,7 +2174,6 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 	unsigned maxp = 4;
 
 	memset(c, 0, sizeof *c);
-	esc_init();
 	c->o = o;
 	c->ob = ob;
 	c->nsrc = nr;
@@ -2448,18 +2240,18 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 		use_source(c, i);
 		uint64_t t0 = gts(c, c->info->ts0);
 		if (c->info->events_lost && begin(c, "Lost", (int64_t)(t0 - GBIAS), -1, -1, -1, 0, t0)) {
-			l_kv_u(&c->l, "events", c->info->events_lost);
-			l_kv_u(&c->l, "buffers", c->info->buffers_lost);
-			l_kv_s(&c->l, "source", "header");
+			evtw_kv_u(&c->l, "events", c->info->events_lost);
+			evtw_kv_u(&c->l, "buffers", c->info->buffers_lost);
+			evtw_kv_s(&c->l, "source", "header");
 			finish(c, 0, NULL, 0, t0);
 		}
 		for (size_t k = 0; k < etl_nbuffers(c->r); k++) {
 			const struct etl_buffer *b = &etl_buffers(c->r)[k];
 			if ((b->flags & 0x6) && begin(c, "Lost", (int64_t)(t0 - GBIAS), b->cpu, -1, -1, 0, t0)) {
-				l_kv_u(&c->l, "events", 0);
-				l_kv_u(&c->l, "buffers", (b->flags & 4) ? 1 : 0);
-				l_kv_u(&c->l, "offset", b->offset);
-				l_kv_s(&c->l, "source", (b->flags & 4) ? "buffer_lost" : "events_lost");
+				evtw_kv_u(&c->l, "events", 0);
+				evtw_kv_u(&c->l, "buffers", (b->flags & 4) ? 1 : 0);
+				evtw_kv_u(&c->l, "offset", b->offset);
+				evtw_kv_s(&c->l, "source", (b->flags & 4) ? "buffer_lost" : "events_lost");
 				finish(c, 0, NULL, 0, t0);
 			}
 		}
@@ -2500,28 +2292,21 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 
 	/* what could not be used */
 	uint64_t unmatched = c->unmatched;
-	if (unmatched)
-		ob_printf(ob, "#skipped\twhat=stack\tcount=%llu\tdetail=stacks whose event is not in the "
-		    "trace\n", (unsigned long long)unmatched);
-	if (c->unresolved)
-		ob_printf(ob, "#skipped\twhat=stack_key\tcount=%llu\tdetail=stack keys without a "
-		    "definition\n", (unsigned long long)c->unresolved);
-	if (tdh_stats(c->tdh)->damaged)
-		ob_printf(ob, "#skipped\twhat=schema\tcount=%llu\tdetail=embedded event schemas that could "
-		    "not be read\n", (unsigned long long)tdh_stats(c->tdh)->damaged);
-	if (c->bad_dpc)
-		ob_printf(ob, "#skipped\twhat=dpc\tcount=%llu\tdetail=DPC/ISR records with an impossible "
-		    "InitialTime\n", (unsigned long long)c->bad_dpc);
-	if (c->bad_ts)
-		ob_printf(ob, "#skipped\twhat=event\tcount=%llu\tdetail=timestamp outside the session\n",
-		    (unsigned long long)c->bad_ts);
-	if (c->skipped_events)
-		ob_printf(ob, "#skipped\twhat=event\tcount=%llu\tdetail=events too short for their "
-		    "kind\n", (unsigned long long)c->skipped_events);
-	if (damaged)
-		ob_printf(ob, "#skipped\twhat=buffer\tcount=%llu\tdetail=corrupt or truncated buffers "
-		    "(%llu bytes)\n", (unsigned long long)damaged, (unsigned long long)damaged_bytes);
-	ob_printf(ob, "#stats\tevents=%llu\n", (unsigned long long)c->events);
+	evtw_skipped(ob, "stack", unmatched, "stacks whose event is not in the trace");
+	evtw_skipped(ob, "stack_key", c->unresolved, "stack keys without a definition");
+	evtw_skipped(ob, "schema", tdh_stats(c->tdh)->damaged,
+	    "embedded event schemas that could not be read");
+	evtw_skipped(ob, "dpc", c->bad_dpc, "DPC/ISR records with an impossible InitialTime");
+	evtw_skipped(ob, "event", c->bad_ts, "timestamp outside the session");
+	evtw_skipped(ob, "event", c->skipped_events, "events too short for their kind");
+	char detail[80];
+	snprintf(detail, sizeof detail, "corrupt or truncated buffers (%llu bytes)",
+	    (unsigned long long)damaged_bytes);
+	evtw_skipped(ob, "buffer", damaged, detail);
+	char events[24];
+	snprintf(events, sizeof events, "%llu", (unsigned long long)c->events);
+	const struct evtw_pair stats[] = { { "events", events } };
+	evtw_meta(ob, "stats", stats, 1);
 
 	if (res) {
 		res->events = c->events;
