@@ -49,7 +49,4 @@ int etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts
  */
 void etl_census(struct etl_reader *r, struct outbuf *ob);
 
-/* Known provider names: long (Microsoft-Windows-DotNETRuntime) and the census' short form. */
-const char *etl_provider_name(const uint8_t *guid, int census_form);
-
 #endif
