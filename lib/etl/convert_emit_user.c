@@ -47,55 +47,60 @@ field_cb(void *ctx, const char *name, const char *value, size_t vlen)
 	evtw_esc(l, value, vlen, 0);
 }
 
-void
-conv_emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
-{
-	char gs[40], pname_buf[256];
-	const char *prov = NULL;
-	const uint8_t *schema = NULL, *stack = NULL;
-	size_t schemalen = 0, stacklen = 0;
-	int stack32 = 0, has_stack_key = 0;
-	uint64_t stack_key = 0;
+/* What an event's extended data items give. */
+struct ext_items {
+	char provider_buf[256];
+	const char *provider;	/* the provider traits' name, NULL if none */
+	const uint8_t *schema;	/* a TraceLogging schema */
+	size_t schemalen;
+	const uint8_t *stack;	/* a stack (STACK_TRACE32/64), innermost first */
+	size_t stacklen;
+	int stack32;
+	int has_stack_key;	/* or the key of a cached stack */
+	uint64_t stack_key;
+};
 
-	/* extended items: provider traits (name), TraceLogging schema, stacks */
-	if (ev->ext) {
-		size_t q = 0;
-		while (q + 8 <= ev->extlen) {
-			unsigned type = etl_u16(ev->ext + q + 2), sz = etl_u16(ev->ext + q + 6);
-			const uint8_t *d = ev->ext + q + 8;
-			if (q + 8 + sz > ev->extlen)
-				break;
-			if (type == 12 && sz > 3) {
-				etl_astr(d + 2, sz - 2, pname_buf, sizeof pname_buf, NULL);
-				if (*pname_buf)
-					prov = pname_buf;
-			} else if (type == 11) {
-				schema = d;
-				schemalen = sz;
-			} else if ((type == 6 || type == 5) && sz >= 8) {
-				stack = d + 8;
-				stacklen = sz - 8;
-				stack32 = type == 5;
-			} else if ((type == 17 || type == 18) && sz >= 12) {
-				/* STACK_KEY32/64 [src]: u64 MatchId, then the key of a cached stack */
-				stack_key = type == 18 && sz >= 16 ? etl_u64(d + 8) : etl_u32(d + 8);
-				has_stack_key = 1;
-			}
-			q += 8 + ((sz + 7u) & ~7u);
-		}
-	}
-	if (!prov)
-		prov = conv_provider_name(ev->guid, 0);
-	if (!prov)
-		prov = tdh_provider_name(c->tdh, ev->guid);
-	if (ev->guid)
-		etl_guid_str(gs, ev->guid);
-	else
-		strcpy(gs, "00000000-0000-0000-0000-000000000000");
-	int64_t tid = htid(ev), pid = hpid(ev);
-	if (!conv_begin(c, ev->hkind == ETL_HK_WPP ? "WPP" : "Event", ns, ev->cpu, pid, tid, 0, ev->ts))
+static void
+read_ext_items(const struct etl_event *ev, struct ext_items *x)
+{
+	size_t q = 0;
+
+	x->provider = NULL;
+	x->schema = x->stack = NULL;
+	x->schemalen = x->stacklen = 0;
+	x->stack32 = x->has_stack_key = 0;
+	x->stack_key = 0;
+	if (!ev->ext)
 		return;
-	struct evtw_line *l = &c->l;
+	while (q + 8 <= ev->extlen) {
+		unsigned type = etl_u16(ev->ext + q + 2), sz = etl_u16(ev->ext + q + 6);
+		const uint8_t *d = ev->ext + q + 8;
+		if (q + 8 + sz > ev->extlen)
+			break;
+		if (type == 12 && sz > 3) {
+			etl_astr(d + 2, sz - 2, x->provider_buf, sizeof x->provider_buf, NULL);
+			if (*x->provider_buf)
+				x->provider = x->provider_buf;
+		} else if (type == 11) {
+			x->schema = d;
+			x->schemalen = sz;
+		} else if ((type == 6 || type == 5) && sz >= 8) {
+			x->stack = d + 8;
+			x->stacklen = sz - 8;
+			x->stack32 = type == 5;
+		} else if ((type == 17 || type == 18) && sz >= 12) {
+			/* STACK_KEY32/64 [src]: u64 MatchId, then the key of a cached stack */
+			x->stack_key = type == 18 && sz >= 16 ? etl_u64(d + 8) : etl_u32(d + 8);
+			x->has_stack_key = 1;
+		}
+		q += 8 + ((sz + 7u) & ~7u);
+	}
+}
+
+/* provider=, guid= and the header's ids */
+static void
+write_header_attrs(struct evtw_line *l, const struct etl_event *ev, const char *prov, const char *gs)
+{
 	evtw_kv_s(l, "provider", prov ? prov : gs);
 	evtw_kv_s(l, "guid", gs);
 	if (ev->hkind == ETL_HK_EVENT) {
@@ -114,12 +119,20 @@ conv_emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 		evtw_kv_u(l, "version", ev->version);
 		evtw_kv_u(l, "level", ev->level);
 	}
+}
+
+/* The payload as p.NAME= fields (TraceLogging or an embedded manifest schema), else hex=. */
+static void
+write_fields(struct conv *c, const struct etl_event *ev, const struct ext_items *x)
+{
+	struct evtw_line *l = &c->l;
 	size_t mark = l->n;
 	int decoded = 0;
 	struct fieldctx fc = { l, 0, 0 };
-	if (schema) {
+
+	if (x->schema) {
 		char evname[256];
-		if (tl_decode(schema, schemalen, ev->payload, ev->plen, ev->hdr64 ? 8 : 4, evname,
+		if (tl_decode(x->schema, x->schemalen, ev->payload, ev->plen, ev->hdr64 ? 8 : 4, evname,
 		    sizeof evname, field_cb, &fc) == 0)
 			decoded = 1;
 		else
@@ -152,33 +165,73 @@ conv_emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 		evtw_kv_u(l, "p._more_fields", fc.dropped);	/* beyond what evt readers take */
 	if (!decoded && ev->plen)
 		evtw_kv_hexbytes(l, "hex", ev->payload, ev->plen);
+}
+
+static void
+frames_room(struct conv *c, size_t nf)
+{
+	while (nf > c->capframes) {
+		c->capframes = c->capframes ? c->capframes * 2 : 256;
+		c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
+	}
+}
+
+/*
+ * The event's own stack (an extended item, with kframes=) into c->frames;
+ * else the line waits for stack records of thread TID.  Returns the frames.
+ */
+static size_t
+user_stack(struct conv *c, const struct etl_event *ev, const struct ext_items *x, int64_t tid)
+{
 	size_t nf = 0;
+
 	c->nframes = 0;
-	if (stack) {
-		size_t w = stack32 ? 4 : 8;
-		nf = stacklen / w;
-		while (nf > c->capframes) {
-			c->capframes = c->capframes ? c->capframes * 2 : 256;
-			c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
-		}
+	if (x->stack) {
+		size_t w = x->stack32 ? 4 : 8;
+		nf = x->stacklen / w;
+		frames_room(c, nf);
 		for (size_t i = 0; i < nf; i++)
-			c->frames[i] = stack32 ? etl_u32(stack + 4 * i) : etl_u64(stack + 8 * i);
-		evtw_kv_u(l, "kframes", conv_count_kernel(c, c->frames, nf));
-	} else if (has_stack_key) {
-		const struct keydef *d = conv_resolve_key(c, stack_key, ev->ts, (uint32_t)ev->cpu, c->cur_seq);
+			c->frames[i] = x->stack32 ? etl_u32(x->stack + 4 * i) : etl_u64(x->stack + 8 * i);
+		evtw_kv_u(&c->l, "kframes", conv_count_kernel(c, c->frames, nf));
+	} else if (x->has_stack_key) {
+		const struct keydef *d = conv_resolve_key(c, x->stack_key, ev->ts, (uint32_t)ev->cpu,
+		    c->cur_seq);
 		if (d) {
 			nf = d->len;
-			while (nf > c->capframes) {
-				c->capframes = c->capframes ? c->capframes * 2 : 256;
-				c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
-			}
+			frames_room(c, nf);
 			if (nf)
 				memcpy(c->frames, c->fr + d->idx, nf * sizeof *c->frames);
-			evtw_kv_u(l, "kframes", conv_count_kernel(c, c->frames, nf));
+			evtw_kv_u(&c->l, "kframes", conv_count_kernel(c, c->frames, nf));
 		} else
 			c->unresolved++;
 	} else if (tid > 0)
 		nf = conv_stack_of(c, (uint32_t)tid);
+	return nf;
+}
+
+/* Any user-mode event: its provider, header ids, fields and stack. */
+void
+conv_emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
+{
+	struct ext_items x;
+	char gs[40];
+
+	read_ext_items(ev, &x);
+	const char *prov = x.provider;
+	if (!prov)
+		prov = conv_provider_name(ev->guid, 0);
+	if (!prov)
+		prov = tdh_provider_name(c->tdh, ev->guid);
+	if (ev->guid)
+		etl_guid_str(gs, ev->guid);
+	else
+		strcpy(gs, "00000000-0000-0000-0000-000000000000");
+	int64_t tid = htid(ev), pid = hpid(ev);
+	if (!conv_begin(c, ev->hkind == ETL_HK_WPP ? "WPP" : "Event", ns, ev->cpu, pid, tid, 0, ev->ts))
+		return;
+	write_header_attrs(&c->l, ev, prov, gs);
+	write_fields(c, ev, &x);
+	size_t nf = user_stack(c, ev, &x, tid);
 	conv_finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
 }
 

@@ -143,68 +143,39 @@ conv_ts_sane(struct conv *c, const struct etl_event *ev)
 	return ns >= c->lo_ns && ns <= hi;
 }
 
-void
-conv_collect(struct conv *c, const struct etl_event *ev)
+/* Classic events of KernelTraceControl (ImageID, DbgID) and SystemConfigEx (volumes); schemas */
+static void
+collect_classic(struct conv *c, const struct etl_event *ev)
 {
-	if (!conv_ts_sane(c, ev)) {
-		char msg[160];
-		if (c->bad_ts++ == 0) {
-			snprintf(msg, sizeof msg, "event with a timestamp outside the session "
-			    "(record at buffer offset %u); such events are skipped", ev->rec_offset);
-			etl_problem(c->r, ev->buf_offset, msg);
+	const uint8_t *p = ev->payload;
+	size_t n = ev->plen, P = c->P;
+	char s1[1024], s2[1024];
+	size_t used;
+
+	if (tdh_collect(c->tdh, ev))
+		return;	/* a MetaData EventInfo/EventMapInfo schema */
+	if (conv_is_provider(ev->guid, P_IMAGEID)) {
+		if (ev->type == 0 && n > 2 * P + 8) {
+			etl_wstr(p + 2 * P + 8, n - 2 * P - 8, s1, sizeof s1, NULL);
+			images_image_id(c->img, etl_u32(p + 2 * P), ptr_at(c, p), s1);
+		} else if (ev->type == 36 && n >= P + 24) {
+			etl_astr(p + P + 24, n - P - 24, s1, sizeof s1, NULL);
+			images_dbgid(c->img, etl_u32(p + P), ptr_at(c, p), p + P + 4,
+			    etl_u32(p + P + 20), s1);
 		}
-		return;
+	} else if (conv_is_provider(ev->guid, P_SYSCONFIGEX) && ev->type == 35) {
+		etl_wstr(p, n, s1, sizeof s1, &used);
+		s2[0] = '\0';
+		if (used < n)
+			etl_wstr(p + used, n - used, s2, sizeof s2, NULL);
+		images_volume(c->img, s1, s2);
 	}
-	c->seq++;
-	struct etl_event gev = *ev;
-	gev.ts = gts(c, ev->ts);
-	ev = &gev;
-	conv_remember(c, ev);
-	if (ev->ts) {
-		if (!c->have_ts || ev->ts < c->min_ts)
-			c->min_ts = ev->ts;
-		if (!c->have_ts || ev->ts > c->max_ts)
-			c->max_ts = ev->ts;
-		c->have_ts = 1;
-	}
-	switch (ev->hkind) {
-	case ETL_HK_SYSTEM: case ETL_HK_COMPACT: case ETL_HK_PERFINFO:
-		break;
-	case ETL_HK_FULL: case ETL_HK_INSTANCE: {
-		const uint8_t *p = ev->payload;
-		size_t n = ev->plen, P = c->P;
-		char s1[1024], s2[1024];
-		size_t used;
-		if (tdh_collect(c->tdh, ev))
-			return;	/* a MetaData EventInfo/EventMapInfo schema */
-		if (conv_is_provider(ev->guid, P_IMAGEID)) {
-			if (ev->type == 0 && n > 2 * P + 8) {
-				etl_wstr(p + 2 * P + 8, n - 2 * P - 8, s1, sizeof s1, NULL);
-				images_image_id(c->img, etl_u32(p + 2 * P), ptr_at(c, p), s1);
-			} else if (ev->type == 36 && n >= P + 24) {
-				etl_astr(p + P + 24, n - P - 24, s1, sizeof s1, NULL);
-				images_dbgid(c->img, etl_u32(p + P), ptr_at(c, p), p + P + 4,
-				    etl_u32(p + P + 20), s1);
-			}
-		} else if (conv_is_provider(ev->guid, P_SYSCONFIGEX) && ev->type == 35) {
-			etl_wstr(p, n, s1, sizeof s1, &used);
-			s2[0] = '\0';
-			if (used < n)
-				etl_wstr(p + used, n - used, s2, sizeof s2, NULL);
-			images_volume(c->img, s1, s2);
-		}
-		return;
-	}
-	case ETL_HK_EVENT:
-		if (conv_is_provider(ev->guid, P_CLR))
-			collect_clr(c, ev, 0);
-		else if (conv_is_provider(ev->guid, P_CLR_RUNDOWN))
-			collect_clr(c, ev, 1);
-		return;
-	default:
-		return;
-	}
-	/* kernel events */
+}
+
+/* Process (with its image loads), Thread (and names), Image, StackWalk, the sampling interval */
+static void
+collect_kernel(struct conv *c, const struct etl_event *ev)
+{
 	switch (ev->group) {
 	case 3:
 		if (ev->type == 10) {
@@ -256,3 +227,43 @@ conv_collect(struct conv *c, const struct etl_event *ev)
 	}
 }
 
+/* Pass 1: what event EV (in file order) adds to the model. */
+void
+conv_collect(struct conv *c, const struct etl_event *ev)
+{
+	if (!conv_ts_sane(c, ev)) {
+		char msg[160];
+		if (c->bad_ts++ == 0) {
+			snprintf(msg, sizeof msg, "event with a timestamp outside the session "
+			    "(record at buffer offset %u); such events are skipped", ev->rec_offset);
+			etl_problem(c->r, ev->buf_offset, msg);
+		}
+		return;
+	}
+	c->seq++;
+	struct etl_event gev = *ev;
+	gev.ts = gts(c, ev->ts);
+	ev = &gev;
+	conv_remember(c, ev);
+	if (ev->ts) {
+		if (!c->have_ts || ev->ts < c->min_ts)
+			c->min_ts = ev->ts;
+		if (!c->have_ts || ev->ts > c->max_ts)
+			c->max_ts = ev->ts;
+		c->have_ts = 1;
+	}
+	switch (ev->hkind) {
+	case ETL_HK_SYSTEM: case ETL_HK_COMPACT: case ETL_HK_PERFINFO:
+		collect_kernel(c, ev);
+		break;
+	case ETL_HK_FULL: case ETL_HK_INSTANCE:
+		collect_classic(c, ev);
+		break;
+	case ETL_HK_EVENT:
+		if (conv_is_provider(ev->guid, P_CLR))
+			collect_clr(c, ev, 0);
+		else if (conv_is_provider(ev->guid, P_CLR_RUNDOWN))
+			collect_clr(c, ev, 1);
+		break;
+	}
+}
