@@ -185,7 +185,6 @@ user_stack(struct conv *c, const struct etl_event *ev, const struct ext_items *x
 {
 	size_t nf = 0;
 
-	c->nframes = 0;
 	if (x->stack) {
 		size_t w = x->stack32 ? 4 : 8;
 		nf = x->stacklen / w;

@@ -169,7 +169,6 @@ struct conv {
 	int64_t lo_ns, hi_ns;	/* sane event times */
 	uint64_t bad_ts;
 	uint64_t bad_dpc;	/* DPC/ISR records with an impossible InitialTime */
-	uint64_t seq;		/* pass 1: events seen, for ordering ties */
 	uint64_t progress_total, progress_n;	/* bytes to read, events read (for --progress) */
 	/* output */
 	struct evtw_line l;
@@ -177,9 +176,8 @@ struct conv {
 	uint64_t events;
 	uint64_t unresolved;
 	uint64_t skipped_events;
-	uint64_t frames_buf_cap;
 	uint64_t *frames;	/* scratch for one stack, innermost first */
-	size_t nframes, capframes;
+	size_t capframes;
 	/*
 	 * Frame texts as written (escaped), by image and address: the same
 	 * few thousand frames make most stacks, and making a frame (image

@@ -92,12 +92,10 @@ conv_begin(struct conv *c, const char *kind, int64_t time_ns, int cpu, int64_t p
 size_t
 conv_stack_of(struct conv *c, uint32_t tid)
 {
-	c->nframes = 0;
 	if (!hmap_get(&c->stacked, c->cur_kind, 0))
 		return 0;
 	c->want = 1;
 	c->want_tid = tid;
-	c->nframes = 0;
 	return 0;
 }
 

@@ -240,7 +240,6 @@ conv_collect(struct conv *c, const struct etl_event *ev)
 		}
 		return;
 	}
-	c->seq++;
 	struct etl_event gev = *ev;
 	gev.ts = gts(c, ev->ts);
 	ev = &gev;
