@@ -2,14 +2,15 @@
  * convert.h - ETL → evt: decoding kernel and user events into evt lines
  * (docs/evt-format.md), with stacks resolved to module!0xRVA, and the
  * --census counts.  filters/etl2evt.c is argument parsing around this.
+ * The code is lib/etl/convert*.c; convert_int.h says how its parts fit.
  */
 #ifndef ETLKIT_CONVERT_H
 #define ETLKIT_CONVERT_H
 
 #include <stdint.h>
 
+#include "base/outbuf.h"
 #include "etl/etl.h"
-#include "evt/evt.h"
 #include "etl/images.h"
 
 struct etl2evt_opts {
