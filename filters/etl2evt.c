@@ -27,7 +27,7 @@
 #include "base/cli.h"
 #include "etl/etl.h"
 #include "etl/convert.h"
-#include "evt/evt.h"
+#include "evt/evtwrite.h"
 #include "etl/symbols.h"
 #include "etl/zip.h"
 
@@ -309,7 +309,7 @@ cmp_image_info(const void *a, const void *b)
 static void
 write_symbol_lines(struct outbuf *ob, const struct symctx *sym)
 {
-	char esc[3 * 1024];
+	struct evtw_line l = { 0 };
 	size_t n = 0, total = sym_image_count(sym);
 	struct sym_image_info *info = xcalloc(total ? total : 1, sizeof *info);
 	for (size_t i = 0; i < total; i++) {
@@ -323,7 +323,8 @@ write_symbol_lines(struct outbuf *ob, const struct symctx *sym)
 		const char *fields[][2] = { { "image", in.image }, { "pdb", in.pdb }, { "key", in.key },
 		    { "status", sym_status_name(in.status) }, { "path", in.path },
 		    { "detail", in.detail } };
-		ob_puts(ob, "#symbols");
+		l.n = 0;
+		evtw_str(&l, "#symbols");
 		for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
 			const char *v = fields[f][1];
 			if (!v || !*v)
@@ -331,12 +332,15 @@ write_symbol_lines(struct outbuf *ob, const struct symctx *sym)
 			size_t len = strlen(v);
 			if (len > 1000)
 				len = 1000;
-			ob_printf(ob, "\t%s=", fields[f][0]);
-			ob_write(ob, esc, evt_escape(esc, v, len, 0));
+			evtw_key(&l, fields[f][0]);
+			evtw_esc(&l, v, len, 0);
 		}
-		ob_printf(ob, "\tlookups=%llu\tresolved=%llu\n", (unsigned long long)in.lookups,
-		    (unsigned long long)in.resolved);
+		evtw_kv_u(&l, "lookups", in.lookups);
+		evtw_kv_u(&l, "resolved", in.resolved);
+		evtw_end(&l);
+		ob_write(ob, l.b, l.n);
 	}
+	evtw_free(&l);
 	free(info);
 }
 
@@ -466,9 +470,8 @@ main(int argc, char **argv)
 		free(joined);
 		if (use_symbols)
 			write_symbol_lines(&ob, sym);
-		if (skipped_members)
-			ob_printf(&ob, "#skipped\twhat=member\tcount=%lu\tdetail=.etl members of a zip "
-			    "that are not ETL traces\n", skipped_members);
+		evtw_skipped(&ob, "member", skipped_members,
+		    ".etl members of a zip that are not ETL traces");
 	}
 	ob_close(&ob);
 	if (sym && use_symbols && explicit_symbols)

@@ -2,14 +2,15 @@
  * convert.h - ETL → evt: decoding kernel and user events into evt lines
  * (docs/evt-format.md), with stacks resolved to module!0xRVA, and the
  * --census counts.  filters/etl2evt.c is argument parsing around this.
+ * The code is lib/etl/convert*.c; convert_int.h says how its parts fit.
  */
 #ifndef ETLKIT_CONVERT_H
 #define ETLKIT_CONVERT_H
 
 #include <stdint.h>
 
+#include "base/outbuf.h"
 #include "etl/etl.h"
-#include "evt/evt.h"
 #include "etl/images.h"
 
 struct etl2evt_opts {
@@ -48,8 +49,5 @@ int etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts
  * "COUNT  E EVENT_HEADER64 Provider", "COUNT  F FULL64 Class type=N".
  */
 void etl_census(struct etl_reader *r, struct outbuf *ob);
-
-/* Known provider names: long (Microsoft-Windows-DotNETRuntime) and the census' short form. */
-const char *etl_provider_name(const uint8_t *guid, int census_form);
 
 #endif

@@ -1,0 +1,319 @@
+/*
+ * convert_emit_user.c - pass 2's decoders of user-mode providers: CLR
+ * method loads, KernelTraceControl's ImageID and DbgID, and every other
+ * event (manifest, TraceLogging, WPP, classic) with its fields decoded by
+ * its TraceLogging schema or by a manifest schema the trace embeds, else
+ * its payload in hex.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "etl/convert_int.h"
+#include "etl/tracelogging.h"
+
+/* evt readers take at most EVT_MAX_ATTRS attributes: room for the fixed ones */
+#define MAX_FIELDS (EVT_MAX_ATTRS - 16)
+
+struct fieldctx {
+	struct evtw_line *l;
+	unsigned n, dropped;
+};
+
+static void
+field_cb(void *ctx, const char *name, const char *value, size_t vlen)
+{
+	struct fieldctx *fc = ctx;
+	struct evtw_line *l = fc->l;
+	if (fc->n >= MAX_FIELDS) {
+		fc->dropped++;
+		return;
+	}
+	fc->n++;
+	char key[300];
+	size_t k = 0;
+	/* attribute keys are [A-Za-z0-9_.:-]+: anything else in a field name becomes '_' */
+	memcpy(key, "p.", 2);
+	k = 2;
+	for (const char *s = name; *s && k < sizeof key - 1; s++) {
+		char ch = *s;
+		int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		    ch == '_' || ch == '.' || ch == ':' || ch == '-';
+		key[k++] = ok ? ch : '_';
+	}
+	if (k == 2)
+		key[k++] = '_';
+	key[k] = '\0';
+	evtw_key(l, key);
+	evtw_esc(l, value, vlen, 0);
+}
+
+/* What an event's extended data items give. */
+struct ext_items {
+	char provider_buf[256];
+	const char *provider;	/* the provider traits' name, NULL if none */
+	const uint8_t *schema;	/* a TraceLogging schema */
+	size_t schemalen;
+	const uint8_t *stack;	/* a stack (STACK_TRACE32/64), innermost first */
+	size_t stacklen;
+	int stack32;
+	int has_stack_key;	/* or the key of a cached stack */
+	uint64_t stack_key;
+};
+
+static void
+read_ext_items(const struct etl_event *ev, struct ext_items *x)
+{
+	size_t q = 0;
+
+	x->provider = NULL;
+	x->schema = x->stack = NULL;
+	x->schemalen = x->stacklen = 0;
+	x->stack32 = x->has_stack_key = 0;
+	x->stack_key = 0;
+	if (!ev->ext)
+		return;
+	while (q + 8 <= ev->extlen) {
+		unsigned type = etl_u16(ev->ext + q + 2), sz = etl_u16(ev->ext + q + 6);
+		const uint8_t *d = ev->ext + q + 8;
+		if (q + 8 + sz > ev->extlen)
+			break;
+		if (type == 12 && sz > 3) {
+			etl_astr(d + 2, sz - 2, x->provider_buf, sizeof x->provider_buf, NULL);
+			if (*x->provider_buf)
+				x->provider = x->provider_buf;
+		} else if (type == 11) {
+			x->schema = d;
+			x->schemalen = sz;
+		} else if ((type == 6 || type == 5) && sz >= 8) {
+			x->stack = d + 8;
+			x->stacklen = sz - 8;
+			x->stack32 = type == 5;
+		} else if ((type == 17 || type == 18) && sz >= 12) {
+			/* STACK_KEY32/64 [src]: u64 MatchId, then the key of a cached stack */
+			x->stack_key = type == 18 && sz >= 16 ? etl_u64(d + 8) : etl_u32(d + 8);
+			x->has_stack_key = 1;
+		}
+		q += 8 + ((sz + 7u) & ~7u);
+	}
+}
+
+/* provider=, guid= and the header's ids */
+static void
+write_header_attrs(struct evtw_line *l, const struct etl_event *ev, const char *prov, const char *gs)
+{
+	evtw_kv_s(l, "provider", prov ? prov : gs);
+	evtw_kv_s(l, "guid", gs);
+	if (ev->hkind == ETL_HK_EVENT) {
+		evtw_kv_u(l, "id", ev->id);
+		evtw_kv_u(l, "version", ev->version);
+		evtw_kv_u(l, "opcode", ev->opcode);
+		evtw_kv_u(l, "task", ev->task);
+		evtw_kv_u(l, "level", ev->level);
+		evtw_kv_x(l, "keywords", ev->keywords);
+		if (ev->channel)
+			evtw_kv_u(l, "channel", ev->channel);
+	} else if (ev->hkind == ETL_HK_WPP) {
+		evtw_kv_u(l, "id", ev->message_id);
+	} else {
+		evtw_kv_u(l, "type", ev->type);
+		evtw_kv_u(l, "version", ev->version);
+		evtw_kv_u(l, "level", ev->level);
+	}
+}
+
+/* The payload as p.NAME= fields (TraceLogging or an embedded manifest schema), else hex=. */
+static void
+write_fields(struct conv *c, const struct etl_event *ev, const struct ext_items *x)
+{
+	struct evtw_line *l = &c->l;
+	size_t mark = l->n;
+	int decoded = 0;
+	struct fieldctx fc = { l, 0, 0 };
+
+	if (x->schema) {
+		char evname[256];
+		if (tl_decode(x->schema, x->schemalen, ev->payload, ev->plen, ev->hdr64 ? 8 : 4, evname,
+		    sizeof evname, field_cb, &fc) == 0)
+			decoded = 1;
+		else
+			l->n = mark;
+	}
+	if (!decoded && (ev->hkind == ETL_HK_EVENT || ev->hkind == ETL_HK_FULL)) {
+		/* manifest events whose schema the trace embeds (xperf/PerfView merges) */
+		fc.n = fc.dropped = 0;
+		if (tdh_decode_event(c->tdh, ev, field_cb, &fc) == 0)
+			decoded = 1;
+		else
+			l->n = mark;
+	}
+	if (!decoded && conv_is_provider(ev->guid, P_CLR) && (ev->id == 143 || ev->id == 144) &&
+	    ev->plen >= 36) {
+		/* method names for the JIT: handy for grepping */
+		char nsb[512], nm[512];
+		size_t used;
+		etl_wstr(ev->payload + 36, ev->plen - 36, nsb, sizeof nsb, &used);
+		nm[0] = '\0';
+		if (36 + used < ev->plen)
+			etl_wstr(ev->payload + 36 + used, ev->plen - 36 - used, nm, sizeof nm, NULL);
+		evtw_kv_s(l, "method", nsb);
+		evtw_str(l, ".");
+		evtw_esc(l, nm, strlen(nm), 0);
+		evtw_kv_x(l, "start", etl_u64(ev->payload + 16));
+		evtw_kv_u(l, "size", etl_u32(ev->payload + 24));
+	}
+	if (decoded && fc.dropped)
+		evtw_kv_u(l, "p._more_fields", fc.dropped);	/* beyond what evt readers take */
+	if (!decoded && ev->plen)
+		evtw_kv_hexbytes(l, "hex", ev->payload, ev->plen);
+}
+
+static void
+frames_room(struct conv *c, size_t nf)
+{
+	while (nf > c->capframes) {
+		c->capframes = c->capframes ? c->capframes * 2 : 256;
+		c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
+	}
+}
+
+/*
+ * The event's own stack (an extended item, with kframes=) into c->frames;
+ * else the line waits for stack records of thread TID.  Returns the frames.
+ */
+static size_t
+user_stack(struct conv *c, const struct etl_event *ev, const struct ext_items *x, int64_t tid)
+{
+	size_t nf = 0;
+
+	if (x->stack) {
+		size_t w = x->stack32 ? 4 : 8;
+		nf = x->stacklen / w;
+		frames_room(c, nf);
+		for (size_t i = 0; i < nf; i++)
+			c->frames[i] = x->stack32 ? etl_u32(x->stack + 4 * i) : etl_u64(x->stack + 8 * i);
+		evtw_kv_u(&c->l, "kframes", conv_count_kernel(c, c->frames, nf));
+	} else if (x->has_stack_key) {
+		const struct keydef *d = conv_resolve_key(c, x->stack_key, ev->ts, (uint32_t)ev->cpu,
+		    c->cur_seq);
+		if (d) {
+			nf = d->len;
+			frames_room(c, nf);
+			if (nf)
+				memcpy(c->frames, c->fr + d->idx, nf * sizeof *c->frames);
+			evtw_kv_u(&c->l, "kframes", conv_count_kernel(c, c->frames, nf));
+		} else
+			c->unresolved++;
+	} else if (tid > 0)
+		nf = conv_stack_of(c, (uint32_t)tid);
+	return nf;
+}
+
+/* Any user-mode event: its provider, header ids, fields and stack. */
+void
+conv_emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
+{
+	struct ext_items x;
+	char gs[40];
+
+	read_ext_items(ev, &x);
+	const char *prov = x.provider;
+	if (!prov)
+		prov = conv_provider_name(ev->guid, 0);
+	if (!prov)
+		prov = tdh_provider_name(c->tdh, ev->guid);
+	if (ev->guid)
+		etl_guid_str(gs, ev->guid);
+	else
+		strcpy(gs, "00000000-0000-0000-0000-000000000000");
+	int64_t tid = htid(ev), pid = hpid(ev);
+	if (!conv_begin(c, ev->hkind == ETL_HK_WPP ? "WPP" : "Event", ns, ev->cpu, pid, tid, 0, ev->ts))
+		return;
+	write_header_attrs(&c->l, ev, prov, gs);
+	write_fields(c, ev, &x);
+	size_t nf = user_stack(c, ev, &x, tid);
+	conv_finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
+}
+
+void
+conv_emit_classic(struct conv *c, const struct etl_event *ev, int64_t ns)
+{
+	const uint8_t *p = ev->payload;
+	size_t n = ev->plen, P = c->P;
+	char s1[1024], s2[1024];
+	int64_t tid = htid(ev);
+
+	if (conv_is_provider(ev->guid, P_IMAGEID) && ev->type == 0 && n > 2 * P + 8) {
+		uint32_t ipid = etl_u32(p + 2 * P);
+		if (!conv_begin(c, "ImageID", ns, ev->cpu, ipid, tid, 0, ev->ts))
+			return;
+		etl_wstr(p + 2 * P + 8, n - 2 * P - 8, s1, sizeof s1, NULL);
+		evtw_kv_x(&c->l, "base", ptr_at(c, p));
+		evtw_kv_x(&c->l, "size", ptr_at(c, p + P));
+		evtw_kv_u(&c->l, "timestamp", etl_u32(p + 2 * P + 4));
+		evtw_kv_s(&c->l, "image", s1);
+		conv_finish(c, 0, NULL, 0, ev->ts);
+		return;
+	}
+	if (conv_is_provider(ev->guid, P_IMAGEID) && ev->type == 36 && n >= P + 24) {
+		uint32_t ipid = etl_u32(p + P);
+		if (!conv_begin(c, "DbgID_RSDS", ns, ev->cpu, ipid, tid, 0, ev->ts))
+			return;
+		etl_guid_str(s2, p + P + 4);
+		etl_astr(p + P + 24, n - P - 24, s1, sizeof s1, NULL);
+		evtw_kv_x(&c->l, "base", ptr_at(c, p));
+		evtw_kv_s(&c->l, "guid", s2);
+		evtw_kv_u(&c->l, "age", etl_u32(p + P + 20));
+		evtw_kv_s(&c->l, "pdb", s1);
+		conv_finish(c, 0, NULL, 0, ev->ts);
+		return;
+	}
+	conv_emit_user(c, ev, ns);
+}
+
+
+/* CLR MethodLoad/MethodUnload (rundown: MethodDCStart/DCEnd): the methods the JIT made. */
+static int
+emit_clr_method(struct conv *c, const struct etl_event *ev, int64_t ns)
+{
+	const uint8_t *p = ev->payload;
+	int rd = conv_is_provider(ev->guid, P_CLR_RUNDOWN);
+
+	if (!rd && !conv_is_provider(ev->guid, P_CLR))
+		return 0;
+	if ((ev->id != 143 && ev->id != 144) || ev->plen < 36)
+		return 0;
+	const char *kind = !rd && ev->id == 144 ? "MethodUnload" : "MethodLoad";
+	int64_t tid = htid(ev);
+	int64_t pid = hpid(ev);
+	if (!conv_begin(c, kind, ns, ev->cpu, pid, tid, 0, ev->ts))
+		return 1;
+	char nsb[1024], nm[1024];
+	size_t used;
+	etl_wstr(p + 36, ev->plen - 36, nsb, sizeof nsb, &used);
+	nm[0] = '\0';
+	if (36 + used < ev->plen)
+		etl_wstr(p + 36 + used, ev->plen - 36 - used, nm, sizeof nm, NULL);
+	evtw_key(&c->l, "method");
+	if (*nsb) {
+		evtw_esc(&c->l, nsb, strlen(nsb), 0);
+		evtw_ch(&c->l, '.');
+	}
+	evtw_esc(&c->l, nm, strlen(nm), 0);
+	evtw_kv_x(&c->l, "start", etl_u64(p + 16));
+	evtw_kv_u(&c->l, "size", etl_u32(p + 24));
+	char mod[64];
+	snprintf(mod, sizeof mod, "0x%llx", (unsigned long long)etl_u64(p + 8));
+	evtw_kv_s(&c->l, "module_id", mod);
+	if (rd)
+		evtw_kv_u(&c->l, "rundown", 1);
+	conv_finish(c, 0, NULL, 0, ev->ts);
+	return 1;
+}
+
+/* Events with an EVENT_HEADER (manifest, TraceLogging). */
+void
+conv_emit_event(struct conv *c, const struct etl_event *ev, int64_t ns)
+{
+	if (!emit_clr_method(c, ev, ns))
+		conv_emit_user(c, ev, ns);
+}

@@ -1,0 +1,292 @@
+/*
+ * convert_int.h - what the parts of the ETL -> evt conversion share (not
+ * an interface for anyone else: lib/etl/convert.h is that).
+ *
+ * The conversion makes two passes over the trace (convert.c drives them):
+ *   1. file order, headers only for most events (convert_pass1.c): the
+ *      model of processes, threads, images, CLR methods, every stack and
+ *      stack-key definition (convert_stacks.c), the sampling interval and
+ *      the time range;
+ *   2. time order (per-CPU merge): every event becomes one evt line
+ *      (convert_emit_kernel.c, convert_emit_user.c), started and ended by
+ *      convert_line.c, which keeps lines in a window until their stacks come.
+ * Provider and kernel group names, and the --census counts, are in
+ * convert_names.c.  Memory is the model, never the events themselves.
+ */
+#ifndef ETLKIT_CONVERT_INT_H
+#define ETLKIT_CONVERT_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/cli.h"
+#include "base/hmap.h"
+#include "etl/convert.h"
+#include "etl/tdh.h"
+#include "evt/evtwrite.h"
+
+/* The thread and process ids of an event header, -1 for none. */
+static inline int64_t
+htid(const struct etl_event *ev)
+{
+	return ev->tid == ETL_NO_ID ? -1 : (int64_t)ev->tid;
+}
+
+static inline int64_t
+hpid(const struct etl_event *ev)
+{
+	return ev->pid == ETL_NO_ID ? -1 : (int64_t)ev->pid;
+}
+
+/*
+ * An evt line waiting for its stack.  Stack records come after their
+ * event (the kernel part just after it on the same CPU, the user part
+ * when the thread returns to user mode), so pass 2 keeps lines in a
+ * reorder window until their stacks arrive, or the window (time and
+ * count) moves past them.  Memory: the window, not the trace.
+ */
+struct pend {
+	struct evtw_line text;	/* the line without its stack column */
+	uint64_t ts;		/* global */
+	uint32_t tid, pid;
+	uint64_t ip;		/* samples: the sampled address */
+	uint8_t want;		/* registered in the pending map */
+	uint8_t sample;
+	uint8_t has_k, has_u;
+	uint8_t late;		/* got records kept by pass 1: the others may still come */
+	uint64_t *kf, *uf;	/* innermost first; kf also holds frames given directly */
+	uint32_t nk, nu, capk, capu;
+};
+
+#define QWIN_NS (1000 * 1000000LL)	/* how long a line may wait for its user stack */
+#define LATE_NS 1000000u		/* stack records later than this are remembered one by one */
+#define LATE_MAX (1u << 18)		/* up to this many */
+#define QCAP (1u << 17)			/* and how many lines may wait */
+
+/* A stack key's definition (KeyCreate, KeyDelete, KeyRundown): its frames in conv.fr[]. */
+struct keydef {
+	uint64_t key, ts, seq;	/* seq: position in its CPU's stream */
+	uint32_t cpu;
+	uint32_t idx, len;
+	int create;
+};
+
+#define GBIAS ((uint64_t)1 << 62)	/* global times are GBIAS + ns since the earliest start */
+
+/* One .etl file of the session. */
+struct source {
+	struct etl_reader *r;
+	int64_t off_ns;		/* this file's start relative to the earliest start */
+	struct etl_event ev;	/* pass 2: its next event (ts already global) */
+	uint64_t seq;		/* and its position in its CPU's stream */
+	int have;
+};
+
+/* The conversion: its sources, the model pass 1 builds, pass 2's window and line. */
+struct conv {
+	struct source *src;
+	size_t nsrc, cur;
+	uint64_t ft0;		/* FILETIME of the earliest start */
+	struct etl_reader *r;	/* the current source's reader */
+	const struct etl_info *info;
+	const struct etl2evt_opts *o;
+	struct outbuf *ob;
+	struct images *img;
+	struct tdh_db *tdh;	/* manifest schemas embedded in the trace (lib/etl/tdh.c) */
+	unsigned P;
+	/* stacks */
+	uint64_t nstackev;	/* Stack/StackKey records in the trace */
+	uint64_t *cseq;		/* per source and CPU: events seen, both passes alike */
+	uint64_t cur_seq;	/* the current event's position in its CPU's stream */
+	struct pend *q;		/* ring of waiting lines, indexed by sequence & (qcap - 1) */
+	size_t qcap;
+	uint64_t qhead, qtail;	/* sequence numbers */
+	struct hmap pendmap;	/* (tid, ts) → sequence of the waiting line */
+	uint64_t now;		/* global time of the event being emitted */
+	int want;		/* set by conv_stack_of(): the next conv_finish() waits for a stack */
+	uint32_t want_tid;
+	int want_sample;
+	uint64_t want_ip;
+	uint64_t unmatched;
+	/* which event kinds get stacks (learned in pass 1), so pass 2 makes only those wait */
+	struct hmap stacked;
+	/*
+	 * Per thread (learned in pass 1): the time of the last event that gets
+	 * a stack record, of the last that gets a user-mode part, and the
+	 * longest a record came after its event.  A line waits for nothing
+	 * after them, so it does not hold the window (and every line behind
+	 * it) for QWIN_NS: on a Windows 7 trace, whose stacks come at once
+	 * or never, the window stays a few lines deep.
+	 */
+	struct hmap lastmap;	/* (tid, 0) → index in last[] */
+	struct last_stack { uint64_t any, user, maxlat; } *last;
+	size_t nlast, caplast;
+	/*
+	 * The events whose stack records came over LATE_NS after them (rare:
+	 * a thread's one late record would otherwise make all its lines wait
+	 * that long, and every line behind them): pass 1 keeps their Stack
+	 * records' frames and their stack-key records' keys, so that pass 2
+	 * attaches them when the event comes and ignores the record when it
+	 * comes.  A second record for the same part is not kept; its event
+	 * waits for it (up to .wait_us).  Past LATE_MAX such events, lines wait
+	 * their thread's longest delay instead.
+	 */
+	struct hmap late;	/* (tid, event time) → index in lates[] */
+	struct late_stack {
+		struct late_part {	/* the kernel part (k) and the user part (u) */
+			uint8_t have, is_key;
+			uint32_t idx, len;	/* Stack record: its frames in fr[] */
+			uint64_t key, ts, seq;	/* stack-key record: resolved in pass 2 */
+			uint32_t cpu;
+		} k, u;
+		uint8_t whole;		/* the kernel Stack record reaches user space */
+		uint8_t applied;	/* pass 2 gave them to the event's line */
+		uint32_t wait_us;	/* late records not kept: the longest delay, rounded up */
+	} *lates;
+	size_t nlate, caplate;
+	int late_overflow;
+	struct recent { uint64_t ts, kind; } *recent;	/* per CPU, the last RECENT events */
+	uint64_t cur_kind;
+	struct hmap framemap;	/* (hash, length) → frames in fr[] */
+	uint64_t *fr;
+	size_t nfr, capfr;
+	struct keydef *kd;
+	size_t nkd, capkd;
+	/* time */
+	uint64_t min_ts, max_ts;
+	int have_ts;
+	uint32_t first_interval;	/* 100 ns units; 0 = none seen */
+	uint32_t interval;		/* in force during pass 2 */
+	/* per CPU running thread (from CSwitch) for DPC/ISR attribution */
+	int64_t *cur_tid;
+	size_t ncur;
+	/* filters */
+	char **kinds;
+	size_t nkinds;
+	char **procs;
+	size_t nprocs;
+	int64_t from_ns, to_ns;
+	int64_t lo_ns, hi_ns;	/* sane event times */
+	uint64_t bad_ts;
+	uint64_t bad_dpc;	/* DPC/ISR records with an impossible InitialTime */
+	uint64_t progress_total, progress_n;	/* bytes to read, events read (for --progress) */
+	/* output */
+	struct evtw_line l;
+	size_t line_mark;	/* where attributes start */
+	uint64_t events;
+	uint64_t unresolved;
+	uint64_t skipped_events;
+	uint64_t *frames;	/* scratch for one stack, innermost first */
+	size_t capframes;
+	/*
+	 * Frame texts as written (escaped), by image and address: the same
+	 * few thousand frames make most stacks, and making a frame (image
+	 * lookup aside) is most of the cost of a stack column.
+	 */
+	struct frame_text {
+		const void *image;	/* NULL: free */
+		uint64_t addr;
+		char *text;
+		size_t len, cap;
+		int resolved;		/* the symbol hook named it (its lookups are still counted) */
+	} *ftext;
+};
+
+#define FTEXT_BITS 12
+
+#define GROW(arr, n, cap) do { \
+	if ((n) == (cap)) { \
+		(cap) = (cap) ? (cap) * 2 : 256; \
+		(arr) = xrealloc((arr), (cap) * sizeof *(arr)); \
+	} \
+} while (0)
+
+static inline uint64_t
+ptr_at(const struct conv *c, const uint8_t *p)
+{
+	return c->P == 8 ? etl_u64(p) : etl_u32(p);
+}
+
+/* A raw timestamp of the current source → global time (GBIAS + ns). */
+static inline uint64_t
+gts(const struct conv *c, uint64_t raw)
+{
+	return GBIAS + (uint64_t)(c->src[c->cur].off_ns + etl_ns(c->r, raw));
+}
+
+static inline void
+use_source(struct conv *c, size_t i)
+{
+	c->cur = i;
+	c->r = c->src[i].r;
+	c->info = etl_info(c->r);
+	c->P = c->info->pointer_size;
+}
+
+#define RECENT 8	/* per CPU, the last events a stack record may belong to */
+
+/* Process (group 3) and Image (group 20) payloads, decoded: both passes read them. */
+struct procinfo {
+	uint32_t pid, ppid, session, exit;
+	char image[256];
+	char cmdline[2048];
+	int ok;
+};
+
+struct imginfo {
+	uint64_t base, size;
+	uint32_t pid, checksum, timestamp;
+	char path[1024];
+	int ok;
+};
+
+/* ---------- convert_names.c ---------- */
+
+/* The providers conv_is_provider() knows by index (their place in the names table). */
+enum { P_CLR = 0, P_CLR_RUNDOWN = 1, P_IMAGEID = 8, P_SYSCONFIGEX = 10 };
+
+/* Known provider names: long (Microsoft-Windows-DotNETRuntime) and the census' short form. */
+const char *conv_provider_name(const uint8_t *guid, int census_form);
+int conv_is_provider(const uint8_t *guid, int which);
+/* A kernel event group's name ("DiskIo"), "Group" when unknown. */
+const char *conv_group_name(unsigned group);
+
+/* ---------- convert_stacks.c: the stack model ---------- */
+
+uint64_t conv_kind_key(const struct etl_event *ev);
+void conv_remember(struct conv *c, const struct etl_event *ev);
+void conv_collect_stackwalk(struct conv *c, const struct etl_event *ev);
+void conv_sort_keys(struct conv *c);
+const struct keydef *conv_resolve_key(const struct conv *c, uint64_t key, uint64_t ts, uint32_t cpu,
+    uint64_t seq);
+void conv_apply_late(struct conv *c, struct pend *e);
+int conv_applied_late(const struct conv *c, const struct etl_event *ev, uint32_t tid, uint64_t evts);
+void conv_frames_put(uint64_t **f, uint32_t *n, uint32_t *cap, const uint64_t *src, size_t k);
+size_t conv_count_kernel(const struct conv *c, const uint64_t *f, size_t n);
+
+/* ---------- convert_pass1.c ---------- */
+
+int conv_ts_sane(struct conv *c, const struct etl_event *ev);
+void conv_collect(struct conv *c, const struct etl_event *ev);
+void conv_decode_process(const struct conv *c, const struct etl_event *ev, struct procinfo *pi);
+void conv_decode_image(const struct conv *c, const struct etl_event *ev, struct imginfo *ii);
+
+/* ---------- convert_line.c: pass 2's lines ---------- */
+
+const char *conv_process_name(const struct conv *c, int64_t pid, uint64_t ts);
+int conv_begin(struct conv *c, const char *kind, int64_t time_ns, int cpu, int64_t pid, int64_t tid,
+    int64_t weight_ns, uint64_t ts);
+size_t conv_stack_of(struct conv *c, uint32_t tid);
+void conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts);
+void conv_flush_window(struct conv *c, int all);
+void conv_attach_stack(struct conv *c, const struct etl_event *ev);
+
+/* ---------- convert_emit_kernel.c, convert_emit_user.c: pass 2's decoders ---------- */
+
+/* Each writes EV (time NS since the trace start) as one line, or none when a filter drops it. */
+void conv_emit_kernel(struct conv *c, const struct etl_event *ev, int64_t ns);
+void conv_emit_classic(struct conv *c, const struct etl_event *ev, int64_t ns);
+void conv_emit_event(struct conv *c, const struct etl_event *ev, int64_t ns);
+void conv_emit_user(struct conv *c, const struct etl_event *ev, int64_t ns);
+
+#endif

@@ -1,0 +1,347 @@
+/*
+ * convert_line.c - pass 2's lines.  conv_begin() applies the filters and
+ * writes the fixed columns, a decoder adds the attributes, conv_finish()
+ * writes the line, or keeps it in a window while it waits for its stack
+ * records (conv_attach_stack), so that the output stays in time order.
+ * The texts of frames are kept by image and address: the same few
+ * thousand frames make most stacks.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "etl/convert_int.h"
+
+static int
+kind_wanted(const struct conv *c, const char *kind)
+{
+	if (!c->nkinds)
+		return 1;
+	for (size_t i = 0; i < c->nkinds; i++) {
+		size_t kl = strlen(c->kinds[i]);
+		/* "FileIo*" style prefixes */
+		if (kl && c->kinds[i][kl - 1] == '*') {
+			if (strncmp(kind, c->kinds[i], kl - 1) == 0)
+				return 1;
+		} else if (strcmp(kind, c->kinds[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int
+proc_wanted(const struct conv *c, const char *name, int64_t pid)
+{
+	if (!c->nprocs)
+		return 1;
+	for (size_t i = 0; i < c->nprocs; i++) {
+		char *end;
+		long v = strtol(c->procs[i], &end, 10);
+		if (*end == '\0' && end != c->procs[i]) {
+			if (v == pid)
+				return 1;
+		} else if (strcasecmp(c->procs[i], name) == 0)
+			return 1;
+		else {
+			/* "app" matches "app.exe" */
+			size_t pl = strlen(c->procs[i]);
+			if (strncasecmp(c->procs[i], name, pl) == 0 && name[pl] == '.')
+				return 1;
+		}
+	}
+	return 0;
+}
+
+const char *
+conv_process_name(const struct conv *c, int64_t pid, uint64_t ts)
+{
+	if (pid < 0)
+		return "?";
+	return images_process_name(c->img, (uint32_t)pid, ts);
+}
+
+/*
+ * Starts a line.  Returns 0 when a filter drops the event (nothing is
+ * written then).  TIME_NS is the time column (DPC/ISR: their start).
+ */
+int
+conv_begin(struct conv *c, const char *kind, int64_t time_ns, int cpu, int64_t pid, int64_t tid,
+    int64_t weight_ns, uint64_t ts)
+{
+	if (!kind_wanted(c, kind))
+		return 0;
+	if (time_ns < c->from_ns || time_ns > c->to_ns)
+		return 0;
+	const char *proc = pid == 0 && tid == 0 ? "Idle" : conv_process_name(c, pid, ts);
+	if (!proc_wanted(c, proc, pid))
+		return 0;
+	evtw_begin(&c->l, time_ns, kind, cpu, proc, pid, tid, weight_ns);
+	if (c->o->utc) {
+		char u[32];
+		etl_filetime_str(u, c->ft0 + (uint64_t)((int64_t)(ts - GBIAS) / 100));
+		evtw_kv_s(&c->l, "utc", u);
+	}
+	return 1;
+}
+
+/*
+ * The line being built waits for the stack records of thread TID's event,
+ * if its kind ever gets any.  Returns the frames known now: none, they
+ * come with the records.
+ */
+size_t
+conv_stack_of(struct conv *c, uint32_t tid)
+{
+	if (!hmap_get(&c->stacked, c->cur_kind, 0))
+		return 0;
+	c->want = 1;
+	c->want_tid = tid;
+	return 0;
+}
+
+/* Appends the stack column (root first) and the newline to L, and writes it. */
+static void
+write_line(struct conv *c, struct evtw_line *l, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts)
+{
+	char fbuf[2048];
+	int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | (c->o->addrs ? FRAME_ADDRS : 0);
+
+	evtw_stack_begin(l);
+	for (size_t i = n; i-- > 0;) {
+		/* the image first: a frame of an image is its text, made once and kept */
+		const void *im = images_frame_image(c->img, pid, frames[i], ts);
+		struct frame_text *ft = NULL;
+		if (im) {
+			uint64_t h = ((uint64_t)(uintptr_t)im ^ frames[i]) * 0x9e3779b97f4a7c15ull;
+			ft = &c->ftext[h >> (64 - FTEXT_BITS)];
+			if (ft->image == im && ft->addr == frames[i]) {
+				evtw_mem(l, ft->text, ft->len);
+				images_count_lookup(c->img, im, ft->resolved);
+				if (i)
+					evtw_frame_sep(l);
+				continue;
+			}
+		}
+		int resolved;
+		size_t fl = images_frame(c->img, pid, frames[i], ts, flags, fbuf, sizeof fbuf, NULL,
+		    &resolved);
+		size_t at = l->n;
+		evtw_frame(l, fbuf, fl);
+		if (ft) {
+			size_t len = l->n - at;
+			if (ft->cap < len) {
+				free(ft->text);
+				ft->cap = len;
+				ft->text = xmalloc(len);
+			}
+			memcpy(ft->text, l->b + at, len);
+			ft->len = len;
+			ft->image = im;
+			ft->addr = frames[i];
+			ft->resolved = resolved;
+		}
+		if (i)
+			evtw_frame_sep(l);
+	}
+	evtw_end(l);
+	ob_write(c->ob, l->b, l->n);
+	c->events++;
+}
+
+/* Writes a waiting line with the stack it got (samples: kframes=, or nostack=1 and the IP). */
+static void
+flush_pend(struct conv *c, struct pend *e)
+{
+	if (e->want)
+		hmap_del(&c->pendmap, e->tid, e->ts);
+	size_t need = (size_t)e->nk + e->nu + 1;
+	if (need > c->capframes) {
+		c->capframes = need * 2;
+		c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
+	}
+	if (e->nk)
+		memcpy(c->frames, e->kf, e->nk * sizeof *c->frames);
+	if (e->nu)
+		memcpy(c->frames + e->nk, e->uf, e->nu * sizeof *c->frames);
+	size_t nf = (size_t)e->nk + e->nu;
+	if (e->sample) {
+		if (nf == 0) {
+			/* no stack was recorded: the sampled address alone, as PerfView shows it */
+			c->frames[0] = e->ip;
+			nf = 1;
+			evtw_kv_u(&e->text, "nostack", 1);
+		}
+		evtw_kv_u(&e->text, "kframes", conv_count_kernel(c, c->frames, nf));
+	}
+	write_line(c, &e->text, e->pid, c->frames, nf, e->ts);
+}
+
+/*
+ * A waiting line can go when it waits for nothing more: no stack wanted, or
+ * its user part came (it comes last), or a kernel-only thread's kernel part
+ * came, or pass 1 saw no later stack record (with a user part) for its
+ * thread, or none of the thread's records came as long after its event.
+ */
+static int
+pend_done(const struct conv *c, const struct pend *e)
+{
+	if (!e->want)
+		return 1;
+	/* a sample taken in the kernel has a kernel part, which may come after the user part */
+	int user_done = e->has_u && (e->has_k || !e->sample || !images_is_kernel(c->img, e->ip));
+	if (e->late ? e->has_k && e->has_u : user_done || (e->has_k && (e->pid == 4 || e->pid == 0)))
+		return 1;
+	uint32_t *i = hmap_get(&c->lastmap, e->tid, 0);
+	if (!i)
+		return 1;
+	const struct last_stack *l = &c->last[*i];
+	if (e->ts > l->any || (e->has_k && e->ts > l->user))
+		return 1;
+	uint64_t wait = l->maxlat;
+	if (wait > LATE_NS && !c->late_overflow) {
+		/* its late records (if any) are attached already, unless they were stack keys */
+		const uint32_t *li = hmap_get(&c->late, e->tid, e->ts);
+		wait = li && c->lates[*li].wait_us ? (uint64_t)c->lates[*li].wait_us * 1000 : LATE_NS;
+	}
+	return c->now > e->ts && c->now - e->ts > wait;	/* (no wrap-around on a wild delay) */
+}
+
+void
+conv_flush_window(struct conv *c, int all)
+{
+	while (c->qhead < c->qtail) {
+		struct pend *e = &c->q[c->qhead & (c->qcap - 1)];
+		if (!all && !pend_done(c, e) && c->qtail - c->qhead <= QCAP &&
+		    e->ts + (uint64_t)QWIN_NS >= c->now)
+			break;
+		flush_pend(c, e);
+		c->qhead++;
+	}
+}
+
+static struct pend *
+queue_push(struct conv *c)
+{
+	if (c->qtail - c->qhead == c->qcap) {
+		/* grow the ring, keeping each entry at sequence & (cap - 1) */
+		size_t ncap = c->qcap ? c->qcap * 2 : 1024;
+		struct pend *nq = xcalloc(ncap, sizeof *nq);
+		/* every old slot (waiting or not: free slots keep their buffers) gets its own new one */
+		for (uint64_t q = c->qhead; q < c->qhead + c->qcap; q++)
+			nq[q & (ncap - 1)] = c->q[q & (c->qcap - 1)];
+		free(c->q);
+		c->q = nq;
+		c->qcap = ncap;
+	}
+	struct pend *e = &c->q[c->qtail & (c->qcap - 1)];
+	c->qtail++;
+	e->nk = e->nu = 0;
+	e->has_k = e->has_u = 0;
+	e->want = e->sample = 0;
+	e->late = 0;
+	return e;
+}
+
+/*
+ * Ends the line started by conv_begin(): written now, or kept in the window
+ * when conv_stack_of() asked for a stack (or when earlier lines still wait,
+ * so that the output stays in time order).  FRAMES, when given, are the
+ * event's own stack (innermost first).
+ */
+void
+conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts)
+{
+	int want = c->want && c->nstackev > 0;
+	int sample = c->want_sample;
+	c->want = 0;
+	c->want_sample = 0;
+	if (!want && !sample && c->qhead == c->qtail) {
+		write_line(c, &c->l, pid, frames, n, ts);
+		return;
+	}
+	struct pend *e = queue_push(c);
+	e->text.n = 0;
+	evtw_mem(&e->text, c->l.b, c->l.n);
+	e->ts = ts;
+	e->pid = pid;
+	e->tid = c->want_tid;
+	e->sample = (uint8_t)sample;
+	e->ip = c->want_ip;
+	if (frames && n) {
+		conv_frames_put(&e->kf, &e->nk, &e->capk, frames, n);
+		e->has_k = e->has_u = 1;
+	}
+	if (want) {
+		e->want = 1;
+		hmap_put(&c->pendmap, e->tid, ts, (uint32_t)(c->qtail - 1));
+		if (c->nlate)
+			conv_apply_late(c, e);
+	}
+	conv_flush_window(c, 0);
+}
+
+/* Pass 2: a Stack or StackKey record joins the line it belongs to. */
+void
+conv_attach_stack(struct conv *c, const struct etl_event *ev)
+{
+	const uint8_t *p = ev->payload;
+	uint32_t n = ev->plen;
+	if (n < 16 + c->P)
+		return;
+	uint32_t tid = etl_u32(p + 12);
+	uint64_t ts = gts(c, etl_u64(p));
+	if (conv_applied_late(c, ev, tid, ts))
+		return;
+	uint32_t *seqp = hmap_get(&c->pendmap, tid, ts);
+	struct pend *e = NULL;
+	if (seqp) {
+		/* the map holds the low 32 bits of the sequence; the window is far smaller */
+		uint64_t seq = (c->qtail & ~(uint64_t)0xffffffffu) | *seqp;
+		if (seq >= c->qtail)
+			seq -= (uint64_t)1 << 32;
+		if (seq >= c->qhead && seq < c->qtail)
+			e = &c->q[seq & (c->qcap - 1)];
+	}
+	if (!e) {
+		c->unmatched++;
+		return;
+	}
+	const uint64_t *f = NULL;
+	size_t nf = 0;
+	uint64_t tmp[1];
+	(void)tmp;
+	int kernel;
+	if (ev->type == 32) {
+		nf = (n - 16) / c->P;
+		if (nf > c->capframes) {
+			c->capframes = nf * 2;
+			c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
+		}
+		for (size_t i = 0; i < nf; i++)
+			c->frames[i] = ptr_at(c, p + 16 + i * c->P);
+		f = c->frames;
+		kernel = images_is_kernel(c->img, f[0]);
+	} else {
+		const struct keydef *d = conv_resolve_key(c, ptr_at(c, p + 16), ev->ts, (uint32_t)ev->cpu,
+		    c->cur_seq);
+		if (!d) {
+			c->unresolved++;
+			return;
+		}
+		f = c->fr + d->idx;
+		nf = d->len;
+		kernel = ev->type == 37;
+	}
+	if (kernel && !e->has_k) {
+		conv_frames_put(&e->kf, &e->nk, &e->capk, f, nf);
+		e->has_k = 1;
+		/* one record from the kernel out to user space (Windows 7): the whole stack */
+		if (ev->type == 32 && nf > 0 && !images_is_kernel(c->img, f[nf - 1]))
+			e->has_u = 1;
+	} else if (!kernel && !e->has_u) {
+		conv_frames_put(&e->uf, &e->nu, &e->capu, f, nf);
+		e->has_u = 1;
+	}
+	conv_flush_window(c, 0);
+}
+

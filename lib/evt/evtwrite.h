@@ -1,0 +1,284 @@
+/*
+ * evtwrite.h - the evt writer: event lines built in a growing buffer
+ * (time, kind, cpu, process, pid, tid, weight, attributes, stack; see
+ * docs/evt-format.md §2), with untrusted text escaped per §4, and the
+ * header and "#name key=value" metadata lines from key/value pairs.
+ *
+ * A decoder writes millions of lines through these, so the appenders are
+ * inline here; only growing the buffer and whole metadata lines are
+ * calls into evtwrite.c.
+ *
+ *	struct evtw_line l = { 0 };
+ *	evtw_begin(&l, time_ns, "Sample", cpu, "app.exe", pid, tid, weight_ns);
+ *	evtw_kv_x(&l, "ip", ip);
+ *	evtw_stack_begin(&l);
+ *	evtw_frame(&l, "ntdll.dll!0x1234", 16);	(root first; evtw_frame_sep between)
+ *	evtw_end(&l);
+ *	ob_write(ob, l.b, l.n);
+ */
+#ifndef ETLKIT_EVTWRITE_H
+#define ETLKIT_EVTWRITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/outbuf.h"
+#include "evt/evt.h"
+
+struct evtw_line {
+	char *b;
+	size_t n, cap;	/* the line is b[0..n); b has room for one more byte */
+};
+
+/* Makes room for K more bytes (and one spare). */
+void evtw_grow(struct evtw_line *l, size_t k);
+void evtw_free(struct evtw_line *l);
+
+/*
+ * Which bytes §4 escapes: bit 1 everywhere, bit 2 in the stack column
+ * only (';').  A table and a copy of each clean run, because names and
+ * paths rarely need escaping and this is a decoder's hottest loop.
+ */
+extern const uint8_t evtw_escapes[256];
+#define EVTW_ESC_ALWAYS 1
+#define EVTW_ESC_STACK 2
+
+static inline void
+evtw_mem(struct evtw_line *l, const void *s, size_t n)
+{
+	if (l->n + n + 1 > l->cap)
+		evtw_grow(l, n);
+	memcpy(l->b + l->n, s, n);
+	l->n += n;
+}
+
+static inline void
+evtw_ch(struct evtw_line *l, char c)
+{
+	if (l->n + 2 > l->cap)
+		evtw_grow(l, 1);
+	l->b[l->n++] = c;
+}
+
+static inline void
+evtw_str(struct evtw_line *l, const char *s)
+{
+	evtw_mem(l, s, strlen(s));
+}
+
+/* S[0..N) (valid UTF-8 already) escaped; IN_STACK also escapes ';'. */
+static inline void
+evtw_esc(struct evtw_line *l, const char *s, size_t n, int in_stack)
+{
+	static const char hx[] = "0123456789ABCDEF";
+	unsigned mask = in_stack ? EVTW_ESC_ALWAYS | EVTW_ESC_STACK : EVTW_ESC_ALWAYS;
+
+	if (l->n + 3 * n + 1 > l->cap)
+		evtw_grow(l, 3 * n);
+	char *o = l->b + l->n;
+	size_t i = 0;
+	while (i < n) {
+		size_t j = i;
+		while (j < n && !(evtw_escapes[(uint8_t)s[j]] & mask))
+			j++;
+		memcpy(o, s + i, j - i);
+		o += j - i;
+		if (j == n)
+			break;
+		uint8_t c = (uint8_t)s[j];
+		*o++ = '%';
+		*o++ = hx[c >> 4];
+		*o++ = hx[c & 15];
+		i = j + 1;
+	}
+	l->n = (size_t)(o - l->b);
+}
+
+/* ---------- numbers ---------- */
+
+static inline void
+evtw_u64(struct evtw_line *l, uint64_t v)
+{
+	if (l->n + 24 > l->cap)
+		evtw_grow(l, 24);
+	l->n += (size_t)evt_format_u64(l->b + l->n, v);
+}
+
+static inline void
+evtw_i64(struct evtw_line *l, int64_t v)
+{
+	if (v < 0) {
+		evtw_ch(l, '-');
+		evtw_u64(l, (uint64_t)(-(v + 1)) + 1);
+	} else
+		evtw_u64(l, (uint64_t)v);
+}
+
+/* "0x" and lower-case hex */
+static inline void
+evtw_hex(struct evtw_line *l, uint64_t v)
+{
+	if (l->n + 20 > l->cap)
+		evtw_grow(l, 20);
+	memcpy(l->b + l->n, "0x", 2);
+	l->n += 2 + (size_t)evt_format_hex(l->b + l->n + 2, v, 1);
+}
+
+/* NS nanoseconds as milliseconds with 6 decimals (the time column) */
+static inline void
+evtw_time_ns(struct evtw_line *l, int64_t ns)
+{
+	if (l->n + 33 > l->cap)
+		evtw_grow(l, 32);
+	l->n += (size_t)evt_format_time_ns(l->b + l->n, ns);
+}
+
+/* NS nanoseconds as milliseconds, shortest form (the weight column) */
+static inline void
+evtw_weight_ns(struct evtw_line *l, int64_t ns)
+{
+	if (l->n + 41 > l->cap)
+		evtw_grow(l, 40);
+	l->n += (size_t)evt_format_weight_ns(l->b + l->n, ns);
+}
+
+/* NS nanoseconds as microseconds with 3 decimals */
+static inline void
+evtw_us3(struct evtw_line *l, int64_t ns)
+{
+	if (ns < 0) {
+		evtw_ch(l, '-');
+		ns = -ns;
+	}
+	evtw_u64(l, (uint64_t)ns / 1000);
+	char f[3] = { (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10), (char)('0' + ns % 10) };
+	evtw_ch(l, '.');
+	evtw_mem(l, f, 3);
+}
+
+/* The N bytes at P as 2N lower-case hex digits */
+static inline void
+evtw_hexbytes(struct evtw_line *l, const uint8_t *p, size_t n)
+{
+	if (l->n + 2 * n + 1 > l->cap)
+		evtw_grow(l, 2 * n);
+	evt_format_hexbytes(l->b + l->n, p, n);
+	l->n += 2 * n;
+}
+
+/* ---------- event lines ---------- */
+
+/*
+ * Starts L anew with the seven fixed columns.  PROCESS is escaped; a
+ * WEIGHT_NS of 0 is written "0".
+ */
+static inline void
+evtw_begin(struct evtw_line *l, int64_t time_ns, const char *kind, int64_t cpu,
+    const char *process, int64_t pid, int64_t tid, int64_t weight_ns)
+{
+	l->n = 0;
+	evtw_time_ns(l, time_ns);
+	evtw_ch(l, '\t');
+	evtw_str(l, kind);
+	evtw_ch(l, '\t');
+	evtw_i64(l, cpu);
+	evtw_ch(l, '\t');
+	evtw_esc(l, process, strlen(process), 0);
+	evtw_ch(l, '\t');
+	evtw_i64(l, pid);
+	evtw_ch(l, '\t');
+	evtw_i64(l, tid);
+	evtw_ch(l, '\t');
+	if (weight_ns == 0)
+		evtw_ch(l, '0');
+	else
+		evtw_weight_ns(l, weight_ns);
+}
+
+/* An attribute's "\tKEY=": its value follows (KEY is [A-Za-z0-9_.:-]+, not escaped). */
+static inline void
+evtw_key(struct evtw_line *l, const char *k)
+{
+	evtw_ch(l, '\t');
+	evtw_str(l, k);
+	evtw_ch(l, '=');
+}
+
+static inline void
+evtw_kv_u(struct evtw_line *l, const char *k, uint64_t v)
+{
+	evtw_key(l, k);
+	evtw_u64(l, v);
+}
+
+static inline void
+evtw_kv_i(struct evtw_line *l, const char *k, int64_t v)
+{
+	evtw_key(l, k);
+	evtw_i64(l, v);
+}
+
+static inline void
+evtw_kv_x(struct evtw_line *l, const char *k, uint64_t v)
+{
+	evtw_key(l, k);
+	evtw_hex(l, v);
+}
+
+/* KEY=V, V escaped */
+static inline void
+evtw_kv_s(struct evtw_line *l, const char *k, const char *v)
+{
+	evtw_key(l, k);
+	evtw_esc(l, v, strlen(v), 0);
+}
+
+static inline void
+evtw_kv_hexbytes(struct evtw_line *l, const char *k, const uint8_t *p, size_t n)
+{
+	evtw_key(l, k);
+	evtw_hexbytes(l, p, n);
+}
+
+/* The stack column: its tab, then frames root first with evtw_frame_sep() between. */
+static inline void
+evtw_stack_begin(struct evtw_line *l)
+{
+	evtw_ch(l, '\t');
+}
+
+/* One frame's text, escaped for the stack column (';' too). */
+static inline void
+evtw_frame(struct evtw_line *l, const char *s, size_t n)
+{
+	evtw_esc(l, s, n, 1);
+}
+
+static inline void
+evtw_frame_sep(struct evtw_line *l)
+{
+	evtw_ch(l, ';');
+}
+
+static inline void
+evtw_end(struct evtw_line *l)
+{
+	evtw_ch(l, '\n');
+}
+
+/* ---------- header and metadata lines ---------- */
+
+struct evtw_pair {
+	const char *key;
+	const char *value;	/* escaped when written; NULL: the pair is left out */
+};
+
+/* "#evt<TAB>1", then "<TAB>key=value" for each pair, and the newline. */
+void evtw_header(struct outbuf *ob, const struct evtw_pair *kv, size_t n);
+/* "#NAME" (NAME: "skipped", "stats"...), then "<TAB>key=value" for each pair, and the newline. */
+void evtw_meta(struct outbuf *ob, const char *name, const struct evtw_pair *kv, size_t n);
+/* "#skipped<TAB>what=WHAT<TAB>count=COUNT<TAB>detail=DETAIL"; nothing when COUNT is 0. */
+void evtw_skipped(struct outbuf *ob, const char *what, uint64_t count, const char *detail);
+
+#endif
