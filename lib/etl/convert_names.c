@@ -12,26 +12,6 @@
 
 /* ---------- GUIDs ---------- */
 
-static int
-parse_guid(const char *s, uint8_t out[16])
-{
-	unsigned v[11];
-	if (sscanf(s, "%8x-%4x-%4x-%2x%2x-%2x%2x%2x%2x%2x%2x", &v[0], &v[1], &v[2], &v[3], &v[4],
-	    &v[5], &v[6], &v[7], &v[8], &v[9], &v[10]) != 11)
-		return -1;
-	out[0] = (uint8_t)v[0];
-	out[1] = (uint8_t)(v[0] >> 8);
-	out[2] = (uint8_t)(v[0] >> 16);
-	out[3] = (uint8_t)(v[0] >> 24);
-	out[4] = (uint8_t)v[1];
-	out[5] = (uint8_t)(v[1] >> 8);
-	out[6] = (uint8_t)v[2];
-	out[7] = (uint8_t)(v[2] >> 8);
-	for (int i = 0; i < 8; i++)
-		out[8 + i] = (uint8_t)v[3 + i];
-	return 0;
-}
-
 static const struct {
 	const char *guid, *name, *census;
 } providers[] = {
@@ -60,7 +40,7 @@ conv_provider_name(const uint8_t *guid, int census_form)
 {
 	if (!providers_ready) {
 		for (size_t i = 0; i < NPROVIDERS; i++)
-			parse_guid(providers[i].guid, provider_guid[i]);
+			etl_guid_parse(providers[i].guid, provider_guid[i]);
 		providers_ready = 1;
 	}
 	if (!guid)
