@@ -75,6 +75,13 @@ ex_escaped(struct outbuf *ob, const char *s, int in_stack)
 	ob_commit(ob, evt_escape(p, s, n, in_stack));
 }
 
+/*
+ * The expected lines are written here, not with lib/evt/evtwrite.h, on
+ * purpose: they are what etl2evt is checked against, so they are built
+ * by other code (evt_escape, printf) than the decoder's writer, and an
+ * escaping or formatting bug in that writer cannot pass both sides.
+ * They are not quite evt either: a "*" column matches anything.
+ */
 #define ANY (-2)	/* a "*" column */
 
 /* the fixed columns; NAME NULL and ANY ids are written as "*" */
