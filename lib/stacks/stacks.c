@@ -1510,45 +1510,6 @@ stk_reset_format(struct stk *S)
 	S->format = 0;
 }
 
-/* "12.345678" -> 12345678 millionths, exactly; more digits are rounded */
-static int
-parse_micro(const char *s, const char *e, int64_t *out)
-{
-	int neg = 0, digits = 0, frac = 0;
-	int64_t v = 0;
-
-	if (s < e && *s == '-') {
-		neg = 1;
-		s++;
-	}
-	while (s < e && *s >= '0' && *s <= '9') {
-		v = v * 10 + (*s++ - '0');
-		if (v >= 1000000000000LL)	/* 1e12 ms: evt's own limit (EVT_MAX_MS) */
-			return -1;
-		digits++;
-	}
-	v *= 1000000;
-	if (s < e && *s == '.') {
-		int64_t scale = 100000;
-
-		s++;
-		while (s < e && *s >= '0' && *s <= '9') {
-			if (frac < 6)
-				v += (*s - '0') * scale;
-			else if (frac == 6 && *s >= '5')
-				v += 1;
-			scale /= 10;
-			frac++;
-			digits++;
-			s++;
-		}
-	}
-	if (digits == 0 || s != e)
-		return -1;
-	*out = neg ? -v : v;
-	return 0;
-}
-
 static int
 kind_selected(struct stk *S, const char *k)
 {
@@ -1645,102 +1606,77 @@ root_frames(struct stk *S, uint32_t *prefix, const char *proc, const char *pid, 
 	return n;
 }
 
+/* Is the span S the text WORD? */
 static int
-is_long(const char *s)
+span_is(struct evt_span s, const char *word)
 {
-	if (*s == '-')
-		s++;
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return 0;
-	return 1;
+	size_t n = strlen(word);
+
+	return s.n == n && memcmp(s.p, word, n) == 0;
 }
 
+/*
+ * An evt event: the columns through lib/evt's reader, then the only
+ * attributes that matter here (count=, kframes=, routine=).
+ */
 static int
 feed_evt(struct stk *S, char *line, size_t len, const char **why)
 {
-	char *col[7], *p = line, *end = line + len, *tab, *stack, *a;
-	int i, kframes = 0, np;
+	struct evt_cols c;
+	struct evt_span key, val;
+	char *at, *stack, *routine = NULL;
+	int i, r, cpu, kframes = 0, np;
+	long pid, tid;
 	int64_t metric, count = 1;
-	char *routine = NULL;
 	size_t stacklen;
 	double t;
 	uint32_t prefix[4];
 
-	for (i = 0; i < 7; i++) {
-		tab = memchr(p, '\t', (size_t)(end - p));
-		if (tab == NULL) {
-			*why = i < 6 ? "fewer than 8 tab-separated columns" :
-			    "no stack column (a line must end with a tab and the stack)";
-			return -1;
-		}
-		*tab = '\0';
-		col[i] = p;
-		p = tab + 1;
-	}
-	if (col[1][0] == '\0') {
-		*why = "empty kind column";
+	if (evt_split(line, len, &c, why) < 0)
 		return -1;
-	}
-	if (!kind_selected(S, col[1])) {
+	evt_cols_terminate(&c);
+	if (!kind_selected(S, c.col[EVT_KIND].p)) {
 		S->st.other_kinds++;
 		return 0;
 	}
-	if (evt_parse_decimal(col[0], &t) < 0) {
-		*why = "time column is not a decimal number";
+	if (evt_cols_time(&c, &t, why) < 0 || evt_cols_weight_ns(&c, &metric, why) < 0 ||
+	    evt_cols_cpu(&c, &cpu, why) < 0 || evt_cols_pid(&c, &pid, why) < 0 ||
+	    evt_cols_tid(&c, &tid, why) < 0)
 		return -1;
-	}
-	if (parse_micro(col[6], col[6] + strlen(col[6]), &metric) < 0) {
-		*why = "weight column is not a decimal number";
-		return -1;
-	}
-	if (!is_long(col[2]) || !is_long(col[4]) || !is_long(col[5])) {
-		*why = "cpu, pid or tid column is not an integer";
-		return -1;
-	}
-	tab = mem_last(p, '\t', (size_t)(end - p));
-	stack = tab ? tab + 1 : p;
-	/* attributes: only count= and kframes= matter here */
-	for (a = p; a < stack; ) {
-		char *te = memchr(a, '\t', (size_t)(stack - a));
-		char *eq = memchr(a, '=', (size_t)(te - a));
-
-		if (eq == NULL || eq == a) {
-			*why = "attribute column without key=value";
-			return -1;
-		}
-		if (eq - a == 5 && memcmp(a, "count", 5) == 0) {
+	at = c.attrs;
+	while ((r = evt_next_attr(&c, &at, &key, &val, why)) > 0) {
+		if (span_is(key, "count")) {
 			char *ce;
 
-			*te = '\0';
+			val.p[val.n] = '\0';
 			errno = 0;
-			count = strtoll(eq + 1, &ce, 10);
+			count = strtoll(val.p, &ce, 10);
 			if (*ce || errno || count < 0 || count > 1000000000) {
 				*why = "count= is not an integer from 0 to 1e9";
 				return -1;
 			}
-		} else if (eq - a == 7 && memcmp(a, "kframes", 7) == 0) {
+		} else if (span_is(key, "kframes")) {
 			char *ke;
 			long kf;
 
-			*te = '\0';
+			val.p[val.n] = '\0';
 			errno = 0;
-			kf = strtol(eq + 1, &ke, 10);
+			kf = strtol(val.p, &ke, 10);
 			if (*ke || errno || kf < 0 || kf > 0x7fffffff) {
 				*why = "kframes= is not a non-negative integer";
 				return -1;
 			}
 			kframes = (int)kf;
-		} else if (eq - a == 7 && memcmp(a, "routine", 7) == 0) {
-			*te = '\0';
-			routine = eq + 1;
+		} else if (span_is(key, "routine")) {
+			val.p[val.n] = '\0';
+			routine = val.p;
 		}
-		a = te + 1;
 	}
-	np = root_frames(S, prefix, col[3], col[4], col[5]);
-	stacklen = (size_t)(end - stack);
+	if (r < 0)
+		return -1;
+	np = root_frames(S, prefix, c.col[EVT_PROCESS].p, c.col[EVT_PID].p, c.col[EVT_TID].p);
+	stack = c.stack.p;
+	stacklen = c.stack.n;
 	if (routine != NULL && *routine) {
 		/* DPC/ISR: the routine is the leaf (WPA's "by Module, Function") */
 		size_t rl = strlen(routine), j;
@@ -1792,7 +1728,7 @@ feed_folded(struct stk *S, char *line, size_t len, const char **why)
 	int np = 0;
 
 	if (folded_parse(line, len, &stack, &slen, &c1, &c2, &has2) < 0) {
-		*why = "not a folded line (stack, space, count)";
+		*why = FOLDED_MALFORMED;
 		return -1;
 	}
 	if (has2) {
@@ -1805,7 +1741,7 @@ feed_folded(struct stk *S, char *line, size_t len, const char **why)
 	t = e;
 	while (t > line && t[-1] != ' ' && t[-1] != '\t' && t[-1] != '\0')
 		t--;
-	if (parse_micro(t, e, &metric) < 0) {
+	if (evt_parse_millionths(t, (size_t)(e - t), &metric) < 0) {
 		*why = "bad count";
 		return -1;
 	}
