@@ -235,15 +235,21 @@ frames_selected(struct stk *S, const struct line *L, int *why)
 	uint32_t prefix[2];
 	int k;
 	size_t rn = 0;
-	const char *routine = evt_cols_attr(&L->c, "routine", &rn);
-	const char *stack = L->c.stack.p;
-	size_t slen = L->c.stack.n;
+	const char *routine, *stack;
+	struct evt_span sp;
+	size_t slen;
 	char *joined = NULL;
 	uint32_t leaf;
 	const struct stk_stats *st;
 	int64_t exc0, inc0;
 
-	if (S == NULL || (slen == 0 && routine == NULL))
+	if (S == NULL)
+		return 1;
+	sp = evt_cols_stack(&L->c);
+	stack = sp.p;
+	slen = sp.n;
+	routine = evt_cols_attr(&L->c, "routine", &rn);
+	if (slen == 0 && routine == NULL)
 		return 1;
 	{
 		const struct evt_span *proc = &L->c.col[EVT_PROCESS];

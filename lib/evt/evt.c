@@ -719,12 +719,21 @@ evt_split(char *line, size_t len, struct evt_cols *c, const char **why)
 		*why = WHY_KIND;
 		return -1;
 	}
-	/* the stack is after the last tab; attributes lie between */
-	tab = mem_last(p, '\t', (size_t)(end - p));
 	c->attrs = p;
-	c->stack.p = tab ? tab + 1 : p;
-	c->stack.n = (size_t)(end - c->stack.p);
 	return 0;
+}
+
+struct evt_span
+evt_cols_stack(const struct evt_cols *c)
+{
+	char *end = c->line + c->len, *tab;
+	struct evt_span s;
+
+	/* from the end: a stack is mostly shorter than the attributes before it */
+	tab = mem_last(c->attrs, '\t', (size_t)(end - c->attrs));
+	s.p = tab ? tab + 1 : c->attrs;
+	s.n = (size_t)(end - s.p);
+	return s;
 }
 
 int
@@ -795,12 +804,12 @@ int
 evt_next_attr(const struct evt_cols *c, char **at, struct evt_span *key,
     struct evt_span *val, const char **why)
 {
-	char *p = *at, *stop = c->stack.p, *tab, *eq;
+	char *p = *at, *end = c->line + c->len, *tab, *eq;
 
-	if (p >= stop)
+	/* an attribute column ends with a tab; the stack, the last column, does not */
+	tab = memchr(p, '\t', (size_t)(end - p));
+	if (tab == NULL)
 		return 0;
-	/* every attribute column ends with a tab: the one before the stack at the latest */
-	tab = memchr(p, '\t', (size_t)(stop - p));
 	eq = memchr(p, '=', (size_t)(tab - p));
 	if (eq == NULL || eq == p) {
 		*why = WHY_ATTR;
@@ -818,11 +827,9 @@ const char *
 evt_cols_attr(const struct evt_cols *c, const char *key, size_t *n)
 {
 	size_t k = strlen(key);
-	char *p = c->attrs, *stop = c->stack.p;
+	char *p = c->attrs, *end = c->line + c->len, *tab;
 
-	while (p < stop) {
-		char *tab = memchr(p, '\t', (size_t)(stop - p));
-
+	while ((tab = memchr(p, '\t', (size_t)(end - p))) != NULL) {
 		if ((size_t)(tab - p) > k && memcmp(p, key, k) == 0 && p[k] == '=') {
 			*n = (size_t)(tab - p) - k - 1;
 			return p + k + 1;
@@ -861,8 +868,6 @@ evt_parse(char *line, size_t len, struct evt_event *ev, const char **why)
 	ev->kind = c.col[EVT_KIND].p;
 	ev->process = c.col[EVT_PROCESS].p;
 	ev->weight_text = c.col[EVT_WEIGHT].p;
-	ev->stack = c.stack.p;
-	ev->stack_len = c.stack.n;
 	ev->nattr = 0;
 	at = c.attrs;
 	while ((r = evt_next_attr(&c, &at, &key, &val, why)) > 0) {
@@ -876,6 +881,8 @@ evt_parse(char *line, size_t len, struct evt_event *ev, const char **why)
 		ev->attr[ev->nattr].val = val.p;
 		ev->nattr++;
 	}
+	ev->stack = at;
+	ev->stack_len = (size_t)(line + len - at);
 	return r;
 }
 

@@ -102,16 +102,19 @@ struct evt_cols {
 	char *line;
 	size_t len;
 	struct evt_span col[EVT_NCOLS];
-	char *attrs;		/* the first attribute column; == stack.p when there is none */
-	struct evt_span stack;	/* after the last tab, root first, may be empty */
+	char *attrs;		/* the attribute columns, then the stack (the last column) */
 };
 
 /*
  * Splits an event line into its columns without copying or changing it.
  * Checks only the shape: at least 8 tab-separated columns and a kind.
- * Returns 0, or -1 with *why set to a static message.
+ * Returns 0, or -1 with *why set to a static message.  The stack is not
+ * looked for until a reader asks (evt_next_attr, evt_cols_stack): a
+ * reader that skips the line by its kind never scans the rest of it.
  */
 int evt_split(char *line, size_t len, struct evt_cols *c, const char **why);
+/* The stack column: after the last tab, root first, may be empty. */
+struct evt_span evt_cols_stack(const struct evt_cols *c);
 
 /*
  * The numeric columns, parsed on demand.  Each returns 0, or -1 with
@@ -127,8 +130,10 @@ int evt_cols_tid(const struct evt_cols *c, long *tid, const char **why);
 
 /*
  * The next attribute column at *AT (start with c->attrs): its key and
- * value (still escaped).  Returns 1, 0 after the last one, or -1 with
- * *why set for a column that is not key=value.
+ * value (still escaped), and *AT moves past it.  Returns 1; 0 when *AT
+ * is at the stack (the column with no tab after it), so after the last
+ * attribute *AT is where the stack starts; or -1 with *why set for a
+ * column that is not key=value.
  */
 int evt_next_attr(const struct evt_cols *c, char **at, struct evt_span *key,
     struct evt_span *val, const char **why);
@@ -137,7 +142,8 @@ const char *evt_cols_attr(const struct evt_cols *c, const char *key, size_t *n);
 
 /*
  * Ends each of the seven fixed columns with a NUL (over its tab), for
- * readers that own the line and want C strings.
+ * readers that own the line and want C strings.  The attributes and the
+ * stack are read as before.
  */
 void evt_cols_terminate(struct evt_cols *c);
 

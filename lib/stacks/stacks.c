@@ -1510,15 +1510,30 @@ stk_reset_format(struct stk *S)
 	S->format = 0;
 }
 
+/*
+ * Is the span S the text WORD?  Byte by byte: the words are short and
+ * most differ at their first byte (every line's kind is asked about).
+ */
 static int
-kind_selected(struct stk *S, const char *k)
+span_is(struct evt_span s, const char *word)
+{
+	size_t i;
+
+	for (i = 0; i < s.n; i++)
+		if (word[i] == '\0' || word[i] != s.p[i])
+			return 0;
+	return word[i] == '\0';
+}
+
+static int
+kind_selected(struct stk *S, struct evt_span kind)
 {
 	int i;
 
 	if (S->allkinds)
 		return 1;
 	for (i = 0; i < S->nkinds; i++)
-		if (strcmp(S->kinds[i], k) == 0)
+		if (span_is(kind, S->kinds[i]))
 			return 1;
 	return 0;
 }
@@ -1606,15 +1621,6 @@ root_frames(struct stk *S, uint32_t *prefix, const char *proc, const char *pid, 
 	return n;
 }
 
-/* Is the span S the text WORD? */
-static int
-span_is(struct evt_span s, const char *word)
-{
-	size_t n = strlen(word);
-
-	return s.n == n && memcmp(s.p, word, n) == 0;
-}
-
 /*
  * An evt event: the columns through lib/evt's reader, then the only
  * attributes that matter here (count=, kframes=, routine=).
@@ -1634,8 +1640,7 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 
 	if (evt_split(line, len, &c, why) < 0)
 		return -1;
-	evt_cols_terminate(&c);
-	if (!kind_selected(S, c.col[EVT_KIND].p)) {
+	if (!kind_selected(S, c.col[EVT_KIND])) {
 		S->st.other_kinds++;
 		return 0;
 	}
@@ -1674,9 +1679,10 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 	}
 	if (r < 0)
 		return -1;
+	stack = at;	/* after the last attribute */
+	stacklen = (size_t)(line + len - at);
+	evt_cols_terminate(&c);
 	np = root_frames(S, prefix, c.col[EVT_PROCESS].p, c.col[EVT_PID].p, c.col[EVT_TID].p);
-	stack = c.stack.p;
-	stacklen = c.stack.n;
 	if (routine != NULL && *routine) {
 		/* DPC/ISR: the routine is the leaf (WPA's "by Module, Function") */
 		size_t rl = strlen(routine), j;

@@ -74,6 +74,7 @@ check_split(char *line, size_t len, struct evt_cols *c)
 {
 	char *copy = malloc(len + 1);
 	const char *why = NULL;
+	struct evt_span stack;
 	int i, r;
 
 	memcpy(copy, line, len + 1);
@@ -92,7 +93,8 @@ check_split(char *line, size_t len, struct evt_cols *c)
 		if (i > 0 && c->col[i].p != c->col[i - 1].p + c->col[i - 1].n + 1)
 			abort();
 	}
-	if (c->attrs > c->stack.p || c->stack.p + c->stack.n != line + len)
+	stack = evt_cols_stack(c);
+	if (c->attrs < line || c->attrs > stack.p || stack.p + stack.n != line + len)
 		abort();
 	return 0;
 }
@@ -121,7 +123,7 @@ check_split_agrees(struct evt_cols *c, const struct evt_event *ev)
 		abort();
 	while ((r = evt_next_attr(c, &at, &key, &val, &why)) > 0)
 		n++;
-	if (r < 0 || n != ev->nattr)
+	if (r < 0 || n != ev->nattr || evt_cols_stack(c).p != at)
 		abort();
 	v = evt_cols_attr(c, "routine", &vn);
 	if ((v == NULL) != (evt_attr(ev, "routine") == NULL))
