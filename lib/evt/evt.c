@@ -665,6 +665,15 @@ parse_long_n(const char *s, size_t n, long *out)
 	}
 	if (s == e)
 		return -1;
+	if (e - s <= 18) {	/* the usual case: 18 digits fit, no check per digit */
+		for (; s < e; s++) {
+			if (*s < '0' || *s > '9')
+				return -1;
+			v = v * 10 + (*s - '0');
+		}
+		*out = neg ? -v : v;
+		return 0;
+	}
 	while (s < e && *s >= '0' && *s <= '9') {
 		if (v > (long)(0x7fffffffffffffffLL / 10 - 1))
 			return -1;
@@ -694,7 +703,6 @@ parse_long(const char *s, long *out)
 #define WHY_CPU "cpu column is not an integer from -1 to 65535"
 #define WHY_PID "pid column is not an integer"
 #define WHY_TID "tid column is not an integer"
-#define WHY_ATTR "attribute column without key=value"
 #define WHY_NATTR "more than 64 attributes"
 
 int
@@ -800,29 +808,6 @@ evt_cols_tid(const struct evt_cols *c, long *tid, const char **why)
 	return 0;
 }
 
-int
-evt_next_attr(const struct evt_cols *c, char **at, struct evt_span *key,
-    struct evt_span *val, const char **why)
-{
-	char *p = *at, *end = c->line + c->len, *tab, *eq;
-
-	/* an attribute column ends with a tab; the stack, the last column, does not */
-	tab = memchr(p, '\t', (size_t)(end - p));
-	if (tab == NULL)
-		return 0;
-	eq = memchr(p, '=', (size_t)(tab - p));
-	if (eq == NULL || eq == p) {
-		*why = WHY_ATTR;
-		return -1;
-	}
-	key->p = p;
-	key->n = (size_t)(eq - p);
-	val->p = eq + 1;
-	val->n = (size_t)(tab - eq - 1);
-	*at = tab + 1;
-	return 1;
-}
-
 const char *
 evt_cols_attr(const struct evt_cols *c, const char *key, size_t *n)
 {
@@ -839,8 +824,9 @@ evt_cols_attr(const struct evt_cols *c, const char *key, size_t *n)
 	return NULL;
 }
 
-void
-evt_cols_terminate(struct evt_cols *c)
+/* Ends each of the seven fixed columns with a NUL, over its tab: C strings for evt_event. */
+static void
+terminate_columns(struct evt_cols *c)
 {
 	int i;
 
@@ -863,7 +849,7 @@ evt_parse(char *line, size_t len, struct evt_event *ev, const char **why)
 	    evt_cols_tid(&c, &ev->tid, why) < 0 ||
 	    evt_cols_weight(&c, &ev->weight, why) < 0)
 		return -1;
-	evt_cols_terminate(&c);
+	terminate_columns(&c);
 	ev->time_text = c.col[EVT_TIME].p;
 	ev->kind = c.col[EVT_KIND].p;
 	ev->process = c.col[EVT_PROCESS].p;

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/outbuf.h"
 
@@ -134,18 +135,34 @@ int evt_cols_tid(const struct evt_cols *c, long *tid, const char **why);
  * is at the stack (the column with no tab after it), so after the last
  * attribute *AT is where the stack starts; or -1 with *why set for a
  * column that is not key=value.
+ * Inline: it runs once per attribute of every line read, and a call
+ * would cost as much as its work.
  */
-int evt_next_attr(const struct evt_cols *c, char **at, struct evt_span *key,
-    struct evt_span *val, const char **why);
+#define EVT_WHY_ATTR "attribute column without key=value"
+static inline int
+evt_next_attr(const struct evt_cols *c, char **at, struct evt_span *key,
+    struct evt_span *val, const char **why)
+{
+	char *p = *at, *tab, *eq;
+
+	/* an attribute column ends with a tab; the stack, the last column, does not */
+	tab = (char *)memchr(p, '\t', (size_t)(c->line + c->len - p));
+	if (tab == NULL)
+		return 0;
+	eq = (char *)memchr(p, '=', (size_t)(tab - p));
+	if (eq == NULL || eq == p) {
+		*why = EVT_WHY_ATTR;
+		return -1;
+	}
+	key->p = p;
+	key->n = (size_t)(eq - p);
+	val->p = eq + 1;
+	val->n = (size_t)(tab - eq - 1);
+	*at = tab + 1;
+	return 1;
+}
 /* The value of attribute KEY, or NULL (columns that are not key=value are passed over). */
 const char *evt_cols_attr(const struct evt_cols *c, const char *key, size_t *n);
-
-/*
- * Ends each of the seven fixed columns with a NUL (over its tab), for
- * readers that own the line and want C strings.  The attributes and the
- * stack are read as before.
- */
-void evt_cols_terminate(struct evt_cols *c);
 
 /*
  * Parses an event line in place: evt_split(), every column and every

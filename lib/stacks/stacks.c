@@ -1510,19 +1510,13 @@ stk_reset_format(struct stk *S)
 	S->format = 0;
 }
 
-/*
- * Is the span S the text WORD?  Byte by byte: the words are short and
- * most differ at their first byte (every line's kind is asked about).
- */
+/* Is the span S the text WORD?  (For a literal the compiler folds the strlen.) */
 static int
 span_is(struct evt_span s, const char *word)
 {
-	size_t i;
+	size_t n = strlen(word);
 
-	for (i = 0; i < s.n; i++)
-		if (word[i] == '\0' || word[i] != s.p[i])
-			return 0;
-	return word[i] == '\0';
+	return s.n == n && memcmp(s.p, word, n) == 0;
 }
 
 static int
@@ -1532,9 +1526,16 @@ kind_selected(struct stk *S, struct evt_span kind)
 
 	if (S->allkinds)
 		return 1;
-	for (i = 0; i < S->nkinds; i++)
-		if (span_is(kind, S->kinds[i]))
+	/* byte by byte: every line's kind is asked about, and most differ at once */
+	for (i = 0; i < S->nkinds; i++) {
+		const char *k = S->kinds[i];
+		size_t j;
+
+		for (j = 0; j < kind.n && k[j] != '\0' && k[j] == kind.p[j]; j++)
+			;
+		if (j == kind.n && k[j] == '\0')
 			return 1;
+	}
 	return 0;
 }
 
@@ -1573,12 +1574,19 @@ stk_header(const struct stk *S, const char *key)
 	return S->hdr ? evt_header_get(&S->header, key) : NULL;
 }
 
-/* root pseudo-frames for an evt event */
+/*
+ * Root pseudo-frames for an evt event from its process, pid and tid
+ * columns.  Each is cut to fit the buffer: they are the line's, and a
+ * pid of a thousand digits is still an integer.
+ */
 static int
-root_frames(struct stk *S, uint32_t *prefix, const char *proc, const char *pid, const char *tid)
+root_frames(struct stk *S, uint32_t *prefix, struct evt_span proc, struct evt_span pid,
+    struct evt_span tid)
 {
 	char buf[1024];
 	int n = 0, k;
+	int pl = (int)(proc.n > 900 ? 900 : proc.n);
+	int il = (int)(pid.n > 40 ? 40 : pid.n), tl = (int)(tid.n > 40 ? 40 : tid.n);
 
 	if (S->scenario != STK_NONE)
 		prefix[n++] = S->scenario;
@@ -1587,15 +1595,15 @@ root_frames(struct stk *S, uint32_t *prefix, const char *proc, const char *pid, 
 		break;
 	case STK_ROOTS_PROCESS:
 	case STK_ROOTS_THREAD: {
-		size_t pl = strlen(proc);
+		size_t el = proc.n;
 
-		if (pl > 4 && strcasecmp(proc + pl - 4, ".exe") == 0)
-			pl -= 4;
-		k = snprintf(buf, sizeof buf, "Process%s %.*s (%s)", S->ptr32 ? "32" : "64",
-		    (int)(pl > 900 ? 900 : pl), proc, pid);
+		if (el > 4 && strncasecmp(proc.p + el - 4, ".exe", 4) == 0)
+			el -= 4;
+		k = snprintf(buf, sizeof buf, "Process%s %.*s (%.*s)", S->ptr32 ? "32" : "64",
+		    (int)(el > 900 ? 900 : el), proc.p, il, pid.p);
 		prefix[n++] = stk_intern(S, buf, (size_t)k);
 		if (S->cfg.roots == STK_ROOTS_THREAD) {
-			k = snprintf(buf, sizeof buf, "Thread (%s)", tid);
+			k = snprintf(buf, sizeof buf, "Thread (%.*s)", tl, tid.p);
 			prefix[n++] = stk_intern(S, buf, (size_t)k);
 		}
 		break;
@@ -1604,13 +1612,12 @@ root_frames(struct stk *S, uint32_t *prefix, const char *proc, const char *pid, 
 		char *q;
 
 		if (S->cfg.roots == STK_ROOTS_COMM)
-			k = snprintf(buf, sizeof buf, "%.900s", proc);
+			k = snprintf(buf, sizeof buf, "%.*s", pl, proc.p);
 		else if (S->cfg.roots == STK_ROOTS_PID)
-			k = snprintf(buf, sizeof buf, "%.900s-%s", proc, pid);
+			k = snprintf(buf, sizeof buf, "%.*s-%.*s", pl, proc.p, il, pid.p);
 		else
-			k = snprintf(buf, sizeof buf, "%.900s-%s/%s", proc, pid, tid);
-		if (k >= (int)sizeof buf)
-			k = (int)sizeof buf - 1;
+			k = snprintf(buf, sizeof buf, "%.*s-%.*s/%.*s", pl, proc.p, il, pid.p,
+			    tl, tid.p);
 		for (q = buf; *q; q++)	/* stackcollapse-perf: spaces in comm become _ */
 			if (*q == ' ' || *q == ';')
 				*q = *q == ' ' ? '_' : ':';
@@ -1681,8 +1688,7 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 		return -1;
 	stack = at;	/* after the last attribute */
 	stacklen = (size_t)(line + len - at);
-	evt_cols_terminate(&c);
-	np = root_frames(S, prefix, c.col[EVT_PROCESS].p, c.col[EVT_PID].p, c.col[EVT_TID].p);
+	np = root_frames(S, prefix, c.col[EVT_PROCESS], c.col[EVT_PID], c.col[EVT_TID]);
 	if (routine != NULL && *routine) {
 		/* DPC/ISR: the routine is the leaf (WPA's "by Module, Function") */
 		size_t rl = strlen(routine), j;
