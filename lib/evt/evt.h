@@ -161,6 +161,7 @@ evt_next_attr(const struct evt_cols *c, char **at, struct evt_span *key,
 	*at = tab + 1;
 	return 1;
 }
+
 /* The value of attribute KEY, or NULL (columns that are not key=value are passed over). */
 const char *evt_cols_attr(const struct evt_cols *c, const char *key, size_t *n);
 
