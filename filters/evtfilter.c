@@ -83,130 +83,48 @@ struct opts {
 	char *include, *exclude;
 };
 
-/* a parsed event line: column boundaries into the unchanged line */
+/* an event line: its columns in the unchanged line (lib/evt's reader) and their numbers */
 struct line {
-	char *s;
-	size_t len;
-	char *col[7];
-	size_t collen[7];
-	char *rest;		/* attributes + stack */
-	char *stack;
-	size_t stacklen;
+	struct evt_cols c;
 	double time, weight;
 	long cpu, pid, tid;
 };
 
-static int
-parse_long_n(const char *s, size_t n, long *out)
-{
-	char buf[32];
-	char *e;
-
-	if (n == 0 || n >= sizeof buf)
-		return -1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	errno = 0;
-	*out = strtol(buf, &e, 10);
-	return (*e || errno) ? -1 : 0;
-}
-
-static int
-parse_dec_n(const char *s, size_t n, double *out)
-{
-	char buf[64];
-
-	if (n == 0 || n >= sizeof buf)
-		return -1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return evt_parse_decimal(buf, out);
-}
-
-/* splits without modifying the line (it is written back unchanged) */
+/* Splits without modifying the line (it is written back unchanged). */
 static int
 parse_line(char *s, size_t len, struct line *L, const char **why)
 {
-	char *p = s, *end = s + len, *tab;
-	int i;
+	int cpu;
 
-	L->s = s;
-	L->len = len;
-	for (i = 0; i < 7; i++) {
-		tab = memchr(p, '\t', (size_t)(end - p));
-		if (tab == NULL) {
-			*why = i < 6 ? "fewer than 8 tab-separated columns" :
-			    "no stack column (a line must end with a tab and the stack)";
-			return -1;
-		}
-		L->col[i] = p;
-		L->collen[i] = (size_t)(tab - p);
-		p = tab + 1;
-	}
-	L->rest = p;
-	tab = mem_last(p, '\t', (size_t)(end - p));
-	L->stack = tab ? tab + 1 : p;
-	L->stacklen = (size_t)(end - L->stack);
-	if (parse_dec_n(L->col[0], L->collen[0], &L->time) < 0) {
-		*why = "time column is not a decimal number";
+	if (evt_split(s, len, &L->c, why) < 0 || evt_cols_time(&L->c, &L->time, why) < 0 ||
+	    evt_cols_cpu(&L->c, &cpu, why) < 0 || evt_cols_pid(&L->c, &L->pid, why) < 0 ||
+	    evt_cols_tid(&L->c, &L->tid, why) < 0 || evt_cols_weight(&L->c, &L->weight, why) < 0)
 		return -1;
-	}
-	if (L->collen[1] == 0) {
-		*why = "empty kind column";
-		return -1;
-	}
-	if (parse_long_n(L->col[2], L->collen[2], &L->cpu) < 0 ||
-	    parse_long_n(L->col[4], L->collen[4], &L->pid) < 0 ||
-	    parse_long_n(L->col[5], L->collen[5], &L->tid) < 0) {
-		*why = "cpu, pid or tid column is not an integer";
-		return -1;
-	}
-	if (parse_dec_n(L->col[6], L->collen[6], &L->weight) < 0) {
-		*why = "weight column is not a decimal number";
-		return -1;
-	}
+	L->cpu = cpu;
 	return 0;
 }
 
 static int
-col_is(const struct line *L, int c, const char *s)
+kind_is(const struct line *L, const char *kind)
 {
-	size_t n = strlen(s);
+	size_t n = strlen(kind);
 
-	return L->collen[c] == n && memcmp(L->col[c], s, n) == 0;
-}
-
-/* attribute value (not NUL-terminated: *N gets its length) */
-static const char *
-line_attr(const struct line *L, const char *key, size_t *n)
-{
-	size_t k = strlen(key);
-	const char *p = L->rest, *stop = L->stack;
-
-	while (p < stop) {
-		const char *te = memchr(p, '\t', (size_t)(stop - p));
-
-		if (te == NULL)
-			break;
-		if ((size_t)(te - p) > k && memcmp(p, key, k) == 0 && p[k] == '=') {
-			*n = (size_t)(te - p - (ptrdiff_t)k - 1);
-			return p + k + 1;
-		}
-		p = te + 1;
-	}
-	return NULL;
+	return L->c.col[EVT_KIND].n == n && memcmp(L->c.col[EVT_KIND].p, kind, n) == 0;
 }
 
 static int
 is_idle(const struct line *L)
 {
-	return L->pid == 0 || (L->collen[3] == 4 && strncasecmp(L->col[3], "Idle", 4) == 0);
+	const struct evt_span *proc = &L->c.col[EVT_PROCESS];
+
+	return L->pid == 0 || (proc->n == 4 && strncasecmp(proc->p, "Idle", 4) == 0);
 }
 
 /* -p NAME matches app.exe and app (case-insensitive); -p 1234 matches the pid */
 static int
 proc_selected(const struct opts *o, const struct line *L)
 {
+	const struct evt_span *proc = &L->c.col[EVT_PROCESS];
 	int i;
 
 	if (o->poi_pid >= 0)
@@ -217,17 +135,17 @@ proc_selected(const struct opts *o, const struct line *L)
 		const char *v = o->procs.v[i];
 		char *e;
 		long pid = strtol(v, &e, 10);
-		size_t n = strlen(v), cl = L->collen[3];
+		size_t n = strlen(v), cl = proc->n;
 
 		if (*e == '\0' && e != v) {
 			if (pid == L->pid)
 				return 1;
 			continue;
 		}
-		if (cl == n && strncasecmp(L->col[3], v, n) == 0)
+		if (cl == n && strncasecmp(proc->p, v, n) == 0)
 			return 1;
-		if (cl == n + 4 && strncasecmp(L->col[3], v, n) == 0 &&
-		    strncasecmp(L->col[3] + n, ".exe", 4) == 0)
+		if (cl == n + 4 && strncasecmp(proc->p, v, n) == 0 &&
+		    strncasecmp(proc->p + n, ".exe", 4) == 0)
 			return 1;
 	}
 	return 0;
@@ -264,14 +182,15 @@ kind_selected(const struct opts *o, const struct line *L)
 	for (i = 0; i < o->kinds.n; i++) {
 		const char *k = o->kinds.v[i];
 
-		if (strcmp(k, "cpu") == 0 && col_is(L, 1, "Sample"))
+		if (strcmp(k, "cpu") == 0 && kind_is(L, "Sample"))
 			return 1;
 		if ((strcmp(k, "dpc") == 0 || strcmp(k, "dpcisr") == 0) &&
-		    (col_is(L, 1, "DPC") || col_is(L, 1, "ThreadedDPC") || col_is(L, 1, "TimerDPC")))
+		    (kind_is(L, "DPC") || kind_is(L, "ThreadedDPC") ||
+		    kind_is(L, "TimerDPC")))
 			return 1;
-		if ((strcmp(k, "isr") == 0 || strcmp(k, "dpcisr") == 0) && col_is(L, 1, "ISR"))
+		if ((strcmp(k, "isr") == 0 || strcmp(k, "dpcisr") == 0) && kind_is(L, "ISR"))
 			return 1;
-		if (col_is(L, 1, k))
+		if (kind_is(L, k))
 			return 1;
 	}
 	return 0;
@@ -316,28 +235,36 @@ frames_selected(struct stk *S, const struct line *L, int *why)
 	uint32_t prefix[2];
 	int k;
 	size_t rn = 0;
-	const char *routine = line_attr(L, "routine", &rn);
-	const char *stack = L->stack;
-	size_t slen = L->stacklen;
+	const char *routine, *stack;
+	struct evt_span sp;
+	size_t slen;
 	char *joined = NULL;
 	uint32_t leaf;
 	const struct stk_stats *st;
 	int64_t exc0, inc0;
 
-	if (S == NULL || (slen == 0 && routine == NULL))
+	if (S == NULL)
+		return 1;
+	sp = evt_cols_stack(&L->c);
+	stack = sp.p;
+	slen = sp.n;
+	routine = evt_cols_attr(&L->c, "routine", &rn);
+	if (slen == 0 && routine == NULL)
 		return 1;
 	{
-		size_t pl = L->collen[3];
+		const struct evt_span *proc = &L->c.col[EVT_PROCESS];
+		const struct evt_span *pid = &L->c.col[EVT_PID], *tid = &L->c.col[EVT_TID];
+		size_t pl = proc->n;
 
-		if (pl > 4 && strncasecmp(L->col[3] + pl - 4, ".exe", 4) == 0)
+		if (pl > 4 && strncasecmp(proc->p + pl - 4, ".exe", 4) == 0)
 			pl -= 4;
 		if (pl > 900)
 			pl = 900;
-		k = snprintf(buf, sizeof buf, "Process64 %.*s (%.*s)", (int)pl, L->col[3],
-		    (int)(L->collen[4] > 30 ? 30 : L->collen[4]), L->col[4]);
+		k = snprintf(buf, sizeof buf, "Process64 %.*s (%.*s)", (int)pl, proc->p,
+		    (int)(pid->n > 30 ? 30 : pid->n), pid->p);
 		prefix[0] = stk_intern(S, buf, (size_t)k);
 		k = snprintf(buf, sizeof buf, "Thread (%.*s)",
-		    (int)(L->collen[5] > 30 ? 30 : L->collen[5]), L->col[5]);
+		    (int)(tid->n > 30 ? 30 : tid->n), tid->p);
 		prefix[1] = stk_intern(S, buf, (size_t)k);
 	}
 	if (routine != NULL && rn > 0) {
@@ -366,10 +293,12 @@ write_weight(struct outbuf *ob, const struct line *L, double w)
 {
 	char num[64];
 	int n = evt_format_weight(num, w);
+	const char *line = L->c.line, *end = line + L->c.len;
+	const char *wend = L->c.col[EVT_WEIGHT].p + L->c.col[EVT_WEIGHT].n;
 
-	ob_write(ob, L->s, (size_t)(L->col[6] - L->s));
+	ob_write(ob, line, (size_t)(L->c.col[EVT_WEIGHT].p - line));
 	ob_write(ob, num, (size_t)n);
-	ob_write(ob, L->col[6] + L->collen[6], L->len - (size_t)(L->col[6] + L->collen[6] - L->s));
+	ob_write(ob, wend, (size_t)(end - wend));
 	ob_putc(ob, '\n');
 }
 
@@ -413,6 +342,7 @@ poi_scan(struct linereader *lr, struct procs *ps)
 	char *s;
 	size_t len;
 	struct line L;
+	const struct evt_span *proc;
 	const char *why;
 
 	ps->first = INFINITY;
@@ -438,25 +368,26 @@ poi_scan(struct linereader *lr, struct procs *ps)
 			ps->last = L.time;
 		if (L.pid <= 0)
 			continue;
-		if (col_is(&L, 1, "Sample")) {
-			proc_get(ps, L.pid, L.col[3], L.collen[3])->cpu += L.weight;
-		} else if (col_is(&L, 1, "ProcessStart")) {
+		proc = &L.c.col[EVT_PROCESS];
+		if (kind_is(&L, "Sample")) {
+			proc_get(ps, L.pid, proc->p, proc->n)->cpu += L.weight;
+		} else if (kind_is(&L, "ProcessStart")) {
 			struct proc *p;
 
 			/* a new process with a reused pid is a new entry */
-			p = proc_get(ps, L.pid, L.col[3], L.collen[3]);
+			p = proc_get(ps, L.pid, proc->p, proc->n);
 			if (!isnan(p->start) || !isnan(p->end) || p->cpu > 0) {
 				ps->p = xrealloc(ps->p, (size_t)(ps->n + 1) * sizeof *ps->p);
 				p = &ps->p[ps->n];
 				p->pid = L.pid;
-				p->name = xstrndup(L.col[3], L.collen[3]);
+				p->name = xstrndup(proc->p, proc->n);
 				p->cpu = 0;
 				p->end = NAN;
 				p->order = ps->n++;
 			}
 			p->start = L.time;
-		} else if (col_is(&L, 1, "ProcessEnd")) {
-			proc_get(ps, L.pid, L.col[3], L.collen[3])->end = L.time;
+		} else if (kind_is(&L, "ProcessEnd")) {
+			proc_get(ps, L.pid, proc->p, proc->n)->end = L.time;
 		}
 	}
 	if (isnan(ps->duration))
@@ -776,7 +707,7 @@ main(int argc, char **argv)
 		}
 		if (!kind_selected(&o, &L))
 			r = R_KIND;
-		else if (!o.keep_idle && col_is(&L, 1, "Sample") && is_idle(&L))
+		else if (!o.keep_idle && kind_is(&L, "Sample") && is_idle(&L))
 			r = R_IDLE;
 		else if (!proc_selected(&o, &L))
 			r = R_PROCESS;

@@ -202,84 +202,17 @@ bad_line(struct stack_sink *s, const struct linereader *lr, const char *why)
 		cli_warn("%s:%lu: %s, line skipped", lr_name(lr), lr_lineno(lr), why);
 }
 
-/* Unsigned decimal "12" or "1.5" in S[0..N); -1 if it is not one. */
-static int
-parse_count(const char *s, size_t n, double *out)
-{
-	double v = 0, scale = 1;
-	size_t i = 0;
-	int digits = 0, frac = 0;
-
-	for (; i < n; i++) {
-		if (s[i] >= '0' && s[i] <= '9') {
-			if (frac)
-				scale /= 10, v += (s[i] - '0') * scale;
-			else
-				v = v * 10 + (s[i] - '0');
-			digits++;
-		} else if (s[i] == '.' && !frac && digits && i + 1 < n)
-			frac = 1;
-		else
-			return -1;
-	}
-	if (!digits || v > 9e15)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int
-is_blank(int c)
-{
-	return c == ' ' || c == '\t';
-}
-
 /*
- * folded_parse() with the same grammar ("stack count" or "stack c1 c2"),
- * but it never scans the stack itself: only the digits at the end (on
- * long stacks that is most of the parsing time), and it does not write
- * into the line (the stack is STACK[0..SLEN), not NUL-terminated).
+ * A folded line through lib/evt's folded_parse().  Counts beyond 9e15
+ * are refused: sums of them would pass 2^53, where doubles stop being
+ * exact.
  */
 static int
 parse_folded_line(char *line, size_t len, char **stack, size_t *slen,
     double *c1, double *c2, int *has2)
 {
-	size_t e = len, t1, s1, t0, s0;
-	double a, b;
-
-	while (e > 0 && is_blank(line[e - 1]))
-		e--;
-	t1 = e;
-	while (t1 > 0 && ((line[t1 - 1] >= '0' && line[t1 - 1] <= '9') || line[t1 - 1] == '.'))
-		t1--;
-	if (t1 == e || t1 == 0 || !is_blank(line[t1 - 1]) || parse_count(line + t1, e - t1, &a) < 0)
+	if (folded_parse(line, len, stack, slen, c1, c2, has2) < 0 || *c1 > 9e15 || *c2 > 9e15)
 		return -1;
-	s1 = t1;
-	while (s1 > 0 && is_blank(line[s1 - 1]))
-		s1--;
-	if (s1 == 0)
-		return -1;
-	t0 = s1;
-	while (t0 > 0 && ((line[t0 - 1] >= '0' && line[t0 - 1] <= '9') || line[t0 - 1] == '.'))
-		t0--;
-	if (t0 < s1 && t0 > 0 && is_blank(line[t0 - 1]) && parse_count(line + t0, s1 - t0, &b) == 0) {
-		s0 = t0;
-		while (s0 > 0 && is_blank(line[s0 - 1]))
-			s0--;
-		if (s0 > 0) {
-			*stack = line;
-			*slen = s0;
-			*c1 = b;
-			*c2 = a;
-			*has2 = 1;
-			return 0;
-		}
-	}
-	*stack = line;
-	*slen = s1;
-	*c1 = a;
-	*c2 = 0;
-	*has2 = 0;
 	return 0;
 }
 
@@ -354,7 +287,7 @@ read_stacks(const char *path, struct stack_sink *s)
 			int has2;
 
 			if (parse_folded_line(line, len, &stack, &slen, &c1, &c2, &has2) < 0) {
-				bad_line(s, lr, "not a folded stack line (\"frames count\")");
+				bad_line(s, lr, FOLDED_MALFORMED);
 				continue;
 			}
 			sink_add(s, lr_lineno(lr), stack, slen, c1, c2, has2, NULL);

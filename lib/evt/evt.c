@@ -1,6 +1,7 @@
 /*
- * evt.c - line reader (plain or gzip), evt and folded line parsing,
- * escaping, number formatting and buffered output.
+ * evt.c - line reader (plain or gzip), the one reader of evt lines
+ * (evt_split and the column parsers over it) and of folded lines,
+ * escaping, exact number formatting, and the cap on deep stacks.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "evt/evt.h"
@@ -397,24 +398,25 @@ lr_close(struct linereader *lr)
 /* numbers                                                             */
 
 int
-evt_parse_decimal(const char *s, double *out)
+evt_parse_decimal_n(const char *s, size_t n, double *out)
 {
+	const char *e = s + n;
 	int neg = 0, digits = 0;
 	uint64_t ip = 0, fp = 0, scale = 1;
 
-	if (*s == '-') {
+	if (s < e && *s == '-') {
 		neg = 1;
 		s++;
 	}
-	while (*s >= '0' && *s <= '9') {
+	while (s < e && *s >= '0' && *s <= '9') {
 		if (ip > (UINT64_MAX - 9) / 10)
 			return -1;
 		ip = ip * 10 + (uint64_t)(*s++ - '0');
 		digits++;
 	}
-	if (*s == '.') {
+	if (s < e && *s == '.') {
 		s++;
-		while (*s >= '0' && *s <= '9') {
+		while (s < e && *s >= '0' && *s <= '9') {
 			if (scale < 1000000000000000000ull) {
 				fp = fp * 10 + (uint64_t)(*s - '0');
 				scale *= 10;
@@ -423,11 +425,56 @@ evt_parse_decimal(const char *s, double *out)
 			digits++;
 		}
 	}
-	if (digits == 0 || *s != '\0')
+	if (digits == 0 || s != e)
 		return -1;
 	*out = ((double)ip + (double)fp / (double)scale) * (neg ? -1 : 1);
 	if (!(*out < EVT_MAX_MS && *out > -EVT_MAX_MS))
 		return -1;	/* out of range: 1e12 ms is 31 years */
+	return 0;
+}
+
+int
+evt_parse_decimal(const char *s, double *out)
+{
+	return evt_parse_decimal_n(s, strlen(s), out);
+}
+
+int
+evt_parse_millionths(const char *s, size_t n, int64_t *out)
+{
+	const char *e = s + n;
+	int neg = 0, digits = 0, frac = 0;
+	int64_t v = 0;
+
+	if (s < e && *s == '-') {
+		neg = 1;
+		s++;
+	}
+	while (s < e && *s >= '0' && *s <= '9') {
+		v = v * 10 + (*s++ - '0');
+		if (v >= 1000000000000LL)	/* EVT_MAX_MS */
+			return -1;
+		digits++;
+	}
+	v *= 1000000;
+	if (s < e && *s == '.') {
+		int64_t scale = 100000;
+
+		s++;
+		while (s < e && *s >= '0' && *s <= '9') {
+			if (frac < 6)
+				v += (*s - '0') * scale;
+			else if (frac == 6 && *s >= '5')
+				v += 1;
+			scale /= 10;
+			frac++;
+			digits++;
+			s++;
+		}
+	}
+	if (digits == 0 || s != e)
+		return -1;
+	*out = neg ? -v : v;
 	return 0;
 }
 
@@ -604,108 +651,225 @@ evt_classify(const char *line, size_t len)
 	return EVT_META;
 }
 
+/* A decimal integer S[0..N) with an optional '-', nothing else. */
 static int
-parse_long(const char *s, long *out)
+parse_long_n(const char *s, size_t n, long *out)
 {
+	const char *e = s + n;
 	long v = 0;
 	int neg = 0;
 
-	if (*s == '-') {
+	if (s < e && *s == '-') {
 		neg = 1;
 		s++;
 	}
-	if (*s == '\0')
+	if (s == e)
 		return -1;
-	while (*s >= '0' && *s <= '9') {
+	if (e - s <= 18) {	/* the usual case: 18 digits fit, no check per digit */
+		for (; s < e; s++) {
+			if (*s < '0' || *s > '9')
+				return -1;
+			v = v * 10 + (*s - '0');
+		}
+		*out = neg ? -v : v;
+		return 0;
+	}
+	while (s < e && *s >= '0' && *s <= '9') {
 		if (v > (long)(0x7fffffffffffffffLL / 10 - 1))
 			return -1;
 		v = v * 10 + (*s++ - '0');
 	}
-	if (*s != '\0')
+	if (s != e)
 		return -1;
 	*out = neg ? -v : v;
 	return 0;
 }
 
+static int
+parse_long(const char *s, long *out)
+{
+	return parse_long_n(s, strlen(s), out);
+}
+
+/*
+ * The messages about event lines.  Every reader says these and no
+ * others, so a line is malformed in the same words for every tool.
+ */
+#define WHY_FEW_COLUMNS "fewer than 8 tab-separated columns"
+#define WHY_NO_STACK "no stack column (a line must end with a tab and the stack)"
+#define WHY_KIND "empty kind column"
+#define WHY_TIME "time column is not a decimal number within +-1e12 ms"
+#define WHY_WEIGHT "weight column is not a decimal number within +-1e12 ms"
+#define WHY_CPU "cpu column is not an integer from -1 to 65535"
+#define WHY_PID "pid column is not an integer"
+#define WHY_TID "tid column is not an integer"
+#define WHY_NATTR "more than 64 attributes"
+
+int
+evt_split(char *line, size_t len, struct evt_cols *c, const char **why)
+{
+	char *p = line, *end = line + len, *tab;
+	int i;
+
+	c->line = line;
+	c->len = len;
+	for (i = 0; i < EVT_NCOLS; i++) {
+		tab = memchr(p, '\t', (size_t)(end - p));
+		if (tab == NULL) {
+			*why = i < EVT_NCOLS - 1 ? WHY_FEW_COLUMNS : WHY_NO_STACK;
+			return -1;
+		}
+		c->col[i].p = p;
+		c->col[i].n = (size_t)(tab - p);
+		p = tab + 1;
+	}
+	if (c->col[EVT_KIND].n == 0) {
+		*why = WHY_KIND;
+		return -1;
+	}
+	c->attrs = p;
+	return 0;
+}
+
+struct evt_span
+evt_cols_stack(const struct evt_cols *c)
+{
+	char *end = c->line + c->len, *tab;
+	struct evt_span s;
+
+	/* from the end: a stack is mostly shorter than the attributes before it */
+	tab = mem_last(c->attrs, '\t', (size_t)(end - c->attrs));
+	s.p = tab ? tab + 1 : c->attrs;
+	s.n = (size_t)(end - s.p);
+	return s;
+}
+
+int
+evt_cols_time(const struct evt_cols *c, double *ms, const char **why)
+{
+	if (evt_parse_decimal_n(c->col[EVT_TIME].p, c->col[EVT_TIME].n, ms) < 0) {
+		*why = WHY_TIME;
+		return -1;
+	}
+	return 0;
+}
+
+int
+evt_cols_weight(const struct evt_cols *c, double *ms, const char **why)
+{
+	if (evt_parse_decimal_n(c->col[EVT_WEIGHT].p, c->col[EVT_WEIGHT].n, ms) < 0) {
+		*why = WHY_WEIGHT;
+		return -1;
+	}
+	return 0;
+}
+
+int
+evt_cols_weight_ns(const struct evt_cols *c, int64_t *ns, const char **why)
+{
+	if (evt_parse_millionths(c->col[EVT_WEIGHT].p, c->col[EVT_WEIGHT].n, ns) < 0) {
+		*why = WHY_WEIGHT;
+		return -1;
+	}
+	return 0;
+}
+
+int
+evt_cols_cpu(const struct evt_cols *c, int *cpu, const char **why)
+{
+	long v;
+
+	if (parse_long_n(c->col[EVT_CPU].p, c->col[EVT_CPU].n, &v) < 0 || v < -1 ||
+	    v > 0xffff) {
+		*why = WHY_CPU;
+		return -1;
+	}
+	*cpu = (int)v;
+	return 0;
+}
+
+int
+evt_cols_pid(const struct evt_cols *c, long *pid, const char **why)
+{
+	if (parse_long_n(c->col[EVT_PID].p, c->col[EVT_PID].n, pid) < 0) {
+		*why = WHY_PID;
+		return -1;
+	}
+	return 0;
+}
+
+int
+evt_cols_tid(const struct evt_cols *c, long *tid, const char **why)
+{
+	if (parse_long_n(c->col[EVT_TID].p, c->col[EVT_TID].n, tid) < 0) {
+		*why = WHY_TID;
+		return -1;
+	}
+	return 0;
+}
+
+const char *
+evt_cols_attr(const struct evt_cols *c, const char *key, size_t *n)
+{
+	size_t k = strlen(key);
+	char *p = c->attrs, *end = c->line + c->len, *tab;
+
+	while ((tab = memchr(p, '\t', (size_t)(end - p))) != NULL) {
+		if ((size_t)(tab - p) > k && memcmp(p, key, k) == 0 && p[k] == '=') {
+			*n = (size_t)(tab - p) - k - 1;
+			return p + k + 1;
+		}
+		p = tab + 1;
+	}
+	return NULL;
+}
+
+/* Ends each of the seven fixed columns with a NUL, over its tab: C strings for evt_event. */
+static void
+terminate_columns(struct evt_cols *c)
+{
+	int i;
+
+	for (i = 0; i < EVT_NCOLS; i++)
+		c->col[i].p[c->col[i].n] = '\0';
+}
+
 int
 evt_parse(char *line, size_t len, struct evt_event *ev, const char **why)
 {
-	char *col[7];
-	char *p = line, *end = line + len, *tab, *last;
-	long cpu;
-	int i;
+	struct evt_cols c;
+	struct evt_span key, val;
+	char *at;
+	int r;
 
-	for (i = 0; i < 7; i++) {
-		tab = memchr(p, '\t', (size_t)(end - p));
-		if (tab == NULL) {
-			*why = i < 6 ? "fewer than 8 tab-separated columns" :
-			    "no stack column (a line must end with a tab and the stack)";
-			return -1;
-		}
-		*tab = '\0';
-		col[i] = p;
-		p = tab + 1;
-	}
-	if (evt_parse_decimal(col[0], &ev->time_ms) < 0) {
-		*why = "time column is not a decimal number within +-1e12 ms";
+	if (evt_split(line, len, &c, why) < 0 ||
+	    evt_cols_time(&c, &ev->time_ms, why) < 0 ||
+	    evt_cols_cpu(&c, &ev->cpu, why) < 0 ||
+	    evt_cols_pid(&c, &ev->pid, why) < 0 ||
+	    evt_cols_tid(&c, &ev->tid, why) < 0 ||
+	    evt_cols_weight(&c, &ev->weight, why) < 0)
 		return -1;
-	}
-	ev->time_text = col[0];
-	ev->kind = col[1];
-	if (*ev->kind == '\0') {
-		*why = "empty kind column";
-		return -1;
-	}
-	if (parse_long(col[2], &cpu) < 0 || cpu < -1 || cpu > 0xffff) {
-		*why = "cpu column is not an integer";
-		return -1;
-	}
-	ev->cpu = (int)cpu;
-	ev->process = col[3];
-	if (parse_long(col[4], &ev->pid) < 0) {
-		*why = "pid column is not an integer";
-		return -1;
-	}
-	if (parse_long(col[5], &ev->tid) < 0) {
-		*why = "tid column is not an integer";
-		return -1;
-	}
-	if (evt_parse_decimal(col[6], &ev->weight) < 0) {
-		*why = "weight column is not a decimal number within +-1e12 ms";
-		return -1;
-	}
-	ev->weight_text = col[6];
-	/* the stack is after the last tab; attributes lie between */
-	last = p;
-	for (tab = end; tab > p; tab--)
-		if (tab[-1] == '\t') {
-			last = tab;
-			break;
-		}
-	ev->stack = last;
-	ev->stack_len = (size_t)(end - last);
+	terminate_columns(&c);
+	ev->time_text = c.col[EVT_TIME].p;
+	ev->kind = c.col[EVT_KIND].p;
+	ev->process = c.col[EVT_PROCESS].p;
+	ev->weight_text = c.col[EVT_WEIGHT].p;
 	ev->nattr = 0;
-	while (p < last) {
-		char *eq;
-
-		tab = memchr(p, '\t', (size_t)(last - p));
-		*tab = '\0';
-		eq = strchr(p, '=');
-		if (eq == NULL || eq == p) {
-			*why = "attribute column without key=value";
-			return -1;
-		}
+	at = c.attrs;
+	while ((r = evt_next_attr(&c, &at, &key, &val, why)) > 0) {
 		if (ev->nattr == EVT_MAX_ATTRS) {
-			*why = "more than 64 attributes";
+			*why = WHY_NATTR;
 			return -1;
 		}
-		*eq = '\0';
-		ev->attr[ev->nattr].key = p;
-		ev->attr[ev->nattr].val = eq + 1;
+		key.p[key.n] = '\0';	/* over the '=' */
+		val.p[val.n] = '\0';	/* over the tab */
+		ev->attr[ev->nattr].key = key.p;
+		ev->attr[ev->nattr].val = val.p;
 		ev->nattr++;
-		p = tab + 1;
 	}
-	return 0;
+	ev->stack = at;
+	ev->stack_len = (size_t)(line + len - at);
+	return r;
 }
 
 const char *
@@ -882,10 +1046,11 @@ folded_parse(char *line, size_t len, char **stack, size_t *stack_len,
 
 	while (e > line && is_space(e[-1]))
 		e--;
+	/* a count is digits and dots: scan back over those only, not into a stack */
 	t1 = e;
-	while (t1 > line && !is_space(t1[-1]))
+	while (t1 > line && ((t1[-1] >= '0' && t1[-1] <= '9') || t1[-1] == '.'))
 		t1--;
-	if (t1 == line || parse_count(t1, e, &a) < 0)
+	if (t1 == line || !is_space(t1[-1]) || parse_count(t1, e, &a) < 0)
 		return -1;
 	s1 = t1;
 	while (s1 > line && is_space(s1[-1]))

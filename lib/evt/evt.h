@@ -2,10 +2,14 @@
  * evt.h - reading and writing the evt text format (docs/evt-format.md)
  * and folded stacks.
  *
- * Reading is zero-copy: a line reader hands out mutable lines from its
- * buffer, evt_parse() cuts one in place (tabs become NULs) and points
- * the fields of struct evt_event into it.  Everything stays valid until
- * the next call to lr_next().
+ * There is one reader of event lines, evt_split(): it finds the columns
+ * of a line without copying or changing it, and numbers are parsed only
+ * when a reader asks for them (evt_cols_time() ...), so a filter that
+ * passes lines through byte for byte and a consumer that wants every
+ * field check a line by the same rules and say the same things about
+ * it.  evt_parse() is the full check on top of it: it cuts the line in
+ * place (tabs become NULs) and points the fields of struct evt_event
+ * into it.  Everything stays valid until the next call to lr_next().
  */
 #ifndef ETLKIT_EVT_H
 #define ETLKIT_EVT_H
@@ -13,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/outbuf.h"
 
@@ -83,9 +88,87 @@ enum evt_linetype { EVT_EVENT, EVT_HEADER, EVT_META, EVT_BLANK };
 /* What kind of line is this (by its first bytes). */
 enum evt_linetype evt_classify(const char *line, size_t len);
 
+/* The fixed columns of an event line, in order. */
+enum evt_col { EVT_TIME, EVT_KIND, EVT_CPU, EVT_PROCESS, EVT_PID, EVT_TID, EVT_WEIGHT,
+    EVT_NCOLS };
+
+/* Bytes of a line: P[0..N), not NUL-terminated. */
+struct evt_span {
+	char *p;
+	size_t n;
+};
+
+/* An event line split into its columns, pointing into the unchanged line. */
+struct evt_cols {
+	char *line;
+	size_t len;
+	struct evt_span col[EVT_NCOLS];
+	char *attrs;		/* the attribute columns, then the stack (the last column) */
+};
+
 /*
- * Parses an event line in place.  Returns 0, or -1 with *why set to a
- * static message when the line is malformed.
+ * Splits an event line into its columns without copying or changing it.
+ * Checks only the shape: at least 8 tab-separated columns and a kind.
+ * Returns 0, or -1 with *why set to a static message.  The stack is not
+ * looked for until a reader asks (evt_next_attr, evt_cols_stack): a
+ * reader that skips the line by its kind never scans the rest of it.
+ */
+int evt_split(char *line, size_t len, struct evt_cols *c, const char **why);
+/* The stack column: after the last tab, root first, may be empty. */
+struct evt_span evt_cols_stack(const struct evt_cols *c);
+
+/*
+ * The numeric columns, parsed on demand.  Each returns 0, or -1 with
+ * *why set to the one message every reader gives for that column.
+ */
+int evt_cols_time(const struct evt_cols *c, double *ms, const char **why);
+int evt_cols_weight(const struct evt_cols *c, double *ms, const char **why);
+/* The weight in nanoseconds (millionths of a ms), exactly: for sums that must not drift. */
+int evt_cols_weight_ns(const struct evt_cols *c, int64_t *ns, const char **why);
+int evt_cols_cpu(const struct evt_cols *c, int *cpu, const char **why);
+int evt_cols_pid(const struct evt_cols *c, long *pid, const char **why);
+int evt_cols_tid(const struct evt_cols *c, long *tid, const char **why);
+
+/*
+ * The next attribute column at *AT (start with c->attrs): its key and
+ * value (still escaped), and *AT moves past it.  Returns 1; 0 when *AT
+ * is at the stack (the column with no tab after it), so after the last
+ * attribute *AT is where the stack starts; or -1 with *why set for a
+ * column that is not key=value.
+ * Inline: it runs once per attribute of every line read, and a call
+ * would cost as much as its work.
+ */
+#define EVT_WHY_ATTR "attribute column without key=value"
+static inline int
+evt_next_attr(const struct evt_cols *c, char **at, struct evt_span *key,
+    struct evt_span *val, const char **why)
+{
+	char *p = *at, *tab, *eq;
+
+	/* an attribute column ends with a tab; the stack, the last column, does not */
+	tab = (char *)memchr(p, '\t', (size_t)(c->line + c->len - p));
+	if (tab == NULL)
+		return 0;
+	eq = (char *)memchr(p, '=', (size_t)(tab - p));
+	if (eq == NULL || eq == p) {
+		*why = EVT_WHY_ATTR;
+		return -1;
+	}
+	key->p = p;
+	key->n = (size_t)(eq - p);
+	val->p = eq + 1;
+	val->n = (size_t)(tab - eq - 1);
+	*at = tab + 1;
+	return 1;
+}
+
+/* The value of attribute KEY, or NULL (columns that are not key=value are passed over). */
+const char *evt_cols_attr(const struct evt_cols *c, const char *key, size_t *n);
+
+/*
+ * Parses an event line in place: evt_split(), every column and every
+ * attribute.  Returns 0, or -1 with *why set to a static message when
+ * the line is malformed.
  */
 int evt_parse(char *line, size_t len, struct evt_event *ev, const char **why);
 
@@ -121,6 +204,14 @@ size_t evt_unescape(char *s, size_t n);
  */
 #define EVT_MAX_MS 1e12
 int evt_parse_decimal(const char *s, double *out);
+/* The same for S[0..N), not NUL-terminated. */
+int evt_parse_decimal_n(const char *s, size_t n, double *out);
+/*
+ * S[0..N) ("-12.3456789") in millionths, exactly, for weights and
+ * counts: digits past the sixth are rounded.  Magnitudes of EVT_MAX_MS
+ * and more are refused.
+ */
+int evt_parse_millionths(const char *s, size_t n, int64_t *out);
 /*
  * Writes V with exactly 6 fraction digits (the time column).  Returns length.
  * OUT needs 32 bytes.  Values beyond +-9e12 ms are saturated (with a warning).
@@ -146,8 +237,11 @@ int evt_format_fixed6(char *out, int64_t v);
 /*
  * Splits a folded line "a;b;c 12" in place: *stack gets "a;b;c",
  * *count the number, and *count2 a second column when present
- * (diff form "stack 10 12"; *has2 tells).  Returns 0 or -1 (malformed).
+ * (diff form "stack 10 12"; *has2 tells).  Returns 0 or -1 (malformed,
+ * reported as FOLDED_MALFORMED).  It reads the line from its end and
+ * never scans the stack itself, the most of a long line.
  */
+#define FOLDED_MALFORMED "not a folded stack line (\"frames count\")"
 int folded_parse(char *line, size_t len, char **stack, size_t *stack_len,
     double *count, double *count2, int *has2);
 

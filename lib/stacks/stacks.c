@@ -1384,55 +1384,32 @@ stk_reset_format(struct stk *S)
 	S->format = 0;
 }
 
-/* "12.345678" -> 12345678 millionths, exactly; more digits are rounded */
+/* Is the span S the text WORD?  (For a literal the compiler folds the strlen.) */
 static int
-parse_micro(const char *s, const char *e, int64_t *out)
+span_is(struct evt_span s, const char *word)
 {
-	int neg = 0, digits = 0, frac = 0;
-	int64_t v = 0;
+	size_t n = strlen(word);
 
-	if (s < e && *s == '-') {
-		neg = 1;
-		s++;
-	}
-	while (s < e && *s >= '0' && *s <= '9') {
-		v = v * 10 + (*s++ - '0');
-		if (v >= 1000000000000LL)	/* 1e12 ms: evt's own limit (EVT_MAX_MS) */
-			return -1;
-		digits++;
-	}
-	v *= 1000000;
-	if (s < e && *s == '.') {
-		int64_t scale = 100000;
-
-		s++;
-		while (s < e && *s >= '0' && *s <= '9') {
-			if (frac < 6)
-				v += (*s - '0') * scale;
-			else if (frac == 6 && *s >= '5')
-				v += 1;
-			scale /= 10;
-			frac++;
-			digits++;
-			s++;
-		}
-	}
-	if (digits == 0 || s != e)
-		return -1;
-	*out = neg ? -v : v;
-	return 0;
+	return s.n == n && memcmp(s.p, word, n) == 0;
 }
 
 static int
-kind_selected(struct stk *S, const char *k)
+kind_selected(struct stk *S, struct evt_span kind)
 {
 	int i;
 
 	if (S->allkinds)
 		return 1;
-	for (i = 0; i < S->nkinds; i++)
-		if (strcmp(S->kinds[i], k) == 0)
+	/* byte by byte: every line's kind is asked about, and most differ at once */
+	for (i = 0; i < S->nkinds; i++) {
+		const char *k = S->kinds[i];
+		size_t j;
+
+		for (j = 0; j < kind.n && k[j] != '\0' && k[j] == kind.p[j]; j++)
+			;
+		if (j == kind.n && k[j] == '\0')
 			return 1;
+	}
 	return 0;
 }
 
@@ -1465,12 +1442,19 @@ take_header(struct stk *S, const char *line, size_t len)
 	}
 }
 
-/* root pseudo-frames for an evt event */
+/*
+ * Root pseudo-frames for an evt event from its process, pid and tid
+ * columns.  Each is cut to fit the buffer: they are the line's, and a
+ * pid of a thousand digits is still an integer.
+ */
 static int
-root_frames(struct stk *S, uint32_t *prefix, const char *proc, const char *pid, const char *tid)
+root_frames(struct stk *S, uint32_t *prefix, struct evt_span proc, struct evt_span pid,
+    struct evt_span tid)
 {
 	char buf[1024];
 	int n = 0, k;
+	int pl = (int)(proc.n > 900 ? 900 : proc.n);
+	int il = (int)(pid.n > 40 ? 40 : pid.n), tl = (int)(tid.n > 40 ? 40 : tid.n);
 
 	if (S->scenario != STK_NONE)
 		prefix[n++] = S->scenario;
@@ -1479,15 +1463,15 @@ root_frames(struct stk *S, uint32_t *prefix, const char *proc, const char *pid, 
 		break;
 	case STK_ROOTS_PROCESS:
 	case STK_ROOTS_THREAD: {
-		size_t pl = strlen(proc);
+		size_t el = proc.n;
 
-		if (pl > 4 && strcasecmp(proc + pl - 4, ".exe") == 0)
-			pl -= 4;
-		k = snprintf(buf, sizeof buf, "Process%s %.*s (%s)", S->ptr32 ? "32" : "64",
-		    (int)(pl > 900 ? 900 : pl), proc, pid);
+		if (el > 4 && strncasecmp(proc.p + el - 4, ".exe", 4) == 0)
+			el -= 4;
+		k = snprintf(buf, sizeof buf, "Process%s %.*s (%.*s)", S->ptr32 ? "32" : "64",
+		    (int)(el > 900 ? 900 : el), proc.p, il, pid.p);
 		prefix[n++] = stk_intern(S, buf, (size_t)k);
 		if (S->cfg.roots == STK_ROOTS_THREAD) {
-			k = snprintf(buf, sizeof buf, "Thread (%s)", tid);
+			k = snprintf(buf, sizeof buf, "Thread (%.*s)", tl, tid.p);
 			prefix[n++] = stk_intern(S, buf, (size_t)k);
 		}
 		break;
@@ -1496,13 +1480,12 @@ root_frames(struct stk *S, uint32_t *prefix, const char *proc, const char *pid, 
 		char *q;
 
 		if (S->cfg.roots == STK_ROOTS_COMM)
-			k = snprintf(buf, sizeof buf, "%.900s", proc);
+			k = snprintf(buf, sizeof buf, "%.*s", pl, proc.p);
 		else if (S->cfg.roots == STK_ROOTS_PID)
-			k = snprintf(buf, sizeof buf, "%.900s-%s", proc, pid);
+			k = snprintf(buf, sizeof buf, "%.*s-%.*s", pl, proc.p, il, pid.p);
 		else
-			k = snprintf(buf, sizeof buf, "%.900s-%s/%s", proc, pid, tid);
-		if (k >= (int)sizeof buf)
-			k = (int)sizeof buf - 1;
+			k = snprintf(buf, sizeof buf, "%.*s-%.*s/%.*s", pl, proc.p, il, pid.p,
+			    tl, tid.p);
 		for (q = buf; *q; q++)	/* stackcollapse-perf: spaces in comm become _ */
 			if (*q == ' ' || *q == ';')
 				*q = *q == ' ' ? '_' : ':';
@@ -1513,102 +1496,67 @@ root_frames(struct stk *S, uint32_t *prefix, const char *proc, const char *pid, 
 	return n;
 }
 
-static int
-is_long(const char *s)
-{
-	if (*s == '-')
-		s++;
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return 0;
-	return 1;
-}
-
+/*
+ * An evt event: the columns through lib/evt's reader, then the only
+ * attributes that matter here (count=, kframes=, routine=).
+ */
 static int
 feed_evt(struct stk *S, char *line, size_t len, const char **why)
 {
-	char *col[7], *p = line, *end = line + len, *tab, *stack, *a;
-	int i, kframes = 0, np;
+	struct evt_cols c;
+	struct evt_span key, val;
+	char *at, *stack, *routine = NULL;
+	int i, r, cpu, kframes = 0, np;
+	long pid, tid;
 	int64_t metric, count = 1;
-	char *routine = NULL;
 	size_t stacklen;
 	double t;
 	uint32_t prefix[4];
 
-	for (i = 0; i < 7; i++) {
-		tab = memchr(p, '\t', (size_t)(end - p));
-		if (tab == NULL) {
-			*why = i < 6 ? "fewer than 8 tab-separated columns" :
-			    "no stack column (a line must end with a tab and the stack)";
-			return -1;
-		}
-		*tab = '\0';
-		col[i] = p;
-		p = tab + 1;
-	}
-	if (col[1][0] == '\0') {
-		*why = "empty kind column";
+	if (evt_split(line, len, &c, why) < 0)
 		return -1;
-	}
-	if (!kind_selected(S, col[1])) {
+	if (!kind_selected(S, c.col[EVT_KIND])) {
 		S->st.other_kinds++;
 		return 0;
 	}
-	if (evt_parse_decimal(col[0], &t) < 0) {
-		*why = "time column is not a decimal number";
+	if (evt_cols_time(&c, &t, why) < 0 || evt_cols_weight_ns(&c, &metric, why) < 0 ||
+	    evt_cols_cpu(&c, &cpu, why) < 0 || evt_cols_pid(&c, &pid, why) < 0 ||
+	    evt_cols_tid(&c, &tid, why) < 0)
 		return -1;
-	}
-	if (parse_micro(col[6], col[6] + strlen(col[6]), &metric) < 0) {
-		*why = "weight column is not a decimal number";
-		return -1;
-	}
-	if (!is_long(col[2]) || !is_long(col[4]) || !is_long(col[5])) {
-		*why = "cpu, pid or tid column is not an integer";
-		return -1;
-	}
-	tab = mem_last(p, '\t', (size_t)(end - p));
-	stack = tab ? tab + 1 : p;
-	/* attributes: only count= and kframes= matter here */
-	for (a = p; a < stack; ) {
-		char *te = memchr(a, '\t', (size_t)(stack - a));
-		char *eq = memchr(a, '=', (size_t)(te - a));
-
-		if (eq == NULL || eq == a) {
-			*why = "attribute column without key=value";
-			return -1;
-		}
-		if (eq - a == 5 && memcmp(a, "count", 5) == 0) {
+	at = c.attrs;
+	while ((r = evt_next_attr(&c, &at, &key, &val, why)) > 0) {
+		if (span_is(key, "count")) {
 			char *ce;
 
-			*te = '\0';
+			val.p[val.n] = '\0';
 			errno = 0;
-			count = strtoll(eq + 1, &ce, 10);
+			count = strtoll(val.p, &ce, 10);
 			if (*ce || errno || count < 0 || count > 1000000000) {
 				*why = "count= is not an integer from 0 to 1e9";
 				return -1;
 			}
-		} else if (eq - a == 7 && memcmp(a, "kframes", 7) == 0) {
+		} else if (span_is(key, "kframes")) {
 			char *ke;
 			long kf;
 
-			*te = '\0';
+			val.p[val.n] = '\0';
 			errno = 0;
-			kf = strtol(eq + 1, &ke, 10);
+			kf = strtol(val.p, &ke, 10);
 			if (*ke || errno || kf < 0 || kf > 0x7fffffff) {
 				*why = "kframes= is not a non-negative integer";
 				return -1;
 			}
 			kframes = (int)kf;
-		} else if (eq - a == 7 && memcmp(a, "routine", 7) == 0) {
-			*te = '\0';
-			routine = eq + 1;
+		} else if (span_is(key, "routine")) {
+			val.p[val.n] = '\0';
+			routine = val.p;
 		}
-		a = te + 1;
 	}
-	np = root_frames(S, prefix, col[3], col[4], col[5]);
-	stacklen = (size_t)(end - stack);
+	if (r < 0)
+		return -1;
+	stack = at;	/* after the last attribute */
+	stacklen = (size_t)(line + len - at);
+	np = root_frames(S, prefix, c.col[EVT_PROCESS], c.col[EVT_PID], c.col[EVT_TID]);
 	if (routine != NULL && *routine) {
 		/* DPC/ISR: the routine is the leaf (WPA's "by Module, Function") */
 		size_t rl = strlen(routine), j;
@@ -1660,7 +1608,7 @@ feed_folded(struct stk *S, char *line, size_t len, const char **why)
 	int np = 0;
 
 	if (folded_parse(line, len, &stack, &slen, &c1, &c2, &has2) < 0) {
-		*why = "not a folded line (stack, space, count)";
+		*why = FOLDED_MALFORMED;
 		return -1;
 	}
 	if (has2) {
@@ -1673,7 +1621,7 @@ feed_folded(struct stk *S, char *line, size_t len, const char **why)
 	t = e;
 	while (t > line && t[-1] != ' ' && t[-1] != '\t' && t[-1] != '\0')
 		t--;
-	if (parse_micro(t, e, &metric) < 0) {
+	if (evt_parse_millionths(t, (size_t)(e - t), &metric) < 0) {
 		*why = "bad count";
 		return -1;
 	}

@@ -1,12 +1,16 @@
 /*
- * fuzz_evt - libFuzzer harness for the evt line parser (lib/evt/evt.c):
- * evt_classify, evt_parse_header, evt_parse, evt_attr, the escaping
- * round trip and the number formatters fed with parsed numbers.
+ * fuzz_evt - libFuzzer harness for the evt line reader (lib/evt/evt.c):
+ * evt_classify, evt_parse_header, evt_split and the column parsers over
+ * it, evt_parse, evt_attr, the escaping round trip and the number
+ * formatters fed with parsed numbers.
  *
  * INPUT:  any bytes; split at '\n' like the line reader does.
- * CHECKS: no crash/UB, plus properties: a parsed event's fields lie
- *         inside its line, escape->unescape gives back the bytes,
- *         a formatted time parses back to the same nanoseconds.
+ * CHECKS: no crash/UB, plus properties: evt_split leaves the line as it
+ *         was and its columns lie inside it, a line evt_parse accepts
+ *         evt_split and every column parser accept with the same values,
+ *         a parsed event's fields lie inside its line, escape->unescape
+ *         gives back the bytes, a formatted time parses back to the same
+ *         nanoseconds.
  */
 #include "evt/evt.h"
 
@@ -60,14 +64,81 @@ check_number_text(const char *text, double v)
 	(void)text;
 }
 
+/*
+ * The splitter on LINE: the line unchanged, the columns inside it and in
+ * order.  Returns 0 when it split, with the numbers of the columns in C
+ * checked against what evt_parse makes of the same line later.
+ */
+static int
+check_split(char *line, size_t len, struct evt_cols *c)
+{
+	char *copy = malloc(len + 1);
+	const char *why = NULL;
+	struct evt_span stack;
+	int i, r;
+
+	memcpy(copy, line, len + 1);
+	r = evt_split(line, len, c, &why);
+	if (memcmp(copy, line, len + 1) != 0)
+		abort();
+	free(copy);
+	if (r < 0) {
+		if (why == NULL)
+			abort();
+		return -1;
+	}
+	for (i = 0; i < EVT_NCOLS; i++) {
+		if (c->col[i].p < line || c->col[i].p + c->col[i].n > line + len)
+			abort();
+		if (i > 0 && c->col[i].p != c->col[i - 1].p + c->col[i - 1].n + 1)
+			abort();
+	}
+	stack = evt_cols_stack(c);
+	if (c->attrs < line || c->attrs > stack.p || stack.p + stack.n != line + len)
+		abort();
+	return 0;
+}
+
+/* A line evt_parse took: the splitter's parsers agree with it. */
+static void
+check_split_agrees(struct evt_cols *c, const struct evt_event *ev)
+{
+	struct evt_span key, val;
+	const char *why = NULL, *v;
+	char *at = c->attrs;
+	double t, w;
+	int64_t ns;
+	long pid, tid;
+	int cpu, n = 0, r;
+	size_t vn;
+
+	if (evt_cols_time(c, &t, &why) < 0 || t != ev->time_ms ||
+	    evt_cols_weight(c, &w, &why) < 0 || w != ev->weight ||
+	    evt_cols_cpu(c, &cpu, &why) < 0 || cpu != ev->cpu ||
+	    evt_cols_pid(c, &pid, &why) < 0 || pid != ev->pid ||
+	    evt_cols_tid(c, &tid, &why) < 0 || tid != ev->tid)
+		abort();
+	/* the exact weight is the double one within rounding */
+	if (evt_cols_weight_ns(c, &ns, &why) == 0 && fabs((double)ns / 1e6 - w) > 1e-6 + fabs(w) * 1e-12)
+		abort();
+	while ((r = evt_next_attr(c, &at, &key, &val, &why)) > 0)
+		n++;
+	if (r < 0 || n != ev->nattr || evt_cols_stack(c).p != at)
+		abort();
+	v = evt_cols_attr(c, "routine", &vn);
+	if ((v == NULL) != (evt_attr(ev, "routine") == NULL))
+		abort();
+}
+
 static void
 one_line(char *line, size_t len)
 {
 	static struct evt_event ev;
 	static struct evt_header h;
 	const char *why = NULL;
+	struct evt_cols c;
 	char *copy;
-	int i;
+	int i, split, has_nul;
 
 	switch (evt_classify(line, len)) {
 	case EVT_BLANK:
@@ -90,17 +161,23 @@ one_line(char *line, size_t len)
 	}
 	copy = malloc(len + 1);
 	memcpy(copy, line, len + 1);
+	has_nul = memchr(line, '\0', len) != NULL;
+	split = check_split(copy, len, &c);
 	if (evt_parse(line, len, &ev, &why) == 0) {
+		if (split < 0)
+			abort();
+		check_split_agrees(&c, &ev);
 		if (ev.stack < line || ev.stack + ev.stack_len != line + len)
 			abort();
 		if (ev.nattr < 0 || ev.nattr > EVT_MAX_ATTRS)
 			abort();
-		if (ev.cpu < -1 || *ev.kind == '\0')
+		/* a NUL byte ends a C string early: lr_next() never hands out such lines */
+		if (ev.cpu < -1 || (*ev.kind == '\0' && !has_nul))
 			abort();
 		for (i = 0; i < ev.nattr; i++) {
 			if (ev.attr[i].key < line || ev.attr[i].val > ev.stack)
 				abort();
-			if (*ev.attr[i].key == '\0')
+			if (*ev.attr[i].key == '\0' && !has_nul)
 				abort();
 		}
 		(void)evt_attr(&ev, "routine");

@@ -1,6 +1,10 @@
 /*
  * evtcheck - validate an evt stream or folded stacks against the exact
- * grammars (a test tool; not installed).
+ * grammars (a test tool; not installed).  Lines go through the tools'
+ * own readers (evt_split and the column parsers via evt_parse,
+ * folded_parse), so it refuses what they refuse in their words, and
+ * then checks what only a writer must get right (6 fraction digits,
+ * the characters of kinds and keys, empty frames).
  *
  * USAGE:  evtcheck [-c] [--folded=flamegraph|inferno|speedscope] [FILE]
  *
