@@ -397,7 +397,7 @@ lr_close(struct linereader *lr)
 /* ------------------------------------------------------------------ */
 /* numbers                                                             */
 
-int
+static int
 evt_parse_decimal_n(const char *s, size_t n, double *out)
 {
 	const char *e = s + n;

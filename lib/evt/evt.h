@@ -204,8 +204,6 @@ size_t evt_unescape(char *s, size_t n);
  */
 #define EVT_MAX_MS 1e12
 int evt_parse_decimal(const char *s, double *out);
-/* The same for S[0..N), not NUL-terminated. */
-int evt_parse_decimal_n(const char *s, size_t n, double *out);
 /*
  * S[0..N) ("-12.3456789") in millionths, exactly, for weights and
  * counts: digits past the sixth are rounded.  Magnitudes of EVT_MAX_MS
