@@ -39,6 +39,7 @@
 
 #include "base/cli.h"
 #include "evt/evt.h"
+#include "evt/evtwrite.h"
 #include "stacks/stacks.h"
 
 #define TIME_EPS 0.0006	/* PerfView widens the range by this for rounding */
@@ -517,6 +518,18 @@ help(void)
 	exit(0);
 }
 
+/* "#removed" for what a rule took out: counted, never silently dropped. */
+static void
+write_removed(struct outbuf *ob, const char *reason, long long events, const char *weight_ms)
+{
+	char ev[24];
+
+	snprintf(ev, sizeof ev, "%lld", events);
+	const struct evtw_pair kv[] = { { "by", "evtfilter" }, { "reason", reason },
+	    { "events", ev }, { "weight_ms", weight_ms } };
+	evtw_meta(ob, "removed", kv, sizeof kv / sizeof kv[0]);
+}
+
 /*
  * The header note names the selection, not where the output went: the
  * options (getopt has moved them before optind) without -o/--output.
@@ -524,7 +537,8 @@ help(void)
 static void
 write_header(struct outbuf *ob, const char *s, size_t len, int nopt, char **argv)
 {
-	char *note, *esc;
+	struct evtw_line l = { 0 };
+	char *note;
 	size_t n = 16;
 	int i;
 
@@ -542,14 +556,13 @@ write_header(struct outbuf *ob, const char *s, size_t len, int nopt, char **argv
 		strcat(note, " ");
 		strcat(note, argv[i]);
 	}
-	esc = xmalloc(strlen(note) * 3 + 1);
-	n = evt_escape(esc, note, strlen(note), 0);
-	ob_write(ob, s, len);
-	ob_puts(ob, "\tfiltered=");
-	ob_write(ob, esc, n);
-	ob_putc(ob, '\n');
+	evtw_mem(&l, s, len);
+	evtw_str(&l, "\tfiltered=");
+	evtw_esc(&l, note, strlen(note), 0);
+	evtw_ch(&l, '\n');
+	ob_write(ob, l.b, l.n);
+	evtw_free(&l);
 	free(note);
-	free(esc);
 }
 
 int
@@ -753,8 +766,7 @@ main(int argc, char **argv)
 			if (rm[i].events == 0)
 				continue;
 			evt_format_weight(w, rm[i].weight);
-			ob_printf(&ob, "#removed\tby=evtfilter\treason=%s\tevents=%lld\tweight_ms=%s\n",
-			    reason_name[i], rm[i].events, w);
+			write_removed(&ob, reason_name[i], rm[i].events, w);
 			if (i == R_IDLE)
 				cli_warn("removed %lld Idle samples, %s ms (--keep-idle keeps them)",
 				    rm[i].events, w);
@@ -765,8 +777,7 @@ main(int argc, char **argv)
 				cli_warn("removed %lld events, %s ms, by %s", rm[i].events, w,
 				    reason_name[i]);
 		}
-		if (bad)
-			ob_printf(&ob, "#skipped\twhat=malformed line\tcount=%ld\tdetail=evtfilter\n", bad);
+		evtw_skipped(&ob, "malformed line", (uint64_t)bad, "evtfilter");
 	}
 	ob_close(&ob);
 	lr_close(lr);
