@@ -464,7 +464,7 @@ folded_line(struct reader *r, char *line, size_t len)
 	int has2;
 
 	if (folded_parse(line, len, &stack, &slen, &c1, &c2, &has2) < 0) {
-		bad_line(r, "not a folded stack line (expected \"frame;frame;... count\")");
+		bad_line(r, FOLDED_MALFORMED);
 		return;
 	}
 	if (has_control(stack, slen)) {

@@ -213,7 +213,7 @@ scenagg_read(struct scenagg *sa, int scen, const char *path, struct scenagg_file
 
 			if (folded_parse(line, len, &stack, &slen, &c1, &c2, &has2) < 0) {
 				line_warning(path, lr_lineno(lr),
-				    "not a folded stack line (\"frame;frame COUNT\")", st);
+				    FOLDED_MALFORMED, st);
 				continue;
 			}
 			if (has2) {
