@@ -99,6 +99,12 @@ load helpers
 	run render flame -o "$T/f.svg" "$T/f"
 	[[ "$output" == *'f:2: not a folded stack line ("frames count"), line skipped'* ]]
 	[[ "$output" == *'f:4: not a folded stack line ("frames count"), line skipped'* ]]
+	# aggregate and diff read folded files through the same parser and say the same
+	run aggregate -o "$T/agg" "$T/f"
+	[[ "$output" == *'f:2: not a folded stack line ("frames count")'* ]]
+	printf 'a;b 1\n' >"$T/g"
+	run diff "$T/f" "$T/g"
+	[[ "$output" == *'f:2: not a folded stack line ("frames count")'* ]]
 }
 
 @test "a pid of 1500 digits is still an integer: stackfold's root frames keep 40 of them, whatever the roots" {
