@@ -37,9 +37,7 @@ cell(struct outbuf *ob, int tsv, int first, const char *s, int width, int left)
 	if (tsv) {
 		if (!first)
 			ob_putc(ob, '\t');
-		/* values come from traces: no tabs or newlines in a TSV cell */
-		for (size_t i = 0; i < n; i++)
-			ob_putc(ob, (s[i] == '\t' || s[i] == '\n' || s[i] == '\r') ? ' ' : s[i]);
+		fmt_tsv_text(ob, s);
 		return;
 	}
 	if (!first)
