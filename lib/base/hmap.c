@@ -1,18 +1,19 @@
-/* hmap.c - see hmap.h. */
+/*
+ * hmap.c - the (u64, u64) -> u32 map of hmap.h: linear probing over
+ * slots holding the keys, hashed by base/hash.h.
+ */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/cli.h"
+#include "base/hash.h"
 #include "base/hmap.h"
 
+/* the pair's hash: the library's hash_u64, mixing B into A's */
 static uint64_t
 mix(uint64_t a, uint64_t b)
 {
-	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull + (a << 6) + (a >> 2));
-	x ^= x >> 31;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 29;
-	return x;
+	return hash_u64(hash_u64(a) ^ b);
 }
 
 void

@@ -26,27 +26,33 @@ strbuf_grow(struct strbuf *sb, size_t n)
 }
 
 void
-strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 {
 	char tmp[128];
-	va_list ap;
+	va_list again;
 	int n;
 
 	/* most pieces are numbers: format on the stack, copy once */
-	va_start(ap, fmt);
+	va_copy(again, ap);
 	n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	if (n <= 0)
-		return;
-	if ((size_t)n < sizeof tmp) {
+	if (n > 0 && (size_t)n < sizeof tmp)
 		strbuf_add(sb, tmp, (size_t)n);
-		return;
+	else if (n > 0) {
+		strbuf_grow(sb, (size_t)n);
+		vsnprintf(sb->s + sb->len, (size_t)n + 1, fmt, again);
+		sb->len += (size_t)n;
 	}
-	strbuf_grow(sb, (size_t)n);
+	va_end(again);
+}
+
+void
+strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+
 	va_start(ap, fmt);
-	vsnprintf(sb->s + sb->len, (size_t)n + 1, fmt, ap);
+	strbuf_vaddf(sb, fmt, ap);
 	va_end(ap);
-	sb->len += (size_t)n;
 }
 
 void

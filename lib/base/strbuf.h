@@ -16,6 +16,7 @@
 #ifndef ETLKIT_STRBUF_H
 #define ETLKIT_STRBUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -30,6 +31,9 @@ struct strbuf {
 void strbuf_grow(struct strbuf *sb, size_t n);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* strbuf_addf for functions that take a format of their own (runtext_printf) */
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 /* Frees the text; SB is empty again and may be reused. */
 void strbuf_release(struct strbuf *sb);
 /* The text (malloc'ed, the caller frees it), "" if nothing was added; SB is empty again. */

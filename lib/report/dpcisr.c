@@ -8,6 +8,7 @@
 #include "base/escape.h"
 #include "report/numfmt.h"
 #include "base/cli.h"
+#include "base/hash.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -36,9 +37,7 @@ cell(struct outbuf *ob, int tsv, int first, const char *s, int width, int left)
 	if (tsv) {
 		if (!first)
 			ob_putc(ob, '\t');
-		/* values come from traces: no tabs or newlines in a TSV cell */
-		for (size_t i = 0; i < n; i++)
-			ob_putc(ob, (s[i] == '\t' || s[i] == '\n' || s[i] == '\r') ? ' ' : s[i]);
+		fmt_tsv_text(ob, s);
 		return;
 	}
 	if (!first)
@@ -415,9 +414,7 @@ struct aggtab {
 static size_t
 agg_hash(uint32_t root, uint32_t stack, size_t mask)
 {
-	uint64_t h = ((uint64_t)root << 32 | stack) * 0x9e3779b97f4a7c15ull;
-
-	return (size_t)(h ^ (h >> 29)) & mask;
+	return (size_t)hash_u64((uint64_t)root << 32 | stack) & mask;
 }
 
 static void
@@ -476,11 +473,11 @@ dpc_report_stacks(struct dpc_stats *s, struct outbuf *ob)
 {
 	size_t i, j = 0, k, nact = 0, capact = 64;
 	struct dpc_interval *act = xmalloc(capact * sizeof(*act));
-	struct dpc_strtab roots;
+	struct intern roots;
 	struct aggtab at;
 	double scale = strcmp(s->o.unit, "us") == 0 ? 1000 : 1, carry = 0;
 
-	memset(&roots, 0, sizeof(roots));
+	intern_init(&roots);
 	memset(&at, 0, sizeof(at));
 	at.cap = 1024;
 	at.a = xmalloc(at.cap * sizeof(*at.a));
@@ -537,17 +534,17 @@ dpc_report_stacks(struct dpc_stats *s, struct outbuf *ob)
 			s->st_outside++;
 			continue;
 		}
-		root = dpc_strtab_intern(&roots, rootname, strlen(rootname));
+		root = intern_add(&roots, rootname, strlen(rootname));
 		agg_add(&at, root, sm->stack, sm->w);
 	}
 	for (i = 0; i < at.n; i++) {
-		at.a[i].root_name = roots.s[at.a[i].root];
-		at.a[i].stack_name = s->stacks.s[at.a[i].stack];
+		at.a[i].root_name = intern_str(&roots, at.a[i].root);
+		at.a[i].stack_name = intern_str(&s->stacks, at.a[i].stack);
 	}
 	if (at.n > 1)
 		qsort(at.a, at.n, sizeof(*at.a), agg_cmp);
 	for (i = 0; i < at.n; i++) {
-		size_t n = s->stacks.len[at.a[i].stack];
+		size_t n = intern_len(&s->stacks, at.a[i].stack);
 		double w = at.a[i].w * scale;
 		char num[64];
 
@@ -562,10 +559,10 @@ dpc_report_stacks(struct dpc_stats *s, struct outbuf *ob)
 				continue;
 			snprintf(num, sizeof(num), "%.0f", r);
 		}
-		ob_puts(ob, roots.s[at.a[i].root]);
+		ob_puts(ob, at.a[i].root_name);
 		if (n)
 			ob_putc(ob, ';');
-		put_folded_stack(ob, s->stacks.s[at.a[i].stack], n);
+		put_folded_stack(ob, at.a[i].stack_name, n);
 		ob_putc(ob, ' ');
 		ob_puts(ob, num);
 		ob_putc(ob, '\n');
@@ -579,5 +576,5 @@ dpc_report_stacks(struct dpc_stats *s, struct outbuf *ob)
 	free(act);
 	free(at.a);
 	free(at.tab);
-	dpc_strtab_free(&roots);
+	intern_release(&roots);
 }

@@ -12,6 +12,7 @@
 #define ETLKIT_DPCISR_INT_H
 
 #include "report/dpcisr.h"
+#include "base/intern.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -61,14 +62,6 @@ struct dpc_sample {
 	unsigned char flags;	/* 1 dpc=1, 2 isr=1 */
 };
 
-struct dpc_strtab {
-	char **s;
-	size_t *len;
-	size_t n, cap;
-	uint32_t *tab;
-	size_t mask;
-};
-
 struct dpc_stats {
 	struct dpc_opts o;
 	struct dpc_rows funcs, mods;
@@ -85,16 +78,9 @@ struct dpc_stats {
 	size_t niv, capiv;
 	struct dpc_sample *smp;
 	size_t nsmp, capsmp;
-	struct dpc_strtab stacks;
+	struct intern stacks;	/* the samples' stacks, by id */
 	unsigned long st_matched, st_window_only, st_flag_only, st_outside;
 };
-
-/*
- * Interned strings (the sample stacks, the stacks report's roots), ids
- * in order of arrival; s[id] is NUL-terminated and never moves.
- */
-uint32_t dpc_strtab_intern(struct dpc_strtab *t, const char *s, size_t n);
-void dpc_strtab_free(struct dpc_strtab *t);
 
 /* Sorts each row's durations and the rows (class, then total, longest first). */
 void dpc_sort_rows(struct dpc_rows *t);

@@ -7,6 +7,7 @@
  */
 #include "report/dpcisr_int.h"
 #include "base/cli.h"
+#include "base/hash.h"
 
 #include <errno.h>
 #include <math.h>
@@ -44,22 +45,20 @@ dpc_bucket(double us)
 /* ------------------------------------------------------------------ */
 /* tables                                                              */
 
+/* the hash of a row's text field; NULL (a module row's kind and function) as "" */
 static uint64_t
-hstr(const char *s, uint64_t h)
+field_hash(const char *s)
 {
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h ^ (h >> 29);
+	return s ? hash_bytes(s, strlen(s)) : hash_bytes("", 0);
 }
 
 static uint64_t
 row_hash(int cls, const char *kind, const char *mod, const char *fn)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)cls;
+	uint64_t h = hash_u64((uint64_t)cls ^ field_hash(kind));
 
-	h = hstr(kind ? kind : "", h);
-	h = hstr(mod, h * 31);
-	return hstr(fn ? fn : "", h * 31);
+	h = hash_u64(h ^ field_hash(mod));
+	return hash_u64(h ^ field_hash(fn));
 }
 
 static int
@@ -147,71 +146,6 @@ rows_free(struct dpc_rows *t)
 	free(t->tab);
 }
 
-/* The one hash of the string table (FNV-1a). */
-static uint64_t
-strtab_hash(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t k;
-
-	for (k = 0; k < n; k++)
-		h = (h ^ (unsigned char)s[k]) * 0x100000001b3ull;
-	return h;
-}
-
-uint32_t
-dpc_strtab_intern(struct dpc_strtab *t, const char *s, size_t n)
-{
-	size_t i;
-
-	if (t->tab == NULL) {
-		t->mask = 1023;
-		t->tab = xcalloc(t->mask + 1, sizeof(*t->tab));
-	}
-	i = (size_t)strtab_hash(s, n) & t->mask;
-	while (t->tab[i]) {
-		uint32_t id = t->tab[i] - 1;
-
-		if (t->len[id] == n && memcmp(t->s[id], s, n) == 0)
-			return id;
-		i = (i + 1) & t->mask;
-	}
-	if (t->n == t->cap) {
-		t->cap = t->cap ? 2 * t->cap : 256;
-		t->s = xrealloc(t->s, t->cap * sizeof(*t->s));
-		t->len = xrealloc(t->len, t->cap * sizeof(*t->len));
-	}
-	t->s[t->n] = xstrndup(s, n);
-	t->len[t->n] = n;
-	t->tab[i] = (uint32_t)++t->n;
-	if (2 * t->n > t->mask) {
-		size_t j, q;
-
-		free(t->tab);
-		t->mask = t->mask * 2 + 1;
-		t->tab = xcalloc(t->mask + 1, sizeof(*t->tab));
-		for (q = 0; q < t->n; q++) {
-			j = (size_t)strtab_hash(t->s[q], t->len[q]) & t->mask;
-			while (t->tab[j])
-				j = (j + 1) & t->mask;
-			t->tab[j] = (uint32_t)(q + 1);
-		}
-	}
-	return (uint32_t)(t->n - 1);
-}
-
-void
-dpc_strtab_free(struct dpc_strtab *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		free(t->s[i]);
-	free(t->s);
-	free(t->len);
-	free(t->tab);
-}
-
 /* ------------------------------------------------------------------ */
 /* reading                                                             */
 
@@ -223,6 +157,7 @@ dpc_new(const struct dpc_opts *o)
 	s->o = *o;
 	s->maxcpu = -1;
 	s->want_samples = 1;
+	intern_init(&s->stacks);
 	return s;
 }
 
@@ -386,7 +321,7 @@ add_sample(struct dpc_stats *s, const struct evt_event *ev)
 		sm->flags |= 1;
 	if ((a = evt_attr(ev, "isr")) != NULL && strcmp(a, "1") == 0)
 		sm->flags |= 2;
-	sm->stack = dpc_strtab_intern(&s->stacks, ev->stack, ev->stack_len);
+	sm->stack = intern_add(&s->stacks, ev->stack, ev->stack_len);
 }
 
 int
@@ -486,7 +421,7 @@ dpc_free(struct dpc_stats *s)
 		return;
 	rows_free(&s->funcs);
 	rows_free(&s->mods);
-	dpc_strtab_free(&s->stacks);
+	intern_release(&s->stacks);
 	free(s->iv);
 	free(s->smp);
 	free(s->source);

@@ -13,8 +13,7 @@
  * without hashing, so memory grows with distinct stacks only.
  *
  * The code: flame_tree.c (tree, layout), flame_colours.c (palettes),
- * flame_svg.c (the writer), flame_names.c (strings); flame_int.h is
- * what they share.
+ * flame_svg.c (the writer); flame_int.h is what they share.
  */
 #ifndef ETLKIT_FLAME_H
 #define ETLKIT_FLAME_H

@@ -16,6 +16,32 @@
 /* ------------------------------------------------------------------ */
 /* palettes                                                            */
 
+/*
+ * The hash that picks a name's shade.  Not base/hash.h: its bits are in
+ * every SVG (the colours), so it must stay exactly this function for
+ * graphs to keep their colours from one version to the next.
+ */
+static uint64_t
+flame_colour_hash(const char *s, size_t n, uint64_t seed)
+{
+	uint64_t h = seed ^ ((uint64_t)n * 0x9e3779b97f4a7c15ull), w;
+
+	while (n >= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+		s += 8;
+		n -= 8;
+	}
+	w = 0;
+	memcpy(&w, s, n);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 29;
+	h *= 0x9e3779b97f4a7c15ull;
+	h ^= h >> 32;
+	return h;
+}
+
 static const char *const palettes[] = {
 	"hot", "mem", "io", "wakeup", "chain", "java", "js", "perl", "python",
 	"rust", "etw", "red", "green", "blue", "aqua", "yellow", "purple",
@@ -168,7 +194,7 @@ flame_color(const char *pal, const char *s, size_t n, unsigned char rgb[3])
 	if (ann)
 		n -= 4;
 	/* stable per name: the same function has the same colour everywhere */
-	h = flame_hash(s, n, 0x5eed);
+	h = flame_colour_hash(s, n, 0x5eed);
 	v1 = (double)(h & 0xffff) / 65536.0;
 	v2 = (double)((h >> 16) & 0xffff) / 65536.0;
 	v3 = (double)((h >> 32) & 0xffff) / 65536.0;
@@ -244,7 +270,7 @@ flame_background(const struct flame_opts *o, int is_diff, const char **c1, const
 
 /* The names in the string table; the colour of id K in rgb[K]. */
 struct flame_palfile {
-	struct flame_names names;
+	struct intern names;
 	unsigned char (*rgb)[3];
 	size_t caprgb;
 };
@@ -254,7 +280,7 @@ static unsigned char *
 palfile_slot(struct flame_palfile *pf, const char *name, size_t len, int *isnew)
 {
 	size_t before = pf->names.n;
-	uint32_t id = flame_names_intern(&pf->names, name, len);
+	uint32_t id = intern_add(&pf->names, name, len);
 
 	*isnew = pf->names.n != before;
 	if (pf->names.n > pf->caprgb) {
@@ -272,7 +298,7 @@ flame_palfile_load(const char *path)
 	char line[8192];
 	unsigned long lineno = 0;
 
-	flame_names_init(&pf->names, 7, 10);
+	intern_init(&pf->names);
 	if ((fp = fopen(path, "r")) == NULL) {
 		if (errno != ENOENT)
 			cli_warn("%s: %s", path, strerror(errno));
@@ -346,7 +372,8 @@ flame_palfile_save(struct flame_palfile *pf, const char *path)
 	}
 	v = xmalloc((n ? n : 1) * sizeof(*v));
 	for (i = 0; i < n; i++) {
-		v[i].s = flame_names_get(&pf->names, (uint32_t)i, &v[i].len);
+		v[i].s = intern_str(&pf->names, (uint32_t)i);
+		v[i].len = intern_len(&pf->names, (uint32_t)i);
 		v[i].id = (uint32_t)i;
 	}
 	if (n > 1)
@@ -370,7 +397,7 @@ flame_palfile_free(struct flame_palfile *pf)
 {
 	if (pf == NULL)
 		return;
-	flame_names_free(&pf->names);
+	intern_release(&pf->names);
 	free(pf->rgb);
 	free(pf);
 }

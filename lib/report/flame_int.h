@@ -1,10 +1,8 @@
 /*
  * flame_int.h - what the flame graph files share; filters use flame.h.
  *
- * The flame graph is four files, split where inferno splits its
- * flamegraph module:
- *   flame_names.c    the string table (frame names, palette file names)
- *                    and the hash of byte strings
+ * The flame graph is three files, split where inferno splits its
+ * flamegraph module (names are interned in base/intern.h):
  *   flame_tree.c     the tree: merging stacks, sorting, totals, layout
  *                    (widths, minimum-width pruning, boxes in order)
  *   flame_colours.c  palettes, names hashed to colours, the palette file,
@@ -15,68 +13,21 @@
 #define ETLKIT_FLAME_INT_H
 
 #include "report/flame.h"
+#include "base/intern.h"
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 /*
- * The hash of a byte string (flame_names.c): the string tables, the
- * whole-line cache and the colour of a name (so changing it changes
- * every colour).
+ * Frame names are interned (base/intern.h): a node keeps an id.  The
+ * comparison is inline: it runs for every frame a line shares with the
+ * previous one.
  */
-uint64_t flame_hash(const char *s, size_t n, uint64_t seed);
-
-/* ---------- flame_names.c: interned strings, ids in order of arrival ---------- */
-
-struct flame_names {
-	char *bytes;		/* every string, back to back */
-	size_t len, cap;
-	uint32_t *off, *slen, *hash;	/* per id */
-	size_t n, capn;
-	uint32_t *tab;		/* id + 1, 0 = empty */
-	size_t mask;
-	uint64_t seed;
-};
-
-/* An empty table of 2^LOG2SLOTS slots to start with, hashing with SEED. */
-void flame_names_init(struct flame_names *t, uint64_t seed, int log2slots);
-/* Adds S[0..N), hash H, absent from the table, in the empty slot I; returns its id. */
-uint32_t flame_names_add(struct flame_names *t, const char *s, size_t n, uint32_t h,
-    size_t i);
-void flame_names_free(struct flame_names *t);
-
-/*
- * The id of S[0..N), added on first use.  The lookup is inline: it runs
- * for every frame that the previous line does not share.
- */
-static inline uint32_t
-flame_names_intern(struct flame_names *t, const char *s, size_t n)
-{
-	uint32_t h = (uint32_t)flame_hash(s, n, t->seed), id;
-	size_t i = h & t->mask;
-
-	while ((id = t->tab[i]) != 0) {
-		id--;
-		if (t->hash[id] == h && t->slen[id] == n &&
-		    memcmp(t->bytes + t->off[id], s, n) == 0)
-			return id;
-		i = (i + 1) & t->mask;
-	}
-	return flame_names_add(t, s, n, h, i);
-}
-
-static inline const char *
-flame_names_get(const struct flame_names *t, uint32_t id, size_t *len)
-{
-	*len = t->slen[id];
-	return t->bytes + t->off[id];
-}
-
 static inline int
-flame_names_eq(const struct flame_names *t, uint32_t id, const char *s, size_t n)
+flame_name_is(const struct intern *t, uint32_t id, const char *s, size_t n)
 {
-	return t->slen[id] == n && memcmp(t->bytes + t->off[id], s, n) == 0;
+	return intern_len(t, id) == n && memcmp(intern_str(t, id), s, n) == 0;
 }
 
 /* ---------- flame_tree.c: the tree ---------- */
@@ -104,7 +55,7 @@ struct flame {
 	struct fnode *nodes;
 	size_t nnodes, capnodes;
 	/* interned frame names: few and hot, so lookups stay in cache */
-	struct flame_names names;
+	struct intern names;
 	/* (parent, name) -> child; the key is in the slot, so probing never touches nodes */
 	struct nslot { uint32_t parent, name, id; } *table;	/* id 0 = empty */
 	size_t tabmask;
@@ -118,10 +69,9 @@ struct flame {
 	 * repeats the same stacks; a repeated line goes straight to its leaf.
 	 * Turned off (and freed) when lines rarely repeat, as in merged input.
 	 */
-	struct lslot { uint64_t h; uint64_t off; uint32_t len, leaf; } *ltab;
-	size_t lmask, nlines;
-	char *larena;
-	size_t llen, lcap;
+	struct intern lines;	/* the raw lines seen... */
+	uint32_t *lleaf;	/* ...and the leaf of each, by line id */
+	size_t nlines, caplines, lbytes;
 	int lcache;		/* 1 on, 0 off */
 	uint64_t lseen, lhits;
 	/* palette file: name -> colour */
@@ -135,7 +85,8 @@ flame_node_name(const struct flame *f, uint32_t id, size_t *len)
 		*len = 3;
 		return "all";
 	}
-	return flame_names_get(&f->names, f->nodes[id].name, len);
+	*len = intern_len(&f->names, f->nodes[id].name);
+	return intern_str(&f->names, f->nodes[id].name);
 }
 
 /* Where the boxes go: flame_layout's answer. */

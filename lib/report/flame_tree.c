@@ -14,6 +14,7 @@
  */
 #include "report/flame_int.h"
 #include "base/cli.h"
+#include "base/hash.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -68,9 +69,7 @@ new_node(struct flame *f, uint32_t parent, uint32_t name)
 static size_t
 slot_hash(uint32_t parent, uint32_t name)
 {
-	uint64_t h = ((uint64_t)parent << 32 | name) * 0x9e3779b97f4a7c15ull;
-
-	return (size_t)(h ^ (h >> 29));
+	return (size_t)hash_u64((uint64_t)parent << 32 | name);
 }
 
 /*
@@ -100,7 +99,7 @@ table_grow(struct flame *f)
 static uint32_t
 child(struct flame *f, uint32_t parent, const char *s, size_t n)
 {
-	uint32_t name = flame_names_intern(&f->names, s, n), id;
+	uint32_t name = intern_add(&f->names, s, n), id;
 	size_t i;
 
 	if (f->o.flamechart) {
@@ -137,17 +136,14 @@ flame_new(const struct flame_opts *o)
 	f->nnodes = 1;		/* the root, "all" */
 	f->tabmask = (1 << 14) - 1;
 	f->table = xcalloc(f->tabmask + 1, sizeof(*f->table));
-	flame_names_init(&f->names, 0x9e37, 12);
+	intern_init(&f->names);
 	f->pathcap = 256;
 	f->path = xmalloc(f->pathcap * sizeof(*f->path));
 	f->frcap = 256;
 	f->fr = xmalloc(f->frcap * sizeof(*f->fr));
 	if (!o->flamechart) {
 		f->lcache = 1;
-		f->lmask = (1 << 14) - 1;
-		f->ltab = xcalloc(f->lmask + 1, sizeof(*f->ltab));
-		f->lcap = 1 << 20;
-		f->larena = xmalloc(f->lcap);
+		intern_init(&f->lines);
 	}
 	if (o->palette_file)
 		f->pal = flame_palfile_load(o->palette_file);
@@ -161,45 +157,9 @@ static void
 lcache_off(struct flame *f)
 {
 	f->lcache = 0;
-	free(f->ltab);
-	free(f->larena);
-	f->ltab = NULL;
-	f->larena = NULL;
-}
-
-static void
-lcache_grow(struct flame *f)
-{
-	size_t i, j, newmask = f->lmask * 2 + 1;
-	struct lslot *t = xcalloc(newmask + 1, sizeof(*t));
-
-	for (i = 0; i <= f->lmask; i++) {
-		if (f->ltab[i].len == 0)
-			continue;
-		j = (size_t)f->ltab[i].h & newmask;
-		while (t[j].len)
-			j = (j + 1) & newmask;
-		t[j] = f->ltab[i];
-	}
-	free(f->ltab);
-	f->ltab = t;
-	f->lmask = newmask;
-}
-
-/* Looks LINE up; returns its leaf, or NIL with *SLOT where to insert it. */
-static uint32_t
-lcache_find(struct flame *f, const char *line, size_t len, uint64_t h, size_t *slot)
-{
-	size_t i = (size_t)h & f->lmask;
-
-	while (f->ltab[i].len) {
-		if (f->ltab[i].h == h && f->ltab[i].len == len &&
-		    memcmp(f->larena + f->ltab[i].off, line, len) == 0)
-			return f->ltab[i].leaf;
-		i = (i + 1) & f->lmask;
-	}
-	*slot = i;
-	return NIL;
+	intern_release(&f->lines);
+	free(f->lleaf);
+	f->lleaf = NULL;
 }
 
 static void flame_add_frames(struct flame *f, char *stack, size_t len, double value,
@@ -211,9 +171,7 @@ flame_add(struct flame *f, char *stack, size_t len, double count,
 {
 	double value = has2 ? count2 : count;
 	double delta = has2 ? count2 - count : 0;
-	uint64_t h = 0;
-	size_t slot = 0, off = 0;
-	uint32_t leaf;
+	uint32_t id, leaf;
 
 	if (has2)
 		f->is_diff = 1;
@@ -227,34 +185,27 @@ flame_add(struct flame *f, char *stack, size_t len, double count,
 		flame_add_frames(f, stack, len, value, delta);
 		return;
 	}
-	h = flame_hash(stack, len, 0x11);
-	if ((leaf = lcache_find(f, stack, len, h, &slot)) != NIL) {
+	/* the raw bytes are kept: the frames are unescaped in place below */
+	id = intern_add(&f->lines, stack, len);
+	if (id < f->nlines) {
 		f->lhits++;
+		leaf = f->lleaf[id];
 		f->nodes[leaf].self += value;
 		f->nodes[leaf].dself += delta;
 		return;
 	}
-	/* keep the raw bytes: the frames are unescaped in place below */
-	if (f->llen + len > LCACHE_MAX_BYTES) {
+	f->lbytes += len;
+	if (f->lbytes > LCACHE_MAX_BYTES) {
 		lcache_off(f);
 		flame_add_frames(f, stack, len, value, delta);
 		return;
 	}
-	if (f->llen + len > f->lcap) {
-		while (f->llen + len > f->lcap)
-			f->lcap *= 2;
-		f->larena = xrealloc(f->larena, f->lcap);
+	if (f->nlines == f->caplines) {
+		f->caplines = f->caplines ? 2 * f->caplines : 4096;
+		f->lleaf = xrealloc(f->lleaf, f->caplines * sizeof(*f->lleaf));
 	}
-	off = f->llen;
-	memcpy(f->larena + off, stack, len);
-	f->llen += len;
 	flame_add_frames(f, stack, len, value, delta);
-	f->ltab[slot].h = h;
-	f->ltab[slot].off = off;
-	f->ltab[slot].len = (uint32_t)len;
-	f->ltab[slot].leaf = f->pathlen ? f->path[f->pathlen - 1] : 0;
-	if (2 * ++f->nlines > f->lmask)
-		lcache_grow(f);
+	f->lleaf[f->nlines++] = f->pathlen ? f->path[f->pathlen - 1] : 0;
 }
 
 /* Adds one line frame by frame (reusing the previous line's path). */
@@ -291,7 +242,7 @@ flame_add_frames(struct flame *f, char *stack, size_t len, double value, double 
 		}
 	/* shared prefix with the previous line */
 	for (d = 0; d < nf && d < f->pathlen; d++)
-		if (!flame_names_eq(&f->names, f->nodes[f->path[d]].name, f->fr[d].p, f->fr[d].n))
+		if (!flame_name_is(&f->names, f->nodes[f->path[d]].name, f->fr[d].p, f->fr[d].n))
 			break;
 	if (nf > f->pathcap) {
 		while (nf > f->pathcap)
@@ -322,12 +273,12 @@ flame_free(struct flame *f)
 		return;
 	flame_palfile_free(f->pal);
 	free(f->nodes);
-	flame_names_free(&f->names);
+	intern_release(&f->names);
 	free(f->table);
 	free(f->path);
 	free(f->fr);
-	free(f->ltab);
-	free(f->larena);
+	if (f->lcache)
+		lcache_off(f);
 	free(f);
 }
 

@@ -1,7 +1,8 @@
 /*
- * numfmt.c - numbers for people (see numfmt.h).
+ * numfmt.c - numbers for people and TSV cells (see numfmt.h).
  */
 #include "report/numfmt.h"
+#include "base/outbuf.h"
 #include "evt/evt.h"
 
 #include <math.h>
@@ -50,4 +51,11 @@ fmt_num(char *out, double v)
 	if (v == floor(v) && fabs(v) < 9e15)
 		return snprintf(out, 32, "%.0f", v);
 	return evt_format_weight(out, v);
+}
+
+void
+fmt_tsv_text(struct outbuf *ob, const char *s)
+{
+	for (; *s; s++)
+		ob_putc(ob, (*s == '\t' || *s == '\n' || *s == '\r') ? ' ' : *s);
 }

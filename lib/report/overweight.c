@@ -5,20 +5,20 @@
 #include "report/overweight.h"
 #include "report/diffstacks.h"
 #include "base/cli.h"
+#include "base/hash.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A well-mixed 64-bit value per stack index: XOR-ed, they fingerprint a set of stacks. */
+/*
+ * A well-mixed 64-bit value per stack index (base/hash.h): XOR-ed, they
+ * fingerprint a set of stacks.  Only compared for equality, never shown.
+ */
 static uint64_t
 stack_print(uint64_t i)
 {
-	uint64_t z = (i + 1) * 0x9e3779b97f4a7c15ull;
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return hash_u64(i);
 }
 
 void

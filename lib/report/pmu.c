@@ -29,6 +29,7 @@
 #include "base/cli.h"
 #include "report/pmu.h"
 #include "base/escape.h"
+#include "base/strbuf.h"
 #include "etl/wperf.h"
 
 struct row {
@@ -458,14 +459,21 @@ struct table {
 	int *right;
 };
 
+/* Appends S, a malloc'ed string the table now owns. */
 static void
-t_cell(struct table *t, const char *s)
+t_take(struct table *t, char *s)
 {
 	if (t->n == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 256;
 		t->cell = xrealloc(t->cell, t->cap * sizeof *t->cell);
 	}
-	t->cell[t->n++] = xstrdup(s);
+	t->cell[t->n++] = s;
+}
+
+static void
+t_cell(struct table *t, const char *s)
+{
+	t_take(t, xstrdup(s));
 }
 
 static void
@@ -474,12 +482,12 @@ t_cellf(struct table *t, const char *fmt, ...) __attribute__((format(printf, 2, 
 static void
 t_cellf(struct table *t, const char *fmt, ...)
 {
-	char b[256];
+	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(b, sizeof b, fmt, ap);
+	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	t_cell(t, b);
+	t_take(t, strbuf_detach(&sb));
 }
 
 static void

@@ -6,6 +6,7 @@
 #include "base/escape.h"
 #include "report/numfmt.h"
 #include "base/cli.h"
+#include "base/intern.h"
 
 #include <fnmatch.h>
 #include <math.h>
@@ -16,13 +17,6 @@
 
 /* ------------------------------------------------------------------ */
 /* shared formatting                                                   */
-
-static void
-put_tsv_text(struct outbuf *ob, const char *s)
-{
-	for (; *s; s++)
-		ob_putc(ob, (*s == '\t' || *s == '\n' || *s == '\r') ? ' ' : *s);
-}
 
 static void
 put_value(struct outbuf *ob, double v, int width, int tsv)
@@ -146,7 +140,7 @@ view_tree(struct stk *S, const struct view_opts *o, struct outbuf *ob)
 		if (w.id == STK_ROOT)
 			ob_puts(ob, "ROOT");
 		else if (tsv)
-			put_tsv_text(ob, stk_name(S, n->frame));
+			fmt_tsv_text(ob, stk_name(S, n->frame));
 		else
 			text_escape_str(ob, stk_name(S, n->frame));
 		if (chain > 1)
@@ -240,7 +234,7 @@ view_byname(struct stk *S, const struct view_opts *o, struct outbuf *ob)
 			ob_puts(ob, tsv ? "\t" : "  ");
 		}
 		if (tsv)
-			put_tsv_text(ob, stk_name(S, r->frame));
+			fmt_tsv_text(ob, stk_name(S, r->frame));
 		else
 			text_escape_str(ob, stk_name(S, r->frame));
 		ob_putc(ob, '\n');
@@ -327,7 +321,7 @@ ct_print(struct ctree *t, struct stk *S, const struct view_opts *o, double total
 		if (n->frame == STK_NONE)
 			ob_puts(ob, "[root]");
 		else if (tsv)
-			put_tsv_text(ob, stk_name(S, n->frame));
+			fmt_tsv_text(ob, stk_name(S, n->frame));
 		else
 			text_escape_str(ob, stk_name(S, n->frame));
 		ob_putc(ob, '\n');
@@ -509,7 +503,7 @@ view_caller_callee(struct stk *S, const struct view_opts *o, int callers,
 		if (imm[i].frame == STK_NONE)
 			ob_puts(ob, callers ? "[root]" : "[self]");
 		else if (tsv)
-			put_tsv_text(ob, stk_name(S, imm[i].frame));
+			fmt_tsv_text(ob, stk_name(S, imm[i].frame));
 		else
 			text_escape_str(ob, stk_name(S, imm[i].frame));
 		ob_putc(ob, '\n');
@@ -556,19 +550,8 @@ struct sprofile {
 struct speedscope {
 	enum speedscope_by by;
 	int no_unescape;
-	/* frames */
-	char **fname;
-	size_t *flen;
-	size_t nf, fcap;
-	uint32_t *ftab;
-	size_t fmask;
-	/* stacks: sequences of frame ids */
-	uint32_t *pool;
-	size_t npool, poolcap;
-	size_t *soff, *slen;
-	size_t ns, scap;
-	uint32_t *stab;
-	size_t smask;
+	struct intern frames;	/* frame names; the id is the index in "frames" */
+	struct intern stacks;	/* stacks: sequences of frame ids, as bytes */
 	/* profiles */
 	struct sprofile *p;
 	size_t np;
@@ -583,97 +566,26 @@ speedscope_new(enum speedscope_by by, int no_unescape)
 
 	ss->by = by;
 	ss->no_unescape = no_unescape;
-	ss->fmask = 1023;
-	ss->ftab = xcalloc(ss->fmask + 1, sizeof(*ss->ftab));
-	ss->smask = 1023;
-	ss->stab = xcalloc(ss->smask + 1, sizeof(*ss->stab));
+	intern_init(&ss->frames);
+	intern_init(&ss->stacks);
 	return ss;
 }
 
-static uint64_t
-hmem(const void *p, size_t n)
-{
-	const unsigned char *s = p;
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	while (n--)
-		h = (h ^ *s++) * 0x100000001b3ull;
-	return h ^ (h >> 31);
-}
-
-static uint32_t
-ss_frame(struct speedscope *ss, const char *s, size_t n)
-{
-	size_t i = (size_t)hmem(s, n) & ss->fmask, k, j;
-
-	while (ss->ftab[i]) {
-		uint32_t id = ss->ftab[i] - 1;
-
-		if (ss->flen[id] == n && memcmp(ss->fname[id], s, n) == 0)
-			return id;
-		i = (i + 1) & ss->fmask;
-	}
-	if (ss->nf == ss->fcap) {
-		ss->fcap = ss->fcap ? 2 * ss->fcap : 256;
-		ss->fname = xrealloc(ss->fname, ss->fcap * sizeof(*ss->fname));
-		ss->flen = xrealloc(ss->flen, ss->fcap * sizeof(*ss->flen));
-	}
-	ss->fname[ss->nf] = xstrndup(s, n);
-	ss->flen[ss->nf] = n;
-	ss->ftab[i] = (uint32_t)++ss->nf;
-	if (2 * ss->nf > ss->fmask) {
-		free(ss->ftab);
-		ss->fmask = 2 * ss->fmask + 1;
-		ss->ftab = xcalloc(ss->fmask + 1, sizeof(*ss->ftab));
-		for (k = 0; k < ss->nf; k++) {
-			j = (size_t)hmem(ss->fname[k], ss->flen[k]) & ss->fmask;
-			while (ss->ftab[j])
-				j = (j + 1) & ss->fmask;
-			ss->ftab[j] = (uint32_t)(k + 1);
-		}
-	}
-	return (uint32_t)(ss->nf - 1);
-}
-
+/* The id of a stack, the frame ids F[0..N), kept as their bytes (F may be NULL when N is 0). */
 static uint32_t
 ss_stack(struct speedscope *ss, const uint32_t *f, size_t n)
 {
-	size_t i = (size_t)hmem(f, n * sizeof(*f)) & ss->smask, k, j;
+	return intern_add(&ss->stacks, n ? (const char *)f : "", n * sizeof(*f));
+}
 
-	while (ss->stab[i]) {
-		uint32_t id = ss->stab[i] - 1;
+/* Frame K (0-based) of stack SID; the bytes of an interned string need not be aligned. */
+static uint32_t
+ss_stack_frame(const struct speedscope *ss, uint32_t sid, size_t k)
+{
+	uint32_t id;
 
-		if (ss->slen[id] == n && memcmp(ss->pool + ss->soff[id], f, n * sizeof(*f)) == 0)
-			return id;
-		i = (i + 1) & ss->smask;
-	}
-	if (ss->ns == ss->scap) {
-		ss->scap = ss->scap ? 2 * ss->scap : 256;
-		ss->soff = xrealloc(ss->soff, ss->scap * sizeof(*ss->soff));
-		ss->slen = xrealloc(ss->slen, ss->scap * sizeof(*ss->slen));
-	}
-	while (ss->npool + n > ss->poolcap) {
-		ss->poolcap = ss->poolcap ? 2 * ss->poolcap : 4096;
-		ss->pool = xrealloc(ss->pool, ss->poolcap * sizeof(*ss->pool));
-	}
-	if (n)
-		memcpy(ss->pool + ss->npool, f, n * sizeof(*f));
-	ss->soff[ss->ns] = ss->npool;
-	ss->slen[ss->ns] = n;
-	ss->npool += n;
-	ss->stab[i] = (uint32_t)++ss->ns;
-	if (2 * ss->ns > ss->smask) {
-		free(ss->stab);
-		ss->smask = 2 * ss->smask + 1;
-		ss->stab = xcalloc(ss->smask + 1, sizeof(*ss->stab));
-		for (k = 0; k < ss->ns; k++) {
-			j = (size_t)hmem(ss->pool + ss->soff[k], ss->slen[k] * sizeof(uint32_t)) & ss->smask;
-			while (ss->stab[j])
-				j = (j + 1) & ss->smask;
-			ss->stab[j] = (uint32_t)(k + 1);
-		}
-	}
-	return (uint32_t)(ss->ns - 1);
+	memcpy(&id, intern_str(&ss->stacks, sid) + k * sizeof(id), sizeof(id));
+	return id;
 }
 
 static struct sprofile *
@@ -743,7 +655,7 @@ speedscope_add(struct speedscope *ss, char *stack, size_t len, double w,
 			ss->curcap = ss->curcap ? 2 * ss->curcap : 256;
 			ss->cur = xrealloc(ss->cur, ss->curcap * sizeof(*ss->cur));
 		}
-		ss->cur[nf++] = ss_frame(ss, s, n);
+		ss->cur[nf++] = intern_add(&ss->frames, s, n);
 		s = semi + 1;
 	}
 	sid = ss_stack(ss, ss->cur, nf);
@@ -788,9 +700,10 @@ speedscope_write(struct speedscope *ss, const char *name, int evt, struct outbuf
 	    "\"exporter\":\"etlkit-render@" ETLKIT_VERSION "\",\"name\":\"");
 	json_escape(ob, name, strlen(name));
 	ob_puts(ob, "\",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
-	for (i = 0; i < ss->nf; i++) {
+	for (i = 0; i < ss->frames.n; i++) {
 		ob_puts(ob, i ? ",\n{\"name\":\"" : "\n{\"name\":\"");
-		json_escape(ob, ss->fname[i], ss->flen[i]);
+		json_escape(ob, intern_str(&ss->frames, (uint32_t)i),
+		    intern_len(&ss->frames, (uint32_t)i));
 		ob_puts(ob, "\"}");
 	}
 	ob_puts(ob, "]},\"profiles\":[");
@@ -811,10 +724,10 @@ speedscope_write(struct speedscope *ss, const char *name, int evt, struct outbuf
 			uint32_t sid = p->stack[k];
 
 			ob_puts(ob, k ? ",[" : "[");
-			for (j = 0; j < ss->slen[sid]; j++) {
+			for (j = 0; j < intern_len(&ss->stacks, sid) / sizeof(uint32_t); j++) {
 				if (j)
 					ob_putc(ob, ',');
-				ob_printf(ob, "%u", ss->pool[ss->soff[sid] + j]);
+				ob_printf(ob, "%u", ss_stack_frame(ss, sid, j));
 			}
 			ob_putc(ob, ']');
 		}
@@ -837,21 +750,14 @@ speedscope_free(struct speedscope *ss)
 
 	if (ss == NULL)
 		return;
-	for (i = 0; i < ss->nf; i++)
-		free(ss->fname[i]);
 	for (i = 0; i < ss->np; i++) {
 		free(ss->p[i].name);
 		free(ss->p[i].stack);
 		free(ss->p[i].w);
 	}
 	free(ss->p);
-	free(ss->fname);
-	free(ss->flen);
-	free(ss->ftab);
-	free(ss->pool);
-	free(ss->soff);
-	free(ss->slen);
-	free(ss->stab);
+	intern_release(&ss->frames);
+	intern_release(&ss->stacks);
 	free(ss->cur);
 	free(ss);
 }

@@ -1,30 +1,26 @@
 /*
- * runtext.c - malloc'ed printf and escaped names for etlkit-run's
- * messages, records and report (runtext.h).
+ * runtext.c - malloc'ed printf (a base/strbuf.h string, handed over)
+ * and escaped names for etlkit-run's messages, records and report
+ * (runtext.h).
  */
 #include "run/runtext.h"
 #include "base/cli.h"
+#include "base/strbuf.h"
 #include "evt/evt.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 char *
 runtext_printf(const char *fmt, ...)
 {
+	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
-	int n;
-	char *s;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	s = xmalloc((size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	return s;
+	return strbuf_detach(&sb);
 }
 
 char *
