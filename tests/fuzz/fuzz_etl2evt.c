@@ -113,6 +113,18 @@ memory_outbuf(struct outbuf *ob, char **text, size_t *len)
 	ob->buf = malloc(ob->cap);
 }
 
+/* Frees the input's copy and, when it was read through a mapping, the
+ * mapping and its memfd. */
+static void
+release_input(uint8_t *copy, const uint8_t *map, size_t size, int fd)
+{
+	if (map)
+		munmap((void *)map, size);
+	if (fd >= 0)
+		close(fd);
+	free(copy);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -139,11 +151,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else
 		r = etl_open(copy, size, fuzz_on_error, NULL);
 	if (r == NULL) {
-		if (map)
-			munmap((void *)map, size);
-		if (fd >= 0)
-			close(fd);
-		free(copy);
+		release_input(copy, map, size, fd);
 		return 0;
 	}
 	memset(&o, 0, sizeof(o));
@@ -165,10 +173,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(text);
 
 	etl_close(r);
-	if (map)
-		munmap((void *)map, size);
-	if (fd >= 0)
-		close(fd);
-	free(copy);
+	release_input(copy, map, size, fd);
 	return 0;
 }
