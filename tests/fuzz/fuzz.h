@@ -1,8 +1,10 @@
 /*
  * fuzz.h - what several libFuzzer harnesses share: the error callback
- * of the ETL reader (every message must say something) and the walk
- * over an input's lines.  Header-only (static inline) because
- * tests/fuzz.sh builds each harness from its one .c file.
+ * of the ETL reader (every message must say something), the walk over
+ * an input's lines, and the input as a file (a memfd).  Header-only
+ * (static inline) because tests/fuzz.sh builds each harness from its
+ * one .c file; memfd_create needs _GNU_SOURCE, which tests/fuzz.sh
+ * defines for every harness.
  */
 #ifndef FUZZ_H
 #define FUZZ_H
@@ -10,6 +12,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 /* An etl_error_fn: the reader may report damage, but never in silence. */
 static inline void
@@ -51,6 +56,19 @@ fuzz_each_line(const uint8_t *data, size_t size, int strip_cr,
 		p = nl + 1;
 	}
 	free(buf);
+}
+
+/* A memfd holding DATA[0..SIZE), read from its start: the input as the
+ * tools get a file (read(2), pread(2), mmap(2)). */
+static inline int
+fuzz_memfd(const char *name, const uint8_t *data, size_t size)
+{
+	int fd = memfd_create(name, 0);
+
+	if (fd < 0 || (size > 0 && write(fd, data, size) != (ssize_t)size))
+		abort();
+	lseek(fd, 0, SEEK_SET);
+	return fd;
 }
 
 #endif

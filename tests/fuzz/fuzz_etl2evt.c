@@ -141,9 +141,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memcpy(copy, data, size);
 	if (size > 0 && (data[size - 1] & 4)) {
-		fd = memfd_create("fuzz.etl", 0);
-		if (fd < 0 || write(fd, data, size) != (ssize_t)size)
-			abort();
+		fd = fuzz_memfd("fuzz.etl", data, size);
 		map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (map == MAP_FAILED)
 			abort();
