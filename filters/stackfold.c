@@ -104,6 +104,23 @@ fmt_time(char *buf, size_t n, double t)
 		snprintf(buf, n, "%.3f", t);
 }
 
+/* The ten numeric cells of a ByName row; the widths pass and the
+ * writing pass must format them the same way. */
+static void
+byname_cells(char cell[][64], const struct stk_byname *r, int64_t total, double div)
+{
+	fmt_val(cell[0], 64, r->exc, div);
+	fmt_pct(cell[1], 64, r->exc, total);
+	snprintf(cell[2], 64, "%lld", (long long)r->exc_count);
+	fmt_val(cell[3], 64, r->fold, div);
+	snprintf(cell[4], 64, "%lld", (long long)r->fold_count);
+	fmt_val(cell[5], 64, r->inc, div);
+	fmt_pct(cell[6], 64, r->inc, total);
+	snprintf(cell[7], 64, "%lld", (long long)r->inc_count);
+	fmt_time(cell[8], 64, r->first);
+	fmt_time(cell[9], 64, r->last);
+}
+
 static void
 write_byname(struct stk *S, struct outbuf *ob, int tsv)
 {
@@ -128,21 +145,8 @@ write_byname(struct stk *S, struct outbuf *ob, int tsv)
 		width[c] = (int)strlen(hdr[c]);
 	width[10] = STK_WHEN_BUCKETS;
 	/* first pass: widths (the text table is aligned) */
-	for (i = -1; i < n; i++) {
-		const struct stk_byname *r = i >= 0 ? &rows[i] : NULL;
-
-		if (r == NULL)
-			continue;
-		fmt_val(cell[0], 64, r->exc, div);
-		fmt_pct(cell[1], 64, r->exc, root->inc);
-		snprintf(cell[2], 64, "%lld", (long long)r->exc_count);
-		fmt_val(cell[3], 64, r->fold, div);
-		snprintf(cell[4], 64, "%lld", (long long)r->fold_count);
-		fmt_val(cell[5], 64, r->inc, div);
-		fmt_pct(cell[6], 64, r->inc, root->inc);
-		snprintf(cell[7], 64, "%lld", (long long)r->inc_count);
-		fmt_time(cell[8], 64, r->first);
-		fmt_time(cell[9], 64, r->last);
+	for (i = 0; i < n; i++) {
+		byname_cells(cell, &rows[i], root->inc, div);
 		for (c = 0; c < 10; c++)
 			if ((int)strlen(cell[c]) > width[c])
 				width[c] = (int)strlen(cell[c]);
@@ -177,16 +181,7 @@ write_byname(struct stk *S, struct outbuf *ob, int tsv)
 	for (i = 0; i < n; i++) {
 		const struct stk_byname *r = &rows[i];
 
-		fmt_val(cell[0], 64, r->exc, div);
-		fmt_pct(cell[1], 64, r->exc, root->inc);
-		snprintf(cell[2], 64, "%lld", (long long)r->exc_count);
-		fmt_val(cell[3], 64, r->fold, div);
-		snprintf(cell[4], 64, "%lld", (long long)r->fold_count);
-		fmt_val(cell[5], 64, r->inc, div);
-		fmt_pct(cell[6], 64, r->inc, root->inc);
-		snprintf(cell[7], 64, "%lld", (long long)r->inc_count);
-		fmt_time(cell[8], 64, r->first);
-		fmt_time(cell[9], 64, r->last);
+		byname_cells(cell, r, root->inc, div);
 		if (have_when)
 			stk_when_text(S, r->when, when);
 		else

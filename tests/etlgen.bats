@@ -172,27 +172,25 @@ evt_canon() {
 	grep -q $'\tevents_lost=5\tbuffers_lost=2\t' "$T/k.exp"
 }
 
+# refused NAME YAML GLOB: etlgen refuses the scenario YAML (printf escapes,
+# written to $T/NAME.yaml) with exit 2 and a message matching GLOB.
+refused() {
+	printf '%b' "$2" >"$T/$1.yaml"
+	run etlgen -o "$T/$1.etl" "$T/$1.yaml"
+	[ "$status" -eq 2 ] || fail "$1.yaml: exit $status: $output"
+	# shellcheck disable=SC2053
+	[[ "$output" == $3 ]] || fail "$1.yaml: $output"
+}
+
 @test "bad scenarios: one-line errors with file and line, exit 2" {
-	printf 'machine:\n  cpus: 2\n  duration_ms: 10\n  colour: blue\n' >"$T/a.yaml"
-	run etlgen -o "$T/a.etl" "$T/a.yaml"
-	[ "$status" -eq 2 ]
-	[[ "$output" == *"a.yaml:4: unknown key 'colour'"* ]]
-	printf 'machine: {cpus: 2, duration_ms: 10}\nevents:\n  - {kind: DPC, t_ms: 1, cpu: 5, routine: x.sys+0x10, duration_us: 3}\n' >"$T/b.yaml"
-	run etlgen -o "$T/b.etl" "$T/b.yaml"
-	[ "$status" -eq 2 ]
-	[[ "$output" == *"b.yaml:3: CPU 5, but the machine has 2 CPUs"* ]]
-	printf 'machine: {cpus: 2, duration_ms: 10}\nevents:\n  - {kind: DPC, t_ms: 1, cpu: 1, routine: x.sys+0x10, duration_us: 3}\n' >"$T/c.yaml"
-	run etlgen -o "$T/c.etl" "$T/c.yaml"
-	[ "$status" -eq 2 ]
-	[[ "$output" == *"no image 'x.sys'"* ]]
-	printf 'machine: {cpus: 1, duration_ms: 1}\nprocesses:\n  - {name: System, pid: 4, images: [{path: a.sys, base: 0xfffff80000000000, size: 0x1000}]}\ngenerate:\n  - {kind: DPC, routine: a.sys+0x10, count: 100, duration_us: 50}\n' >"$T/d.yaml"
-	run etlgen -o "$T/d.etl" "$T/d.yaml"
-	[ "$status" -eq 2 ]
-	[[ "$output" == *"do not fit"* ]]
-	printf 'machine: [1\n' >"$T/e.yaml"
-	run etlgen -o "$T/e.etl" "$T/e.yaml"
-	[ "$status" -eq 2 ]
-	[[ "$output" == etlgen:* ]]
+	refused a 'machine:\n  cpus: 2\n  duration_ms: 10\n  colour: blue\n' "*a.yaml:4: unknown key 'colour'*"
+	refused b 'machine: {cpus: 2, duration_ms: 10}\nevents:\n  - {kind: DPC, t_ms: 1, cpu: 5, routine: x.sys+0x10, duration_us: 3}\n' \
+	    '*b.yaml:3: CPU 5, but the machine has 2 CPUs*'
+	refused c 'machine: {cpus: 2, duration_ms: 10}\nevents:\n  - {kind: DPC, t_ms: 1, cpu: 1, routine: x.sys+0x10, duration_us: 3}\n' \
+	    "*no image 'x.sys'*"
+	refused d 'machine: {cpus: 1, duration_ms: 1}\nprocesses:\n  - {name: System, pid: 4, images: [{path: a.sys, base: 0xfffff80000000000, size: 0x1000}]}\ngenerate:\n  - {kind: DPC, routine: a.sys+0x10, count: 100, duration_us: 50}\n' \
+	    '*do not fit*'
+	refused e 'machine: [1\n' 'etlgen:*'
 	run etlgen --bogus
 	[ "$status" -eq 2 ]
 }

@@ -226,13 +226,22 @@ write_c_program() {
 	EOF
 }
 
+# build_program SRC NAME TARGET [CLFLAG...]: SRC compiled by clang-cl for
+# TARGET (with CLFLAGs) and linked by lld-link into $T/NAME.exe, with its
+# PDB $T/NAME.pdb and linker map $T/NAME.map.
+build_program() {
+	local src=$1 name=$2 target=$3
+	shift 3
+	/usr/lib/llvm-14/bin/clang-cl /nologo /c /O1 /Z7 /GS- "$@" --target="$target" "$src" /Fo"$T/$name.obj" >/dev/null
+	lld-link /nologo /debug /nodefaultlib /entry:mainCRTStartup /subsystem:console \
+		/out:"$T/$name.exe" /pdb:"$T/$name.pdb" /map:"$T/$name.map" "$T/$name.obj"
+}
+
 # Builds $T/NAME.exe/.pdb/.map for TARGET, then checks that the first,
 # a middle and the last byte of every function in the .map resolve to it
 # (the function runs to the next symbol in the map, or the section end).
 check_built_program() {	# SRC NAME TARGET
-	/usr/lib/llvm-14/bin/clang-cl /nologo /c /O1 /Z7 /GS- /GR- --target="$3" "$1" /Fo"$T/$2.obj" >/dev/null
-	lld-link /nologo /debug /nodefaultlib /entry:mainCRTStartup /subsystem:console \
-		/out:"$T/$2.exe" /pdb:"$T/$2.pdb" /map:"$T/$2.map" "$T/$2.obj"
+	build_program "$1" "$2" "$3" /GR-
 	[ -s "$T/$2.pdb" ]
 	# map: "Preferred load address is 0000000140000000", ".text" length,
 	# "0001:0000002a  name  000000014000102a  obj" for publics and statics
@@ -367,9 +376,7 @@ write_cpp_program() {
 @test "clang-cl C++ program (x64 and x86): templates, operators, ctors, namespaces demangle to the procedure names" {
 	write_cpp_program "$T/cpp.cpp"
 	for tgt in x86_64-pc-windows-msvc i686-pc-windows-msvc; do
-		/usr/lib/llvm-14/bin/clang-cl /nologo /c /O1 /Z7 /GS- /GR- /EHs-c- --target=$tgt "$T/cpp.cpp" /Fo"$T/cpp.obj" >/dev/null
-		lld-link /nologo /debug /nodefaultlib /entry:mainCRTStartup /subsystem:console \
-			/out:"$T/cpp.exe" /pdb:"$T/cpp.pdb" "$T/cpp.obj"
+		build_program "$T/cpp.cpp" cpp "$tgt" /GR- /EHs-c-
 		pdbdump -d "$T/cpp.pdb" >"$T/dump"
 		run check_demangled "$T/dump" 20
 		echo "$tgt: $output"
@@ -609,9 +616,7 @@ frame_share() {	# EVT MODULE
 
 @test "clang-cl program + synthesised trace: samples at known offsets in every function get its name in etl2evt's stacks" {
 	write_c_program "$T/prog.c"
-	/usr/lib/llvm-14/bin/clang-cl /nologo /c /O1 /Z7 /GS- --target=x86_64-pc-windows-msvc "$T/prog.c" /Fo"$T/prog.obj" >/dev/null
-	lld-link /nologo /debug /nodefaultlib /entry:mainCRTStartup /subsystem:console \
-		/out:"$T/prog.exe" /pdb:"$T/prog.pdb" /map:"$T/prog.map" "$T/prog.obj"
+	build_program "$T/prog.c" prog x86_64-pc-windows-msvc
 	key=$(pdbdump -H "$T/prog.pdb" | sed -n 's/.* key=\([0-9A-F]*\) .*/\1/p')
 	guid=$(pdbdump -H "$T/prog.pdb" | sed -n 's/.* guid={\([0-9A-F-]*\)}.*/\1/p')
 	mkdir -p "$T/syms/prog.pdb/$key" "$T/trace"
@@ -663,9 +668,7 @@ frame_share() {	# EVT MODULE
 	# stream that lays its functions out in reverse order, plus the
 	# original section headers, as BBT-optimised Windows binaries have.
 	write_c_program "$T/prog.c"
-	/usr/lib/llvm-14/bin/clang-cl /nologo /c /O1 /Z7 /GS- --target=x86_64-pc-windows-msvc "$T/prog.c" /Fo"$T/prog.obj" >/dev/null
-	lld-link /nologo /debug /nodefaultlib /entry:mainCRTStartup /subsystem:console \
-		/out:"$T/prog.exe" /pdb:"$T/prog.pdb" /map:"$T/prog.map" "$T/prog.obj"
+	build_program "$T/prog.c" prog x86_64-pc-windows-msvc
 	python3 - "$T/prog.pdb" "$T/omap.pdb" "$T/prog.map" "$T/want" <<-'EOF'
 	import re, struct, sys
 	u16 = lambda b, o: struct.unpack_from('<H', b, o)[0]

@@ -14,6 +14,12 @@ corpus_etl() { # NAME ZIP MEMBER
 	echo "$f"
 }
 
+# net_tdh: tdhdump's decode of net.4.5.2.x64 (from the schemas it embeds) in $T/net.tdh.
+net_tdh() {
+	require_corpus
+	tdhdump "$(corpus_etl net.etl "$(NET_ZIP)" net.4.5.2.x64.etl)" >"$T/net.tdh"
+}
+
 # Compares tdhdump output with TraceEvent's baseline (EVENT lines, Name=value; fields):
 # TraceEvent truncates strings to 20 characters + "...", writes numbers with thousands
 # separators and times as yy/MM/dd HH:mm:ss.ff; values are compared after that formatting.
@@ -127,9 +133,7 @@ PY
 }
 
 @test "tdh: field names and values equal TraceEvent's decode of the same embedded schemas (net.4.5.2.x64)" {
-	require_corpus
-	etl=$(corpus_etl net.etl "$(NET_ZIP)" net.4.5.2.x64.etl)
-	tdhdump "$etl" >"$T/net.tdh"
+	net_tdh
 	run compare_baseline "$(BASELINE)" "$T/net.tdh" schema
 	[ "$status" -eq 0 ] || fail "$output"
 	# Kernel-EventTracing ENABLE (GUID field) x15, DNS-Client (value map, sockaddr, length
@@ -140,9 +144,7 @@ PY
 }
 
 @test "tdh: Kernel-File Create events (schema embedded in net.4.5.2.x64) carry TraceEvent's values" {
-	require_corpus
-	etl=$(corpus_etl net.etl "$(NET_ZIP)" net.4.5.2.x64.etl)
-	tdhdump "$etl" >"$T/net.tdh"
+	net_tdh
 	[ "$(grep -c $'\tMicrosoft-Windows-Kernel-File\tCreate\tIrp=0x' "$T/net.tdh")" -eq 562 ]
 	run compare_baseline "$(BASELINE)" "$T/net.tdh" kernelfile
 	[ "$status" -eq 0 ] || fail "$output"
@@ -151,9 +153,7 @@ PY
 }
 
 @test "tdh: CLR events decoded from the schemas net.4.5.2.x64 embeds carry the values TraceEvent's CLR parser prints" {
-	require_corpus
-	etl=$(corpus_etl net.etl "$(NET_ZIP)" net.4.5.2.x64.etl)
-	tdhdump "$etl" >"$T/net.tdh"
+	net_tdh
 	run compare_baseline "$(BASELINE)" "$T/net.tdh" clr
 	[ "$status" -eq 0 ] || fail "$output"
 	[[ "$output" =~ compared=([0-9]+)\ fields=([0-9]+)\ differ=0$ ]] || fail "$output"

@@ -4,6 +4,7 @@
 #include "base/escape.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -232,24 +233,13 @@ json_escape(struct outbuf *ob, const char *str, size_t n)
 		ob_write(ob, s + run, n - run);
 }
 
-size_t
-utf8_chars(const char *s, size_t n)
-{
-	size_t i = 0, k = 0, len;
-
-	while (i < n) {
-		if ((unsigned char)s[i] < 0x80)
-			len = 1;
-		else if ((len = utf8_seq((const unsigned char *)s + i, n - i)) == 0)
-			len = 1;
-		i += len;
-		k++;
-	}
-	return k;
-}
-
-size_t
-utf8_prefix(const char *s, size_t n, size_t maxch)
+/*
+ * Walks at most MAXCH characters of S[0..N) (a byte of invalid UTF-8
+ * counts as one); returns the bytes walked and sets *CHARS to the
+ * characters.  utf8_chars and utf8_prefix must count alike.
+ */
+static size_t
+utf8_walk(const char *s, size_t n, size_t maxch, size_t *chars)
 {
 	size_t i = 0, k = 0, len;
 
@@ -261,5 +251,23 @@ utf8_prefix(const char *s, size_t n, size_t maxch)
 		i += len;
 		k++;
 	}
+	*chars = k;
 	return i;
+}
+
+size_t
+utf8_chars(const char *s, size_t n)
+{
+	size_t k;
+
+	utf8_walk(s, n, SIZE_MAX, &k);
+	return k;
+}
+
+size_t
+utf8_prefix(const char *s, size_t n, size_t maxch)
+{
+	size_t k;
+
+	return utf8_walk(s, n, maxch, &k);
 }

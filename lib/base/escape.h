@@ -5,7 +5,8 @@
  * Frame names come from traces: they may hold "<script>", quotes, "&",
  * control characters and invalid UTF-8.  Everything written into markup
  * goes through these functions, which always produce well-formed,
- * valid-UTF-8 output that displays the original bytes as text.
+ * valid-UTF-8 output that displays the original bytes as text.  Also the
+ * small helpers of escaped text: UTF-8 lengths and hex digits.
  */
 #ifndef ETLKIT_ESCAPE_H
 #define ETLKIT_ESCAPE_H
@@ -47,5 +48,18 @@ size_t text_width(const char *s, size_t n);
 size_t utf8_chars(const char *s, size_t n);
 /* Byte length of the first MAXCH characters of S[0..N). */
 size_t utf8_prefix(const char *s, size_t n, size_t maxch);
+
+/* The value of the hex digit C (either case), or -1: %XX escapes, GUIDs. */
+static inline int
+hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
 
 #endif

@@ -23,6 +23,16 @@ skip_sid(const struct conv *c, const uint8_t *p, size_t off, size_t n)
 	return off + 8 + 4 * (size_t)p[off + 1];
 }
 
+/* The four ids every Process version from 1 on has after its leading pointer. */
+static void
+process_ids(struct procinfo *pi, const uint8_t *q)
+{
+	pi->pid = etl_u32(q);
+	pi->ppid = etl_u32(q + 4);
+	pi->session = etl_u32(q + 8);
+	pi->exit = etl_u32(q + 12);
+}
+
 void
 conv_decode_process(const struct conv *c, const struct etl_event *ev, struct procinfo *pi)
 {
@@ -33,18 +43,12 @@ conv_decode_process(const struct conv *c, const struct etl_event *ev, struct pro
 	if (ev->version >= 3) {
 		if (n < 2 * P + 16)
 			return;
-		pi->pid = etl_u32(p + P);
-		pi->ppid = etl_u32(p + P + 4);
-		pi->session = etl_u32(p + P + 8);
-		pi->exit = etl_u32(p + P + 12);
+		process_ids(pi, p + P);
 		off = 2 * P + 16 + (ev->version >= 4 ? 4 : 0);
 	} else if (ev->version >= 1) {
 		if (n < P + 16)
 			return;
-		pi->pid = etl_u32(p + P);
-		pi->ppid = etl_u32(p + P + 4);
-		pi->session = etl_u32(p + P + 8);
-		pi->exit = etl_u32(p + P + 12);
+		process_ids(pi, p + P);
 		off = P + 16;
 	} else {
 		if (n < 8)

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "base/cli.h"
+#include "base/escape.h"
 #include "etl/etl.h"
 #include "etl/xpress.h"
 
@@ -123,18 +124,6 @@ etl_guid_str(char *out, const uint8_t *g)
 		out[o++] = hexl[g[order[i]] & 15];
 	}
 	out[o] = '\0';
-}
-
-static int
-hex_digit(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 int

@@ -947,22 +947,27 @@ int pdb_rvas_guessed(struct pdb *p)
 	return p->guessed;
 }
 
+/* Loads P for a symbol list; on failure the list is empty (*OUT NULL). */
+static int load_for_list(struct pdb *p, const struct pdb_symbol **out)
+{
+	if (pdb_load(p) == 0)
+		return 1;
+	*out = NULL;
+	return 0;
+}
+
 size_t pdb_publics(struct pdb *p, const struct pdb_symbol **out)
 {
-	if (pdb_load(p) < 0) {
-		*out = NULL;
+	if (!load_for_list(p, out))
 		return 0;
-	}
 	*out = p->syms + p->nproc;
 	return p->npub;
 }
 
 size_t pdb_procedures(struct pdb *p, const struct pdb_symbol **out)
 {
-	if (pdb_load(p) < 0) {
-		*out = NULL;
+	if (!load_for_list(p, out))
 		return 0;
-	}
 	*out = p->syms;
 	return p->nproc;
 }

@@ -433,7 +433,16 @@ static char *flat_file(struct symctx *c, const char *dir, const char *base)
 	return p;
 }
 
-static const char *file_part(const char *path);
+/* The last component of PATH, after either kind of slash (Windows paths
+ * and zip member names use both). */
+static const char *file_part(const char *path)
+{
+	const char *b = path, *p;
+	for (p = path; *p; p++)
+		if (*p == '/' || *p == '\\')
+			b = p + 1;
+	return b;
+}
 
 static int search_dir(struct sym_image *im, const char *dir)
 {
@@ -476,15 +485,6 @@ static int member_is(const char *m, const char *base, const char *key)
 	if (strncasecmp(m, key, nk) != 0 || (m[nk] != '\\' && m[nk] != '/'))
 		return 0;
 	return strcasecmp(m + nk + 1, base) == 0;
-}
-
-static const char *member_base(const char *m)
-{
-	const char *b = m, *p;
-	for (p = m; *p; p++)
-		if (*p == '/' || *p == '\\')
-			b = p + 1;
-	return b;
 }
 
 static int try_member(struct sym_image *im, size_t i)
@@ -542,7 +542,7 @@ static int search_zip(struct sym_image *im)
 			return try_member(im, i);
 	for (i = 0; i < c->zip.n; i++)
 		if (strncasecmp(c->zip.m[i].name, "symbols", 7) == 0 &&
-		    strcasecmp(member_base(c->zip.m[i].name), im->base) == 0 &&
+		    strcasecmp(file_part(c->zip.m[i].name), im->base) == 0 &&
 		    try_member(im, i))
 			return 1;
 	return 0;
@@ -596,15 +596,6 @@ static unsigned hash_id(const char *pdb, const uint8_t guid[16], uint32_t age)
 	for (; *pdb; pdb++)
 		h = (h ^ (unsigned char)tolower((unsigned char)*pdb)) * 16777619u;
 	return h % 1024;
-}
-
-static const char *file_part(const char *path)
-{
-	const char *b = path, *p;
-	for (p = path; *p; p++)
-		if (*p == '/' || *p == '\\')
-			b = p + 1;
-	return b;
 }
 
 struct sym_image *sym_image(struct symctx *c, const char *image,

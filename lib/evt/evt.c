@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "evt/evt.h"
 #include "base/cli.h"
+#include "base/escape.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -964,18 +965,6 @@ evt_escape(char *out, const char *s, size_t n, int in_stack)
 	return o;
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 size_t
 evt_unescape(char *s, size_t n)
 {
@@ -984,8 +973,8 @@ evt_unescape(char *s, size_t n)
 	for (i = 0; i < n; i++) {
 		int hi, lo;
 
-		if (s[i] == '%' && i + 2 < n && (hi = hexval(s[i + 1])) >= 0 &&
-		    (lo = hexval(s[i + 2])) >= 0) {
+		if (s[i] == '%' && i + 2 < n && (hi = hex_digit(s[i + 1])) >= 0 &&
+		    (lo = hex_digit(s[i + 2])) >= 0) {
 			s[o++] = (char)(hi << 4 | lo);
 			i += 2;
 		} else

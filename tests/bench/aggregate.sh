@@ -8,43 +8,30 @@
 #      AGG_BENCH_SIZE (per scenario, default 25M).
 set -eu
 bin=${ETLKIT_BIN:?}
-gen="$ETLKIT_ROOT/tests/tools/gen_folded.py"
+. "$(dirname "$0")/common.bash"
 tmp=${BENCH_TMP:-/tmp/etlkit-bench}/aggregate
 size=${AGG_BENCH_SIZE:-25M}
 mkdir -p "$tmp"
 files=()
 for seed in 1 2 3 4; do
 	f="$tmp/night-$size-$seed.folded"
-	[ -s "$f" ] || python3 "$gen" --size "$size" --seed "$seed" >"$f"
+	folded_input "$f" "$size" "$seed"
 	files+=("$f")
 done
 mb=$(cat "${files[@]}" | wc -c | awk '{ printf "%d", $1 / 1000000 }')
-
-# best of 3 wall-clock runs, in seconds
-best() {
-	local best="" t s e i
-	for i in 1 2 3; do
-		s=$(date +%s.%N)
-		"$@" >/dev/null 2>&1 || true
-		e=$(date +%s.%N)
-		t=$(awk -v s="$s" -v e="$e" 'BEGIN { print e - s }')
-		if [ -z "$best" ] || awk -v t="$t" -v b="$best" 'BEGIN { exit !(t < b) }'; then best=$t; fi
-	done
-	echo "$best"
-}
 
 report() {
 	awk -v n="$1" -v t="$2" -v mb="${3:-$mb}" \
 	    'BEGIN { printf "%-34s %6d MB in %6.3f s  %8.0f MB/s\n", n, mb, t, mb / t }'
 }
 
-report "aggregate (scenario frame)" "$(best "$bin/aggregate" -o /dev/null "${files[@]}")"
-report "aggregate -S (summed)" "$(best "$bin/aggregate" -S -o /dev/null "${files[@]}")"
-report "aggregate + by-name table" "$(best "$bin/aggregate" -o /dev/null -b /dev/null "${files[@]}")"
+report "aggregate (scenario frame)" "$(best_wall "$bin/aggregate" -o /dev/null "${files[@]}")"
+report "aggregate -S (summed)" "$(best_wall "$bin/aggregate" -S -o /dev/null "${files[@]}")"
+report "aggregate + by-name table" "$(best_wall "$bin/aggregate" -o /dev/null -b /dev/null "${files[@]}")"
 "$bin/aggregate" -o "$tmp/p1" "${files[0]}" "${files[1]}"
 "$bin/aggregate" -o "$tmp/p2" "${files[2]}" "${files[3]}"
 pmb=$(cat "$tmp/p1" "$tmp/p2" | wc -c | awk '{ printf "%d", $1 / 1000000 }')
-report "aggregate -M (2 partials)" "$(best "$bin/aggregate" -M -o /dev/null "$tmp/p1" "$tmp/p2")" "$pmb"
+report "aggregate -M (2 partials)" "$(best_wall "$bin/aggregate" -M -o /dev/null "$tmp/p1" "$tmp/p2")" "$pmb"
 echo "distinct (scenario, stack) lines: $(wc -l <"$tmp/p1") + $(wc -l <"$tmp/p2")"
 
 # etlkit-run over the corpus ETL traces: conversion in parallel, then a fully cached run

@@ -4,29 +4,16 @@
 # Env: ETLKIT_BIN, ETLKIT_SHARED, BENCH_TMP (see tests/bench.sh).
 set -eu
 bin=${ETLKIT_BIN:?}
-gen="$ETLKIT_ROOT/tests/tools/gen_folded.py"
+. "$(dirname "$0")/common.bash"
 tmp=${BENCH_TMP:-/tmp/etlkit-bench}
 size=${DIFF_BENCH_SIZE:-50M}
 mkdir -p "$tmp"
 for seed in 1 2; do
 	f="$tmp/diff-$size-$seed.folded"
-	[ -s "$f" ] || python3 "$gen" --size "$size" --seed "$seed" >"$f"
+	folded_input "$f" "$size" "$seed"
 done
 a="$tmp/diff-$size-1.folded" b="$tmp/diff-$size-2.folded"
 mb=$(( ($(stat -c %s "$a") + $(stat -c %s "$b")) / 1000000 ))
-
-# best of 3 wall-clock runs, in seconds
-best() {
-	local best="" t s e i
-	for i in 1 2 3; do
-		s=$(date +%s.%N)
-		"$@" >/dev/null 2>&1 || true
-		e=$(date +%s.%N)
-		t=$(echo "$e - $s" | bc -l 2>/dev/null || awk -v s="$s" -v e="$e" 'BEGIN { print e - s }')
-		if [ -z "$best" ] || awk -v t="$t" -v b="$best" 'BEGIN { exit !(t < b) }'; then best=$t; fi
-	done
-	echo "$best"
-}
 
 report() {
 	local name=$1 t=$2
@@ -34,13 +21,13 @@ report() {
 	    'BEGIN { printf "%-28s %6d MB in %6.3f s  %8.0f MB/s\n", n, mb, t, mb / t }'
 }
 
-report "diff (stack base test)" "$(best "$bin/diff" -q "$a" "$b")"
-report "diff -f signed -n" "$(best "$bin/diff" -q -f signed -n "$a" "$b")"
-report "diff --totals" "$(best "$bin/diff" -t "$a" "$b")"
-report "overweight" "$(best "$bin/overweight" "$a" "$b")"
-report "overweight --tsv" "$(best "$bin/overweight" --tsv "$a" "$b")"
-report "diff --preset=module" "$(best "$bin/diff" -q --preset=module "$a" "$b")"
-report "overweight --preset=module" "$(best "$bin/overweight" --preset=module "$a" "$b")"
+report "diff (stack base test)" "$(best_wall "$bin/diff" -q "$a" "$b")"
+report "diff -f signed -n" "$(best_wall "$bin/diff" -q -f signed -n "$a" "$b")"
+report "diff --totals" "$(best_wall "$bin/diff" -t "$a" "$b")"
+report "overweight" "$(best_wall "$bin/overweight" "$a" "$b")"
+report "overweight --tsv" "$(best_wall "$bin/overweight" --tsv "$a" "$b")"
+report "diff --preset=module" "$(best_wall "$bin/diff" -q --preset=module "$a" "$b")"
+report "overweight --preset=module" "$(best_wall "$bin/overweight" --preset=module "$a" "$b")"
 
 # evt input (through stackfold's lib): the synthetic incident, fixed vs broken
 scen="$(cd "$(dirname "$0")/.." && pwd)/scenarios"
@@ -56,7 +43,7 @@ if [ -x "$bin/etlgen" ] && [ -x "$bin/etl2evt" ] && [ -f "$scen/backup-incident.
 	emb=$(( ($(stat -c %s "$fa") + $(stat -c %s "$fb")) / 1000000 ))
 	ev=$(cat "$fa" "$fb" | grep -vc '^#')
 	for cmd in "diff -t" "diff -t --kind=DPC,ThreadedDPC,TimerDPC,ISR" "overweight --preset=module"; do
-		t=$(best "$bin"/$cmd "$fa" "$fb")
+		t=$(best_wall "$bin"/$cmd "$fa" "$fb")
 		awk -v n="$cmd (evt)" -v t="$t" -v mb="$emb" -v ev="$ev" \
 		    'BEGIN { printf "%-28s %6d MB in %6.3f s  %8.0f MB/s  %5.1f M events/s\n", substr(n, 1, 28), mb, t, mb / t, ev / t / 1e6 }'
 	done

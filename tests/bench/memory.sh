@@ -24,6 +24,7 @@
 #      and 2.2 GB holding 0.5, 2 and 7.7 GB of events), MEMORY_FOLDED_SIZES
 #      (default "100M 500M 1G 2G"), MEMORY_CAP_MB (default 1024).
 set -eu
+. "$(dirname "$0")/common.bash"
 bin=${ETLKIT_BIN:?}
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=${BENCH_TMP:-/tmp/etlkit-bench}/memory
@@ -105,13 +106,13 @@ to_evt() {
 }
 for s in $folded_sizes; do
 	f="$tmp/gen-$s-d$distinct.folded"
-	[ -s "$f" ] || python3 "$ETLKIT_ROOT/tests/tools/gen_folded.py" --size "$s" --seed 1 --distinct "$distinct" >"$f"
+	folded_input "$f" "$s" 1 --distinct "$distinct"
 	measure "stackfold folded ($(distinct "$f"))" "$f" "$bin/stackfold" "$f"
 	rm -f "$f"
 done
 for s in $folded_sizes; do
 	f="$tmp/gen-$s.folded"
-	[ -s "$f" ] || python3 "$ETLKIT_ROOT/tests/tools/gen_folded.py" --size "$s" --seed 1 >"$f"
+	folded_input "$f" "$s" 1
 	measure "stackfold folded ($(distinct "$f"))" "$f" "$bin/stackfold" "$f"
 	measure "stackfold --preset=module folded" "$f" "$bin/stackfold" --preset=module "$f"
 	e="$tmp/gen-$s.evt"

@@ -10,29 +10,16 @@
 #  - render dpc / dpcstacks events per second on the synthesised incident.
 # Env: ETLKIT_BIN, ETLKIT_SHARED, BENCH_TMP; RENDER_BENCH_SIZE (default 100M).
 set -eu
+. "$(dirname "$0")/common.bash"
 bin=${ETLKIT_BIN:?}
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=${BENCH_TMP:-/tmp/etlkit-bench}/render
 size=${RENDER_BENCH_SIZE:-100M}
 mkdir -p "$tmp"
 in="$tmp/folded-$size-1"
-[ -s "$in" ] || python3 "$ETLKIT_ROOT/tests/tools/gen_folded.py" --size "$size" --seed 1 > "$in"
+folded_input "$in" "$size" 1
 bytes=$(wc -c < "$in")
 mb=$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }')
-
-# best of 3: prints "wall cpu" seconds
-best() {
-	local bw="" bc="" out w c i
-	for i in 1 2 3; do
-		/usr/bin/time -o "$tmp/time" -f "%e %U %S" "$@" > /dev/null 2>&1 || true
-		out=$(tail -1 "$tmp/time")
-		w=$(echo "$out" | awk '{print $1}')
-		c=$(echo "$out" | awk '{print $2 + $3}')
-		if [ -z "$bw" ] || awk -v a="$w" -v b="$bw" 'BEGIN{exit !(a < b)}'; then bw=$w; fi
-		if [ -z "$bc" ] || awk -v a="$c" -v b="$bc" 'BEGIN{exit !(a < b)}'; then bc=$c; fi
-	done
-	echo "$bw $bc"
-}
 
 rate() {
 	awk -v n="$1" -v t="$2" -v mb="$mb" 'BEGIN {
@@ -42,16 +29,16 @@ rate() {
 }
 
 echo "input: $in ($mb MB, $(wc -l < "$in") lines)"
-rate "render flame (default 0.1 px)" "$(best "$bin/render" "$in")"
-rate "render flame --minwidth 0.01%" "$(best "$bin/render" --minwidth 0.01% "$in")"
-rate "render flame --flamechart" "$(best "$bin/render" --flamechart "$in")"
-rate "render flame --reverse" "$(best "$bin/render" --reverse "$in")"
+rate "render flame (default 0.1 px)" "$(best_wall_cpu "$bin/render" "$in")"
+rate "render flame --minwidth 0.01%" "$(best_wall_cpu "$bin/render" --minwidth 0.01% "$in")"
+rate "render flame --flamechart" "$(best_wall_cpu "$bin/render" --flamechart "$in")"
+rate "render flame --reverse" "$(best_wall_cpu "$bin/render" --reverse "$in")"
 # the same stacks merged and sorted (what stackfold and diff write): no line repeats
 merged="$tmp/merged-$size-1"
 [ -s "$merged" ] || awk '{ c = $NF; $NF = ""; s[$0] += c } END { for (k in s) print substr(k, 1, length(k) - 1), s[k] }' "$in" | LC_ALL=C sort > "$merged"
 mbm=$(awk -v b="$(wc -c < "$merged")" 'BEGIN { printf "%.1f", b / 1e6 }')
 mb_all=$mb; mb=$mbm
-rate "render flame (merged, sorted input)" "$(best "$bin/render" "$merged")"
+rate "render flame (merged, sorted input)" "$(best_wall_cpu "$bin/render" "$merged")"
 mb=$mb_all
 
 "$bin/render" --minwidth 0.01% "$in" > "$tmp/ours-0.01.svg"
@@ -61,7 +48,7 @@ printf "%-40s %10d bytes (%d boxes)\n" "svg size, render --minwidth 0.01%" "$our
     "$(grep -c '^<g><title>' "$tmp/ours-0.01.svg")"
 printf "%-40s %10d bytes\n" "svg size, render (0.1 px)" "$(wc -c < "$tmp/ours-0.1px.svg")"
 if command -v inferno-flamegraph > /dev/null; then
-	rate "inferno-flamegraph (0.01%)" "$(best inferno-flamegraph "$in")"
+	rate "inferno-flamegraph (0.01%)" "$(best_wall_cpu inferno-flamegraph "$in")"
 	inferno-flamegraph "$in" > "$tmp/inferno.svg"
 	printf "%-40s %10d bytes\n" "svg size, inferno-flamegraph (0.01%)" "$(wc -c < "$tmp/inferno.svg")"
 else
@@ -90,7 +77,7 @@ if [ -x "$bin/etlgen" ] && [ -x "$bin/etl2evt" ]; then
 	fi
 	ev=$(grep -vc '^#' "$evt")
 	for mode in dpc dpcisr dpcstacks; do
-		t=$(best "$bin/render" "$mode" "$evt")
+		t=$(best_wall_cpu "$bin/render" "$mode" "$evt")
 		awk -v n="render $mode (incident)" -v t="$t" -v ev="$ev" 'BEGIN { split(t, a, " ");
 		    printf "%-40s %8d events  wall %6.3f s %9.0f ev/s   cpu %6.3f s %9.0f ev/s\n",
 		    n, ev, a[1], ev / (a[1] > 0 ? a[1] : 1e-9), a[2], ev / (a[2] > 0 ? a[2] : 1e-9) }'

@@ -9,6 +9,7 @@
 #  - net.4.5.2.x64 (66,394 events decoded from embedded schemas): tdhdump -s.
 # Env: ETLKIT_BIN, ETLKIT_SHARED, BENCH_TMP; SCHEMA_BENCH_PERIODS (default 1500).
 set -eu
+. "$(dirname "$0")/common.bash"
 bin=${ETLKIT_BIN:?}
 tmp=${BENCH_TMP:-/tmp/etlkit-bench}/schema
 periods=${SCHEMA_BENCH_PERIODS:-1500}
@@ -17,19 +18,6 @@ etl="$tmp/wperf-$periods.etl"
 [ -s "$etl" ] || "$bin/wperfgen" -o "$etl" --cores 64 --periods "$periods"
 "$bin/etl2evt" "$etl" -o "$tmp/wperf.evt"
 nev=$(grep -c $'\tp.Value=' "$tmp/wperf.evt")
-
-best() {
-	local bw="" bc="" out w c i
-	for i in 1 2 3; do
-		/usr/bin/time -o "$tmp/time" -f "%e %U %S" "$@" > /dev/null 2>&1 || true
-		out=$(tail -1 "$tmp/time")
-		w=$(echo "$out" | awk '{print $1}')
-		c=$(echo "$out" | awk '{print $2 + $3}')
-		if [ -z "$bw" ] || awk -v a="$w" -v b="$bw" 'BEGIN{exit !(a < b)}'; then bw=$w; fi
-		if [ -z "$bc" ] || awk -v a="$c" -v b="$bc" 'BEGIN{exit !(a < b)}'; then bc=$c; fi
-	done
-	echo "$bw $bc"
-}
 
 report() { # LABEL BYTES EVENTS "wall cpu"
 	awk -v l="$1" -v b="$2" -v n="$3" -v t="$4" 'BEGIN {
@@ -40,13 +28,13 @@ report() { # LABEL BYTES EVENTS "wall cpu"
 
 eb=$(wc -c < "$etl")
 vb=$(wc -c < "$tmp/wperf.evt")
-report "etl2evt (WindowsPerf, embedded)" "$eb" "$nev" "$(best "$bin/etl2evt" "$etl" -o /dev/null)"
-report "tdhdump -s (lib/tdh only)" "$eb" "$nev" "$(best "$bin/tdhdump" -s "$etl")"
-report "render pmu" "$vb" "$nev" "$(best "$bin/render" pmu "$tmp/wperf.evt")"
-report "render pmu --tsv" "$vb" "$nev" "$(best "$bin/render" pmu --tsv "$tmp/wperf.evt")"
+report "etl2evt (WindowsPerf, embedded)" "$eb" "$nev" "$(best_wall_cpu "$bin/etl2evt" "$etl" -o /dev/null)"
+report "tdhdump -s (lib/tdh only)" "$eb" "$nev" "$(best_wall_cpu "$bin/tdhdump" -s "$etl")"
+report "render pmu" "$vb" "$nev" "$(best_wall_cpu "$bin/render" pmu "$tmp/wperf.evt")"
+report "render pmu --tsv" "$vb" "$nev" "$(best_wall_cpu "$bin/render" pmu --tsv "$tmp/wperf.evt")"
 net="$tmp/net.4.5.2.x64.etl"
 if [ ! -s "$net" ]; then
 	python3 -c 'import sys,zipfile; open(sys.argv[2],"wb").write(zipfile.ZipFile(sys.argv[1]).read("net.4.5.2.x64.etl"))' \
 	    "$ETLKIT_CORPUS/perfview/net.4.5.2.x64.etl.zip" "$net"
 fi
-report "tdhdump -s net.4.5.2.x64" "$(wc -c < "$net")" 66394 "$(best "$bin/tdhdump" -s "$net")"
+report "tdhdump -s net.4.5.2.x64" "$(wc -c < "$net")" 66394 "$(best_wall_cpu "$bin/tdhdump" -s "$net")"

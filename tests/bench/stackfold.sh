@@ -9,7 +9,7 @@
 # Env: ETLKIT_BIN, ETLKIT_SHARED, BENCH_TMP (see tests/bench.sh).
 set -eu
 bin=${ETLKIT_BIN:?}
-gen="$ETLKIT_ROOT/tests/tools/gen_folded.py"
+. "$(dirname "$0")/common.bash"
 tmp=${BENCH_TMP:-/tmp/etlkit-bench}/stackfold
 size=${STACKFOLD_BENCH_SIZE:-100M}
 mkdir -p "$tmp"
@@ -25,7 +25,7 @@ to_evt() {
 prepare() {	# prepare SIZE SEED -> sets F (folded) and E (evt)
 	F="$tmp/gen-$1-$2.folded"
 	E="$tmp/gen-$1-$2.evt"
-	[ -s "$F" ] || python3 "$gen" --size "$1" --seed "$2" >"$F"
+	folded_input "$F" "$1" "$2"
 	[ -s "$E" ] || to_evt "$F" >"$E"
 }
 

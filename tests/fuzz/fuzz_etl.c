@@ -12,24 +12,13 @@
  *         are no more than the file has.
  */
 #include "etl/etl.h"
+#include "fuzz.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static unsigned long nerrors;
-
-static void
-on_error(void *ctx, uint64_t offset, const char *msg)
-{
-	(void)ctx;
-	(void)offset;
-	if (msg == NULL || *msg == '\0')
-		abort();
-	nerrors++;
-}
 
 static void
 check_index(const struct etl_reader *r, size_t size)
@@ -85,7 +74,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char ts[64];
 
 	memcpy(copy, data, size);
-	r = etl_open(copy, size, on_error, NULL);
+	r = etl_open(copy, size, fuzz_on_error, NULL);
 	if (r == NULL) {
 		free(copy);
 		return 0;

@@ -20,6 +20,7 @@
 #include "etl/etl.h"
 #include "etl/convert.h"
 #include "evt/evt.h"
+#include "fuzz.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -29,15 +30,6 @@
 #include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void
-on_error(void *ctx, uint64_t offset, const char *msg)
-{
-	(void)ctx;
-	(void)offset;
-	if (msg == NULL || *msg == '\0')
-		abort();
-}
 
 static int
 all_in(const char *s, const char *extra)
@@ -110,6 +102,29 @@ check_evt(char *text, size_t len)
 	return events;
 }
 
+/* An outbuf writing into *TEXT (open_memstream), as etl2evt writes a file. */
+static void
+memory_outbuf(struct outbuf *ob, char **text, size_t *len)
+{
+	memset(ob, 0, sizeof(*ob));
+	ob->fp = open_memstream(text, len);
+	ob->name = "<memory>";
+	ob->cap = 1 << 16;
+	ob->buf = malloc(ob->cap);
+}
+
+/* Frees the input's copy and, when it was read through a mapping, the
+ * mapping and its memfd. */
+static void
+release_input(uint8_t *copy, const uint8_t *map, size_t size, int fd)
+{
+	if (map)
+		munmap((void *)map, size);
+	if (fd >= 0)
+		close(fd);
+	free(copy);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -126,32 +141,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memcpy(copy, data, size);
 	if (size > 0 && (data[size - 1] & 4)) {
-		fd = memfd_create("fuzz.etl", 0);
-		if (fd < 0 || write(fd, data, size) != (ssize_t)size)
-			abort();
+		fd = fuzz_memfd("fuzz.etl", data, size);
 		map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (map == MAP_FAILED)
 			abort();
-		r = etl_open_mapped(map, size, on_error, NULL, fd);
+		r = etl_open_mapped(map, size, fuzz_on_error, NULL, fd);
 	} else
-		r = etl_open(copy, size, on_error, NULL);
+		r = etl_open(copy, size, fuzz_on_error, NULL);
 	if (r == NULL) {
-		if (map)
-			munmap((void *)map, size);
-		if (fd >= 0)
-			close(fd);
-		free(copy);
+		release_input(copy, map, size, fd);
 		return 0;
 	}
 	memset(&o, 0, sizeof(o));
 	o.source = "fuzz.etl";
 	o.addrs = size > 0 && (data[size - 1] & 1);
 	o.full_paths = size > 0 && (data[size - 1] & 2);
-	memset(&ob, 0, sizeof(ob));
-	ob.fp = open_memstream(&text, &tlen);
-	ob.name = "<memory>";
-	ob.cap = 1 << 16;
-	ob.buf = malloc(ob.cap);
+	memory_outbuf(&ob, &text, &tlen);
 	memset(&res, 0, sizeof(res));
 	(void)etl2evt_convert(&r, 1, &o, &ob, &res);
 	ob_close(&ob);		/* fclose()s the memstream */
@@ -160,20 +165,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(text);
 
 	text = NULL;
-	memset(&ob, 0, sizeof(ob));
-	ob.fp = open_memstream(&text, &tlen);
-	ob.name = "<memory>";
-	ob.cap = 1 << 16;
-	ob.buf = malloc(ob.cap);
+	memory_outbuf(&ob, &text, &tlen);
 	etl_census(r, &ob);
 	ob_close(&ob);
 	free(text);
 
 	etl_close(r);
-	if (map)
-		munmap((void *)map, size);
-	if (fd >= 0)
-		close(fd);
-	free(copy);
+	release_input(copy, map, size, fd);
 	return 0;
 }

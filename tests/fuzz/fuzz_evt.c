@@ -13,6 +13,7 @@
  *         nanoseconds.
  */
 #include "evt/evt.h"
+#include "fuzz.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -194,26 +195,7 @@ one_line(char *line, size_t len)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *buf = malloc(size + 1);
-	char *p, *end, *nl;
-
-	memcpy(buf, data, size);
-	buf[size] = '\0';
-	p = buf;
-	end = buf + size;
-	while (p < end) {
-		size_t n;
-
-		nl = memchr(p, '\n', (size_t)(end - p));
-		if (nl == NULL)
-			nl = end;
-		*nl = '\0';
-		n = (size_t)(nl - p);
-		if (n > 0 && p[n - 1] == '\r')
-			p[--n] = '\0';
-		one_line(p, n);
-		p = nl + 1;
-	}
+	fuzz_each_line(data, size, 1, one_line);
 	/*
 	 * exact nanosecond formatting of any int64 (parses back when within
 	 * the 1e12 ms the parser accepts), and the formatters on any double
@@ -236,6 +218,5 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (evt_format_weight(out, d) >= 32 || strlen(out) >= 32)
 			abort();
 	}
-	free(buf);
 	return 0;
 }

@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #endif
 #include "evt/evt.h"
+#include "fuzz.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -143,16 +144,11 @@ lines_match(struct linereader *lr, const unsigned char *expect, size_t n)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	int fd = memfd_create("fuzz", 0);
+	int fd = fuzz_memfd("fuzz", data, size);
 	struct linereader *lr;
 	int gz = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
 	int r;
 
-	if (fd < 0)
-		abort();
-	if (size > 0 && write(fd, data, size) != (ssize_t)size)
-		abort();
-	lseek(fd, 0, SEEK_SET);
 	lr = lr_fdopen(fd, "fuzz");
 	lr_set_quiet(lr);
 	if (!gz) {

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #endif
 #include "etl/zip.h"
+#include "fuzz.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -47,14 +48,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct zip_archive z;
 	char err[512];
-	int fd = memfd_create("zip", 0), outfd;
+	int fd = fuzz_memfd("zip", data, size), outfd;
 	size_t i;
 
-	if (fd < 0)
-		abort();
-	if (size > 0 && write(fd, data, size) != (ssize_t)size)
-		abort();
-	lseek(fd, 0, SEEK_SET);
 	(void)zip_magic(data, size);
 	memset(&z, 0, sizeof(z));
 	err[0] = '\0';

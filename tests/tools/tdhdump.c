@@ -28,6 +28,7 @@
 #include "etl/etl.h"
 #include "evt/evt.h"
 #include "etl/tdh.h"
+#include "xorshift.h"
 
 static struct outbuf ob, *out = &ob;
 
@@ -127,10 +128,7 @@ static uint64_t rng = 88172645463325252ull;
 static uint64_t
 next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 /* Damaged copies of every schema record, decoding the trace's events with them. */

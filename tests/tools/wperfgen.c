@@ -40,6 +40,7 @@
 #include "evt/evt.h"
 #include "etl/tdhbuild.h"
 #include "etl/wperf.h"
+#include "xorshift.h"
 
 #define FREQ 10000000ull	/* QPC ticks per second: 100 ns */
 #define T0 (100000ull)		/* first burst 10 ms after the header */
@@ -70,10 +71,7 @@ static uint64_t rng = 0x2545f4914f6cdd1dull;
 static uint64_t
 next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 static void

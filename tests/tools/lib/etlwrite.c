@@ -460,25 +460,28 @@ etlw_append(struct etlw *w, int cpu, const void *rec, size_t len)
 	}
 }
 
+/* Marks CPU's current buffer (started if need be) with a lost-WHAT FLAG. */
+static void
+mark_lost(struct etlw *w, int cpu, const char *what, unsigned flag)
+{
+	if (cpu < 0 || cpu >= w->cfg.ncpus)
+		cli_fatal("lost %s on CPU %d, but the trace has %d CPUs", what, cpu, w->cfg.ncpus);
+	if (!w->cpu[cpu].used)
+		start_buffer(w, cpu);
+	w->cpu[cpu].flags |= flag;
+}
+
 void
 etlw_events_lost(struct etlw *w, int cpu, uint32_t n)
 {
-	if (cpu < 0 || cpu >= w->cfg.ncpus)
-		cli_fatal("lost events on CPU %d, but the trace has %d CPUs", cpu, w->cfg.ncpus);
-	if (!w->cpu[cpu].used)
-		start_buffer(w, cpu);
-	w->cpu[cpu].flags |= ETLW_BUF_EVENTS_LOST;
+	mark_lost(w, cpu, "events", ETLW_BUF_EVENTS_LOST);
 	w->events_lost += n;
 }
 
 void
 etlw_buffers_lost(struct etlw *w, int cpu, uint32_t n)
 {
-	if (cpu < 0 || cpu >= w->cfg.ncpus)
-		cli_fatal("lost buffers on CPU %d, but the trace has %d CPUs", cpu, w->cfg.ncpus);
-	if (!w->cpu[cpu].used)
-		start_buffer(w, cpu);
-	w->cpu[cpu].flags |= ETLW_BUF_BUFFER_LOST;
+	mark_lost(w, cpu, "buffers", ETLW_BUF_BUFFER_LOST);
 	w->next_seq += n;
 	w->buffers_lost += n;
 }
