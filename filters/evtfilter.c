@@ -747,15 +747,9 @@ main(int argc, char **argv)
 			ob_write(&ob, s, len);
 			ob_putc(&ob, '\n');
 		}
-		if ((lr_lineno(lr) & 0xffff) == 0)
-			cli_progress(lr_offset(lr), lr_size(lr));
+		lr_progress(lr);
 	}
-	cli_progress_end();
-	bad += (long)lr_skipped(lr);	/* too long, NUL bytes: reported by the reader */
-	if (lr_error(lr) != NULL) {
-		cli_warn("%s: %s", lr_name(lr), lr_error(lr));
-		bad++;
-	}
+	bad += (long)lr_finish(lr);
 	if (!seen_header)
 		cli_fatal("%s: empty input, not an evt stream", lr_name(lr));
 	{

@@ -252,8 +252,7 @@ read_stacks(const char *path, struct stack_sink *s)
 	while ((line = lr_next(lr, &len)) != NULL) {
 		enum evt_linetype t = evt_classify(line, len);
 
-		if ((lr_lineno(lr) & 0xffff) == 0)
-			cli_progress(lr_offset(lr), lr_size(lr));
+		lr_progress(lr);
 		if (t == EVT_BLANK)
 			continue;
 		if (first) {
@@ -295,12 +294,7 @@ read_stacks(const char *path, struct stack_sink *s)
 	}
 	cli_progress_end();
 	deep_done(s, lr_name(lr));
-	s->bad += lr_skipped(lr);	/* too long, NUL bytes: reported by the reader */
-	if (lr_error(lr)) {
-		/* keep what was read before the damage, like every other tool */
-		cli_warn("%s: %s", lr_name(lr), lr_error(lr));
-		s->bad++;
-	}
+	s->bad += lr_finish(lr);
 	lr_close(lr);
 	return 0;
 }

@@ -381,6 +381,26 @@ lr_error(const struct linereader *lr)
 }
 
 void
+lr_progress(const struct linereader *lr)
+{
+	if ((lr->lineno & 0xffff) == 0)
+		cli_progress(lr_offset(lr), lr_size(lr));
+}
+
+unsigned long
+lr_finish(struct linereader *lr)
+{
+	unsigned long lost = lr_skipped(lr);
+
+	cli_progress_end();
+	if (lr_error(lr) != NULL) {
+		cli_warn("%s: %s", lr_name(lr), lr_error(lr));
+		lost++;
+	}
+	return lost;
+}
+
+void
 lr_close(struct linereader *lr)
 {
 	if (lr == NULL)

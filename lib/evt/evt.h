@@ -58,6 +58,16 @@ const char *lr_name(const struct linereader *lr);
  */
 const char *lr_error(const struct linereader *lr);
 void lr_close(struct linereader *lr);
+/* Once per line read: the progress line on a terminal, every 65536 lines. */
+void lr_progress(const struct linereader *lr);
+/*
+ * The end of a read: ends the progress line, says on stderr what stopped
+ * the input early (an I/O error, a corrupt gzip), and returns the lines
+ * lost: those the reader skipped (too long, NUL bytes; it named them)
+ * plus one for an early stop.  The lines before the damage were read,
+ * and every reader keeps them.
+ */
+unsigned long lr_finish(struct linereader *lr);
 
 /* ---------- evt lines ---------- */
 

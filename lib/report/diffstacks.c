@@ -597,8 +597,7 @@ diffstacks_read(struct diffstacks *t, int side, const char *path,
 		return -1;
 	}
 	while ((line = lr_next(r.lr, &len)) != NULL) {
-		if ((lr_lineno(r.lr) & 0xffff) == 0)
-			cli_progress(lr_offset(r.lr), lr_size(r.lr));
+		lr_progress(r.lr);
 		lt = evt_classify(line, len);
 		if (lt == EVT_BLANK)
 			continue;

@@ -343,8 +343,7 @@ dpc_read(struct dpc_stats *s, const char *path)
 		enum evt_linetype t = evt_classify(line, len);
 		int cls;
 
-		if ((lr_lineno(lr) & 0xffff) == 0)
-			cli_progress(lr_offset(lr), lr_size(lr));
+		lr_progress(lr);
 		if (t == EVT_BLANK)
 			continue;
 		if (first) {
@@ -399,13 +398,7 @@ dpc_read(struct dpc_stats *s, const char *path)
 			continue;
 		s->events++;
 	}
-	cli_progress_end();
-	s->bad += lr_skipped(lr);	/* too long, NUL bytes: reported by the reader */
-	if (lr_error(lr)) {
-		/* keep what was read before the damage, like every other reader */
-		cli_warn("%s: %s", lr_name(lr), lr_error(lr));
-		s->bad++;
-	}
+	s->bad += lr_finish(lr);
 	lr_close(lr);
 	if (s->bad) {
 		cli_warn("%lu unusable input line%s skipped", s->bad, s->bad == 1 ? "" : "s");

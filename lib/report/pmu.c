@@ -224,12 +224,7 @@ pmu_read(struct pmu *p, const char *path)
 			cli_warn("%s:%lu: WindowsPerf ReadGPC event without usable p.Core/p.Event/p.Value "
 			    "fields, skipped", lr_name(lr), lr_lineno(lr));
 	}
-	bad += lr_skipped(lr);	/* too long, NUL bytes: reported by the reader */
-	if (lr_error(lr)) {
-		/* keep what was read before the damage, like every other reader */
-		cli_warn("%s: %s", lr_name(lr), lr_error(lr));
-		bad++;
-	}
+	bad += lr_finish(lr);
 	if (bad) {
 		cli_warn("%s: %" PRIu64 " line(s) skipped", lr_name(lr), bad);
 		if (!st)

@@ -243,8 +243,7 @@ scenagg_read(struct scenagg *sa, int scen, const char *path, struct scenagg_file
 			st->lines++;
 			st->weight += w;
 		}
-		if ((lr_lineno(lr) & 0xffff) == 0)
-			cli_progress(lr_offset(lr), lr_size(lr));
+		lr_progress(lr);
 	}
 	cli_progress_end();
 	evt_cut_report(&cut, path);

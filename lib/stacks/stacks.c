@@ -1676,15 +1676,9 @@ stk_read(struct stk *S, const char *path)
 		}
 		if (first_deep == 0 && S->st.deep_stacks != deep0)
 			first_deep = lr_lineno(lr);
-		if ((lr_lineno(lr) & 0xffff) == 0)
-			cli_progress(lr_offset(lr), lr_size(lr));
+		lr_progress(lr);
 	}
-	cli_progress_end();
-	bad += (long)lr_skipped(lr);	/* too long, NUL bytes: reported by the reader */
-	if (lr_error(lr) != NULL) {
-		cli_warn("%s: %s", lr_name(lr), lr_error(lr));
-		bad++;
-	}
+	bad += (long)lr_finish(lr);
 	if (bad > 10)
 		cli_warn("%s: %ld malformed lines skipped", lr_name(lr), bad);
 	if (first_deep)
