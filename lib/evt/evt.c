@@ -356,13 +356,15 @@ lr_lineno(const struct linereader *lr)
 	return lr->lineno;
 }
 
-uint64_t
+/* Bytes consumed from the underlying file so far (compressed bytes for gzip). */
+static uint64_t
 lr_offset(const struct linereader *lr)
 {
 	return lr->offset;
 }
 
-uint64_t
+/* Total size of the input if it is a regular file, else 0. */
+static uint64_t
 lr_size(const struct linereader *lr)
 {
 	return lr->size;

@@ -47,10 +47,6 @@ unsigned long lr_skipped(const struct linereader *lr);
 void lr_set_quiet(struct linereader *lr);
 /* 1-based number of the line last returned. */
 unsigned long lr_lineno(const struct linereader *lr);
-/* Bytes consumed from the underlying file so far (compressed bytes for gzip). */
-uint64_t lr_offset(const struct linereader *lr);
-/* Total size of the input if it is a regular file, else 0. */
-uint64_t lr_size(const struct linereader *lr);
 const char *lr_name(const struct linereader *lr);
 /*
  * NULL if the input ended cleanly, else a message (I/O error, corrupt or
