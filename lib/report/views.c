@@ -605,7 +605,7 @@ ss_profile(struct speedscope *ss, const struct evt_event *ev)
 	for (i = ss->np; i > 0; i--)
 		if (ss->p[i - 1].pid == pid && ss->p[i - 1].tid == tid)
 			return &ss->p[i - 1];
-	if (ev && ss->by == SS_THREAD) {
+	if (ev && ss->by != SS_ALL) {
 		char pb[256];
 		size_t l = strlen(proc);
 
@@ -613,16 +613,10 @@ ss_profile(struct speedscope *ss, const struct evt_event *ev)
 			l = sizeof(pb) - 1;
 		memcpy(pb, proc, l);
 		pb[evt_unescape(pb, l)] = '\0';
-		snprintf(name, sizeof(name), "%s (%ld) Thread (%ld)", pb, pid, tid);
-	} else if (ev && ss->by == SS_PROCESS) {
-		char pb[256];
-		size_t l = strlen(proc);
-
-		if (l >= sizeof(pb))
-			l = sizeof(pb) - 1;
-		memcpy(pb, proc, l);
-		pb[evt_unescape(pb, l)] = '\0';
-		snprintf(name, sizeof(name), "%s (%ld)", pb, pid);
+		if (ss->by == SS_THREAD)
+			snprintf(name, sizeof(name), "%s (%ld) Thread (%ld)", pb, pid, tid);
+		else
+			snprintf(name, sizeof(name), "%s (%ld)", pb, pid);
 	} else
 		snprintf(name, sizeof(name), "all");
 	ss->p = xrealloc(ss->p, (ss->np + 1) * sizeof(*ss->p));
