@@ -139,29 +139,41 @@ now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * A rate needs a measured interval: over the first instants the elapsed
+ * time is nearly zero and done/elapsed reads like "13629530000 MB/s".
+ * So the rate counts the bytes since the first call, and is shown only
+ * once PROGRESS_RATE_AFTER seconds have passed.
+ */
+#define PROGRESS_RATE_AFTER	0.5
+
 void
 cli_progress(uint64_t done, uint64_t total)
 {
 	static int tty = -1;
-	double t;
+	static uint64_t done_at_start;
+	double t, elapsed;
 
 	if (tty < 0)
 		tty = isatty(STDERR_FILENO);
 	if (!tty)
 		return;
 	t = now();
-	if (progress_start == 0)
+	if (progress_start == 0) {
 		progress_start = t;
-	if (t - progress_last < 0.25)
+		done_at_start = done;
+	}
+	if (progress_last != 0 && t - progress_last < 0.25)
 		return;
 	progress_last = t;
+	fprintf(stderr, "\r%s: ", progname);
 	if (total > 0)
-		fprintf(stderr, "\r%s: %3d%% %.1f MB %.0f MB/s ", progname,
-		    (int)(done * 100 / total), done / 1e6,
-		    done / 1e6 / (t - progress_start + 1e-9));
-	else
-		fprintf(stderr, "\r%s: %.1f MB %.0f MB/s ", progname,
-		    done / 1e6, done / 1e6 / (t - progress_start + 1e-9));
+		fprintf(stderr, "%3d%% ", (int)(done * 100 / total));
+	fprintf(stderr, "%.1f MB ", done / 1e6);
+	elapsed = t - progress_start;
+	if (elapsed >= PROGRESS_RATE_AFTER && done >= done_at_start)
+		fprintf(stderr, "%.0f MB/s ",
+		    (done - done_at_start) / 1e6 / elapsed);
 	progress_drawn = 1;
 }
 

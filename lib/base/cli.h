@@ -65,7 +65,8 @@ void map_release(const void *addr, size_t len);
 
 /*
  * Progress on stderr, only when stderr is a terminal, at most a few
- * times a second: "tool: 42% 120.3 MB 250 MB/s".  TOTAL may be 0.
+ * times a second: "tool: 42% 120.3 MB 250 MB/s".  TOTAL may be 0; the
+ * rate appears once half a second has been measured.
  */
 void cli_progress(uint64_t done, uint64_t total);
 /* Clears the progress line if one was drawn. */
