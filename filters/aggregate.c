@@ -33,7 +33,10 @@
 #include "report/scenagg.h"
 #include "stacks/stacks.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +70,8 @@ help(void)
 	    "  -b, --by-name FILE       write the by-name table (TSV) with Which histogram\n"
 	    "  -o, --output FILE        write the folded stacks to FILE (atomically) [stdout]\n"
 	    "  -h, --help, --version\n"
-	    "Exit: 0 ok, 1 some input unreadable or malformed (skipped, counted), 2 fatal.\n",
+	    "Exit: 0 ok, 1 some input unreadable or malformed (skipped, counted),\n"
+	    "      2 fatal (no input readable at all, output not writable, usage).\n",
 	    stdout);
 	exit(0);
 }
@@ -150,6 +154,28 @@ spool_stdin(void)
 	return path;
 }
 
+/*
+ * Whether PATH can be read, checked before it becomes a scenario: an
+ * unreadable file is skipped, not aggregated as a scenario of no weight
+ * (which would count one more file in --mode mean).  errno tells why not.
+ */
+static int
+input_readable(const char *path)
+{
+	struct stat sb;
+	int fd, ok;
+
+	if ((fd = open(path, O_RDONLY)) < 0)
+		return 0;
+	ok = fstat(fd, &sb) == 0;
+	if (ok && S_ISDIR(sb.st_mode)) {
+		errno = EISDIR;
+		ok = 0;
+	}
+	close(fd);
+	return ok;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -178,7 +204,7 @@ main(int argc, char **argv)
 	struct scenagg *sa;
 	struct atomicfile out, bn;
 	int merge = 0, status = 0, ch;
-	size_t i;
+	size_t i, unreadable = 0;
 
 	cli_init(argv[0]);
 	stk_config_init(&cfg);
@@ -272,6 +298,12 @@ main(int argc, char **argv)
 		char *scen = NULL;
 		int id = SCENAGG_MERGE, evt;
 
+		if (!input_readable(inputs[i].path)) {
+			cli_warn("%s: %s; skipped", inputs[i].path, strerror(errno));
+			unreadable++;
+			status = EXIT_PARTIAL;
+			continue;
+		}
 		if (!merge) {
 			if (inputs[i].name)
 				scen = xstrdup(inputs[i].name);
@@ -308,6 +340,9 @@ main(int argc, char **argv)
 		for (ch = 0; ch < scenagg_nscenarios(sa); ch++)
 			scenagg_count_file(sa, ch);
 	}
+	/* nothing could be read: a fatal error, not an empty aggregate */
+	if (unreadable == ninputs)
+		exit(EXIT_FATAL);
 
 	atomicfile_open(&out, output);
 	scenagg_write_folded(sa, &out.ob, &oo);

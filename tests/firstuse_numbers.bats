@@ -86,3 +86,49 @@ if updates == 0:
 	# the run lasts about two seconds: a rate must have been measured
 	[ -s "$T/rates" ] || { cat "$T/tty"; fail "no rate printed"; }
 }
+
+# a small folded input made from a corpus trace
+corpus_folded() {
+	require_corpus
+	etl2evt "$CORPUS/perfview/net.4.5.2.x64.etl.zip" | stackfold >"$T/a.folded"
+	[ -s "$T/a.folded" ]
+}
+
+@test "exit: aggregate with every input missing exits 2, one line per missing file, no output" {
+	run aggregate "$T/nope1.folded" "$T/nope2.folded" -o "$T/out"
+	[ "$status" -eq 2 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" == *nope1.folded:*"No such file"* ]]
+	[[ "${lines[1]}" == *nope2.folded:*"No such file"* ]]
+	[ ! -e "$T/out" ]
+	run aggregate -M "$T/nope1.folded" "$T/nope2.folded"
+	[ "$status" -eq 2 ]
+	[ "${#lines[@]}" -eq 2 ]
+	# a directory is no readable input either
+	mkdir "$T/dir"
+	run aggregate "$T/dir"
+	[ "$status" -eq 2 ]
+}
+
+@test "exit: aggregate with some inputs missing exits 1, the rest aggregated as if alone" {
+	corpus_folded
+	aggregate -m mean -b "$T/alone.tsv" "$T/a.folded" >"$T/alone"
+	run aggregate -m mean -b "$T/some.tsv" "$T/a.folded" "$T/nope.folded" -o "$T/some"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "${lines[0]}" == *nope.folded:*"No such file"* ]]
+	[ -s "$T/some" ]
+	# the missing file is no scenario of weight 0 halving the mean
+	textdiff "$T/alone" "$T/some"
+	textdiff "$T/alone.tsv" "$T/some.tsv"
+}
+
+@test "exit: diff, overweight, render and stackfold with every input unreadable exit 2" {
+	for cmd in "diff $T/n1 $T/n2" "overweight $T/n1 $T/n2" "render $T/n1" \
+	    "render flame $T/n1 $T/n2" "render tree $T/n1" "render speedscope $T/n1" \
+	    "render dpc $T/n1" "render pmu $T/n1" "stackfold $T/n1"; do
+		run $cmd
+		[ "$status" -eq 2 ] || fail "$cmd: exit $status"
+		[[ "${lines[0]}" == *n1:*"No such file"* ]] || fail "$cmd: ${lines[0]}"
+	done
+}
