@@ -41,6 +41,22 @@ usage(int status)
 	fprintf(status ? stderr : stdout,
 	    "usage: etl2evt [-k KINDS] [-p PROCS] [-s MS] [-e MS] [--utc] [--full-paths] [--addrs] "
 	    "[--symbols PATH] [--no-symbols] [--member NAME] [--census] [-o FILE] [FILE|- ...]\n");
+	if (status == 0)
+		fputs("Decodes ETW traces (.etl, .etl.zip, .diagsession) into evt text.\n"
+		    "\n"
+		    "  -k, --kinds=LIST     only events of these kinds (comma-separated)\n"
+		    "  -p, --process=LIST   only events of these processes (image names or pids)\n"
+		    "  -s, --start=MS       only events from MS (ms since the trace start, inclusive)\n"
+		    "  -e, --end=MS         only events up to MS (inclusive)\n"
+		    "      --utc            add utc=, the absolute time of each event\n"
+		    "      --full-paths     frames name the image's full path, not its file name\n"
+		    "      --addrs          frames outside every image as ?!0xADDRESS\n"
+		    "      --symbols=PATH   also look for PDBs here (repeatable; must exist)\n"
+		    "      --no-symbols     do not read PDBs (frames are module!0xRVA)\n"
+		    "      --member=NAME    decode only this member of a zip\n"
+		    "      --census         count events per record kind instead of writing evt\n"
+		    "  -o, --output=FILE    output file (default stdout)\n"
+		    "  -h, --help, --version\n", stdout);
 	exit(status);
 }
 
