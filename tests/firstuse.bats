@@ -44,3 +44,56 @@ help_lists_man_options() {
 		help_lists_man_options "$t"
 	done
 }
+
+# not_text_once TOOL ARGS...: run on a trace instead of evt, TOOL says once
+# what the input is and what to do, and exits 2.
+not_text_once() {
+	run "$@"
+	[ "$status" -eq 2 ] || fail "$*: exit $status, want 2"
+	[ "${#lines[@]}" -eq 1 ] || fail "$*: ${#lines[@]} lines on stderr, want 1: $output"
+}
+
+@test "a corpus .etl fed to a tool that reads evt: one line, run etl2evt first, exit 2" {
+	require_corpus
+	etl="$CORPUS/perfview/smallEtlFile.etl"
+	want="$etl: this is an ETL file: run etl2evt first"
+	for t in stackfold render evtfilter aggregate; do
+		not_text_once "$t" "$etl"
+		[ "$output" = "$t: $want" ] || fail "$t said: $output"
+	done
+	not_text_once diff "$etl" "$etl"
+	[ "$output" = "diff: $want" ] || fail "diff said: $output"
+	not_text_once overweight "$etl" "$etl"
+	# by content, not by name: on standard input too
+	run sh -c 'stackfold <"$1" 2>&1 >/dev/null' sh "$etl"
+	[ "$status" -eq 2 ] && [ "$output" = "stackfold: <stdin>: this is an ETL file: run etl2evt first" ] ||
+	    fail "stdin: exit $status: $output"
+}
+
+@test "a corpus .etl.zip (and a .diagsession, a zip too) fed to a tool that reads evt: one line, exit 2" {
+	require_corpus
+	zip="$CORPUS/perfview/ctf-net45-win7.etl.zip"
+	cp "$zip" "$T/vs.diagsession"
+	for f in "$zip" "$T/vs.diagsession"; do
+		for t in stackfold render evtfilter aggregate; do
+			not_text_once "$t" "$f"
+			[ "$output" = "$t: $f: this is a zip: run etl2evt first" ] || fail "$t said: $output"
+		done
+		not_text_once diff "$f" "$f"
+		[ "$output" = "diff: $f: this is a zip: run etl2evt first" ] || fail "diff said: $output"
+	done
+}
+
+@test "every corpus .etl is told from text by its first bytes; the evt etl2evt makes of it is not" {
+	require_corpus
+	n=0
+	while IFS= read -r f; do
+		run stackfold "$f"
+		[ "$status" -eq 2 ] && [[ "$output" == *"this is an ETL file: run etl2evt first" ]] ||
+		    fail "$f: exit $status: $output"
+		n=$((n + 1))
+	done < <(find "$CORPUS" -name '*.etl' | sort)
+	[ "$n" -ge 5 ] || fail "only $n corpus .etl files"
+	etl2evt "$CORPUS/perfview/smallEtlFile.etl" >"$T/small.evt"
+	stackfold "$T/small.evt" >/dev/null
+}
