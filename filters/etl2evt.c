@@ -384,6 +384,7 @@ main(int argc, char **argv)
 	const char *out = NULL, *member = NULL;
 	int ch, census = 0, use_symbols = 1, explicit_symbols = 0;
 	struct symctx *sym = NULL;
+	const char *bad_dir;
 
 	cli_init(argv[0]);
 	memset(&o, 0, sizeof o);
@@ -413,6 +414,8 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	if (sym && (bad_dir = sym_unreadable_dir(sym)) != NULL)
+		cli_fatal("--symbols %s: %s", bad_dir, strerror(errno));
 	input_name = argc >= 1 ? argv[0] : "-";
 	if (o.has_from && o.has_to && o.to_ms < o.from_ms)
 		cli_usage_error("--end is before --start");
@@ -490,8 +493,10 @@ main(int argc, char **argv)
 		    ".etl members of a zip that are not ETL traces");
 	}
 	ob_close(&ob);
-	if (sym && use_symbols && explicit_symbols)
+	if (sym && use_symbols && explicit_symbols && !census) {
 		sym_report(sym, stderr, "etl2evt", 0);
+		sym_summary(sym, stderr, "etl2evt");
+	}
 	sym_free(sym);
 	if (nproblems)
 		cli_warn("%s: %lu problem%s; the rest was decoded", ninputs > 1 ? "input" : inputs[0].name, nproblems,

@@ -97,3 +97,62 @@ not_text_once() {
 	etl2evt "$CORPUS/perfview/smallEtlFile.etl" >"$T/small.evt"
 	stackfold "$T/small.evt" >/dev/null
 }
+
+# symbols_summary EVT: the summary line etl2evt should print, from the
+# #symbols lines of its output (one per image looked up).
+symbols_summary() {
+	local ok nf mm
+	ok=$(grep -c $'^#symbols\t.*\tstatus=resolved\t' "$1")
+	nf=$(grep -c $'^#symbols\t.*\tstatus=pdb-not-found\t' "$1")
+	mm=$(grep -c $'^#symbols\t.*\tstatus=pdb-mismatch\t' "$1")
+	dm=$(grep -c $'^#symbols\t.*\tstatus=pdb-damaged\t' "$1")
+	ni=$(grep -c $'^#symbols\t.*\tstatus=no-pdb-id\t' "$1")
+	s() { [ "$1" -eq 1 ] || echo s; }
+	printf 'etl2evt: symbols: %s' "$ok image$(s "$ok") resolved, $nf PDB$(s "$nf") not found, $mm PDB$(s "$mm") mismatched"
+	[ "$dm" -eq 0 ] || printf ', %s damaged' "$dm"
+	[ "$ni" -eq 0 ] || printf ', %s' "$ni image$(s "$ni") without a PDB identity"
+	echo
+}
+
+@test "etl2evt --symbols with a missing directory: one line naming it, exit 2, no output" {
+	require_corpus
+	z="$CORPUS/perfview/ctf-net45-win7.etl.zip"
+	run etl2evt -k Sample --symbols "$T/nowhere" -o "$T/x.evt" "$z"
+	[ "$status" -eq 2 ] || fail "exit $status: $output"
+	[ "$output" = "etl2evt: --symbols $T/nowhere: No such file or directory" ] || fail "$output"
+	[ ! -e "$T/x.evt" ]
+	# one missing entry of a ';'-separated path is named too
+	mkdir "$T/here"
+	run etl2evt -k Sample --symbols "$T/here;$T/gone" -o "$T/x.evt" "$z"
+	[ "$status" -eq 2 ] && [ "$output" = "etl2evt: --symbols $T/gone: No such file or directory" ] ||
+	    fail "exit $status: $output"
+}
+
+@test "etl2evt --symbols on a corpus .etl.zip with its NGEN PDBs: one summary line of what #symbols lists" {
+	require_corpus
+	mkdir "$T/empty"
+	etl2evt -k Sample --symbols "$T/empty" -o "$T/s.evt" "$CORPUS/perfview/ctf-net45-win7.etl.zip" 2>"$T/err"
+	want=$(symbols_summary "$T/s.evt")
+	[[ "$want" == "etl2evt: symbols: 3 images resolved, "[1-9]*" PDBs not found, 0 PDBs mismatched" ]] || fail "$want"
+	[ "$(grep -c ': symbols: [0-9]* image' "$T/err")" -eq 1 ] || fail "$(cat "$T/err")"
+	[ "$(tail -1 "$T/err")" = "$want" ] || fail "got: $(tail -1 "$T/err"), want: $want"
+}
+
+@test "etl2evt --symbols: PDBs resolved, not found and of another build are counted apart" {
+	rc=0; "$BATS_TEST_DIRNAME/scenarios/build-symbols.sh" "$BATS_TEST_DIRNAME/scenarios/kinds.yaml" "$T/sym" \
+	    >/dev/null 2>&1 || rc=$?
+	[ "$rc" -eq 0 ] || fail "build-symbols.sh: exit $rc (needs clang-cl and lld-link: make deps)"
+	# the trace's ndis.sys is another build (age 2) than the PDB; storport.pdb
+	# is not there (nor BackupSvc.pdb, which the scenario never builds)
+	sed -i 's/^\(image ndis.sys ndis.pdb [0-9A-F-]*\) 1$/\1 2/' "$T/sym/symbols.map"
+	grep -q '^image ndis.sys ndis.pdb [0-9A-F-]* 2$' "$T/sym/symbols.map"
+	rm "$T/sym/storport.pdb"
+	etlgen -o "$T/k.etl" --symbols "$T/sym/symbols.map" "$BATS_TEST_DIRNAME/scenarios/kinds.yaml" 2>/dev/null
+	etl2evt --symbols "$T/sym" -o "$T/k.evt" "$T/k.etl" 2>"$T/err"
+	grep -q $'^#symbols\timage=ndis.sys\t.*status=pdb-mismatch' "$T/k.evt"
+	grep -q $'^#symbols\timage=storport.sys\t.*status=pdb-not-found' "$T/k.evt"
+	want=$(symbols_summary "$T/k.evt")
+	[[ "$want" == "etl2evt: symbols: 2 images resolved, 2 PDBs not found, 1 PDB mismatched, "[1-9]*" without a PDB identity" ]] ||
+	    fail "$want"
+	[ "$(tail -1 "$T/err")" = "$want" ] || fail "got: $(tail -1 "$T/err"), want: $want"
+}
