@@ -290,7 +290,8 @@ static const struct dirlist *listing(struct symctx *c, const char *dir)
 			l->names[l->n++] = xstrdup(e->d_name);
 		}
 		closedir(d);
-		qsort(l->names, l->n, sizeof *l->names, cmp_ci);
+		if (l->n > 1)	/* an empty directory has no array (qsort wants one) */
+			qsort(l->names, l->n, sizeof *l->names, cmp_ci);
 	}
 	l->next = c->dirs_seen[h];
 	c->dirs_seen[h] = l;
