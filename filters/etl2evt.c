@@ -9,6 +9,8 @@
  *         are merged on their absolute times.
  * OUTPUT: the evt stream (docs/evt-format.md), e.g.
  *   29.446000	Sample	7	System	4	584	1	ip=0xffffffffffd03003	prio=14	kframes=3	ntoskrnl.exe!0x1a3f0;...
+ *         With --symbols (each local directory must be readable), the
+ *         images left without names and one summary line go to stderr.
  *
  * Exit: 0 all decoded; 1 some of the input was corrupt and skipped (each
  * problem reported as "etl2evt: FILE: offset N: ..."); 2 fatal.

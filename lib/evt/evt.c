@@ -1,7 +1,8 @@
 /*
- * evt.c - line reader (plain or gzip), the one reader of evt lines
- * (evt_split and the column parsers over it) and of folded lines,
- * escaping, exact number formatting, and the cap on deep stacks.
+ * evt.c - line reader (plain or gzip; a trace given by mistake, an ETL
+ * file or a zip, is told apart by its first bytes), the one reader of
+ * evt lines (evt_split and the column parsers over it) and of folded
+ * lines, escaping, exact number formatting, and the cap on deep stacks.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "evt/evt.h"
