@@ -41,9 +41,23 @@ static void
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-	    "usage: diff [-nqt] [-f fg|signed] [--keep-ids] [--perf-ids] [--strip-hex] [-o file] base test\n");
+	    "usage: diff [-nqt] [-f fg|signed] [--keep-ids] [--perf-ids] [--strip-hex] "
+	    "[--fractions] [-o file] [stack options] base test\n");
 	if (status == 0)
-		printf("stack options (as stackfold):\n  %s\n", STK_OPTIONS_HELP);
+		printf("Compares the stacks of a baseline and a test (evt or folded, one may be -).\n"
+		    "\n"
+		    "  -f, --format=FORM    fg (FlameGraph differential, default) or signed (PerfView)\n"
+		    "  -n, --normalize      scale the baseline to the test's total first\n"
+		    "  -t, --totals         only the totals, as name TAB value lines\n"
+		    "  -q, --quiet          no totals on stderr\n"
+		    "      --keep-ids       keep process and thread ids and scenario names\n"
+		    "      --perf-ids       also strip -PID, -PID/TID from the first frame\n"
+		    "                       (stackcollapse-perf --pid/--tid)\n"
+		    "      --strip-hex      rewrite 0x<hex> to 0x... so addresses do not split stacks\n"
+		    "      --fractions      keep fractional counts instead of rounding\n"
+		    "  -o, --output=FILE    output file (default stdout)\n"
+		    "  -h, --help, --version\n"
+		    "stack options (as stackfold):\n  %s\n", STK_OPTIONS_HELP);
 	exit(status);
 }
 

@@ -9,6 +9,8 @@
  *         are merged on their absolute times.
  * OUTPUT: the evt stream (docs/evt-format.md), e.g.
  *   29.446000	Sample	7	System	4	584	1	ip=0xffffffffffd03003	prio=14	kframes=3	ntoskrnl.exe!0x1a3f0;...
+ *         With --symbols (each local directory must be readable), the
+ *         images left without names and one summary line go to stderr.
  *
  * Exit: 0 all decoded; 1 some of the input was corrupt and skipped (each
  * problem reported as "etl2evt: FILE: offset N: ..."); 2 fatal.
@@ -41,6 +43,22 @@ usage(int status)
 	fprintf(status ? stderr : stdout,
 	    "usage: etl2evt [-k KINDS] [-p PROCS] [-s MS] [-e MS] [--utc] [--full-paths] [--addrs] "
 	    "[--symbols PATH] [--no-symbols] [--member NAME] [--census] [-o FILE] [FILE|- ...]\n");
+	if (status == 0)
+		fputs("Decodes ETW traces (.etl, .etl.zip, .diagsession) into evt text.\n"
+		    "\n"
+		    "  -k, --kinds=LIST     only events of these kinds (comma-separated)\n"
+		    "  -p, --process=LIST   only events of these processes (image names or pids)\n"
+		    "  -s, --start=MS       only events from MS (ms since the trace start, inclusive)\n"
+		    "  -e, --end=MS         only events up to MS (inclusive)\n"
+		    "      --utc            add utc=, the absolute time of each event\n"
+		    "      --full-paths     frames name the image's full path, not its file name\n"
+		    "      --addrs          frames outside every image as ?!0xADDRESS\n"
+		    "      --symbols=PATH   also look for PDBs here (repeatable; must exist)\n"
+		    "      --no-symbols     do not read PDBs (frames are module!0xRVA)\n"
+		    "      --member=NAME    decode only this member of a zip\n"
+		    "      --census         count events per record kind instead of writing evt\n"
+		    "  -o, --output=FILE    output file (default stdout)\n"
+		    "  -h, --help, --version\n", stdout);
 	exit(status);
 }
 
@@ -368,6 +386,7 @@ main(int argc, char **argv)
 	const char *out = NULL, *member = NULL;
 	int ch, census = 0, use_symbols = 1, explicit_symbols = 0;
 	struct symctx *sym = NULL;
+	const char *bad_dir;
 
 	cli_init(argv[0]);
 	memset(&o, 0, sizeof o);
@@ -397,6 +416,8 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	if (sym && (bad_dir = sym_unreadable_dir(sym)) != NULL)
+		cli_fatal("--symbols %s: %s", bad_dir, strerror(errno));
 	input_name = argc >= 1 ? argv[0] : "-";
 	if (o.has_from && o.has_to && o.to_ms < o.from_ms)
 		cli_usage_error("--end is before --start");
@@ -474,8 +495,10 @@ main(int argc, char **argv)
 		    ".etl members of a zip that are not ETL traces");
 	}
 	ob_close(&ob);
-	if (sym && use_symbols && explicit_symbols)
+	if (sym && use_symbols && explicit_symbols && !census) {
 		sym_report(sym, stderr, "etl2evt", 0);
+		sym_summary(sym, stderr, "etl2evt");
+	}
 	sym_free(sym);
 	if (nproblems)
 		cli_warn("%s: %lu problem%s; the rest was decoded", ninputs > 1 ? "input" : inputs[0].name, nproblems,

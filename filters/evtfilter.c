@@ -513,7 +513,7 @@ help(void)
 	    "      --poi=METHOD    process of interest: most-cpu, first-long (started after the\n"
 	    "                      trace began and ran >= half of it), auto (first-long, else most-cpu)\n"
 	    "      --keep-idle     keep Idle-process samples (removed by default)\n"
-	    "  -o FILE             output file\n"
+	    "  -o, --output=FILE   output file\n"
 	    "  -h, --help, --version\n");
 	exit(0);
 }

@@ -38,9 +38,22 @@ static void
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-	    "usage: overweight [-ac] [--tsv] [-r pct] [--keep-ids] [-o file] base test | diff.folded\n");
+	    "usage: overweight [-ac] [--tsv] [-r pct] [--per-sample w] [--keep-ids] [--perf-ids] "
+	    "[--strip-hex] [-o file] [stack options] base test | diff.folded\n");
 	if (status == 0)
-		printf("stack options (as stackfold):\n  %s\n", STK_OPTIONS_HELP);
+		printf("Ranks the names whose weight grew out of proportion from base to test.\n"
+		    "\n"
+		    "  -r, --min-resp=PCT   names with |responsibility| >= PCT (default 2)\n"
+		    "  -a, --all            every name (-r 0)\n"
+		    "  -c, --collapse       fold rows that occur on exactly the same stacks\n"
+		    "      --tsv            tab-separated output\n"
+		    "      --per-sample=W   folded input: one sample weighs W (noise column)\n"
+		    "      --keep-ids       keep process and thread ids and scenario names\n"
+		    "      --perf-ids       also strip -PID, -PID/TID from the first frame\n"
+		    "      --strip-hex      rewrite 0x<hex> to 0x...\n"
+		    "  -o, --output=FILE    output file (default stdout)\n"
+		    "  -h, --help, --version\n"
+		    "stack options (as stackfold):\n  %s\n", STK_OPTIONS_HELP);
 	exit(status);
 }
 

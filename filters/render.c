@@ -131,7 +131,7 @@ help(void)
 "  --title T --subtitle T --width PX --height PX(per frame) --minwidth PX|PCT%\n"
 "  --colors hot|mem|io|wakeup|chain|java|js|perl|python|rust|etw|red|green|blue|\n"
 "           aqua|yellow|purple|orange   --bgcolors yellow|blue|green|grey|#rrggbb\n"
-"  --cp (palette.map) --palette-file F  --inverted --reverse --flamechart\n"
+"  --cp (palette.map) --palette-file F  --inverted (--icicle) --reverse --flamechart\n"
 "  --countname N --nametype N --factor X --total N --notes TEXT --fonttype F\n"
 "  --fontsize N --fontwidth N --search-color #rrggbb --no-unescape --kind KIND\n"
 "  differential (\"stack base test\" lines): --diff leaf|inclusive --negate\n"
@@ -142,7 +142,7 @@ help(void)
 "  dpcchart -m MODULE [--label L]... FILE..., with --cpu LIST --dpc --isr\n"
 "  --dpc-limit US (100) --isr-limit US (25) --log\n"
 "PMU (evt input): pmu [--tsv]  WindowsPerf GPC tables, per-period deltas, rates, IPC\n"
-"  -o FILE  output (default stdout)   -h --help   --version\n"
+"  -o, --output=FILE  output (default stdout)   -h --help   --version\n"
 "See render(1).\n", stdout);
 	exit(0);
 }

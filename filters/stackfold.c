@@ -68,7 +68,7 @@ help(void)
 	    "      --tsv            ByName as tab-separated values\n"
 	    "  -s, --stats          totals and what was removed, on stderr\n"
 	    "      --list-presets   the named presets\n"
-	    "  -o FILE              output file\n"
+	    "  -o, --output=FILE    output file (default stdout)\n"
 	    "  -h, --help, --version\n"
 	    "Patterns: * any text, %% a word ([A-Za-z0-9_.?]), ^ start, | or, {} capture ($1..$9),\n"
 	    "@REGEX a raw regex; case-insensitive, unanchored; lists separated by ';'.\n");

@@ -32,6 +32,7 @@ if "$here/scenarios/build-symbols.sh" "$here/scenarios/backup-incident.yaml" "$o
 else
 	echo "  NOTE: $(tail -1 "$out/sym.log")"
 	echo "  (no clang-cl/lld-link: frames are shown as module!0xRVA)"
+	mkdir -p "$out/sym"	# pipelines/demo.yaml names it: etl2evt --symbols wants it there
 fi
 
 step "synthesising the traces (tests/scenarios/backup-*.yaml)"

@@ -202,6 +202,18 @@ void sym_add_path(struct symctx *c, const char *spec)
 	}
 }
 
+const char *sym_unreadable_dir(const struct symctx *c)
+{
+	struct stat st;
+	size_t i;
+	for (i = 0; i < c->ndirs; i++) {
+		const char *d = c->dirs[i];
+		if (stat(d, &st) < 0 || access(d, S_ISDIR(st.st_mode) ? R_OK | X_OK : R_OK) < 0)
+			return d;
+	}
+	return NULL;
+}
+
 void sym_add_env(struct symctx *c)
 {
 	const char *s;
@@ -278,7 +290,8 @@ static const struct dirlist *listing(struct symctx *c, const char *dir)
 			l->names[l->n++] = xstrdup(e->d_name);
 		}
 		closedir(d);
-		qsort(l->names, l->n, sizeof *l->names, cmp_ci);
+		if (l->n > 1)	/* an empty directory has no array (qsort wants one) */
+			qsort(l->names, l->n, sizeof *l->names, cmp_ci);
 	}
 	l->next = c->dirs_seen[h];
 	c->dirs_seen[h] = l;
@@ -725,6 +738,25 @@ const char *sym_status_name(enum sym_status s)
 	case SYM_DAMAGED: return "pdb-damaged";
 	}
 	return "?";
+}
+
+/* Counted as the #symbols lines are: images whose frames were looked up. */
+void sym_summary(const struct symctx *c, FILE *f, const char *prefix)
+{
+	unsigned long n[SYM_DAMAGED + 1] = { 0 };
+	size_t i;
+	for (i = 0; i < c->nimages; i++)
+		if (c->images[i]->lookups > 0)
+			n[c->images[i]->status]++;
+	fprintf(f, "%s: symbols: %lu image%s resolved, %lu PDB%s not found, %lu PDB%s mismatched",
+	    prefix, n[SYM_OK], n[SYM_OK] == 1 ? "" : "s", n[SYM_NOT_FOUND],
+	    n[SYM_NOT_FOUND] == 1 ? "" : "s", n[SYM_MISMATCH], n[SYM_MISMATCH] == 1 ? "" : "s");
+	if (n[SYM_DAMAGED])
+		fprintf(f, ", %lu damaged", n[SYM_DAMAGED]);
+	if (n[SYM_NO_ID])
+		fprintf(f, ", %lu image%s without a PDB identity", n[SYM_NO_ID],
+		    n[SYM_NO_ID] == 1 ? "" : "s");
+	fputc('\n', f);
 }
 
 void sym_report(const struct symctx *c, FILE *f, const char *prefix, int all)

@@ -37,6 +37,13 @@ void sym_free(struct symctx *c);
  * directories are searched; URLs are noted for the report only.
  */
 void sym_add_path(struct symctx *c, const char *spec);
+/*
+ * The first local directory added so far that does not exist or cannot
+ * be read (errno says why), or NULL.  For the --symbols paths, before
+ * sym_add_env(): a directory the user named must be there, while the
+ * environment's may be another machine's.
+ */
+const char *sym_unreadable_dir(const struct symctx *c);
 /* Adds $_NT_SYMBOL_PATH and $_NT_ALT_SYMBOL_PATH when set. */
 void sym_add_env(struct symctx *c);
 /*
@@ -91,6 +98,12 @@ const char *sym_status_name(enum sym_status s);
  * line naming remote symbol servers that were not contacted.
  */
 void sym_report(const struct symctx *c, FILE *f, const char *prefix, int all);
+/*
+ * One line to F, "PREFIX: symbols: N images resolved, N PDBs not found,
+ * N PDBs mismatched" (and damaged PDBs, images without a PDB identity,
+ * when there are any), over the images the #symbols lines list.
+ */
+void sym_summary(const struct symctx *c, FILE *f, const char *prefix);
 
 /*
  * Readable form of a decorated public name: MSVC C++ names

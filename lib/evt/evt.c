@@ -1,7 +1,8 @@
 /*
- * evt.c - line reader (plain or gzip), the one reader of evt lines
- * (evt_split and the column parsers over it) and of folded lines,
- * escaping, exact number formatting, and the cap on deep stacks.
+ * evt.c - line reader (plain or gzip; a trace given by mistake, an ETL
+ * file or a zip, is told apart by its first bytes), the one reader of
+ * evt lines (evt_split and the column parsers over it) and of folded
+ * lines, escaping, exact number formatting, and the cap on deep stacks.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "evt/evt.h"
@@ -35,6 +36,7 @@ struct linereader {
 	unsigned long lineno;
 	unsigned long skipped;	/* lines too long or with NUL bytes */
 	int quiet;
+	int binary;		/* the input is a trace, not text (lr_finish: fatal) */
 	uint64_t offset;	/* raw bytes read from fd */
 	uint64_t size;
 	/* gzip */
@@ -207,6 +209,31 @@ skip_line(struct linereader *lr, const char *why)
 }
 
 /*
+ * What a binary input is, by its first N bytes, or NULL for anything
+ * else.  New users feed a trace straight to a tool that reads evt; one
+ * clear line beats a flood of malformed-line messages.  An ETL file
+ * starts with a buffer header (BufferSize: a u32 of at most 64 MiB) and
+ * its first record, at 0x48, is the logfile header event: a system
+ * header (type 1 or 2, flags 0xc0), as lib/etl/etl.c reads it.  A zip
+ * (.etl.zip, .diagsession) starts with a local file header.
+ */
+static const char *
+binary_kind(const unsigned char *p, size_t n)
+{
+	uint32_t size;
+
+	if (n >= 4 && memcmp(p, "PK\3\4", 4) == 0)
+		return "this is a zip: run etl2evt first";
+	if (n < 0x4c)
+		return NULL;
+	size = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	if (size >= 0x68 && size <= (64u << 20) && (p[0x4a] == 1 || p[0x4a] == 2) &&
+	    p[0x4b] == 0xc0)
+		return "this is an ETL file: run etl2evt first";
+	return NULL;
+}
+
+/*
  * Reads more input into buf[end..cap).  Returns 0, 1 when the input
  * turned out to be gzip (the buffer was emptied: scan again), or -1 on
  * error.  Sets eof at the end of the input.
@@ -224,6 +251,12 @@ read_more(struct linereader *lr)
 		lr->end += got;
 		gz_start(lr);
 		return 1;
+	}
+	if (!lr->gz && lr->lineno == 0 && lr->start == 0 && lr->end == 0 &&
+	    (lr->error = binary_kind((unsigned char *)lr->buf, got)) != NULL) {
+		lr->binary = 1;
+		lr->eof = 1;
+		return -1;
 	}
 	if (got == 0) {
 		if (lr->error)
@@ -395,6 +428,8 @@ lr_finish(struct linereader *lr)
 	unsigned long lost = lr_skipped(lr);
 
 	cli_progress_end();
+	if (lr->binary)
+		cli_fatal("%s: %s", lr_name(lr), lr_error(lr));
 	if (lr_error(lr) != NULL) {
 		cli_warn("%s: %s", lr_name(lr), lr_error(lr));
 		lost++;

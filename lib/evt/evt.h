@@ -51,6 +51,9 @@ const char *lr_name(const struct linereader *lr);
 /*
  * NULL if the input ended cleanly, else a message (I/O error, corrupt or
  * truncated gzip "at compressed byte N"); the lines before it were read.
+ * An input that is a trace, not text (an ETL file, a zip such as .etl.zip
+ * or .diagsession, told by its first bytes), gives no line and the
+ * message "this is an ETL file: run etl2evt first" (or "...a zip: ...").
  */
 const char *lr_error(const struct linereader *lr);
 void lr_close(struct linereader *lr);
@@ -61,7 +64,8 @@ void lr_progress(const struct linereader *lr);
  * the input early (an I/O error, a corrupt gzip), and returns the lines
  * lost: those the reader skipped (too long, NUL bytes; it named them)
  * plus one for an early stop.  The lines before the damage were read,
- * and every reader keeps them.
+ * and every reader keeps them.  An input that is a trace (lr_error()) is
+ * fatal: "FILE: this is an ETL file: run etl2evt first", exit 2.
  */
 unsigned long lr_finish(struct linereader *lr);
 

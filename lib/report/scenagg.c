@@ -245,15 +245,11 @@ scenagg_read(struct scenagg *sa, int scen, const char *path, struct scenagg_file
 		}
 		lr_progress(lr);
 	}
-	cli_progress_end();
+	/* lr_finish says what stopped the input (a trace, not text, is fatal) */
+	st->error = lr_error(lr) ? "read error" : NULL;
+	st->skipped += lr_finish(lr) - (st->error != NULL);	/* too long, NUL bytes */
 	evt_cut_report(&cut, path);
 	evt_cut_free(&cut);
-	st->skipped += lr_skipped(lr);	/* too long, NUL bytes: reported by the reader */
-	st->error = lr_error(lr);
-	if (st->error) {
-		cli_warn("%s: %s", path, st->error);
-		st->error = "read error";
-	}
 	lr_close(lr);
 	return 0;
 }
