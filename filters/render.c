@@ -18,6 +18,13 @@
  *          dpcchart         sorted DPC durations of one module, several traces in one SVG
  *          pmu              WindowsPerf PMU counters: the WPA plugin's GPC tables, per-period
  *                           deltas and rates of the driver's running totals, IPC (docs/pmu.md)
+ *          processes        xperf -a process: pid, parent, life, sampled CPU, threads, command line
+ *          threads          tid, pid, name, life, sampled CPU
+ *          images           loads per process, PDB identity, symbol status
+ *          events           WPA's Generic Events reduced: counts by provider/task/opcode/id/
+ *                           kind/process, first and last time (--by to keep fewer keys)
+ *          health           lost events, missing rundown, too few samples, PROFILE+CSWITCH
+ *                           stacks, clock, CPU coverage, DPC/ISR at the edges
  *
  * INPUT:   folded stacks ("a;b;c 12", or "stack base test" for differentials)
  *          ntdll.dll!RtlUserThreadStart;app.exe!main;app.exe!work 120
@@ -44,17 +51,23 @@
 #include "stacks/stacks.h"
 #include "report/views.h"
 #include "report/pmu.h"
+#include "report/tables.h"
+#include "report/health.h"
 
 enum mode {
 	M_FLAME, M_TREE, M_CALLERS, M_CALLEES, M_BYNAME, M_SPEEDSCOPE,
-	M_DPC, M_DPCISR, M_DPCSTACKS, M_DPCCHART, M_PMU
+	M_DPC, M_DPCISR, M_DPCSTACKS, M_DPCCHART, M_PMU,
+	M_PROCESSES, M_THREADS, M_IMAGES, M_EVENTS, M_HEALTH
 };
 
 static const struct { const char *name; enum mode m; } modes[] = {
 	{ "flame", M_FLAME }, { "tree", M_TREE }, { "callers", M_CALLERS },
 	{ "callees", M_CALLEES }, { "byname", M_BYNAME },
 	{ "speedscope", M_SPEEDSCOPE }, { "dpc", M_DPC }, { "dpcisr", M_DPCISR },
-	{ "dpcstacks", M_DPCSTACKS }, { "dpcchart", M_DPCCHART }, { "pmu", M_PMU }, { NULL, 0 }
+	{ "dpcstacks", M_DPCSTACKS }, { "dpcchart", M_DPCCHART }, { "pmu", M_PMU },
+	{ "processes", M_PROCESSES }, { "threads", M_THREADS }, { "images", M_IMAGES },
+	{ "events", M_EVENTS }, { "health", M_HEALTH },
+	{ NULL, 0 }
 };
 
 enum {
@@ -118,14 +131,16 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: render [flame|tree|callers|callees|byname|speedscope|"
-	    "dpc|dpcisr|dpcstacks|dpcchart|pmu] [options] [-o FILE] [FILE...]\n");
+	    "dpc|dpcisr|dpcstacks|dpcchart|pmu|\n"
+	    "        processes|threads|images|events|health] [options] [-o FILE] [FILE...]\n");
 }
 
 static void
 help(void)
 {
 	printf("usage: render [flame|tree|callers|callees|byname|speedscope|"
-	    "dpc|dpcisr|dpcstacks|dpcchart|pmu] [options] [-o FILE] [FILE...]\n");
+	    "dpc|dpcisr|dpcstacks|dpcchart|pmu|\n"
+	    "        processes|threads|images|events|health] [options] [-o FILE] [FILE...]\n");
 	fputs(
 "Flame graphs (folded or evt input):\n"
 "  --title T --subtitle T --width PX --height PX(per frame) --minwidth PX|PCT%\n"
@@ -142,6 +157,9 @@ help(void)
 "  dpcchart -m MODULE [--label L]... FILE..., with --cpu LIST --dpc --isr\n"
 "  --dpc-limit US (100) --isr-limit US (25) --log\n"
 "PMU (evt input): pmu [--tsv]  WindowsPerf GPC tables, per-period deltas, rates, IPC\n"
+"First look (evt input, --tsv for tab-separated with a header line):\n"
+"  processes, threads, images (PDB identity, symbol status), health (findings),\n"
+"  events [--by KEY,...]  counts by provider,task,opcode,id,kind,process (all by default)\n"
 "  -o, --output=FILE  output (default stdout)   -h --help   --version\n"
 "See render(1).\n", stdout);
 	exit(0);
@@ -612,6 +630,45 @@ run_dpc(struct options *op, enum mode m, int argc, char **argv)
 	return st;
 }
 
+/* ------------------------------------------------------------------ */
+/* the first look: tables and health (lib/report/tables.c, health.c)   */
+
+static int
+run_firstlook(struct options *op, enum mode m, int argc, char **argv)
+{
+	static const enum tables_view views[] = { TV_PROCESSES, TV_THREADS, TV_IMAGES, TV_EVENTS };
+	struct tables_opts to = { .tsv = op->tsv, .by = op->by };
+	struct tables *t = NULL;
+	struct health *h = NULL;
+	struct outbuf ob;
+	const char *why = NULL;
+	int st = 0, i;
+
+	if (argc == 0)
+		argc = 1, argv = (char *[]){ "-", NULL };
+	if (m == M_HEALTH)
+		h = health_new();
+	else if ((t = tables_new(views[m - M_PROCESSES], &to, &why)) == NULL)
+		cli_usage_error("%s", why);
+	for (i = 0; i < argc; i++) {
+		int r = h ? health_read(h, argv[i]) : tables_read(t, argv[i]);
+
+		if (r > st)
+			st = r;
+	}
+	if (st != EXIT_FATAL) {
+		ob_open(&ob, op->output);
+		if (h)
+			health_report(h, op->tsv, &ob);
+		else
+			tables_report(t, &ob);
+		ob_close(&ob);
+	}
+	health_free(h);
+	tables_free(t);
+	return st;
+}
+
 static void
 parse_cpus(struct dpc_opts *d, const char *s)
 {
@@ -747,12 +804,7 @@ main(int argc, char **argv)
 		case O_MINPCT: op.minpct = cli_number("--min-percent", optarg); break;
 		case O_MAXDEPTH: op.maxdepth = (int)cli_integer("--max-depth", optarg); break;
 		case 'f': op.focus = optarg; break;
-		case O_BY:
-			if (strcmp(optarg, "thread") && strcmp(optarg, "process") &&
-			    strcmp(optarg, "all"))
-				cli_usage_error("--by must be thread, process or all");
-			op.by = optarg;
-			break;
+		case O_BY: op.by = optarg; break;	/* checked once the mode is known */
 		case O_CPU: parse_cpus(&op.dpc, optarg); break;
 		case O_DPCONLY: op.dpc.want_isr = 0; op.dpc.want_dpc = 1; break;
 		case O_ISRONLY: op.dpc.want_dpc = 0; op.dpc.want_isr = 1; break;
@@ -782,6 +834,11 @@ main(int argc, char **argv)
 			argv++;
 		}
 	}
+	if (op.by && m != M_EVENTS && strcmp(op.by, "thread") && strcmp(op.by, "process") &&
+	    strcmp(op.by, "all"))
+		cli_usage_error("--by must be thread, process or all");
+	if (m >= M_PROCESSES)
+		return run_firstlook(&op, m, argc, argv);
 	if ((m == M_CALLERS || m == M_CALLEES) && op.focus == NULL)
 		cli_usage_error("%s needs -f FRAME", m == M_CALLERS ? "callers" : "callees");
 	switch (m) {
