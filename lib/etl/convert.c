@@ -16,14 +16,81 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strbuf.h"
 #include "etl/convert_int.h"
+
+/*
+ * What pass 2 sees of the trace's health, whatever -k/-p/--from keep:
+ * the three things that make a trace seriously unhealthy (lost events,
+ * PROFILE and CSWITCH stacks both, no rundown for stacks to be named
+ * by).  render health (lib/report/health.c) checks more from the evt.
+ */
+struct health_seen {
+	uint64_t events, proc_dc, image_dc, sample_stacks, cswitch_stacks;
+	uint64_t event_stacks;	/* EVENT_HEADER events with a stack item of their own */
+	uint64_t *last_sample, *last_cswitch;	/* per CPU: global time of the last of each */
+	size_t ncpu;
+};
+
+/* Does an event carry its stack in an extended data item (STACK_TRACE32/64, STACK_KEY32/64)? */
+static int
+has_ext_stack(const struct etl_event *ev)
+{
+	for (size_t q = 0; ev->ext && q + 8 <= ev->extlen;) {
+		unsigned type = etl_u16(ev->ext + q + 2), sz = etl_u16(ev->ext + q + 6);
+
+		if (type == 5 || type == 6 || type == 17 || type == 18)
+			return 1;
+		q += 8 + ((sz + 7u) & ~7u);
+	}
+	return 0;
+}
+
+/*
+ * A kernel stack record (StackWalk Stack, StackKeyKernel, StackKeyUser)
+ * names its event by EventTimeStamp and comes on the event's CPU: it is
+ * a sample's or a context switch's when that time is the last of either
+ * there (both at once tells nothing, and counts for neither).
+ */
+static void
+health_see_stack(struct conv *c, const struct etl_event *ev, struct health_seen *h)
+{
+	if (ev->plen < 16 || (size_t)ev->cpu >= h->ncpu)
+		return;
+	uint64_t t = gts(c, etl_u64(ev->payload));
+	int s = h->last_sample[ev->cpu] == t, w = h->last_cswitch[ev->cpu] == t;
+
+	h->sample_stacks += s && !w;
+	h->cswitch_stacks += w && !s;
+}
+
+static void
+health_see(struct conv *c, const struct etl_event *ev, struct health_seen *h)
+{
+	h->events++;
+	if (ev->hkind == ETL_HK_EVENT)
+		h->event_stacks += has_ext_stack(ev);
+	if (ev->hkind > ETL_HK_PERFINFO)
+		return;
+	if (ev->group == 3 && ev->type == 3)
+		h->proc_dc++;
+	else if (ev->group == 20 && ev->type == 3)
+		h->image_dc++;
+	else if (ev->group == 15 && ev->type == 46 && (size_t)ev->cpu < h->ncpu)
+		h->last_sample[ev->cpu] = ev->ts;
+	else if (ev->group == 5 && ev->type == 36 && (size_t)ev->cpu < h->ncpu)
+		h->last_cswitch[ev->cpu] = ev->ts;
+	else if (ev->group == 24 && (ev->type == 32 || ev->type == 37 || ev->type == 38))
+		health_see_stack(c, ev, h);
+}
 
 /* Pass 2: one event (its time global already) to its decoder. */
 static void
-emit(struct conv *c, const struct etl_event *ev)
+emit(struct conv *c, const struct etl_event *ev, struct health_seen *h)
 {
 	int64_t ns = (int64_t)(ev->ts - GBIAS);	/* ts is global already */
 	c->cur_kind = conv_kind_key(ev) | 1ull << 63;
+	health_see(c, ev, h);
 
 	switch (ev->hkind) {
 	case ETL_HK_SYSTEM: case ETL_HK_COMPACT: case ETL_HK_PERFINFO:
@@ -231,7 +298,7 @@ write_lost(struct conv *c)
 
 /* Pass 2: the events of all files in time order (CPU stream positions counted again). */
 static void
-pass2(struct conv *c)
+pass2(struct conv *c, struct health_seen *h)
 {
 	size_t nr = c->nsrc;
 
@@ -250,7 +317,7 @@ pass2(struct conv *c)
 		use_source(c, best);
 		c->cur_seq = c->src[best].seq;
 		c->now = c->src[best].ev.ts;
-		emit(c, &c->src[best].ev);
+		emit(c, &c->src[best].ev, h);
 		source_next(c, best);
 		if (c->o->progress && (++c->progress_n & 0xffff) == 0) {
 			uint64_t p = 0;
@@ -262,6 +329,51 @@ pass2(struct conv *c)
 	conv_flush_window(c, 1);
 	if (c->o->progress)
 		cli_progress_end();
+}
+
+/*
+ * A seriously unhealthy trace: one "#health" line (docs/evt-format.md
+ * §1.2) and one warning on stderr, so that no one reads its numbers
+ * without knowing.
+ */
+static void
+report_health(struct conv *c, const struct health_seen *h)
+{
+	uint64_t lost = 0;
+	struct strbuf why = STRBUF_INIT, rundown = STRBUF_INIT;
+	char lostv[24], share[24];
+	int stacks = h->sample_stacks || h->cswitch_stacks || c->stacked.n > 0 || h->event_stacks;
+
+	for (size_t i = 0; i < c->nsrc; i++)
+		lost += etl_info(c->src[i].r)->events_lost;
+	if (lost)
+		strbuf_addf(&why, "trace lost %.1f%% of its events (%llu of %llu)",
+		    100.0 * (double)lost / (double)(lost + h->events), (unsigned long long)lost,
+		    (unsigned long long)(lost + h->events));
+	if (h->sample_stacks && h->cswitch_stacks)
+		strbuf_addf(&why, "%sPROFILE and CSWITCH stacks both (switch stacks inflate stacked "
+		    "CPU views)", why.len ? "; " : "");
+	if (stacks && !h->proc_dc)
+		strbuf_adds(&rundown, "process");
+	if (stacks && !h->image_dc)
+		strbuf_addf(&rundown, "%simage", rundown.len ? "," : "");
+	if (rundown.len)
+		strbuf_addf(&why, "%sno %s rundown (processes show as ?, frames as ?!?)",
+		    why.len ? "; " : "", rundown.s);
+	if (why.len) {
+		snprintf(lostv, sizeof lostv, "%llu", (unsigned long long)lost);
+		snprintf(share, sizeof share, "%.1f", lost ? 100.0 * (double)lost /
+		    (double)(lost + h->events) : 0.0);
+		const struct evtw_pair kv[] = {
+			{ "events_lost", lost ? lostv : NULL }, { "lost_pct", lost ? share : NULL },
+			{ "stacks", h->sample_stacks && h->cswitch_stacks ? "profile+cswitch" : NULL },
+			{ "missing_rundown", rundown.len ? rundown.s : NULL }, { "detail", why.s },
+		};
+		evtw_meta(c->ob, "health", kv, sizeof kv / sizeof kv[0]);
+		cli_warn("%s: unhealthy trace: %s; see 'render health'", c->o->source, why.s);
+	}
+	strbuf_release(&why);
+	strbuf_release(&rundown);
 }
 
 /* What could not be used ("#skipped" lines), and "#stats".  Returns 1 if anything was skipped. */
@@ -346,8 +458,14 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 	pass1(&c);
 	write_header(&c);
 	write_lost(&c);
-	pass2(&c);
+	struct health_seen health = { .ncpu = c.ncur };
+	health.last_sample = xcalloc(c.ncur ? c.ncur : 1, sizeof *health.last_sample);
+	health.last_cswitch = xcalloc(c.ncur ? c.ncur : 1, sizeof *health.last_cswitch);
+	pass2(&c, &health);
 	int partial = report(&c, res);
+	report_health(&c, &health);
+	free(health.last_sample);
+	free(health.last_cswitch);
 	free_conv(&c);
 	return partial;
 }
