@@ -642,10 +642,12 @@ run_firstlook(struct options *op, enum mode m, int argc, char **argv)
 	struct health *h = NULL;
 	struct outbuf ob;
 	const char *why = NULL;
+	static char stdin_name[] = "-";
+	char *stdin_argv[] = { stdin_name, NULL };
 	int st = 0, i;
 
 	if (argc == 0)
-		argc = 1, argv = (char *[]){ "-", NULL };
+		argc = 1, argv = stdin_argv;
 	if (m == M_HEALTH)
 		h = health_new();
 	else if ((t = tables_new(views[m - M_PROCESSES], &to, &why)) == NULL)

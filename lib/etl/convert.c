@@ -67,7 +67,8 @@ health_see_stack(struct conv *c, const struct etl_event *ev, struct health_seen 
 static void
 health_see(struct conv *c, const struct etl_event *ev, struct health_seen *h)
 {
-	h->events++;
+	/* stack records are parts of their events, not events of their own */
+	h->events += !(ev->hkind <= ETL_HK_PERFINFO && ev->group == 24);
 	if (ev->hkind == ETL_HK_EVENT)
 		h->event_stacks += has_ext_stack(ev);
 	if (ev->hkind > ETL_HK_PERFINFO)
