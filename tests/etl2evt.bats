@@ -392,6 +392,8 @@ PY
 	    perfview/ctf-net45-win7.etl.zip "$DIAG"; do
 		run etl2evt -o "$T/x.evt" "$CORPUS/$f"
 		[ "$status" -eq 0 ] || fail "$f: exit $status: $output"
+		# the one warning a lossy trace gets (AMSITrace lost 3 events) is no decoding problem
+		output=$(grep -v ': unhealthy trace: ' <<<"$output" || true)
 		[ -z "$output" ] || fail "$f: stderr: $output"
 		evtcheck "$T/x.evt" || fail "$f: invalid evt"
 		# nothing corrupt, no impossible timestamps, no short events
