@@ -197,3 +197,34 @@ census_provider() {
 	run render health "$T/both.evt"
 	[ "$status" -eq 1 ]
 }
+
+@test "firstlook: etlkit-run's run report keeps each trace's health beside its row" {
+	mkdir -p "$T/traces"
+	ln -s "$CORPUS/airbus/AMSITrace.etl" "$T/traces/amsi.etl"
+	ln -s "$CORPUS/perfview/smallEtlFile.etl" "$T/traces/small.etl"
+	cat >"$T/p.yaml" <<-YAML
+	etlkit: 1
+	cache: cache
+	output: out
+	scenarios:
+	  - files: traces/*.etl
+	    name: "t \$1"
+	steps:
+	  cpu:
+	    stackfold: [--roots=comm]
+	outputs:
+	  - folded: cpu.folded
+	    from: cpu
+	YAML
+	(cd "$T" && etlkit-run -q p.yaml)
+	head -1 "$T/out/run-report.tsv" | grep -q $'\terror\thealth$'
+	# AMSITrace: the census's 3 lost events out of 3 + the records it parsed (no stack records)
+	n=$(awk '/^events parsed:/ { print $3 }' "$CENSUS/airbus-AMSITrace.txt")
+	pct=$(awk -v n="$n" 'BEGIN { printf "%.1f", 300 / (n + 3) }')
+	awk -F'\t' '$1 == "t amsi" { print $8 }' "$T/out/run-report.tsv" |
+	    grep -qx "trace lost ${pct}%25 of its events (3 of $((n + 3)))"
+	[ -z "$(awk -F'\t' '$1 == "t small" { print $8 }' "$T/out/run-report.tsv")" ]
+	# a second run reuses the cache and still knows
+	(cd "$T" && etlkit-run -q p.yaml)
+	awk -F'\t' '$1 == "t amsi" { print $4 "\t" $8 }' "$T/out/run-report.tsv" | grep -q $'^reused\ttrace lost '
+}
