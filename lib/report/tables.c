@@ -649,7 +649,7 @@ take_event_key(struct tables *t, const struct evt_cols *c, double ms, struct str
 		strbuf_addc(sb, ')');
 	}
 	id = intern_add(&t->evk, sb->s, sb->len);
-	if (id == t->capek || id >= t->capek) {
+	if (id >= t->capek) {
 		size_t old = t->capek;
 
 		t->capek = t->capek ? t->capek * 2 : 256;
