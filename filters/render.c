@@ -353,7 +353,8 @@ static int
 stk_wanted(const struct stk_config *c)
 {
 	return c->group || c->fold || c->include || c->exclude || c->fold_pct > 0 ||
-	    c->roots != STK_ROOTS_NONE || c->kernel || c->unit_set || c->chain_groups;
+	    c->roots != STK_ROOTS_NONE || c->kernel || c->unit_set || c->chain_groups ||
+	    c->thread_time;
 }
 
 /*
