@@ -44,17 +44,21 @@
 #include "stacks/stacks.h"
 #include "report/views.h"
 #include "report/pmu.h"
+#include "report/threadtime.h"
 
 enum mode {
 	M_FLAME, M_TREE, M_CALLERS, M_CALLEES, M_BYNAME, M_SPEEDSCOPE,
-	M_DPC, M_DPCISR, M_DPCSTACKS, M_DPCCHART, M_PMU
+	M_DPC, M_DPCISR, M_DPCSTACKS, M_DPCCHART, M_PMU,
+	M_THREADTIME, M_INTERVALS, M_WAITCHAIN
 };
 
 static const struct { const char *name; enum mode m; } modes[] = {
 	{ "flame", M_FLAME }, { "tree", M_TREE }, { "callers", M_CALLERS },
 	{ "callees", M_CALLEES }, { "byname", M_BYNAME },
 	{ "speedscope", M_SPEEDSCOPE }, { "dpc", M_DPC }, { "dpcisr", M_DPCISR },
-	{ "dpcstacks", M_DPCSTACKS }, { "dpcchart", M_DPCCHART }, { "pmu", M_PMU }, { NULL, 0 }
+	{ "dpcstacks", M_DPCSTACKS }, { "dpcchart", M_DPCCHART }, { "pmu", M_PMU },
+	{ "threadtime", M_THREADTIME }, { "intervals", M_INTERVALS }, { "waitchain", M_WAITCHAIN },
+	{ NULL, 0 }
 };
 
 enum {
@@ -63,7 +67,8 @@ enum {
 	O_HASH, O_CP, O_PALFILE, O_REVERSE, O_INVERTED, O_FLAMECHART, O_NEGATE,
 	O_FACTOR, O_TOTAL, O_NOTES, O_DIFF, O_NOUNESC, O_KIND, O_SEARCHCOLOR,
 	O_TSV, O_MINPCT, O_BY, O_CPU, O_DPCONLY, O_ISRONLY, O_DPCLIMIT,
-	O_ISRLIMIT, O_MODULE, O_LABEL, O_UNIT, O_LOGY, O_VERSION, O_MAXDEPTH
+	O_ISRLIMIT, O_MODULE, O_LABEL, O_UNIT, O_LOGY, O_VERSION, O_MAXDEPTH,
+	O_TID, O_FROM, O_TO, O_AT, O_MINUS
 };
 
 static const struct option longopts[] = {
@@ -110,6 +115,11 @@ static const struct option longopts[] = {
 	{ "label", required_argument, NULL, O_LABEL },
 	{ "log", no_argument, NULL, O_LOGY },
 	{ "max-depth", required_argument, NULL, O_MAXDEPTH },
+	{ "tid", required_argument, NULL, O_TID },
+	{ "from", required_argument, NULL, O_FROM },
+	{ "to", required_argument, NULL, O_TO },
+	{ "at", required_argument, NULL, O_AT },
+	{ "min-us", required_argument, NULL, O_MINUS },
 	STK_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
@@ -119,6 +129,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: render [flame|tree|callers|callees|byname|speedscope|"
 	    "dpc|dpcisr|dpcstacks|dpcchart|pmu] [options] [-o FILE] [FILE...]\n");
+	fprintf(stderr, "       render threadtime|intervals|waitchain [--tid T] [options] [FILE...]\n");
 }
 
 static void
@@ -126,6 +137,7 @@ help(void)
 {
 	printf("usage: render [flame|tree|callers|callees|byname|speedscope|"
 	    "dpc|dpcisr|dpcstacks|dpcchart|pmu] [options] [-o FILE] [FILE...]\n");
+	printf("       render threadtime|intervals|waitchain [--tid T] [options] [FILE...]\n");
 	fputs(
 "Flame graphs (folded or evt input):\n"
 "  --title T --subtitle T --width PX --height PX(per frame) --minwidth PX|PCT%\n"
@@ -142,6 +154,16 @@ help(void)
 "  dpcchart -m MODULE [--label L]... FILE..., with --cpu LIST --dpc --isr\n"
 "  --dpc-limit US (100) --isr-limit US (25) --log\n"
 "PMU (evt input): pmu [--tsv]  WindowsPerf GPC tables, per-period deltas, rates, IPC\n"
+"Thread time (evt input with Running/Ready/Waiting lines; --tsv for each):\n"
+"  threadtime                   per thread: lifetime, running, ready, waiting, switch-ins,\n"
+"                               waits, top wait reasons; per CPU: running, idle, span\n"
+"  intervals --tid T [--from MS] [--to MS]\n"
+"                               thread T's intervals in the window, clipped: state, CPU,\n"
+"                               wait reason, who readied it, leaf-most frames\n"
+"  waitchain --tid T [--at MS] [--min-us N]\n"
+"                               the wait of T at MS (default its longest) and its wakers,\n"
+"                               backwards, up to 8 hops; a waker's wait under N us ends it\n"
+"  (thread-time stacks: flame/tree/byname --thread-time [--readied-by])\n"
 "  -o, --output=FILE  output (default stdout)   -h --help   --version\n"
 "See render(1).\n", stdout);
 	exit(0);
@@ -344,6 +366,8 @@ struct options {
 	const char *by;
 	struct dpc_opts dpc;
 	struct stk_config stk;
+	struct threadtime_opts tt;
+	int tid_set;
 	const char *labels[64];
 	int nlabels;
 };
@@ -613,6 +637,40 @@ run_dpc(struct options *op, enum mode m, int argc, char **argv)
 	return st;
 }
 
+/* threadtime, intervals, waitchain: lib/report/threadtime.c */
+static int
+run_threadtime(struct options *op, enum mode m, int argc, char **argv)
+{
+	struct threadtime *tt;
+	struct outbuf ob;
+	int st = 0, i, r;
+
+	op->tt.view = m == M_THREADTIME ? TT_VIEW_THREADS : m == M_INTERVALS ?
+	    TT_VIEW_INTERVALS : TT_VIEW_WAITCHAIN;
+	op->tt.tsv = op->tsv;
+	if (m != M_THREADTIME && !op->tid_set)
+		cli_usage_error("%s needs --tid T", m == M_INTERVALS ? "intervals" : "waitchain");
+	if (op->tt.from > op->tt.to)
+		cli_usage_error("--from is after --to");
+	tt = threadtime_new(&op->tt);
+	if (argc == 0)
+		st = threadtime_read(tt, "-");
+	for (i = 0; i < argc; i++) {
+		r = threadtime_read(tt, argv[i]);
+		if (r > st)
+			st = r;
+	}
+	if (st != EXIT_FATAL) {
+		ob_open(&ob, op->output);
+		r = threadtime_report(tt, &ob);
+		ob_close(&ob);
+		if (r > st)
+			st = r;
+	}
+	threadtime_free(tt);
+	return st;
+}
+
 static void
 parse_cpus(struct dpc_opts *d, const char *s)
 {
@@ -656,6 +714,7 @@ main(int argc, char **argv)
 	op.minpct = 0;
 	dpc_opts_init(&op.dpc);
 	stk_config_init(&op.stk);
+	threadtime_opts_init(&op.tt);
 	if (argc > 1 && argv[1][0] != '-') {
 		m = parse_mode(argv[1], &found);
 		if (found) {
@@ -766,6 +825,14 @@ main(int argc, char **argv)
 			op.labels[op.nlabels++] = optarg;
 			break;
 		case O_LOGY: op.dpc.log_y = 1; break;
+		case O_TID:
+			op.tt.tid = cli_integer("--tid", optarg);
+			op.tid_set = 1;
+			break;
+		case O_FROM: op.tt.from = cli_number("--from", optarg); break;
+		case O_TO: op.tt.to = cli_number("--to", optarg); break;
+		case O_AT: op.tt.at = cli_number("--at", optarg); break;
+		case O_MINUS: op.tt.min_us = cli_number("--min-us", optarg); break;
 		default:
 			usage();
 			exit(EXIT_FATAL);
@@ -798,6 +865,8 @@ main(int argc, char **argv)
 		stk_config_free(&op.stk);
 		return r;
 	}
+	case M_THREADTIME: case M_INTERVALS: case M_WAITCHAIN:
+		return run_threadtime(&op, m, argc, argv);
 	default:
 		return run_dpc(&op, m, argc, argv);
 	}
