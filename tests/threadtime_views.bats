@@ -59,7 +59,7 @@ local_setup() {
 
 # folded total per "Thread (N)" frame, in the unit written
 folded_per_thread() {
-	awk '{ n = $NF; $NF = ""; if (match($0, /Thread \([0-9]+\)/)) s[substr($0, RSTART + 8, RLENGTH - 9)] += n }
+	awk -v OFMT=%.3f '{ n = $NF; $NF = ""; if (match($0, /Thread \([0-9]+\)/)) s[substr($0, RSTART + 8, RLENGTH - 9)] += n }
 	    END { for (t in s) print t, s[t] }' "$1" | sort -n
 }
 
@@ -247,4 +247,62 @@ folded_per_thread() {
 	! grep -q $'\x1b' "$T/text"
 	grep -q 'ev\\til\\x1b\[31m.exe' "$T/text"
 	render threadtime --tsv "$T/esc.evt" | grep -q $'^ev%09il.*\t10\t101\t'
+}
+
+# ---- on etl2evt's output of a synthesised CSwitch trace ----------------
+
+# the cswitch scenario through etlgen and etl2evt (thread time on by default)
+cswitch_evt() {
+	etlgen -o "$T/cs.etl" "$ROOT/tests/scenarios/cswitch.yaml" >/dev/null 2>&1
+	etl2evt "$T/cs.etl" > "$T/cs.evt"
+	grep -q $'\tRunning\t' "$T/cs.evt" || fail "etl2evt wrote no Running lines"
+}
+
+@test "cswitch trace: render threadtime's per-thread sums and per-CPU running + idle = the header's span, against awk" {
+	cswitch_evt
+	render threadtime --tsv "$T/cs.evt" > "$T/t"
+	# per thread: running, ready, waiting = awk's sums of the weights (to 1 ns)
+	awk -F'\t' '!/^#/ && ($2 == "Running" || $2 == "Ready" || $2 == "Waiting") { s[$6 " " $2] += $7 }
+	    END { for (k in s) printf "%s %.6f\n", k, s[k] }' "$T/cs.evt" | sort > "$T/awk"
+	awk -F'\t' 'NR > 1 && NF > 10 { if ($5 != 0) printf "%s Running %.6f\n", $3, $5
+	    if ($7 != 0) printf "%s Ready %.6f\n", $3, $7; if ($9 != 0) printf "%s Waiting %.6f\n", $3, $9 }' "$T/t" |
+	    sort | textdiff - "$T/awk"
+	[ "$(awk -F'\t' 'NR > 1 && NF > 10 && $1 != "Idle"' "$T/t" | wc -l)" -eq 7 ]	# System's 8, six workers
+	# lifetime = running + ready + waiting, and the rows are sorted by it, Idle last
+	awk -F'\t' 'NR > 1 && NF > 10 { d = $4 - $5 - $7 - $9; if (d > 1e-6 || d < -1e-6) exit 1 }' "$T/t"
+	awk -F'\t' 'NR > 1 && NF > 10 && $1 != "Idle" { print $4 }' "$T/t" | sort -rn -c
+	awk -F'\t' 'NR > 1 && NF > 10 { last = $1 } END { exit last != "Idle" }' "$T/t"
+	# per CPU: running + idle = duration_ms of the header (the trace's first to last event)
+	span=$(head -1 "$T/cs.evt" | tr '\t' '\n' | sed -n 's/^duration_ms=//p')
+	awk -F'\t' -v S="$span" '$1 == "cpu" { on = 1; next } on { n++; d = $2 + $3 - S; if (d > 1e-6 || d < -1e-6) exit 1 }
+	    END { exit n != 4 }' "$T/t"
+	# and the running column is awk's non-Idle Running per CPU
+	awk -F'\t' '!/^#/ && $2 == "Running" && $5 != 0 { s[$3] += $7 } END { for (c in s) printf "%s %.6f\n", c, s[c] }' "$T/cs.evt" |
+	    sort > "$T/cpuawk"
+	awk -F'\t' '$1 == "cpu" { on = 1; next } on { printf "%s %.6f\n", $1, $2 }' "$T/t" | sort | textdiff - "$T/cpuawk"
+}
+
+@test "cswitch trace: stackfold --thread-time per thread = samples + Ready + Waiting; intervals = the thread's lines clipped" {
+	cswitch_evt
+	stackfold --thread-time --decimals=3 "$T/cs.evt" > "$T/f"
+	folded_per_thread "$T/f" | awk '{ printf "%s %.3f\n", $1, $2 }' > "$T/got"
+	awk -F'\t' '!/^#/ && $5 != 0 && ($2 == "Sample" || $2 == "Ready" || $2 == "Waiting") { s[$6] += $7 * 1000 }
+	    END { for (t in s) printf "%s %.3f\n", t, s[t] }' "$T/cs.evt" | sort -n > "$T/awk"
+	textdiff "$T/got" "$T/awk"
+	# CPU_TIME = every non-Idle sample; READIED_TIME = every Ready line
+	awk '$0 ~ /;CPU_TIME / { s += $NF } END { printf "%.3f\n", s }' "$T/f" > "$T/cpu"
+	awk -F'\t' '!/^#/ && $2 == "Sample" && $5 != 0 { s += $7 * 1000 } END { printf "%.3f\n", s }' "$T/cs.evt" |
+	    textdiff - "$T/cpu"
+	# one thread in a window: its Running/Ready/Waiting lines, clipped, by start
+	render intervals --tid 5104 --from 100 --to 150 --tsv "$T/cs.evt" | tail -n +2 | cut -f1,2,4,5 > "$T/i"
+	awk -F'\t' -v F=100 -v TO=150 '!/^#/ && $6 == 5104 && ($2 == "Running" || $2 == "Ready" || $2 == "Waiting") {
+	    for (i = 8; i < NF; i++) if ($i ~ /^end_ms=/) e = substr($i, 8) + 0
+	    s = $1 + 0; z = (e == s)
+	    if (z ? (s < F || s > TO) : (e <= F || s >= TO)) next
+	    if (s < F) s = F; if (e > TO) e = TO
+	    printf "%.3f\t%.3f\t%s\t%s\n", s, e, $2, $3 }' "$T/cs.evt" | sort -s -t$'\t' -k1,1n > "$T/awk"
+	[ -s "$T/i" ]
+	textdiff "$T/i" "$T/awk"
+	# the window is covered exactly once: the thread lives through it
+	awk -F'\t' '{ s += $2 - $1 } END { if (s < 49.9995 || s > 50.0005) exit 1 }' "$T/i"
 }

@@ -999,8 +999,9 @@ follow(struct chain *ch, const struct rec *w)
 		at = last_before(ch, b, w->end);
 		r = at >= 0 ? &tt->rec[ch->order[at]] : NULL;
 		if (r == NULL || r->state != ST_RUN) {
+			/* the stream says the waker was not running when it readied: say so */
 			hop_row(ch, hop, b, r == NULL ? "no interval before" :
-			    r->state == ST_READY ? "ready, not running," : "waiting, not running,",
+			    r->state == ST_READY ? "not running, ready at" : "not running, waiting at",
 			    w->end, NULL);
 			return;
 		}
