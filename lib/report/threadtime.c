@@ -92,7 +92,7 @@ struct ivl {
 	uint32_t seq;
 	int state, cpu;
 	long pid;
-	char *proc, *reason, *waker, *wproc, *wpid, *wtid, *win, *wroutine, *stack;
+	char *proc, *reason, *wproc, *wpid, *wtid, *win, *wroutine, *stack;
 };
 
 struct threadtime {
@@ -370,7 +370,6 @@ take_interval(struct threadtime *tt, const struct ttline *l)
 	v->wtid = span_dup(l->wtid);
 	v->win = span_dup(l->win);
 	v->wroutine = span_dup(l->wroutine);
-	v->waker = NULL;
 	v->stack = leaf_frames(l->stack, TT_LEAF_FRAMES);
 }
 
@@ -1109,7 +1108,7 @@ threadtime_free(struct threadtime *tt)
 	for (i = 0; i < tt->niv; i++) {
 		struct ivl *v = &tt->iv[i];
 
-		free(v->proc), free(v->reason), free(v->waker), free(v->wproc), free(v->wpid);
+		free(v->proc), free(v->reason), free(v->wproc), free(v->wpid);
 		free(v->wtid), free(v->win), free(v->wroutine), free(v->stack);
 	}
 	free(tt->iv);
