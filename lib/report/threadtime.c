@@ -650,7 +650,8 @@ thread_row(struct threadtime *tt, struct table *tb, struct thr *t, int tsv)
 	}
 	cell(tb, "%lld", (long long)t->switch_ins);
 	cell(tb, "%lld", (long long)t->waits);
-	qsort(t->r, (size_t)t->nr, sizeof *t->r, cmp_reasons);
+	if (t->nr > 1)	/* (qsort of no array is undefined) */
+		qsort(t->r, (size_t)t->nr, sizeof *t->r, cmp_reasons);
 	if (tsv) {
 		for (i = 0; i < TT_TOP_REASONS; i++) {
 			if (i < t->nr) {
@@ -711,7 +712,8 @@ report_threads(struct threadtime *tt, struct outbuf *ob)
 	    tsv ? "lrrrrrrrrrrrlrlrlr" : "lrrrrrrrrrrrl", NULL, 0, 0 };
 	uint32_t i;
 
-	qsort(tt->thr, tt->nthr, sizeof *tt->thr, cmp_threads);
+	if (tt->nthr > 1)
+		qsort(tt->thr, tt->nthr, sizeof *tt->thr, cmp_threads);
 	if (!tsv)
 		ob_printf(ob, "# Thread time: %u threads, span %.3f..%.3f ms (%.3f ms); "
 		    "times in ms, %% of each thread's lifetime (running + ready + waiting)\n",
@@ -1049,7 +1051,8 @@ report_waitchain(struct threadtime *tt, struct outbuf *ob)
 	for (i = 0; i < tt->nrec; i++)
 		ch.order[i] = i;
 	sort_recs = tt->rec;
-	qsort(ch.order, tt->nrec, sizeof *ch.order, cmp_rec);
+	if (tt->nrec > 1)
+		qsort(ch.order, tt->nrec, sizeof *ch.order, cmp_rec);
 	for (i = 0; i < tt->nrec; i++) {
 		struct thr *th = &tt->thr[tt->rec[ch.order[i]].thread];
 
