@@ -6,11 +6,11 @@
  *   threads    per thread sums (memory grows with threads and, per
  *              thread, with its distinct wait reasons) and per CPU sums;
  *   intervals  the chosen thread's intervals that overlap the window;
- *   waitchain  a compact record (40 bytes) of every Running, Ready and
+ *   waitchain  a compact record (48 bytes, and 4 to sort it) of every Running, Ready and
  *              Waiting interval of every thread but Idle: the chain can
  *              go through any thread at any earlier time, so this view
  *              keeps what it may need, at most TT_MAX_RECORDS of them
- *              (160 MB); later intervals are counted and left out, and
+ *              (210 MB); later intervals are counted and left out, and
  *              the view says so and exits 1.
  * Times are the lines' own: the time column is an interval's start,
  * end_ms= its end, the weight its duration (the sums use the weight, in
