@@ -306,3 +306,13 @@ cswitch_evt() {
 	# the window is covered exactly once: the thread lives through it
 	awk -F'\t' '{ s += $2 - $1 } END { if (s < 49.9995 || s > 50.0005) exit 1 }' "$T/i"
 }
+
+@test "diff --thread-time: a wait that grew shows on its stack (diff and overweight share the options)" {
+	# the test trace: A's lock wait 10 ms longer (its weight 28 -> 38)
+	awk -F'\t' 'BEGIN { OFS = "\t" } $2 == "Waiting" && $6 == 101 { $7 = 38 } 1' "$T/tl.evt" > "$T/test.evt"
+	diff --thread-time "$T/tl.evt" "$T/test.evt" > "$T/d"
+	grep -qx 'app;Thread;app.exe!main;app.exe!Lock;BLOCKED_TIME 28000 38000' "$T/d"
+	grep -qx 'app;Thread;app.exe!main;app.exe!Compute;CPU_TIME 5000 5000' "$T/d"
+	overweight --thread-time --tsv "$T/tl.evt" "$T/test.evt" > "$T/o"
+	grep -q 'BLOCKED_TIME' "$T/o"
+}
