@@ -53,11 +53,13 @@
 #include "report/pmu.h"
 #include "report/tables.h"
 #include "report/health.h"
+#include "report/threadviews.h"
 
 enum mode {
 	M_FLAME, M_TREE, M_CALLERS, M_CALLEES, M_BYNAME, M_SPEEDSCOPE,
 	M_DPC, M_DPCISR, M_DPCSTACKS, M_DPCCHART, M_PMU,
-	M_PROCESSES, M_THREADS, M_IMAGES, M_EVENTS, M_HEALTH
+	M_PROCESSES, M_THREADS, M_IMAGES, M_EVENTS, M_HEALTH,
+	M_THREADTIME, M_INTERVALS, M_WAITCHAIN
 };
 
 static const struct { const char *name; enum mode m; } modes[] = {
@@ -67,6 +69,7 @@ static const struct { const char *name; enum mode m; } modes[] = {
 	{ "dpcstacks", M_DPCSTACKS }, { "dpcchart", M_DPCCHART }, { "pmu", M_PMU },
 	{ "processes", M_PROCESSES }, { "threads", M_THREADS }, { "images", M_IMAGES },
 	{ "events", M_EVENTS }, { "health", M_HEALTH },
+	{ "threadtime", M_THREADTIME }, { "intervals", M_INTERVALS }, { "waitchain", M_WAITCHAIN },
 	{ NULL, 0 }
 };
 
@@ -76,7 +79,8 @@ enum {
 	O_HASH, O_CP, O_PALFILE, O_REVERSE, O_INVERTED, O_FLAMECHART, O_NEGATE,
 	O_FACTOR, O_TOTAL, O_NOTES, O_DIFF, O_NOUNESC, O_KIND, O_SEARCHCOLOR,
 	O_TSV, O_MINPCT, O_BY, O_CPU, O_DPCONLY, O_ISRONLY, O_DPCLIMIT,
-	O_ISRLIMIT, O_MODULE, O_LABEL, O_UNIT, O_LOGY, O_VERSION, O_MAXDEPTH
+	O_ISRLIMIT, O_MODULE, O_LABEL, O_UNIT, O_LOGY, O_VERSION, O_MAXDEPTH,
+	O_TID, O_FROM, O_TO, O_AT, O_MINUS
 };
 
 static const struct option longopts[] = {
@@ -123,6 +127,11 @@ static const struct option longopts[] = {
 	{ "label", required_argument, NULL, O_LABEL },
 	{ "log", no_argument, NULL, O_LOGY },
 	{ "max-depth", required_argument, NULL, O_MAXDEPTH },
+	{ "tid", required_argument, NULL, O_TID },
+	{ "from", required_argument, NULL, O_FROM },
+	{ "to", required_argument, NULL, O_TO },
+	{ "at", required_argument, NULL, O_AT },
+	{ "min-us", required_argument, NULL, O_MINUS },
 	STK_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
@@ -133,6 +142,7 @@ usage(void)
 	fprintf(stderr, "usage: render [flame|tree|callers|callees|byname|speedscope|"
 	    "dpc|dpcisr|dpcstacks|dpcchart|pmu|\n"
 	    "        processes|threads|images|events|health] [options] [-o FILE] [FILE...]\n");
+	fprintf(stderr, "       render threadtime|intervals|waitchain [--tid T] [options] [FILE...]\n");
 }
 
 static void
@@ -141,6 +151,7 @@ help(void)
 	printf("usage: render [flame|tree|callers|callees|byname|speedscope|"
 	    "dpc|dpcisr|dpcstacks|dpcchart|pmu|\n"
 	    "        processes|threads|images|events|health] [options] [-o FILE] [FILE...]\n");
+	printf("       render threadtime|intervals|waitchain [--tid T] [options] [FILE...]\n");
 	fputs(
 "Flame graphs (folded or evt input):\n"
 "  --title T --subtitle T --width PX --height PX(per frame) --minwidth PX|PCT%\n"
@@ -160,6 +171,16 @@ help(void)
 "First look (evt input, --tsv for tab-separated with a header line):\n"
 "  processes, threads, images (PDB identity, symbol status), health (findings),\n"
 "  events [--by KEY,...]  counts by provider,task,opcode,id,kind,process (all by default)\n"
+"Thread time (evt input with Running/Ready/Waiting lines; --tsv for each):\n"
+"  threadtime                   per thread: lifetime, running, ready, waiting, switch-ins,\n"
+"                               waits, top wait reasons; per CPU: running, idle, span\n"
+"  intervals --tid T [--from MS] [--to MS]\n"
+"                               thread T's intervals in the window, clipped: state, CPU,\n"
+"                               wait reason, who readied it, leaf-most frames\n"
+"  waitchain --tid T [--at MS] [--min-us N]\n"
+"                               the wait of T at MS (default its longest) and its wakers,\n"
+"                               backwards, up to 8 hops; a waker's wait under N us ends it\n"
+"  (thread-time stacks: flame/tree/byname --thread-time [--readied-by])\n"
 "  -o, --output=FILE  output (default stdout)   -h --help   --version\n"
 "See render(1).\n", stdout);
 	exit(0);
@@ -362,6 +383,8 @@ struct options {
 	const char *by;
 	struct dpc_opts dpc;
 	struct stk_config stk;
+	struct threadviews_opts tt;
+	int tid_set;
 	const char *labels[64];
 	int nlabels;
 };
@@ -371,7 +394,8 @@ static int
 stk_wanted(const struct stk_config *c)
 {
 	return c->group || c->fold || c->include || c->exclude || c->fold_pct > 0 ||
-	    c->roots != STK_ROOTS_NONE || c->kernel || c->unit_set || c->chain_groups;
+	    c->roots != STK_ROOTS_NONE || c->kernel || c->unit_set || c->chain_groups ||
+	    c->thread_time;
 }
 
 /*
@@ -671,6 +695,40 @@ run_firstlook(struct options *op, enum mode m, int argc, char **argv)
 	return st;
 }
 
+/* threadtime, intervals, waitchain: lib/report/threadviews.c */
+static int
+run_threadtime(struct options *op, enum mode m, int argc, char **argv)
+{
+	struct threadviews *tt;
+	struct outbuf ob;
+	int st = 0, i, r;
+
+	op->tt.view = m == M_THREADTIME ? TT_VIEW_THREADS : m == M_INTERVALS ?
+	    TT_VIEW_INTERVALS : TT_VIEW_WAITCHAIN;
+	op->tt.tsv = op->tsv;
+	if (m != M_THREADTIME && !op->tid_set)
+		cli_usage_error("%s needs --tid T", m == M_INTERVALS ? "intervals" : "waitchain");
+	if (op->tt.from > op->tt.to)
+		cli_usage_error("--from is after --to");
+	tt = threadviews_new(&op->tt);
+	if (argc == 0)
+		st = threadviews_read(tt, "-");
+	for (i = 0; i < argc; i++) {
+		r = threadviews_read(tt, argv[i]);
+		if (r > st)
+			st = r;
+	}
+	if (st != EXIT_FATAL) {
+		ob_open(&ob, op->output);
+		r = threadviews_report(tt, &ob);
+		ob_close(&ob);
+		if (r > st)
+			st = r;
+	}
+	threadviews_free(tt);
+	return st;
+}
+
 static void
 parse_cpus(struct dpc_opts *d, const char *s)
 {
@@ -714,6 +772,7 @@ main(int argc, char **argv)
 	op.minpct = 0;
 	dpc_opts_init(&op.dpc);
 	stk_config_init(&op.stk);
+	threadviews_opts_init(&op.tt);
 	if (argc > 1 && argv[1][0] != '-') {
 		m = parse_mode(argv[1], &found);
 		if (found) {
@@ -819,6 +878,14 @@ main(int argc, char **argv)
 			op.labels[op.nlabels++] = optarg;
 			break;
 		case O_LOGY: op.dpc.log_y = 1; break;
+		case O_TID:
+			op.tt.tid = cli_integer("--tid", optarg);
+			op.tid_set = 1;
+			break;
+		case O_FROM: op.tt.from = cli_number("--from", optarg); break;
+		case O_TO: op.tt.to = cli_number("--to", optarg); break;
+		case O_AT: op.tt.at = cli_number("--at", optarg); break;
+		case O_MINUS: op.tt.min_us = cli_number("--min-us", optarg); break;
 		default:
 			usage();
 			exit(EXIT_FATAL);
@@ -839,7 +906,7 @@ main(int argc, char **argv)
 	if (op.by && m != M_EVENTS && strcmp(op.by, "thread") && strcmp(op.by, "process") &&
 	    strcmp(op.by, "all"))
 		cli_usage_error("--by must be thread, process or all");
-	if (m >= M_PROCESSES)
+	if (m >= M_PROCESSES && m <= M_HEALTH)
 		return run_firstlook(&op, m, argc, argv);
 	if ((m == M_CALLERS || m == M_CALLEES) && op.focus == NULL)
 		cli_usage_error("%s needs -f FRAME", m == M_CALLERS ? "callers" : "callees");
@@ -856,6 +923,8 @@ main(int argc, char **argv)
 		stk_config_free(&op.stk);
 		return r;
 	}
+	case M_THREADTIME: case M_INTERVALS: case M_WAITCHAIN:
+		return run_threadtime(&op, m, argc, argv);
 	default:
 		return run_dpc(&op, m, argc, argv);
 	}

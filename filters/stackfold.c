@@ -6,6 +6,7 @@
  *                   [--include=PATS] [--exclude=PATS] [--fold-pct=N]
  *                   [--roots=STYLE] [--kernel] [--unit=us|ms|samples]
  *                   [--by-name [--tsv]] [-o FILE] [FILE...]
+ *         stackfold --thread-time [--readied-by] [options] [FILE...]
  *
  * INPUT:  evt (docs/evt-format.md; Sample events by default, --kind to
  *         choose) or folded stacks, decided per file by its first line:
@@ -16,6 +17,9 @@
  *           module ntdll.dll <<ntdll.dll!RtlUserThreadStart>>;module app.exe <<app.exe!main>> 1000
  *         or with --by-name a table (--tsv: tab-separated) of every
  *         frame's exclusive, inclusive, counts, Fold, first/last and When.
+ *         With --thread-time, PerfView's Thread Time view over CPU samples
+ *         and the Ready/Waiting intervals etl2evt derives from CSwitch:
+ *           Process64 app (10);Thread (101);app.exe!main;app.exe!Lock;BLOCKED_TIME 28000
  *
  * Exit status: 0 success, 1 some lines were malformed (counted on
  * stderr), 2 usage or I/O error.
@@ -35,7 +39,8 @@ usage_to(FILE *fp)
 {
 	fprintf(fp, "usage: stackfold [--preset=NAME] [--group=PATS] [--fold=PATS] "
 	    "[--include=PATS] [--exclude=PATS] [--fold-pct=N] [--by-name [--tsv]] "
-	    "[-o FILE] [FILE...]\n");
+	    "[-o FILE] [FILE...]\n"
+	    "       stackfold --thread-time [--readied-by] [options] [FILE...]\n");
 }
 
 static void
@@ -64,6 +69,10 @@ help(void)
 	    "      --kind=LIST      evt kinds to read: Sample (default), dpc, isr, dpcisr, all, ...\n"
 	    "      --decimals=N     N fraction digits in counts (not for speedscope)\n"
 	    "      --no-scenario    no scenario root frame even if the header has scenario=\n"
+	    "      --thread-time    PerfView's Thread Time: Sample, Ready and Waiting lines, no\n"
+	    "                       Idle, leaves CPU_TIME/READIED_TIME/BLOCKED_TIME..., --roots=thread\n"
+	    "      --readied-by     also: under each wait, (READIED_BY), the waker's process,\n"
+	    "                       thread and stack (PerfView's Thread Time (with ReadyThread))\n"
 	    "  -n, --by-name        PerfView's ByName view instead of folded stacks\n"
 	    "      --tsv            ByName as tab-separated values\n"
 	    "  -s, --stats          totals and what was removed, on stderr\n"
@@ -223,6 +232,10 @@ report(struct stk *S, int verbose)
 		    (long long)st->kept_events, (double)st->kept_metric / div, u,
 		    (long long)st->other_kinds, (long long)st->bad_lines,
 		    (long long)st->folded_pct_nodes, (double)st->folded_pct_metric / div, u);
+		if (st->idle_events || st->readied_by)
+			cli_warn("thread time: Idle left out %lld events, %.3f %s; "
+			    "waits with READIED_BY frames %lld", (long long)st->idle_events,
+			    (double)st->idle_metric / div, u, (long long)st->readied_by);
 	}
 }
 

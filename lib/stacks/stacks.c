@@ -19,6 +19,7 @@
 #include "base/cli.h"
 #include "base/hash.h"
 #include "base/intern.h"
+#include "base/strbuf.h"
 #include "evt/evt.h"
 #include "stacks/pattern.h"
 #include "stacks/stacks.h"
@@ -144,6 +145,7 @@ struct stk {
 	size_t capstk;
 	char *deepbuf;		/* a stack cut to EVT_MAX_STACK_FRAMES */
 	size_t capdeep;
+	struct strbuf ttbuf;	/* --thread-time: a stack with its pseudo-frames */
 	/* input */
 	int format;		/* 0 unknown, 1 evt, 2 folded */
 	int is_folded_input;
@@ -301,6 +303,22 @@ stk_preset(struct stk_config *cfg, const char *name)
 	return -1;
 }
 
+/* --thread-time and --readied-by (which implies it) */
+static int
+tt_option(struct stk_config *cfg, int opt)
+{
+	switch (opt) {
+	case STK_OPT_READIEDBY:
+		cfg->readied_by = 1;
+		/* FALLTHROUGH */
+	case STK_OPT_THREADTIME:
+		cfg->thread_time = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static int
 parse_roots(const char *s, enum stk_roots *r)
 {
@@ -362,6 +380,7 @@ stk_option(struct stk_config *cfg, int opt, const char *arg)
 		cfg->kernel = 1;
 		return 1;
 	case STK_OPT_ROOTS:
+		cfg->roots_set = 1;
 		if (parse_roots(arg, &cfg->roots) < 0)
 			cli_usage_error("--roots: '%s' is not none, process, thread, comm, pid or tid", arg);
 		return 1;
@@ -389,7 +408,7 @@ stk_option(struct stk_config *cfg, int opt, const char *arg)
 		cfg->no_scenario = 1;
 		return 1;
 	default:
-		return 0;
+		return tt_option(cfg, opt);
 	}
 }
 
@@ -797,6 +816,21 @@ set_kinds(struct stk *S, const char *list)
 	free(copy);
 }
 
+/*
+ * Thread time's defaults: the kinds PerfView's view is made of (CPU
+ * samples, ready and waiting intervals) and process;thread roots,
+ * unless --kind or --roots said otherwise.  Returns the kind list.
+ */
+static const char *
+tt_config(struct stk *S, const char *kinds)
+{
+	if (!S->cfg.thread_time)
+		return kinds;
+	if (!S->cfg.roots_set)
+		S->cfg.roots = STK_ROOTS_THREAD;
+	return kinds ? kinds : "Sample,Ready,Waiting";
+}
+
 struct stk *
 stk_new(const struct stk_config *cfg)
 {
@@ -817,7 +851,7 @@ stk_new(const struct stk_config *cfg)
 	if (S->inc.n > 64)
 		cli_usage_error("--include: at most 64 entries");
 	S->incall = S->inc.n == 64 ? ~0ull : (1ull << S->inc.n) - 1;
-	set_kinds(S, cfg->kinds);
+	set_kinds(S, tt_config(S, cfg->kinds));
 	intern_init(&S->names);
 	idtab_grow(&S->ntab, S, 1, S->nnodes, node_hash_of);
 	new_node(S, STK_NONE, STK_NONE);	/* ROOT */
@@ -869,6 +903,7 @@ stk_free(struct stk *S)
 	free(S->tmp);
 	free(S->stkbuf);
 	free(S->deepbuf);
+	strbuf_release(&S->ttbuf);
 	for (k = 0; k < S->nkinds; k++)
 		free(S->kinds[k]);
 	free(S->kinds);
@@ -1496,6 +1531,177 @@ root_frames(struct stk *S, uint32_t *prefix, struct evt_span proc, struct evt_sp
 	return n;
 }
 
+/* ------------------------------------------------------------------ */
+/* thread time: PerfView's Thread Time view over Ready/Waiting lines   */
+
+/* the waker attributes of a Waiting line (docs/evt-format.md) */
+struct tt_waker {
+	struct evt_span tid, pid, process, stack, routine;
+};
+
+static void
+tt_attr(struct tt_waker *w, struct evt_span key, struct evt_span val)
+{
+	if (key.n < 7 || memcmp(key.p, "waker_", 6) != 0)
+		return;
+	if (span_is(key, "waker_tid"))
+		w->tid = val;
+	else if (span_is(key, "waker_pid"))
+		w->pid = val;
+	else if (span_is(key, "waker_process"))
+		w->process = val;
+	else if (span_is(key, "waker_stack"))
+		w->stack = val;
+	else if (span_is(key, "waker_routine"))
+		w->routine = val;
+}
+
+/* Is the last frame of B (from byte FROM on) one of NAMES? */
+static int
+tt_leaf_in(const struct strbuf *b, size_t from, const char *const *names)
+{
+	const char *semi, *leaf = b->s + from;
+	size_t n = b->len - from;
+
+	if (n == 0)
+		return 0;
+	semi = mem_last(leaf, ';', n);
+	if (semi != NULL) {
+		n -= (size_t)(semi + 1 - leaf);
+		leaf = semi + 1;
+	}
+	for (; *names; names++)
+		if (strlen(*names) == n && memcmp(*names, leaf, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* S[0..N) with the frame separator ';' as ':' (names from attributes) */
+static void
+tt_add_name(struct strbuf *b, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && i < 900; i++)
+		strbuf_addc(b, s[i] == ';' ? ':' : s[i]);
+}
+
+/*
+ * The waker's process and thread frames, spelt as the roots are
+ * (PerfView's "Process64 app (12)" and "Thread (34)" unless a
+ * FlameGraph style was asked for).
+ */
+static void
+tt_thread_frames(struct stk *S, struct strbuf *b, const struct tt_waker *w)
+{
+	struct evt_span proc = w->process, pid = w->pid;
+	size_t start = b->len, i;
+
+	if (proc.n == 0)
+		proc.p = "?", proc.n = 1;
+	if (pid.n == 0)
+		pid.p = "-1", pid.n = 2;
+	switch (S->cfg.roots) {
+	case STK_ROOTS_COMM:
+	case STK_ROOTS_PID:
+	case STK_ROOTS_TID:
+		tt_add_name(b, proc.p, proc.n);
+		if (S->cfg.roots != STK_ROOTS_COMM) {
+			strbuf_addc(b, '-');
+			tt_add_name(b, pid.p, pid.n > 40 ? 40 : pid.n);
+		}
+		if (S->cfg.roots == STK_ROOTS_TID) {
+			strbuf_addc(b, '/');
+			tt_add_name(b, w->tid.p, w->tid.n > 40 ? 40 : w->tid.n);
+		}
+		for (i = start; i < b->len; i++)	/* as root_frames: no spaces */
+			if (b->s[i] == ' ')
+				b->s[i] = '_';
+		return;
+	default:
+		if (proc.n > 4 && strncasecmp(proc.p + proc.n - 4, ".exe", 4) == 0)
+			proc.n -= 4;
+		strbuf_addf(b, "Process%s ", S->ptr32 ? "32" : "64");
+		tt_add_name(b, proc.p, proc.n);
+		strbuf_adds(b, " (");
+		tt_add_name(b, pid.p, pid.n > 40 ? 40 : pid.n);
+		strbuf_adds(b, ");Thread (");
+		tt_add_name(b, w->tid.p, w->tid.n > 40 ? 40 : w->tid.n);
+		strbuf_addc(b, ')');
+	}
+}
+
+/*
+ * PerfView's "Thread Time (with ReadyThread)": under the wait's
+ * pseudo-frame, (READIED_BY), the waker's process and thread, its stack
+ * at the ReadyThread, and the DPC or ISR routine that readied the
+ * thread when there was one.
+ */
+static void
+tt_readied_by(struct stk *S, struct strbuf *b, const struct tt_waker *w)
+{
+	strbuf_adds(b, ";(READIED_BY);");
+	tt_thread_frames(S, b, w);
+	if (w->stack.n) {
+		strbuf_addc(b, ';');
+		strbuf_add(b, w->stack.p, w->stack.n);
+	}
+	if (w->routine.n) {
+		/* the routine is the leaf, unless the waker's stack ends with it */
+		const char *leaf = NULL, *semi;
+		size_t n = 0;
+
+		if (w->stack.n) {
+			semi = mem_last(w->stack.p, ';', w->stack.n);
+			leaf = semi ? semi + 1 : w->stack.p;
+			n = (size_t)(w->stack.p + w->stack.n - leaf);
+		}
+		if (n != w->routine.n || memcmp(leaf, w->routine.p, n) != 0) {
+			strbuf_addc(b, ';');
+			tt_add_name(b, w->routine.p, w->routine.n);
+		}
+	}
+	S->st.readied_by++;
+}
+
+/*
+ * The stack a thread-time line is charged to: a Sample's ends with
+ * CPU_TIME; a Ready line's with READIED_TIME and a Waiting line's with
+ * its wait pseudo-frame (etl2evt writes them; added when missing); with
+ * --readied-by a wait goes on into its waker.  Other kinds are as read.
+ */
+static void
+tt_stack(struct stk *S, const struct tt_waker *w, struct evt_span kind, char **stack,
+    size_t *len)
+{
+	static const char *const ready[] = { "READIED_TIME", NULL };
+	static const char *const wait[] = { "BLOCKED_TIME", "DISK_TIME", "HARD_FAULT",
+	    "NETWORK_TIME", NULL };
+	struct strbuf *b = &S->ttbuf;
+	const char *leaf;
+	int waiting = span_is(kind, "Waiting");
+
+	strbuf_reset(b);
+	strbuf_add(b, *stack, *len);
+	if (span_is(kind, "Sample"))
+		leaf = "CPU_TIME";
+	else if (span_is(kind, "Ready"))
+		leaf = tt_leaf_in(b, 0, ready) ? NULL : "READIED_TIME";
+	else if (waiting)
+		leaf = tt_leaf_in(b, 0, wait) ? NULL : "BLOCKED_TIME";
+	else
+		return;
+	if (leaf != NULL) {
+		if (b->len)
+			strbuf_addc(b, ';');
+		strbuf_adds(b, leaf);
+	}
+	if (waiting && S->cfg.readied_by && w->tid.n)
+		tt_readied_by(S, b, w);
+	*stack = b->s;
+	*len = b->len;
+}
+
 /*
  * An evt event: the columns through lib/evt's reader, then the only
  * attributes that matter here (count=, kframes=, routine=).
@@ -1512,9 +1718,12 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 	size_t stacklen;
 	double t;
 	uint32_t prefix[4];
+	struct tt_waker waker;
 
 	if (evt_split(line, len, &c, why) < 0)
 		return -1;
+	if (S->cfg.thread_time)
+		memset(&waker, 0, sizeof waker);
 	if (!kind_selected(S, c.col[EVT_KIND])) {
 		S->st.other_kinds++;
 		return 0;
@@ -1523,6 +1732,12 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 	    evt_cols_cpu(&c, &cpu, why) < 0 || evt_cols_pid(&c, &pid, why) < 0 ||
 	    evt_cols_tid(&c, &tid, why) < 0)
 		return -1;
+	if (S->cfg.thread_time && pid == 0) {
+		/* PerfView's Thread Time leaves the Idle process out */
+		S->st.idle_events++;
+		S->st.idle_metric = sadd(S->st.idle_metric, metric);
+		return 0;
+	}
 	at = c.attrs;
 	while ((r = evt_next_attr(&c, &at, &key, &val, why)) > 0) {
 		if (span_is(key, "count")) {
@@ -1550,6 +1765,8 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 		} else if (span_is(key, "routine")) {
 			val.p[val.n] = '\0';
 			routine = val.p;
+		} else if (S->cfg.thread_time) {
+			tt_attr(&waker, key, val);
 		}
 	}
 	if (r < 0)
@@ -1585,6 +1802,8 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 			stacklen = j;
 		}
 	}
+	if (S->cfg.thread_time)
+		tt_stack(S, &waker, c.col[EVT_KIND], &stack, &stacklen);
 	{
 		double dur = (double)metric / 1e6;
 

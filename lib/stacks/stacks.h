@@ -64,6 +64,9 @@ struct stk_config {
 	char *kinds;		/* comma list of evt kinds to read; NULL = Sample */
 	int decimals;		/* fraction digits in folded output (0 = integers) */
 	int unit_set;		/* --unit was given (tools may pick their own default otherwise) */
+	int roots_set;		/* --roots was given */
+	int thread_time;	/* PerfView's Thread Time view (see STK_OPT_THREADTIME) */
+	int readied_by;		/* ...with (READIED_BY) and the waker under wait pseudo-frames */
 };
 
 /*
@@ -78,7 +81,15 @@ enum {
 	STK_OPT_GROUP = 0x5100, STK_OPT_FOLD, STK_OPT_INCLUDE, STK_OPT_EXCLUDE,
 	STK_OPT_FOLDPCT, STK_OPT_PRESET, STK_OPT_CHAIN, STK_OPT_KEEPADDRS,
 	STK_OPT_KERNEL, STK_OPT_ROOTS, STK_OPT_UNIT, STK_OPT_KIND,
-	STK_OPT_DECIMALS, STK_OPT_NOSCENARIO
+	STK_OPT_DECIMALS, STK_OPT_NOSCENARIO,
+	/*
+	 * Thread time (docs/evt-format.md's Running/Ready/Waiting): reads
+	 * Sample, Ready and Waiting lines, drops the Idle process (pid 0),
+	 * ends Sample stacks with CPU_TIME (Ready and Waiting lines carry
+	 * READIED_TIME, BLOCKED_TIME... already), roots process;thread.
+	 * --readied-by implies it.
+	 */
+	STK_OPT_THREADTIME, STK_OPT_READIEDBY
 };
 #define STK_LONGOPTS \
 	{ "group", required_argument, NULL, STK_OPT_GROUP }, \
@@ -94,12 +105,15 @@ enum {
 	{ "unit", required_argument, NULL, STK_OPT_UNIT }, \
 	{ "kind", required_argument, NULL, STK_OPT_KIND }, \
 	{ "decimals", required_argument, NULL, STK_OPT_DECIMALS }, \
-	{ "no-scenario", no_argument, NULL, STK_OPT_NOSCENARIO }
+	{ "no-scenario", no_argument, NULL, STK_OPT_NOSCENARIO }, \
+	{ "thread-time", no_argument, NULL, STK_OPT_THREADTIME }, \
+	{ "readied-by", no_argument, NULL, STK_OPT_READIEDBY }
 /* One line for usage()/--help listing the shared options. */
 #define STK_OPTIONS_HELP \
 	"[--preset=NAME] [--group=PATS] [--fold=PATS] [--include=PATS] [--exclude=PATS]\n" \
 	"  [--fold-pct=N] [--chain-groups] [--keep-addrs] [--kernel] [--roots=STYLE]\n" \
-	"  [--unit=us|ms|samples] [--kind=LIST] [--decimals=N] [--no-scenario]"
+	"  [--unit=us|ms|samples] [--kind=LIST] [--decimals=N] [--no-scenario]\n" \
+	"  [--thread-time [--readied-by]]"
 
 void stk_config_init(struct stk_config *cfg);
 /* Handles one shared option; returns 1 if OPT was one, else 0.  Bad values exit 2. */
@@ -142,6 +156,8 @@ struct stk_stats {
 	int64_t long_frames;	/* frame names cut to STK_MAX_FRAME bytes */
 	int64_t deep_stacks;	/* stacks cut to EVT_MAX_STACK_FRAMES frames */
 	int64_t elided_frames;	/* the frames they lost (each stack's run is one "[N frames elided]" frame) */
+	int64_t idle_events, idle_metric;	/* --thread-time: Idle lines left out */
+	int64_t readied_by;	/* --readied-by: waits given their waker's frames */
 };
 
 #define STK_MAX_FRAME 4096	/* longer frame names are cut (ending "...") */
