@@ -169,6 +169,10 @@ struct stack_sink {
 	    int has2, const struct evt_event *ev);
 	void *ctx;
 	const char *kind;	/* evt: which kind's weights (default Sample) */
+	const struct stk_config *cfg;	/* evt: the unit and the Idle rule (lib/stacks) */
+	enum stk_unit unit;	/* stk_config_unit(cfg) */
+	int64_t idle_events;	/* removed by the Idle rule */
+	double idle_value, total_value;	/* in unit; the total includes Idle */
 	int is_evt;		/* set by read_stacks for the caller */
 	unsigned long bad;
 	unsigned long other_kinds;
@@ -244,6 +248,7 @@ read_stacks(const char *path, struct stack_sink *s)
 	int first = 1, evt = 0;
 	struct evt_event ev;
 	const char *why;
+	double v;
 
 	if (lr == NULL) {
 		cli_warn("%s: %s", path, strerror(errno));
@@ -278,7 +283,19 @@ read_stacks(const char *path, struct stack_sink *s)
 				s->other_kinds++;
 				continue;
 			}
-			sink_add(s, lr_lineno(lr), ev.stack, ev.stack_len, ev.weight, 0, 0, &ev);
+			if (stk_event_value(s->unit, &ev, &v, &why) < 0) {
+				bad_line(s, lr, why);
+				continue;
+			}
+			s->total_value += v;
+			if (!s->cfg->keep_idle && stk_idle_event(
+			    (struct evt_span){ ev.kind, strlen(ev.kind) },
+			    (struct evt_span){ ev.process, strlen(ev.process) }, ev.pid)) {
+				s->idle_events++;
+				s->idle_value += v;
+				continue;
+			}
+			sink_add(s, lr_lineno(lr), ev.stack, ev.stack_len, v, 0, 0, &ev);
 		} else {
 			char *stack;
 			size_t slen;
@@ -348,6 +365,20 @@ struct options {
 	int nlabels;
 };
 
+/* A sink for evt or folded stacks of the kinds and in the unit OP asks for. */
+static void
+sink_init(struct stack_sink *s, const struct options *op,
+    void (*add)(void *, char *, size_t, double, double, int, const struct evt_event *),
+    void *ctx)
+{
+	memset(s, 0, sizeof(*s));
+	s->add = add;
+	s->ctx = ctx;
+	s->kind = op->kind;
+	s->cfg = &op->stk;
+	s->unit = stk_config_unit(&op->stk);
+}
+
 /* Were any of stackfold's shaping options given (grouping, folding, roots...)? */
 static int
 stk_wanted(const struct stk_config *c)
@@ -394,6 +425,7 @@ flame_from_stk(struct options *op, struct flame *f, int argc, char **argv)
 	if (!op->countname_set)
 		flame_set_countname(f, strcmp(stk_unit_name(S), "count") == 0 ? "samples" :
 		    stk_unit_name(S));
+	view_idle_note_stk(NULL, S);
 	free(buf);
 	stk_free(S);
 	return bad;
@@ -408,10 +440,7 @@ run_flame(struct options *op, int argc, char **argv)
 	int st = 0, r, i;
 
 	f = flame_new(&op->fo);
-	memset(&s, 0, sizeof(s));
-	s.add = flame_sink;
-	s.ctx = f;
-	s.kind = op->kind;
+	sink_init(&s, op, flame_sink, f);
 	if (stk_wanted(&op->stk))
 		s.bad = (unsigned long)flame_from_stk(op, f, argc, argv);
 	else {
@@ -428,7 +457,8 @@ run_flame(struct options *op, int argc, char **argv)
 	}
 	ob_open(&ob, op->output);
 	if (s.is_evt && !op->countname_set)
-		flame_set_countname(f, "ms");	/* evt weights are milliseconds */
+		flame_set_countname(f, stk_unit_text(s.unit));
+	view_idle_note(NULL, s.idle_events, s.idle_value, s.total_value, stk_unit_text(s.unit));
 	r = flame_write_svg(f, &ob);
 	ob_close(&ob);
 	flame_free(f);
@@ -463,10 +493,7 @@ run_speedscope(struct options *op, int argc, char **argv)
 	else if (op->by && strcmp(op->by, "all") == 0)
 		by = SS_ALL;
 	ss = speedscope_new(by, op->fo.no_unescape);
-	memset(&s, 0, sizeof(s));
-	s.add = speedscope_sink;
-	s.ctx = ss;
-	s.kind = op->kind;
+	sink_init(&s, op, speedscope_sink, ss);
 	st = read_all(argc, argv, &s);
 	evt_cut_free(&s.cut);
 	if (st == EXIT_FATAL) {
@@ -474,8 +501,9 @@ run_speedscope(struct options *op, int argc, char **argv)
 		return st;
 	}
 	ob_open(&ob, op->output);
+	view_idle_note(NULL, s.idle_events, s.idle_value, s.total_value, stk_unit_text(s.unit));
 	r = speedscope_write(ss, op->fo.title ? op->fo.title :
-	    (argc > 0 ? argv[0] : "etlkit profile"), s.is_evt, &ob);
+	    (argc > 0 ? argv[0] : "etlkit profile"), s.is_evt ? stk_unit_text(s.unit) : NULL, &ob);
 	ob_close(&ob);
 	speedscope_free(ss);
 	if (r < 0) {
@@ -511,6 +539,7 @@ run_view(struct options *op, enum mode m, int argc, char **argv)
 	for (i = 0; i < argc; i++)
 		bad += stk_read(S, argv[i]);
 	stk_finish(S);
+	view_idle_note_stk(NULL, S);
 	ob_open(&ob, op->output);
 	switch (m) {
 	case M_TREE: r = view_tree(S, &vo, &ob); break;
