@@ -238,6 +238,15 @@ kind_in(const char *list, const char *kind)
 	return 0;
 }
 
+/* Was the event taken inside a DPC or an ISR (dpc=1, isr=1)? */
+static int
+in_interrupt(const struct evt_event *ev)
+{
+	const char *d = evt_attr(ev, "dpc"), *i = evt_attr(ev, "isr");
+
+	return (d != NULL && strcmp(d, "1") == 0) || (i != NULL && strcmp(i, "1") == 0);
+}
+
 /* Reads one input into the sink.  Returns 0, or -1 if it cannot be opened. */
 static int
 read_stacks(const char *path, struct stack_sink *s)
@@ -290,7 +299,8 @@ read_stacks(const char *path, struct stack_sink *s)
 			s->total_value += v;
 			if (!s->cfg->keep_idle && stk_idle_event(
 			    (struct evt_span){ ev.kind, strlen(ev.kind) },
-			    (struct evt_span){ ev.process, strlen(ev.process) }, ev.pid)) {
+			    (struct evt_span){ ev.process, strlen(ev.process) }, ev.pid,
+			    in_interrupt(&ev))) {
 				s->idle_events++;
 				s->idle_value += v;
 				continue;

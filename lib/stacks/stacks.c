@@ -441,8 +441,10 @@ span_is_nocase(struct evt_span s, const char *word)
 }
 
 int
-stk_idle_event(struct evt_span kind, struct evt_span process, long pid)
+stk_idle_event(struct evt_span kind, struct evt_span process, long pid, int in_interrupt)
 {
+	if (in_interrupt)
+		return 0;	/* a driver's time on an idle CPU is busy time */
 	if (!(kind.n == 6 && memcmp(kind.p, "Sample", 6) == 0) &&
 	    !(kind.n == 7 && memcmp(kind.p, "Running", 7) == 0))
 		return 0;
@@ -1589,7 +1591,7 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 	struct evt_cols c;
 	struct evt_span key, val;
 	char *at, *stack, *routine = NULL;
-	int i, r, cpu, kframes = 0, np;
+	int i, r, cpu, kframes = 0, np, in_interrupt = 0;
 	long pid, tid;
 	int64_t metric, count = 1;
 	size_t stacklen;
@@ -1628,11 +1630,13 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 		} else if (span_is(key, "routine")) {
 			val.p[val.n] = '\0';
 			routine = val.p;
-		}
+		} else if ((span_is(key, "dpc") || span_is(key, "isr")) && span_is(val, "1"))
+			in_interrupt = 1;
 	}
 	if (r < 0)
 		return -1;
-	if (!S->cfg.keep_idle && stk_idle_event(c.col[EVT_KIND], c.col[EVT_PROCESS], pid)) {
+	if (!S->cfg.keep_idle &&
+	    stk_idle_event(c.col[EVT_KIND], c.col[EVT_PROCESS], pid, in_interrupt)) {
 		S->st.idle_events++;
 		S->st.idle_metric = sadd(S->st.idle_metric,
 		    S->cfg.unit == STK_UNIT_SAMPLES ? count * 1000000 : metric);

@@ -129,11 +129,13 @@ enum stk_unit stk_config_unit(const struct stk_config *cfg);
  * stacks leave out "Process% Idle"; evtfilter removes the same events):
  * an event of kind Sample or Running whose process is Idle (pid 0, or
  * the process column "Idle") is CPU time nobody used, and is removed
- * unless --keep-idle.  Other kinds are kept even with pid 0: a DPC that
- * interrupted the Idle thread is still DPC time.  The removed weight is
- * counted (stk_stats.idle_*) and reported by the tool.
+ * unless --keep-idle.  Not removed: a Sample taken inside a DPC or ISR
+ * (IN_INTERRUPT: its dpc=1 or isr=1), which is a driver's CPU time on a
+ * CPU that was idle, and every other kind (DPC and ISR lines with pid 0
+ * are still DPC/ISR time).  The removed weight is counted
+ * (stk_stats.idle_*) and reported by the tool.
  */
-int stk_idle_event(struct evt_span kind, struct evt_span process, long pid);
+int stk_idle_event(struct evt_span kind, struct evt_span process, long pid, int in_interrupt);
 /*
  * What one evt event counts in UNIT, into *VALUE: its count= (1 when
  * absent) for samples, else its weight column in us or ms.  For tools
