@@ -228,7 +228,7 @@ report(struct stk *S, int verbose)
 	view_idle_note(NULL, st->idle_events, (double)st->idle_metric / div,
 	    ((double)st->metric + (double)st->idle_metric) / div, u);
 	if (verbose) {
-		cli_warn("read %lld events, %.3f %s; Idle removed %lld events, %.3f %s; "
+		cli_warn("read %lld events, %.3f %s; Idle %lld events, %.3f %s; "
 		    "kept %lld events, %.3f %s; "
 		    "other kinds %lld; malformed lines %lld; Fold%% folded %lld nodes, %.3f %s",
 		    (long long)(st->events + st->idle_events),
