@@ -218,7 +218,7 @@ assert sum(sum(x["weights"]) for x in p) == 6 and {x["unit"] for x in p} == {"no
 	cmp "$T/x" "$T/y"
 }
 
-@test "Idle: on the backup incident the default CPU view keeps the DPC samples taken on idle CPUs (ndis.sys leads)" {
+@test "Idle: on the backup incident the default CPU view keeps the DPC samples taken on idle CPUs (all of ndis.sys's are there)" {
 	etlgen -o "$T/i.etl" "$BATS_TEST_DIRNAME/scenarios/backup-incident.yaml" 2>/dev/null
 	etl2evt --no-symbols "$T/i.etl" >"$T/i.evt" 2>/dev/null
 	n=$(samples "$T/i.evt")
