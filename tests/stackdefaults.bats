@@ -97,6 +97,11 @@ ev() {
 	render --unit=us "$NET" >"$T/c.svg" 2>/dev/null
 	[ "$(root_v "$T/c.svg")" = "$(kept_us "$NET")" ]
 	[ "$(cname "$T/c.svg")" = us ]
+	# PerfView's When column means the same in samples: 100% is one CPU busy (sample_interval_ms)
+	render byname --tsv "$NET" 2>/dev/null | cut -f9,10 >"$T/w1"
+	render byname --tsv --unit=ms "$NET" 2>/dev/null | cut -f9,10 >"$T/w2"
+	textdiff "$T/w2" "$T/w1"
+	grep -q '[1-9]' "$T/w1"
 	# a duration-weighted kind: us by default, in both of render's paths
 	{ hdr; ev 1 DPC Idle 0 0 0.2205 '' routine=ndis.sys!x; ev 2 DPC app.exe 5 6 0.1 'a!f' routine=ndis.sys!x
 	  ev 3 Sample app.exe 5 6 1 'a!f'; } >"$T/d.evt"

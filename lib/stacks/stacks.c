@@ -151,6 +151,7 @@ struct stk {
 	int nkinds, allkinds;
 	char *hdr;		/* copy of the last #evt header's key=value text */
 	struct evt_header header;
+	double sample_ms;	/* the header's sample_interval_ms, 0 if unknown (When for samples) */
 	uint32_t scenario;	/* frame id or STK_NONE */
 	int ptr32;
 	/* When */
@@ -1515,6 +1516,9 @@ take_header(struct stk *S, const char *line, size_t len)
 		S->scenario = stk_intern(S, v, strlen(v));
 	v = evt_header_get(&S->header, "pointer_size");
 	S->ptr32 = v != NULL && strcmp(v, "4") == 0;
+	v = evt_header_get(&S->header, "sample_interval_ms");
+	if (v == NULL || evt_parse_decimal(v, &S->sample_ms) < 0 || !(S->sample_ms > 0))
+		S->sample_ms = 0;
 	v = evt_header_get(&S->header, "duration_ms");
 	if (v != NULL && S->cfg.when && !S->w_fixed && !S->w_seen) {
 		double d;
@@ -2355,6 +2359,9 @@ stk_when_text(const struct stk *S, const int64_t *when, char *out)
 	if (!S->is_folded_input && S->cfg.unit != STK_UNIT_SAMPLES) {
 		/* 100% = one CPU busy for the whole bucket */
 		full = S->w_width * 1e6;
+	} else if (!S->is_folded_input && S->sample_ms > 0) {
+		/* the same in samples: one CPU sampled the whole bucket long */
+		full = S->w_width / S->sample_ms * 1e6;
 	} else {
 		int64_t mx = 0;
 

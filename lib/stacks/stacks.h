@@ -284,8 +284,8 @@ int stk_byname(struct stk *S, struct stk_byname **rows, int *n);
 int stk_when_range(const struct stk *S, double *start, double *end);
 /*
  * PerfView's When text (32 chars + NUL) for a row: 100% = one CPU busy
- * for the whole bucket for time units (us/ms), else half the largest
- * ROOT bucket.
+ * for the whole bucket for time units (us/ms), and for samples when the
+ * header gives sample_interval_ms; else half the largest ROOT bucket.
  */
 void stk_when_text(const struct stk *S, const int64_t *when, char *out);
 
