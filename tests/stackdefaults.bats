@@ -271,3 +271,28 @@ assert sum(sum(x["weights"]) for x in p) == 6 and {x["unit"] for x in p} == {"no
 	assert tot == sorted(tot, reverse=True), tot
 	EOF
 }
+
+@test "nightly pipelines follow the same defaults, and a stackfold step may say --keep-idle --unit=us" {
+	net_evt
+	mkdir -p "$T/tr"
+	cp "$CORPUS/$NET_ZIP" "$T/tr/net.etl.zip"
+	for opts in "" "--keep-idle, --unit=us"; do
+		cat >"$T/p.yaml" <<-YAML
+		etlkit: 1
+		scenarios:
+		  - files: tr/*.etl.zip
+		steps:
+		  cpu:
+		    etl2evt: [--no-symbols]
+		    stackfold: [--roots=comm${opts:+, $opts}]
+		outputs:
+		  - folded: cpu.folded
+		YAML
+		rm -rf "$T/out" "$T/.etlkit-cache"
+		run etlkit-run -q "$T/p.yaml"
+		[ "$status" -eq 0 ] || fail "$opts: $output"
+		want=$(samples "$NET")
+		[ -n "$opts" ] && want=$(awk -F'\t' '$2 == "Sample" { w += $7 } END { printf "%d\n", w * 1000 + 0.5 }' "$NET")
+		[ "$(foldsum "$T/out/p/cpu.folded")" = "$want" ] || fail "'$opts': $(foldsum "$T/out/p/cpu.folded") != $want"
+	done
+}
