@@ -14,6 +14,8 @@
 #   make deps         install the Debian packages the build and tests need (root)
 #   make corpus       fetch the real traces the tests read into a cache outside
 #                     the repository (not needed when ../shared/corpus exists)
+#   make peers        fetch flamegraph.pl (pinned commit, SHA-256 checked) into
+#                     ~/.cache/etlkit/peers for the tests that compare with it
 
 VERSION  = 0.1.0
 PREFIX  ?= /usr/local
@@ -57,7 +59,7 @@ USERDOCS   = docs/evt-format.md docs/pipelines.md docs/scaling.md docs/symbols.m
 
 SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all test check check-asan bench demo install uninstall clean deps fuzz corpus
+.PHONY: all test check check-asan bench demo install uninstall clean deps fuzz corpus peers
 
 # Objects are kept between builds (not deleted as intermediates), so a second
 # make compiles nothing and a changed file recompiles that file only.
@@ -119,6 +121,10 @@ fuzz:
 
 corpus:
 	python3 tests/corpus/fetch.py
+
+# best effort: tests that compare with a peer (flamegraph.pl) skip without it
+peers:
+	-python3 tests/peers/fetch.py
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MANDIR) \

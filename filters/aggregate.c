@@ -31,6 +31,7 @@
 #include "base/cli.h"
 #include "evt/evt.h"
 #include "report/scenagg.h"
+#include "report/views.h"
 #include "stacks/stacks.h"
 
 #include <sys/stat.h>
@@ -63,7 +64,9 @@ help(void)
 	    "  -i, --integer            round to integers, keeping the rounded total exact\n"
 	    "  -M, --merge              inputs are partial aggregates (scenario frame first)\n"
 	    "  -k, --kind LIST          evt kinds that count: Sample (default), dpc, isr, all...\n"
-	    "  -u, --unit us|ms|samples unit of evt weights in the output [us, as stackfold]\n"
+	    "  -u, --unit us|ms|samples unit of evt weights in the output [samples for Sample\n"
+	    "                           only, else us, as stackfold]\n"
+	    "      --keep-idle          keep the Idle process's samples (removed, and said, as stackfold)\n"
 	    "      --pid                process frame \"name-pid\" (same as --roots=pid)\n"
 	    "  stackfold's options shape the stacks of every input (Fold% per file):\n  "
 	    STK_OPTIONS_HELP "\n"
@@ -205,6 +208,7 @@ main(int argc, char **argv)
 	struct atomicfile out, bn;
 	int merge = 0, status = 0, ch;
 	size_t i, unreadable = 0;
+	int64_t idle_events = 0, idle_weight = 0, read_weight = 0;
 
 	cli_init(argv[0]);
 	stk_config_init(&cfg);
@@ -327,11 +331,15 @@ main(int argc, char **argv)
 		    scenagg_read(sa, id, inputs[i].path, &st)) < 0) {
 			cli_warn("%s: %s; skipped", inputs[i].path, strerror(errno));
 			status = EXIT_PARTIAL;
-		} else if (st.skipped > 0 || st.error) {
+		} else {
+			idle_events += st.idle_events;	/* one line for all inputs, below */
+			idle_weight += st.idle_weight;
+			read_weight += st.read_weight;
 			if (st.skipped > 0)
 				cli_warn("%s: %lu malformed line%s skipped", inputs[i].path,
 				    st.skipped, st.skipped == 1 ? "" : "s");
-			status = EXIT_PARTIAL;
+			if (st.skipped > 0 || st.error)
+				status = EXIT_PARTIAL;
 		}
 		free(scen);
 	}
@@ -340,6 +348,8 @@ main(int argc, char **argv)
 		for (ch = 0; ch < scenagg_nscenarios(sa); ch++)
 			scenagg_count_file(sa, ch);
 	}
+	view_idle_note(NULL, idle_events, (double)idle_weight / 1e6, (double)read_weight / 1e6,
+	    stk_unit_text(stk_config_unit(&cfg)));
 	/* nothing could be read: a fatal error, not an empty aggregate */
 	if (unreadable == ninputs)
 		exit(EXIT_FATAL);

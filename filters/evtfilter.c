@@ -18,7 +18,8 @@
  *           #removed<TAB>by=evtfilter<TAB>reason=idle<TAB>events=812<TAB>weight_ms=812
  *
  * Idle-process Sample events are removed by default (PerfView's CPU
- * view does the same); --keep-idle keeps them.  Events whose pid, tid
+ * view does the same; samples inside a DPC/ISR stay: lib/stacks'
+ * stk_idle_event is the rule); --keep-idle keeps them.  Events whose pid, tid
  * or cpu is -1 (not attributable) pass the process, thread and CPU
  * selections.  Frame patterns apply to events that have frames (a
  * stack or a DPC/ISR routine=); they see PerfView's process and thread
@@ -113,12 +114,15 @@ kind_is(const struct line *L, const char *kind)
 	return L->c.col[EVT_KIND].n == n && memcmp(L->c.col[EVT_KIND].p, kind, n) == 0;
 }
 
+/* The Idle rule every stack tool follows (lib/stacks: stk_idle_event). */
 static int
 is_idle(const struct line *L)
 {
-	const struct evt_span *proc = &L->c.col[EVT_PROCESS];
+	size_t dn = 0, in = 0;
+	const char *d = evt_cols_attr(&L->c, "dpc", &dn), *i = evt_cols_attr(&L->c, "isr", &in);
+	int intr = (d != NULL && dn == 1 && *d == '1') || (i != NULL && in == 1 && *i == '1');
 
-	return L->pid == 0 || (proc->n == 4 && strncasecmp(proc->p, "Idle", 4) == 0);
+	return stk_idle_event(L->c.col[EVT_KIND], L->c.col[EVT_PROCESS], L->pid, intr);
 }
 
 /* -p NAME matches app.exe and app (case-insensitive); -p 1234 matches the pid */
@@ -720,7 +724,7 @@ main(int argc, char **argv)
 		}
 		if (!kind_selected(&o, &L))
 			r = R_KIND;
-		else if (!o.keep_idle && kind_is(&L, "Sample") && is_idle(&L))
+		else if (!o.keep_idle && is_idle(&L))
 			r = R_IDLE;
 		else if (!proc_selected(&o, &L))
 			r = R_PROCESS;

@@ -223,6 +223,19 @@ report(struct outbuf *ob, const struct ow_report *r, const char *bname,
 			    i ? tname : bname, st[i].dropped, st[i].is_evt ? "events" : "lines", w,
 			    *unit ? " " : "", unit);
 		}
+	for (i = 0; i < 2; i++)
+		if (st[i].idle > 0) {
+			char w[64];
+
+			diffstacks_format(w, st[i].idle_weight);
+			if (strcmp(unit, "samples") == 0)
+				ob_printf(ob, "%s: %s Idle samples removed before the analysis "
+				    "(--keep-idle keeps them).\n", i ? tname : bname, w);
+			else
+				ob_printf(ob, "%s: %lu Idle events (%s%s%s) removed before the "
+				    "analysis (--keep-idle keeps them).\n", i ? tname : bname,
+				    st[i].idle, w, *unit ? " " : "", unit);
+		}
 	if (r->equal_totals)
 		ob_puts(ob, "Totals are equal (no growth): overweight is undefined; "
 		    "Resp% is the delta as a share of the total.\n");

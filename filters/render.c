@@ -163,7 +163,9 @@ help(void)
 "  differential (\"stack base test\" lines): --diff leaf|inclusive --negate\n"
 "Text views: tree [--min-percent P] [--max-depth N], callers|callees -f FRAME,\n"
 "  byname, speedscope [--by thread|process|all]; --tsv for tab-separated output;\n"
-"  flame/tree/callers/callees/byname take stackfold's options:\n  " STK_OPTIONS_HELP "\n"
+"  flame/tree/callers/callees/byname take stackfold's options (speedscope: --unit,\n"
+"  --kind, --keep-idle); evt counts are samples for Sample, us for other kinds, and\n"
+"  the Idle process's samples are left out (said on stderr):\n  " STK_OPTIONS_HELP "\n"
 "DPC/ISR (evt input): dpc, dpcisr, dpcstacks [--unit us|ms|samples],\n"
 "  dpcchart -m MODULE [--label L]... FILE..., with --cpu LIST --dpc --isr\n"
 "  --dpc-limit US (100) --isr-limit US (25) --log\n"
@@ -208,6 +210,10 @@ struct stack_sink {
 	    int has2, const struct evt_event *ev);
 	void *ctx;
 	const char *kind;	/* evt: which kind's weights (default Sample) */
+	const struct stk_config *cfg;	/* evt: the unit and the Idle rule (lib/stacks) */
+	enum stk_unit unit;	/* stk_config_unit(cfg) */
+	int64_t idle_events;	/* removed by the Idle rule */
+	double idle_value, total_value;	/* in unit; the total includes Idle */
 	int is_evt;		/* set by read_stacks for the caller */
 	unsigned long bad;
 	unsigned long other_kinds;
@@ -273,6 +279,15 @@ kind_in(const char *list, const char *kind)
 	return 0;
 }
 
+/* Was the event taken inside a DPC or an ISR (dpc=1, isr=1)? */
+static int
+in_interrupt(const struct evt_event *ev)
+{
+	const char *d = evt_attr(ev, "dpc"), *i = evt_attr(ev, "isr");
+
+	return (d != NULL && strcmp(d, "1") == 0) || (i != NULL && strcmp(i, "1") == 0);
+}
+
 /* Reads one input into the sink.  Returns 0, or -1 if it cannot be opened. */
 static int
 read_stacks(const char *path, struct stack_sink *s)
@@ -283,6 +298,7 @@ read_stacks(const char *path, struct stack_sink *s)
 	int first = 1, evt = 0;
 	struct evt_event ev;
 	const char *why;
+	double v;
 
 	if (lr == NULL) {
 		cli_warn("%s: %s", path, strerror(errno));
@@ -317,7 +333,20 @@ read_stacks(const char *path, struct stack_sink *s)
 				s->other_kinds++;
 				continue;
 			}
-			sink_add(s, lr_lineno(lr), ev.stack, ev.stack_len, ev.weight, 0, 0, &ev);
+			if (stk_event_value(s->unit, &ev, &v, &why) < 0) {
+				bad_line(s, lr, why);
+				continue;
+			}
+			s->total_value += v;
+			if (!s->cfg->keep_idle && stk_idle_event(
+			    (struct evt_span){ ev.kind, strlen(ev.kind) },
+			    (struct evt_span){ ev.process, strlen(ev.process) }, ev.pid,
+			    in_interrupt(&ev))) {
+				s->idle_events++;
+				s->idle_value += v;
+				continue;
+			}
+			sink_add(s, lr_lineno(lr), ev.stack, ev.stack_len, v, 0, 0, &ev);
 		} else {
 			char *stack;
 			size_t slen;
@@ -389,6 +418,20 @@ struct options {
 	int nlabels;
 };
 
+/* A sink for evt or folded stacks of the kinds and in the unit OP asks for. */
+static void
+sink_init(struct stack_sink *s, const struct options *op,
+    void (*add)(void *, char *, size_t, double, double, int, const struct evt_event *),
+    void *ctx)
+{
+	memset(s, 0, sizeof(*s));
+	s->add = add;
+	s->ctx = ctx;
+	s->kind = op->kind;
+	s->cfg = &op->stk;
+	s->unit = stk_config_unit(&op->stk);
+}
+
 /* Were any of stackfold's shaping options given (grouping, folding, roots...)? */
 static int
 stk_wanted(const struct stk_config *c)
@@ -436,6 +479,7 @@ flame_from_stk(struct options *op, struct flame *f, int argc, char **argv)
 	if (!op->countname_set)
 		flame_set_countname(f, strcmp(stk_unit_name(S), "count") == 0 ? "samples" :
 		    stk_unit_name(S));
+	view_idle_note_stk(NULL, S);
 	free(buf);
 	stk_free(S);
 	return bad;
@@ -450,10 +494,7 @@ run_flame(struct options *op, int argc, char **argv)
 	int st = 0, r, i;
 
 	f = flame_new(&op->fo);
-	memset(&s, 0, sizeof(s));
-	s.add = flame_sink;
-	s.ctx = f;
-	s.kind = op->kind;
+	sink_init(&s, op, flame_sink, f);
 	if (stk_wanted(&op->stk))
 		s.bad = (unsigned long)flame_from_stk(op, f, argc, argv);
 	else {
@@ -470,7 +511,8 @@ run_flame(struct options *op, int argc, char **argv)
 	}
 	ob_open(&ob, op->output);
 	if (s.is_evt && !op->countname_set)
-		flame_set_countname(f, "ms");	/* evt weights are milliseconds */
+		flame_set_countname(f, stk_unit_text(s.unit));
+	view_idle_note(NULL, s.idle_events, s.idle_value, s.total_value, stk_unit_text(s.unit));
 	r = flame_write_svg(f, &ob);
 	ob_close(&ob);
 	flame_free(f);
@@ -505,10 +547,7 @@ run_speedscope(struct options *op, int argc, char **argv)
 	else if (op->by && strcmp(op->by, "all") == 0)
 		by = SS_ALL;
 	ss = speedscope_new(by, op->fo.no_unescape);
-	memset(&s, 0, sizeof(s));
-	s.add = speedscope_sink;
-	s.ctx = ss;
-	s.kind = op->kind;
+	sink_init(&s, op, speedscope_sink, ss);
 	st = read_all(argc, argv, &s);
 	evt_cut_free(&s.cut);
 	if (st == EXIT_FATAL) {
@@ -516,8 +555,9 @@ run_speedscope(struct options *op, int argc, char **argv)
 		return st;
 	}
 	ob_open(&ob, op->output);
+	view_idle_note(NULL, s.idle_events, s.idle_value, s.total_value, stk_unit_text(s.unit));
 	r = speedscope_write(ss, op->fo.title ? op->fo.title :
-	    (argc > 0 ? argv[0] : "etlkit profile"), s.is_evt, &ob);
+	    (argc > 0 ? argv[0] : "etlkit profile"), s.is_evt ? stk_unit_text(s.unit) : NULL, &ob);
 	ob_close(&ob);
 	speedscope_free(ss);
 	if (r < 0) {
@@ -553,6 +593,7 @@ run_view(struct options *op, enum mode m, int argc, char **argv)
 	for (i = 0; i < argc; i++)
 		bad += stk_read(S, argv[i]);
 	stk_finish(S);
+	view_idle_note_stk(NULL, S);
 	ob_open(&ob, op->output);
 	switch (m) {
 	case M_TREE: r = view_tree(S, &vo, &ob); break;

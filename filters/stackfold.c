@@ -5,7 +5,7 @@
  * USAGE:  stackfold [--preset=NAME] [--group=PATS] [--fold=PATS]
  *                   [--include=PATS] [--exclude=PATS] [--fold-pct=N]
  *                   [--roots=STYLE] [--kernel] [--unit=us|ms|samples]
- *                   [--by-name [--tsv]] [-o FILE] [FILE...]
+ *                   [--keep-idle] [--by-name [--tsv]] [-o FILE] [FILE...]
  *         stackfold --thread-time [--readied-by] [options] [FILE...]
  *
  * INPUT:  evt (docs/evt-format.md; Sample events by default, --kind to
@@ -13,8 +13,13 @@
  *           0.104200<TAB>Sample<TAB>0<TAB>app.exe<TAB>2212<TAB>4100<TAB>1<TAB>ip=0x1<TAB>ntdll.dll!RtlUserThreadStart;app.exe!main
  *
  * OUTPUT: folded stacks, root first, one space, an integer count in the
- *         unit (microseconds of weight by default for evt):
- *           module ntdll.dll <<ntdll.dll!RtlUserThreadStart>>;module app.exe <<app.exe!main>> 1000
+ *         unit: samples when only Sample events are read (the default,
+ *         what flamegraph.pl and inferno call every count), microseconds
+ *         of weight when a duration-weighted kind is (--kind=dpc, ...):
+ *           module ntdll.dll <<ntdll.dll!RtlUserThreadStart>>;module app.exe <<app.exe!main>> 1
+ *         The Idle process's samples are removed (PerfView's CPU stacks
+ *         leave them out; --keep-idle keeps them), and what was removed is
+ *         said on stderr.
  *         or with --by-name a table (--tsv: tab-separated) of every
  *         frame's exclusive, inclusive, counts, Fold, first/last and When.
  *         With --thread-time, PerfView's Thread Time view over CPU samples
@@ -32,14 +37,15 @@
 
 #include "base/cli.h"
 #include "evt/evt.h"
+#include "report/views.h"
 #include "stacks/stacks.h"
 
 static void
 usage_to(FILE *fp)
 {
 	fprintf(fp, "usage: stackfold [--preset=NAME] [--group=PATS] [--fold=PATS] "
-	    "[--include=PATS] [--exclude=PATS] [--fold-pct=N] [--by-name [--tsv]] "
-	    "[-o FILE] [FILE...]\n"
+	    "[--include=PATS] [--exclude=PATS] [--fold-pct=N] [--unit=U] [--keep-idle] "
+	    "[--by-name [--tsv]] [-o FILE] [FILE...]\n"
 	    "       stackfold --thread-time [--readied-by] [options] [FILE...]\n");
 }
 
@@ -65,8 +71,11 @@ help(void)
 	    "      --keep-addrs     do not merge module!0xRVA frames into module!?\n"
 	    "  -k, --kernel         mark kernel frames _[k] (evt kframes=N)\n"
 	    "      --roots=STYLE    none, process, thread (PerfView), comm, pid, tid (FlameGraph)\n"
-	    "      --unit=U         us (default), ms or samples\n"
+	    "      --unit=U         us, ms or samples (default: samples when only Sample events\n"
+	    "                       are read, else us; ms for --by-name)\n"
 	    "      --kind=LIST      evt kinds to read: Sample (default), dpc, isr, dpcisr, all, ...\n"
+	    "      --keep-idle      keep the Idle process's Sample and Running events (removed\n"
+	    "                       by default, and the removed weight said on stderr)\n"
 	    "      --decimals=N     N fraction digits in counts (not for speedscope)\n"
 	    "      --no-scenario    no scenario root frame even if the header has scenario=\n"
 	    "      --thread-time    PerfView's Thread Time: Sample, Ready and Waiting lines, no\n"
@@ -225,10 +234,15 @@ report(struct stk *S, int verbose)
 	if (st->long_frames)
 		cli_warn("%lld frame names longer than %d bytes were cut", (long long)st->long_frames,
 		    STK_MAX_FRAME);
+	view_idle_note(NULL, st->idle_events, (double)st->idle_metric / div,
+	    ((double)st->metric + (double)st->idle_metric) / div, u);
 	if (verbose) {
-		cli_warn("read %lld events, %.3f %s; kept %lld events, %.3f %s; "
+		cli_warn("read %lld events, %.3f %s; Idle %lld events, %.3f %s; "
+		    "kept %lld events, %.3f %s; "
 		    "other kinds %lld; malformed lines %lld; Fold%% folded %lld nodes, %.3f %s",
-		    (long long)st->events, (double)st->metric / div, u,
+		    (long long)(st->events + st->idle_events),
+		    ((double)st->metric + (double)st->idle_metric) / div, u,
+		    (long long)st->idle_events, (double)st->idle_metric / div, u,
 		    (long long)st->kept_events, (double)st->kept_metric / div, u,
 		    (long long)st->other_kinds, (long long)st->bad_lines,
 		    (long long)st->folded_pct_nodes, (double)st->folded_pct_metric / div, u);
@@ -284,8 +298,10 @@ main(int argc, char **argv)
 	}
 	if (byname) {
 		cfg.when = 1;
-		if (!cfg.unit_set)
+		if (!cfg.unit_set) {
 			cfg.unit = STK_UNIT_MS;	/* PerfView shows milliseconds */
+			cfg.unit_set = 1;
+		}
 	}
 	S = stk_new(&cfg);
 	ob_open(&ob, out);

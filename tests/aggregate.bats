@@ -173,7 +173,7 @@ make_scenarios() {
 	stackfold --no-scenario "$T/x.evt" >"$T/b"
 	cmp "$T/a" "$T/b"
 	# stackfold's grouping options shape every input, evt from stdin too
-	run aggregate -n 'piped $1' --group='ntdll.dll!->OS' - <"$T/x.evt"
+	run aggregate -u us -n 'piped $1' --group='ntdll.dll!->OS' - <"$T/x.evt"
 	[ "$output" = "$(printf 'piped stdin;Backup.exe;OS 122.1\npiped stdin;Backup.exe;OS;B.dll!b:c 1000')" ]
 	printf 'p;ntdll.dll!X;a 3\n' >"$T/f.folded"
 	run aggregate -S --group='ntdll.dll!->OS' "$T/f.folded"
@@ -227,7 +227,7 @@ make_scenarios() {
 	require_corpus
 	etl2evt "$CORPUS/perfview/net.4.5.2.x64.etl.zip" >"$T/net.evt"
 	etl2evt "$CORPUS/perfview/ctf-net45-win7.etl.zip" | gzip >"$T/ctf.evt.gz"
-	run aggregate -b "$T/bn.tsv" -o "$T/all.folded" "$T/net.evt" "$T/ctf.evt.gz"
+	run aggregate --keep-idle -u us -b "$T/bn.tsv" -o "$T/all.folded" "$T/net.evt" "$T/ctf.evt.gz"
 	[ "$status" -eq 0 ]
 	for s in net ctf; do
 		f=$T/net.evt; [ $s = ctf ] && f=$T/ctf.evt.gz

@@ -69,7 +69,7 @@ bounded() {
 		       if i is None else fr[i] + ("_[k]" if kern[i] else "") for i in cut]
 		open(sys.argv[2], "w").write(";".join(out) + " 1000\n")
 		EOF
-		stackfold --kernel "$T/k.evt" 2>/dev/null | textdiff "$T/k.want" -
+		stackfold --unit=us --kernel "$T/k.evt" 2>/dev/null | textdiff "$T/k.want" -
 	done
 	# evtfilter matches its patterns on the cut stack (as stackfold will), says so,
 	# and writes the event whole

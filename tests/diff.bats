@@ -213,13 +213,13 @@ two_evt() {
 
 @test "evt input: stacks built as stackfold builds them, ids and scenario names stripped" {
 	two_evt
-	run diff -q --roots=thread "$T/a.evt" "$T/b.evt"
+	run diff -q --unit=us --roots=thread "$T/a.evt" "$T/b.evt"
 	[ "$status" -eq 0 ]
 	[ "$output" = "$(printf 'Backup;Thread;ntdll.dll!RtlUserThreadStart;Backup.exe!Copy 1000 2000\nBackup;Thread;ntdll.dll!RtlUserThreadStart;Backup.exe!Main 1000 1000')" ]
 	# FlameGraph-style roots lose their ids at the source
-	run diff -q --roots=tid "$T/a.evt" "$T/b.evt"
+	run diff -q --unit=us --roots=tid "$T/a.evt" "$T/b.evt"
 	[ "$output" = "$(printf 'Backup.exe;ntdll.dll!RtlUserThreadStart;Backup.exe!Copy 1000 2000\nBackup.exe;ntdll.dll!RtlUserThreadStart;Backup.exe!Main 1000 1000')" ]
-	run diff -q --roots=tid --keep-ids "$T/a.evt" "$T/b.evt"
+	run diff -q --unit=us --roots=tid --keep-ids "$T/a.evt" "$T/b.evt"
 	[[ "$output" == *"nightly-1;Backup.exe-2212/4100;ntdll.dll!RtlUserThreadStart;Backup.exe!Copy 1000 0"* ]]
 	[[ "$output" == *"nightly-2;Backup.exe-3000/5;ntdll.dll!RtlUserThreadStart;Backup.exe!Copy 0 2000"* ]]
 }
@@ -294,20 +294,20 @@ corpus_evt() {
 
 @test "corpus: Win7 vs Win8 totals are the census sample counts and delta = test - base" {
 	corpus_evt
-	run diff -t --unit=samples "$W7" "$W8"
+	run diff -t --keep-idle --unit=samples "$W7" "$W8"
 	[ "$status" -eq 0 ]
 	# corpus/README.md: 16,865 and 79,528 SampledProfile events
 	[ "$(tot base)" = 16865 ]
 	[ "$(tot test)" = 79528 ]
 	[ "$(tot delta)" = 62663 ]
-	# in the default unit (us of the weight column) too
-	run diff -t "$W7" "$W8"
+	# in us of the weight column too
+	run diff -t --keep-idle --unit=us "$W7" "$W8"
 	[ "$status" -eq 0 ]
 	[ "$(awk -v b="$(tot base)" -v t="$(tot test)" -v d="$(tot delta)" 'BEGIN { print (t - b == d) }')" = 1 ]
 	# the two-count lines add up to the totals, the signed lines to the delta
-	diff -q "$W7" "$W8" | awk -v b="$(tot base)" -v t="$(tot test)" \
+	diff -q --keep-idle --unit=us "$W7" "$W8" | awk -v b="$(tot base)" -v t="$(tot test)" \
 	    '{ sb += $(NF-1); st += $NF } END { exit !(sb == b && st == t) }'
-	diff -q -f signed "$W7" "$W8" | awk -v d="$(tot delta)" '{ s += $NF } END { exit !(s == d) }'
+	diff -q -f signed --keep-idle --unit=us "$W7" "$W8" | awk -v d="$(tot delta)" '{ s += $NF } END { exit !(s == d) }'
 	diff -q "$W7" "$W8" | evtcheck --folded=flamegraph
 }
 
@@ -315,22 +315,22 @@ corpus_evt() {
 	corpus_evt
 	awk -F'\t' -v a="$T/h1.evt" -v b="$T/h2.evt" '/^#/ { print > a; print > b; next }
 	    { if ($1 + 0 < 6290) print > a; else print > b }' "$W8"
-	run diff -t --unit=samples "$T/h1.evt" "$T/h2.evt"
+	run diff -t --keep-idle --unit=samples "$T/h1.evt" "$T/h2.evt"
 	[ "$status" -eq 0 ]
 	[ "$(tot base)" -gt 0 ] && [ "$(tot test)" -gt 0 ]
 	[ $(( $(tot base) + $(tot test) )) -eq 79528 ]
 	[ $(( $(tot test) - $(tot base) )) -eq "$(tot delta)" ]
-	run diff -q -f signed --roots=thread "$W8" "$W8"
+	run diff -q -f signed --keep-idle --roots=thread "$W8" "$W8"
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	# grouped by module, the halves still add up
-	run diff -t --unit=samples --roots=process --preset=module "$T/h1.evt" "$T/h2.evt"
+	run diff -t --keep-idle --unit=samples --roots=process --preset=module "$T/h1.evt" "$T/h2.evt"
 	[ $(( $(tot base) + $(tot test) )) -eq 79528 ]
 }
 
 @test "corpus: overweight by module between Win7 and Win8 agrees with diff's totals" {
 	corpus_evt
-	run overweight --tsv --all --unit=samples --roots=process --preset=module "$W7" "$W8"
+	run overweight --tsv --all --keep-idle --unit=samples --roots=process --preset=module "$W7" "$W8"
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "$(printf '#totals\tbase=16865\ttest=79528\tdelta=62663\tgrowth=4.7156\tunit=samples')" ]
 	# every row: delta = test - base; resp = delta / 62663

@@ -112,11 +112,11 @@ load helpers
 	p=$(printf 'x%.0s' $(seq 1000))
 	printf '#evt\t1\n0.1\tSample\t0\t%s\t%s7\t%s9\t1\tA!a\n' "$p" "$z" "$z" >"$T/a.evt"
 	for r in process thread comm pid tid; do
-		run stackfold --roots=$r "$T/a.evt"
+		run stackfold --unit=us --roots=$r "$T/a.evt"
 		[ "$status" -eq 0 ]
 		[[ "$output" == *"A!a 1000" ]]
 		[ "${#output}" -lt 1024 ]
 	done
-	run stackfold --roots=thread "$T/a.evt"
+	run stackfold --unit=us --roots=thread "$T/a.evt"
 	[[ "$output" == *"(${z:0:40});Thread (${z:0:40});A!a 1000" ]]
 }

@@ -81,7 +81,7 @@ if updates == 0:
 @test "progress: stackfold on a slow input prints rates, each one plausible" {
 	require_corpus
 	etl2evt "$CORPUS/perfview/net.4.5.2.x64.etl.zip" >"$T/in.evt"
-	on_tty --slow "$T/in.evt" stackfold >"$T/tty"
+	on_tty --slow "$T/in.evt" stackfold --keep-idle >"$T/tty"
 	check_progress stackfold "$T/tty" >"$T/rates" || { cat "$T/tty"; false; }
 	# the run lasts about two seconds: a rate must have been measured
 	[ -s "$T/rates" ] || { cat "$T/tty"; fail "no rate printed"; }

@@ -105,13 +105,15 @@ close() { awk -v a="$1" -v b="$2" -v e="${3:-0.000001}" 'BEGIN { d = a - b; if (
 	[ -z "$bad" ] || fail "bad:$bad"
 }
 
-@test "invariants: stackfold: folded total = kept weight, read = kept + what --include/--exclude removed" {
+@test "invariants: stackfold: folded total = kept weight, read = kept + Idle + what --include/--exclude removed" {
 	require_corpus
 	local bad="" a
 	in=$(kindsum Sample "$BATS_FILE_TMPDIR/net.evt")
 	while read -r a; do
 		# shellcheck disable=SC2086
-		stackfold -s $a "$BATS_FILE_TMPDIR/net.evt" >"$T/f" 2>"$T/stats" || fail "stackfold $a failed"
+		stackfold -s --unit=us $a "$BATS_FILE_TMPDIR/net.evt" >"$T/f" 2>"$T/stats" || fail "stackfold $a failed"
+		idle_us=$(sed -n 's/.*; Idle [0-9]* events, \([0-9.]*\) us;.*/\1/p' "$T/stats")
+		[ -n "$idle_us" ] || bad="$bad [$a: no Idle in -s]"
 		read_us=$(sed -n 's/.*read [0-9]* events, \([0-9.]*\) us;.*/\1/p' "$T/stats")
 		kept_us=$(sed -n 's/.*kept [0-9]* events, \([0-9.]*\) us;.*/\1/p' "$T/stats")
 		read_n=$(sed -n 's/.*read \([0-9]*\) events.*/\1/p' "$T/stats")
@@ -119,8 +121,8 @@ close() { awk -v a="$1" -v b="$2" -v e="${3:-0.000001}" 'BEGIN { d = a - b; if (
 		[ "$read_n" -eq "${in%% *}" ] || bad="$bad [$a: read $read_n events, evt has ${in%% *} Samples]"
 		close "$read_us" "$(awk -v w="${in#* }" 'BEGIN { printf "%.3f", w * 1000 }')" || bad="$bad [$a: read $read_us us]"
 		close "$(foldsum "$T/f")" "$kept_us" || bad="$bad [$a: folded $(foldsum "$T/f") != kept $kept_us]"
-		close "$read_us" "$(awk -v k="$kept_us" -v r="$removed_us" 'BEGIN { printf "%.3f", k + r }')" ||
-			bad="$bad [$a: read $read_us != kept $kept_us + removed $removed_us]"
+		close "$read_us" "$(awk -v k="$kept_us" -v r="$removed_us" -v i="$idle_us" 'BEGIN { printf "%.3f", k + r + i }')" ||
+			bad="$bad [$a: read $read_us != kept $kept_us + removed $removed_us + Idle $idle_us]"
 	done <<-'EOF'
 	--preset=module
 	--roots=thread --fold-pct=1
@@ -143,7 +145,7 @@ close() { awk -v a="$1" -v b="$2" -v e="${3:-0.000001}" 'BEGIN { d = a - b; if (
 		close "${raw#* }" "$(awk -v a="${kept#* }" -v b="$rem" 'BEGIN { printf "%.6f", a + b }')" ||
 			fail "$s: evtfilter Sample weight ${raw#* } != kept ${kept#* } + removed $rem"
 		[ "${kept%% *}" -gt 100 ] || fail "$s: only ${kept%% *} samples left"
-		stackfold "$T/$s.evt" >"$T/$s.folded"
+		stackfold --unit=us "$T/$s.evt" >"$T/$s.folded"
 		close "$(foldsum "$T/$s.folded")" "$(awk -v w="${kept#* }" 'BEGIN { printf "%.3f", w * 1000 }')" ||
 			fail "$s: stackfold total $(foldsum "$T/$s.folded") us != evt ${kept#* } ms"
 		want=$(awk -v a="$want" -v b="$(foldsum "$T/$s.folded")" 'BEGIN { printf "%.3f", a + b }')
@@ -151,7 +153,7 @@ close() { awk -v a="$1" -v b="$2" -v e="${3:-0.000001}" 'BEGIN { d = a - b; if (
 	aggregate "$T/net.folded" "$T/ctf.folded" >"$T/agg.folded"
 	close "$(foldsum "$T/agg.folded")" "$want" || fail "aggregate total $(foldsum "$T/agg.folded") != $want"
 	# straight from evt too, and --integer keeps the exact total
-	aggregate "$T/net.evt" "$T/ctf.evt" >"$T/agg2.folded"
+	aggregate -u us "$T/net.evt" "$T/ctf.evt" >"$T/agg2.folded"
 	close "$(foldsum "$T/agg2.folded")" "$want" || fail "aggregate (evt input) $(foldsum "$T/agg2.folded") != $want"
 	# each scenario's share is still there under its scenario frame
 	for s in net ctf; do

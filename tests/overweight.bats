@@ -264,13 +264,13 @@ first_row() { awk -F'\t' 'NR == 3 { print $1, $10, $9, ($4 > 0) }' <<<"$output";
 	[ "$(first_row)" = "both ndis.sys!0x1a2b0 0 1" ]
 	# the CPU view: the DPC routine, then what it calls (overweight is the same
 	# down the path; the caller comes first), not the idle loop that lost time
-	run overweight --tsv --keep-addrs "$FIXED" "$BROKEN"
+	run overweight --tsv --keep-idle --keep-addrs "$FIXED" "$BROKEN"
 	[ "$status" -eq 0 ]
 	[ "$(first_row)" = "both ndis.sys!0x1a2b0 0 1" ]
 	[ "$(awk -F'\t' 'NR == 4 { print $10 }' <<<"$output")" = 'e1i65x64.sys!0x1b5e4' ]
-	run overweight --tsv --preset=module "$FIXED" "$BROKEN"
+	run overweight --tsv --keep-idle --preset=module "$FIXED" "$BROKEN"
 	[ "$(first_row)" = "both module ndis.sys 0 1" ]
-	run overweight --collapse --keep-addrs "$FIXED" "$BROKEN"
+	run overweight --collapse --keep-idle --keep-addrs "$FIXED" "$BROKEN"
 	[[ "$(grep -m1 -E '^ +[0-9]' <<<"$output")" == *" ndis.sys!0x1a2b0  [+1 on the same stacks: e1i65x64.sys!0x1b5e4]" ]]
 	# diff: the DPC time more than doubled, all of it in ndis.sys's routine
 	run diff -t --kind=DPC,ThreadedDPC,TimerDPC,ISR "$FIXED" "$BROKEN"

@@ -201,7 +201,7 @@ box_v() { awk -F'\t' -v n="$2" '$1==n {print $2; exit}' "$1"; }
 	[ "$(boxes "$T/neg.svg" | awk -F'\t' '$1=="d"{print $6}')" = "#ff6969" ]
 }
 
-@test "flame: evt input sums Sample weights (ms); --kind picks another kind" {
+@test "flame: evt input counts Sample events (samples; --unit=ms sums weights); --kind picks another kind (us)" {
 	{
 		printf '#evt\t1\tsource=x.etl\tcpus=2\n'
 		printf '#skipped\twhat=x\tcount=1\n'
@@ -212,12 +212,17 @@ box_v() { awk -F'\t' -v n="$2" '$1==n {print $2; exit}' "$1"; }
 	} > "$T/in.evt"
 	render "$T/in.evt" > "$T/o.svg"
 	boxes "$T/o.svg" > "$T/b"
-	[ "$(box_v "$T/b" all)" = 1.5 ]
+	[ "$(box_v "$T/b" all)" = 2 ]
 	[ "$(box_v "$T/b" 'app.exe!f;g')" = 1 ]
 	! grep -q 'ndis' "$T/b"
+	meta "$T/o.svg" | grep -qx $'frames.cname\tsamples'
+	render --unit=ms "$T/in.evt" > "$T/o.svg"
+	boxes "$T/o.svg" > "$T/b"
+	[ "$(box_v "$T/b" all)" = 1.5 ]
 	meta "$T/o.svg" | grep -qx $'frames.cname\tms'
 	render --kind DPC "$T/in.evt" > "$T/dpc.svg"
-	[ "$(boxes "$T/dpc.svg" | awk -F'\t' '$1=="ndis.sys!x"{print $2}')" = 0.25 ]
+	[ "$(boxes "$T/dpc.svg" | awk -F'\t' '$1=="ndis.sys!x"{print $2}')" = 250 ]
+	meta "$T/dpc.svg" | grep -qx $'frames.cname\tus'
 }
 
 @test "flame: bad lines are counted and named, no input is an error SVG with status 2" {
@@ -324,8 +329,8 @@ for i in range(6000):
 		printf '1.5\tSample\t1\tapp.exe\t10\t21\t1\tntdll.dll!A;app.exe!main\n'
 		printf '2.5\tSample\t1\tother.exe\t11\t30\t2\tntdll.dll!A;other.exe!run\n'
 	} > "$T/in.evt"
-	render --roots=process --group='ntdll.dll!->OS' "$T/in.evt" > "$T/a.svg"
-	stackfold --roots=process --group='ntdll.dll!->OS' "$T/in.evt" | render --countname us > "$T/b.svg"
+	render --unit=us --roots=process --group='ntdll.dll!->OS' "$T/in.evt" > "$T/a.svg"
+	stackfold --unit=us --roots=process --group='ntdll.dll!->OS' "$T/in.evt" | render --countname us > "$T/b.svg"
 	cmp "$T/a.svg" "$T/b.svg"
 	python3 "$BATS_TEST_DIRNAME/render_svg.py" "$T/a.svg" > "$T/x"
 	grep -q $'^Process64 app (10)\t2000\t' "$T/x"

@@ -17,12 +17,12 @@ local_setup() { require_corpus; }
 	evt=$(net_evt)
 	want=$(awk -F'\t' '$2=="Sample" {s+=$7} END{print s}' "$evt")
 	[ "$want" -gt 10000 ]
-	render --colors etw --title "net.4.5.2 CPU" "$evt" > "$T/f.svg"
+	render --keep-idle --unit=ms --colors etw --title "net.4.5.2 CPU" "$evt" > "$T/f.svg"
 	python3 "$BATS_TEST_DIRNAME/render_svg.py" "$T/f.svg" > "$T/b"
 	[ "$(awk -F'\t' '$1=="all"{print $2}' "$T/b")" = "$want" ]
 	[ "$(wc -l < "$T/b")" -gt 100 ]
 	# the same through stackfold (microseconds): the same shape, x1000
-	stackfold "$evt" | render --countname us > "$T/s.svg"
+	stackfold --keep-idle --unit=us "$evt" | render --countname us > "$T/s.svg"
 	python3 "$BATS_TEST_DIRNAME/render_svg.py" "$T/s.svg" > "$T/sb"
 	[ "$(awk -F'\t' '$1=="all"{print $2}' "$T/sb")" = "$((want * 1000))" ]
 	# icicle, reversed and flame chart views of a real trace are well-formed too
@@ -33,9 +33,9 @@ local_setup() { require_corpus; }
 @test "corpus: call tree and by-name totals match the samples" {
 	evt=$(net_evt)
 	want=$(awk -F'\t' '$2=="Sample" {s+=$7} END{print s*1000}' "$evt")
-	render tree --tsv --min-percent 1 "$evt" > "$T/t"
+	render tree --tsv --keep-idle --unit=us --min-percent 1 "$evt" > "$T/t"
 	[ "$(awk -F'\t' '$1==0 {print $2}' "$T/t")" = "$want" ]
-	render byname --tsv "$evt" > "$T/b"
+	render byname --tsv --keep-idle --unit=us "$evt" > "$T/b"
 	# exclusive over all names = the total
 	[ "$(awk -F'\t' '!/^#/ {s+=$1} END{print s}' "$T/b")" = "$want" ]
 	top=$(awk -F'\t' '!/^#/ {print $NF; exit}' "$T/b")
@@ -45,7 +45,7 @@ local_setup() { require_corpus; }
 
 @test "corpus: speedscope export per thread, weights per thread match the samples" {
 	evt=$(net_evt)
-	render speedscope "$evt" > "$T/s.json"
+	render speedscope --keep-idle --unit=ms "$evt" > "$T/s.json"
 	awk -F'\t' '$2=="Sample" {w[$4" ("$5") Thread ("$6")"]+=$7} END{for (k in w) print k "\t" w[k]}' "$evt" | sort > "$T/want"
 	python3 - "$T/s.json" <<-'EOF' | sort > "$T/got"
 	import json, sys

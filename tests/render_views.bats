@@ -101,7 +101,7 @@ local_setup() {
 	grep -q $'\tProcess64 other (11)$' "$T/t"
 	render byname --tsv --group='app.exe!->app' "$T/in.evt" > "$T/g"
 	grep -q $'\tapp$' "$T/g"
-	render speedscope "$T/in.evt" > "$T/s.json"
+	render speedscope --unit=ms "$T/in.evt" > "$T/s.json"
 	python3 - "$T/s.json" <<-'EOF'
 	import json, sys
 	d = json.load(open(sys.argv[1]))
@@ -122,7 +122,7 @@ local_setup() {
 	assert [names[i] for i in ps[0]["samples"][0]] == ["ntdll.dll!A", "app.exe!main", "app.exe!f;g"]
 	EOF
 	render speedscope --by process "$T/in.evt" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert [p["name"] for p in d["profiles"]] == ["app.exe (10)", "other.exe (11)"]'
-	render speedscope --by all "$T/in.evt" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["profiles"]) == 1 and sum(d["profiles"][0]["weights"]) == 4'
+	render speedscope --by all --unit=ms "$T/in.evt" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["profiles"]) == 1 and sum(d["profiles"][0]["weights"]) == 4'
 }
 
 @test "speedscope: folded input, hostile names stay valid JSON" {

@@ -30,12 +30,15 @@ check_folded() {
 	[ "$output" = "$(printf 'a;b 2\na;b;c 7')" ]
 }
 
-@test "evt input: Sample weights in microseconds by default, other kinds ignored" {
+@test "evt input: Sample events counted in samples by default (µs with --unit=us), other kinds ignored" {
 	{ hdr; ev 0.100000 Sample a.exe 1 2 1 'a.exe!main;a.exe!f'
 	  ev 0.200000 Sample a.exe 1 2 0.5 'a.exe!main'
 	  ev 0.300000 CSwitch a.exe 1 2 0 ''
 	  ev 0.400000 DPC Idle 0 0 0.22 'ndis.sys!x'; } >"$T/a.evt"
 	run sf "$T/a.evt"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'a.exe!main 1\na.exe!main;a.exe!f 1')" ]
+	run sf --unit=us "$T/a.evt"
 	[ "$status" -eq 0 ]
 	[ "$output" = "$(printf 'a.exe!main 500\na.exe!main;a.exe!f 1000')" ]
 }
@@ -64,25 +67,25 @@ check_folded() {
 
 @test "§2.1 process and thread frames in PerfView style, Process32 for 4-byte pointers" {
 	{ hdr 8; ev 0.1 Sample devenv.exe 8872 6148 1 'A!a'; } >"$T/a.evt"
-	run sf --roots=thread "$T/a.evt"
+	run sf --unit=us --roots=thread "$T/a.evt"
 	[ "$output" = "Process64 devenv (8872);Thread (6148);A!a 1000" ]
 	{ hdr 4; ev 0.1 Sample devenv.exe 8872 6148 1 'A!a'; } >"$T/b.evt"
-	run sf --roots=process "$T/b.evt"
+	run sf --unit=us --roots=process "$T/b.evt"
 	[ "$output" = "Process32 devenv (8872);A!a 1000" ]
 }
 
 @test "§2.1 FlameGraph-style roots: comm, comm-pid, comm-pid/tid (spaces become _)" {
 	{ hdr; ev 0.1 Sample 'my app.exe' 12 34 1 'A!a'; } >"$T/a.evt"
-	run sf --roots=comm "$T/a.evt";  [ "$output" = "my_app.exe;A!a 1000" ]
-	run sf --roots=pid "$T/a.evt";   [ "$output" = "my_app.exe-12;A!a 1000" ]
-	run sf --roots=tid "$T/a.evt";   [ "$output" = "my_app.exe-12/34;A!a 1000" ]
+	run sf --unit=us --roots=comm "$T/a.evt";  [ "$output" = "my_app.exe;A!a 1000" ]
+	run sf --unit=us --roots=pid "$T/a.evt";   [ "$output" = "my_app.exe-12;A!a 1000" ]
+	run sf --unit=us --roots=tid "$T/a.evt";   [ "$output" = "my_app.exe-12/34;A!a 1000" ]
 }
 
 @test "§2.1 scenario pseudo-frame sits above the process frame; --no-scenario drops it" {
 	{ hdr 8 10 scenario=startup-17; ev 0.1 Sample a.exe 1 2 1 'A!a'; } >"$T/a.evt"
-	run sf --roots=process "$T/a.evt"
+	run sf --unit=us --roots=process "$T/a.evt"
 	[ "$output" = "startup-17;Process64 a (1);A!a 1000" ]
-	run sf --no-scenario "$T/a.evt"
+	run sf --unit=us --no-scenario "$T/a.evt"
 	[ "$output" = "A!a 1000" ]
 }
 
@@ -421,7 +424,7 @@ check_folded() {
 
 @test "§3.1 ';' inside a frame (evt %3B) becomes ':' and _[k] marks kernel frames" {
 	{ hdr; ev 0.1 Sample a.exe 1 2 1 'a!f%3Bg;ntoskrnl.exe!KiA;ntoskrnl.exe!KiB' kframes=2; } >"$T/a.evt"
-	run sf --kernel "$T/a.evt"
+	run sf --unit=us --kernel "$T/a.evt"
 	[ "$output" = "a!f:g;ntoskrnl.exe!KiA_[k];ntoskrnl.exe!KiB_[k] 1000" ]
 }
 
@@ -430,7 +433,7 @@ check_folded() {
 	run sf "$T/in"
 	[ "$status" -eq 1 ]
 	{ hdr; ev 0.1 Sample a.exe 1 2 1 'a!x;frame 12'; } >"$T/a.evt"
-	stackfold "$T/a.evt" >"$T/out"
+	stackfold --unit=us "$T/a.evt" >"$T/out"
 	check_folded "$T/out"
 	[ "$(cat "$T/out")" = "a!x;frame_12 1000" ]
 }
@@ -439,7 +442,7 @@ check_folded() {
 	{ hdr; for i in 1 2 3 4 5 6 7; do ev 0.$i Sample a.exe 1 2 0.1221 "a!f$i"; done; } >"$T/a.evt"
 	stackfold --unit=ms "$T/a.evt" >"$T/out"
 	[ "$(total "$T/out")" -eq 1 ]
-	stackfold "$T/a.evt" >"$T/out"
+	stackfold --unit=us "$T/a.evt" >"$T/out"
 	[ "$(total "$T/out")" -eq 855 ]
 	check_folded "$T/out"
 }
@@ -493,7 +496,7 @@ modules() { cut -f6,12 "$1" | awk -F'\t' '$1 > 0 && $2 ~ /^module / {print $2}' 
 	[ "$ms" -gt 50000 ]
 	for opts in "--preset=module" "--preset=module-entries --roots=thread" "--preset=clr-os-entries" \
 	    "--preset=perfview --fold-pct=0" "--kernel --roots=tid"; do
-		stackfold $opts "$T/c.evt" >"$T/out"
+		stackfold --keep-idle --unit=us $opts "$T/c.evt" >"$T/out"
 		[ "$(total "$T/out")" -eq $((ms * 1000)) ] || fail "total changed with '$opts'"
 	done
 	check_folded "$T/out"
@@ -503,7 +506,7 @@ modules() { cut -f6,12 "$1" | awk -F'\t' '$1 > 0 && $2 ~ /^module / {print $2}' 
 		grep -qx "module $m" "$T/mods" || fail "no 'module $m' in: $(tr '\n' ' ' <"$T/mods")"
 	done
 	# the Idle process is most of this trace: evtfilter removes it and says how much
-	evtfilter "$T/c.evt" 2>"$T/err" | stackfold --preset=module >"$T/out"
+	evtfilter "$T/c.evt" 2>"$T/err" | stackfold --unit=us --preset=module >"$T/out"
 	idle=$(sed -n 's/.*removed \([0-9]*\) Idle samples, \([0-9.]*\) ms.*/\2/p' "$T/err")
 	[ -n "$idle" ]
 	[ $(( $(total "$T/out") + idle * 1000 )) -eq $((ms * 1000)) ]
@@ -512,10 +515,10 @@ modules() { cut -f6,12 "$1" | awk -F'\t' '$1 > 0 && $2 ~ /^module / {print $2}' 
 @test "corpus Win7 ctf-net45-win7: module entries, Fold%, ByName totals and process of interest" {
 	ms=$(corpus ctf-net45-win7.etl.zip)
 	[ "$ms" -gt 10000 ]
-	stackfold --preset=module-entries --fold-pct=1 --roots=thread "$T/c.evt" >"$T/out"
+	stackfold --keep-idle --unit=us --preset=module-entries --fold-pct=1 --roots=thread "$T/c.evt" >"$T/out"
 	[ "$(total "$T/out")" -eq $((ms * 1000)) ]
 	check_folded "$T/out"
-	stackfold --preset=module --tsv "$T/c.evt" >"$T/bn"
+	stackfold --keep-idle --preset=module --tsv "$T/c.evt" >"$T/bn"
 	modules "$T/bn" >"$T/mods"
 	for m in ntoskrnl.exe ntdll.dll clr.dll KernelBase.dll wow64.dll; do
 		grep -qx "module $m" "$T/mods" || fail "no 'module $m' in: $(tr '\n' ' ' <"$T/mods")"

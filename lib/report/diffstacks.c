@@ -7,6 +7,7 @@
 #include "base/cli.h"
 #include "base/intern.h"
 #include "evt/evt.h"
+#include "report/views.h"
 #include "stacks/stacks.h"
 
 #include <errno.h>
@@ -569,6 +570,9 @@ take_tree(struct reader *r)
 	r->st->counted = (unsigned long)ss->kept_events;
 	r->st->dropped += (unsigned long)(ss->excluded_events + ss->notincluded_events);
 	r->st->dropped_weight += (double)(ss->excluded_metric + ss->notincluded_metric) / div;
+	r->st->idle = (unsigned long)ss->idle_events;
+	r->st->idle_weight = (double)ss->idle_metric / div;
+	view_idle_note_stk(lr_name(r->lr), S);
 	r->st->fractional = r->o->stk->decimals > 0;
 	if (strcmp(stk_unit_name(S), "count") != 0)
 		snprintf(r->st->unit, sizeof(r->st->unit), "%s", stk_unit_name(S));

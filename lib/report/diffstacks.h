@@ -94,6 +94,8 @@ struct diffstacks_stats {
 	double total[2];	/* weight counted per side (after the transform) */
 	double samples[2];
 	double dropped_weight;
+	unsigned long idle;	/* evt events the Idle rule removed (stk_idle_event) */
+	double idle_weight;	/* their weight, in unit */
 	char unit[16];		/* "us", "ms", "samples" for evt input; "" when unknown */
 };
 

@@ -290,6 +290,9 @@ scenagg_read_stacks(struct scenagg *sa, int scen, const char *path,
 	}
 	ss = stk_get_stats(S);
 	st->ignored = (unsigned long)ss->other_kinds;
+	st->idle_events = ss->idle_events;
+	st->idle_weight = ss->idle_metric * factor;
+	st->read_weight = (ss->metric + ss->idle_metric) * factor;
 	free(buf);
 	stk_free(S);
 	return 0;

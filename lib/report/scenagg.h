@@ -26,6 +26,8 @@ struct scenagg_file_stats {
 	unsigned long skipped;		/* malformed lines, reported on stderr */
 	unsigned long ignored;		/* evt events of kinds not read */
 	int64_t weight;			/* total added, x 10^6 */
+	int64_t idle_events;		/* evt events the Idle rule removed (stk_idle_event) */
+	int64_t idle_weight, read_weight;	/* theirs, and all events' read (Idle included), x 10^6 */
 	const char *error;		/* read error that ended the file early, or NULL */
 };
 

@@ -535,6 +535,38 @@ view_caller_callee(struct stk *S, const struct view_opts *o, int callers,
 }
 
 /* ------------------------------------------------------------------ */
+/* what the Idle rule removed                                          */
+
+void
+view_idle_note(const char *name, int64_t events, double removed, double total,
+    const char *unit)
+{
+	char n[64], w[64];
+	double pct = total != 0 ? 100 * removed / total : 0;
+
+	if (events <= 0)
+		return;
+	fmt_thousands(n, (double)events, 0);
+	fmt_thousands(w, removed, 3);
+	if (strcmp(unit, "samples") == 0)
+		cli_warn("%s%sremoved Idle: %s samples (%.1f%% of the total); "
+		    "--keep-idle keeps them", name ? name : "", name ? ": " : "", w, pct);
+	else
+		cli_warn("%s%sremoved Idle: %s events, %s %s (%.1f%% of the total); "
+		    "--keep-idle keeps them", name ? name : "", name ? ": " : "", n, w, unit, pct);
+}
+
+void
+view_idle_note_stk(const char *name, const struct stk *S)
+{
+	const struct stk_stats *st = stk_get_stats(S);
+	double div = stk_unit_div(S);
+
+	view_idle_note(name, st->idle_events, (double)st->idle_metric / div,
+	    ((double)st->metric + (double)st->idle_metric) / div, stk_unit_name(S));
+}
+
+/* ------------------------------------------------------------------ */
 /* speedscope                                                          */
 
 struct sprofile {
@@ -683,13 +715,89 @@ put_json_num(struct outbuf *ob, double v)
 	ob_puts(ob, b);
 }
 
+/* A profile's place in the file: its weight, its process's, and when it was first seen. */
+struct ss_order {
+	size_t index;
+	long pid;
+	double total, proc_total;
+};
+
+static int
+ss_by_pid(const void *a, const void *b)
+{
+	const struct ss_order *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* the busiest process first, and in it the busiest thread; ties as first seen */
+static int
+ss_by_weight(const void *a, const void *b)
+{
+	const struct ss_order *x = a, *y = b;
+
+	if (x->proc_total != y->proc_total)
+		return x->proc_total > y->proc_total ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * The order profiles are written in: speedscope opens on the first
+ * (activeProfileIndex 0), so it is the busiest process's busiest
+ * thread (--by process: the busiest process), not the first seen.
+ */
+static struct ss_order *
+ss_order(const struct speedscope *ss)
+{
+	struct ss_order *o = xcalloc(ss->np, sizeof(*o));
+	size_t i, k, run;
+
+	for (i = 0; i < ss->np; i++) {
+		o[i].index = i;
+		o[i].pid = ss->p[i].pid;
+		for (k = 0; k < ss->p[i].n; k++)
+			o[i].total += ss->p[i].w[k];
+	}
+	qsort(o, ss->np, sizeof(*o), ss_by_pid);
+	for (i = 0; i < ss->np; i = run) {
+		double sum = 0;
+
+		for (run = i; run < ss->np && o[run].pid == o[i].pid; run++)
+			sum += o[run].total;
+		for (k = i; k < run; k++)
+			o[k].proc_total = sum;
+	}
+	qsort(o, ss->np, sizeof(*o), ss_by_weight);
+	return o;
+}
+
+/* speedscope's name for a unit of lib/stacks (NULL: folded counts, no unit) */
+static const char *
+ss_unit(const char *unit)
+{
+	if (unit != NULL && strcmp(unit, "us") == 0)
+		return "microseconds";
+	if (unit != NULL && strcmp(unit, "ms") == 0)
+		return "milliseconds";
+	return "none";
+}
+
 int
-speedscope_write(struct speedscope *ss, const char *name, int evt, struct outbuf *ob)
+speedscope_write(struct speedscope *ss, const char *name, const char *unit,
+    struct outbuf *ob)
 {
 	size_t i, k, j;
+	struct ss_order *order;
 
 	if (ss->np == 0)
 		return -1;
+	order = ss_order(ss);
 	ob_puts(ob, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
 	    "\"exporter\":\"etlkit-render@" ETLKIT_VERSION "\",\"name\":\"");
 	json_escape(ob, name, strlen(name));
@@ -702,17 +810,14 @@ speedscope_write(struct speedscope *ss, const char *name, int evt, struct outbuf
 	}
 	ob_puts(ob, "]},\"profiles\":[");
 	for (i = 0; i < ss->np; i++) {
-		struct sprofile *p = &ss->p[i];
-		double total = 0;
+		struct sprofile *p = &ss->p[order[i].index];
 
-		for (k = 0; k < p->n; k++)
-			total += p->w[k];
 		ob_puts(ob, i ? ",\n{\"type\":\"sampled\",\"name\":\"" : "\n{\"type\":\"sampled\",\"name\":\"");
 		json_escape(ob, p->name, strlen(p->name));
-		ob_printf(ob, "\",\"unit\":\"%s\",\"startValue\":", evt ? "milliseconds" : "none");
+		ob_printf(ob, "\",\"unit\":\"%s\",\"startValue\":", ss_unit(unit));
 		put_json_num(ob, 0);
 		ob_puts(ob, ",\"endValue\":");
-		put_json_num(ob, total);
+		put_json_num(ob, order[i].total);
 		ob_puts(ob, ",\"samples\":[");
 		for (k = 0; k < p->n; k++) {
 			uint32_t sid = p->stack[k];
@@ -734,6 +839,7 @@ speedscope_write(struct speedscope *ss, const char *name, int evt, struct outbuf
 		ob_puts(ob, "]}");
 	}
 	ob_puts(ob, "]}\n");
+	free(order);
 	return 0;
 }
 

@@ -26,6 +26,17 @@ int view_caller_callee(struct stk *S, const struct view_opts *o, int callers,
     struct outbuf *ob);
 int view_byname(struct stk *S, const struct view_opts *o, struct outbuf *ob);
 
+/*
+ * The one stderr line every stack tool writes when the Idle rule
+ * (stk_idle_event) removed weight: "[NAME: ]removed Idle: 9,123 samples
+ * (92.1% of the total); --keep-idle keeps them".  EVENTS removed, REMOVED
+ * and TOTAL (Idle included) in UNIT.  Nothing when EVENTS is 0.
+ */
+void view_idle_note(const char *name, int64_t events, double removed, double total,
+    const char *unit);
+/* The same from a stack set's statistics. */
+void view_idle_note_stk(const char *name, const struct stk *S);
+
 /* ---------- speedscope ---------- */
 
 enum speedscope_by { SS_THREAD, SS_PROCESS, SS_ALL };
@@ -39,8 +50,13 @@ struct speedscope *speedscope_new(enum speedscope_by by, int no_unescape);
  */
 void speedscope_add(struct speedscope *ss, char *stack, size_t len, double w,
     const struct evt_event *ev);
-/* Writes the JSON (UNIT "milliseconds" for evt, "none" for folded).  -1 if empty. */
-int speedscope_write(struct speedscope *ss, const char *name, int evt,
+/*
+ * Writes the JSON: UNIT is lib/stacks' ("us", "ms" or "samples") for evt
+ * input, NULL for folded counts (speedscope's "none", as for samples).
+ * Profiles are ordered busiest first (the busiest process, and in it the
+ * busiest thread), so speedscope opens on it.  -1 if empty.
+ */
+int speedscope_write(struct speedscope *ss, const char *name, const char *unit,
     struct outbuf *ob);
 void speedscope_free(struct speedscope *ss);
 

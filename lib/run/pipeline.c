@@ -329,7 +329,7 @@ struct tool_option {
 	{ 0, "group", 1 }, { 0, "fold", 1 }, { 0, "include", 1 }, { 0, "exclude", 1 }, \
 	{ 0, "fold-pct", 1 }, { 0, "preset", 1 }, { 0, "chain-groups", 0 }, \
 	{ 0, "keep-addrs", 0 }, { 0, "kernel", 0 }, { 0, "roots", 1 }, { 0, "unit", 1 }, \
-	{ 0, "kind", 1 }, { 0, "decimals", 1 }, { 0, "no-scenario", 0 }, \
+	{ 0, "kind", 1 }, { 0, "decimals", 1 }, { 0, "no-scenario", 0 }, { 0, "keep-idle", 0 }, \
 	{ 0, "thread-time", 0 }, { 0, "readied-by", 0 }
 #define DS_ALLOWED \
 	{ 0, "keep-ids", 0 }, { 0, "perf-ids", 0 }, { 0, "strip-hex", 0 }

@@ -153,6 +153,7 @@ struct stk {
 	int nkinds, allkinds;
 	char *hdr;		/* copy of the last #evt header's key=value text */
 	struct evt_header header;
+	double sample_ms;	/* the header's sample_interval_ms, 0 if unknown (When for samples) */
 	uint32_t scenario;	/* frame id or STK_NONE */
 	int ptr32;
 	/* When */
@@ -407,6 +408,9 @@ stk_option(struct stk_config *cfg, int opt, const char *arg)
 	case STK_OPT_NOSCENARIO:
 		cfg->no_scenario = 1;
 		return 1;
+	case STK_OPT_KEEPIDLE:
+		cfg->keep_idle = 1;
+		return 1;
 	default:
 		return tt_option(cfg, opt);
 	}
@@ -421,6 +425,87 @@ stk_config_free(struct stk_config *cfg)
 	free(cfg->exclude);
 	free(cfg->kinds);
 	memset(cfg, 0, sizeof *cfg);
+}
+
+enum stk_unit
+stk_config_unit(const struct stk_config *cfg)
+{
+	char *copy, *save, *tok;
+	int samples_only = 1;
+
+	if (cfg->unit_set)
+		return cfg->unit;
+	if (cfg->kinds == NULL)
+		return STK_UNIT_SAMPLES;
+	copy = xstrdup(cfg->kinds);
+	for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save))
+		if (strcmp(tok, "Sample") != 0 && strcmp(tok, "cpu") != 0)
+			samples_only = 0;	/* a duration-weighted kind, or all */
+	free(copy);
+	return samples_only ? STK_UNIT_SAMPLES : STK_UNIT_US;
+}
+
+const char *
+stk_unit_text(enum stk_unit unit)
+{
+	return unit == STK_UNIT_US ? "us" : unit == STK_UNIT_MS ? "ms" : "samples";
+}
+
+/* Is the span S the text WORD, ignoring case? */
+static int
+span_is_nocase(struct evt_span s, const char *word)
+{
+	size_t n = strlen(word);
+
+	return s.n == n && strncasecmp(s.p, word, n) == 0;
+}
+
+int
+stk_idle_event(struct evt_span kind, struct evt_span process, long pid, int in_interrupt)
+{
+	if (in_interrupt)
+		return 0;	/* a driver's time on an idle CPU is busy time */
+	if (!(kind.n == 6 && memcmp(kind.p, "Sample", 6) == 0) &&
+	    !(kind.n == 7 && memcmp(kind.p, "Running", 7) == 0))
+		return 0;
+	return pid == 0 || span_is_nocase(process, "Idle");
+}
+
+/* count= of an evt event: 1 when absent; -1 when not an integer from 0 to 1e9 */
+static int
+parse_count(const char *v, size_t n, int64_t *count)
+{
+	char buf[32], *e;
+
+	if (n == 0 || n >= sizeof buf)
+		return -1;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	errno = 0;
+	*count = strtoll(buf, &e, 10);
+	if (*e || errno || *count < 0 || *count > 1000000000)
+		return -1;
+	return 0;
+}
+
+int
+stk_event_value(enum stk_unit unit, const struct evt_event *ev, double *value,
+    const char **why)
+{
+	const char *c;
+	int64_t count = 1;
+
+	if (unit != STK_UNIT_SAMPLES) {
+		*value = unit == STK_UNIT_US ? ev->weight * 1e3 : ev->weight;
+		return 0;
+	}
+	c = evt_attr(ev, "count");
+	if (c != NULL && parse_count(c, strlen(c), &count) < 0) {
+		*why = "count= is not an integer from 0 to 1e9";
+		return -1;
+	}
+	*value = (double)count;
+	return 0;
 }
 
 static char *
@@ -843,6 +928,7 @@ stk_new(const struct stk_config *cfg)
 	S->cfg.include = dupnull(cfg->include);
 	S->cfg.exclude = dupnull(cfg->exclude);
 	S->cfg.kinds = dupnull(cfg->kinds);
+	S->cfg.unit = stk_config_unit(cfg);
 	if (cfg->group)
 		pattern_split(skip_description(cfg->group), add_group_entry, &gc);
 	compile_list(&S->fold, cfg->fold, "--fold");
@@ -1465,6 +1551,9 @@ take_header(struct stk *S, const char *line, size_t len)
 		S->scenario = stk_intern(S, v, strlen(v));
 	v = evt_header_get(&S->header, "pointer_size");
 	S->ptr32 = v != NULL && strcmp(v, "4") == 0;
+	v = evt_header_get(&S->header, "sample_interval_ms");
+	if (v == NULL || evt_parse_decimal(v, &S->sample_ms) < 0 || !(S->sample_ms > 0))
+		S->sample_ms = 0;
 	v = evt_header_get(&S->header, "duration_ms");
 	if (v != NULL && S->cfg.when && !S->w_fixed && !S->w_seen) {
 		double d;
@@ -1712,7 +1801,7 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 	struct evt_cols c;
 	struct evt_span key, val;
 	char *at, *stack, *routine = NULL;
-	int i, r, cpu, kframes = 0, np;
+	int i, r, cpu, kframes = 0, np, in_interrupt = 0;
 	long pid, tid;
 	int64_t metric, count = 1;
 	size_t stacklen;
@@ -1741,12 +1830,7 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 	at = c.attrs;
 	while ((r = evt_next_attr(&c, &at, &key, &val, why)) > 0) {
 		if (span_is(key, "count")) {
-			char *ce;
-
-			val.p[val.n] = '\0';
-			errno = 0;
-			count = strtoll(val.p, &ce, 10);
-			if (*ce || errno || count < 0 || count > 1000000000) {
+			if (parse_count(val.p, val.n, &count) < 0) {
 				*why = "count= is not an integer from 0 to 1e9";
 				return -1;
 			}
@@ -1765,12 +1849,21 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 		} else if (span_is(key, "routine")) {
 			val.p[val.n] = '\0';
 			routine = val.p;
+		} else if ((span_is(key, "dpc") || span_is(key, "isr")) && span_is(val, "1")) {
+			in_interrupt = 1;
 		} else if (S->cfg.thread_time) {
 			tt_attr(&waker, key, val);
 		}
 	}
 	if (r < 0)
 		return -1;
+	if (!S->cfg.keep_idle &&
+	    stk_idle_event(c.col[EVT_KIND], c.col[EVT_PROCESS], pid, in_interrupt)) {
+		S->st.idle_events++;
+		S->st.idle_metric = sadd(S->st.idle_metric,
+		    S->cfg.unit == STK_UNIT_SAMPLES ? count * 1000000 : metric);
+		return 0;
+	}
 	stack = at;	/* after the last attribute */
 	stacklen = (size_t)(line + len - at);
 	np = root_frames(S, prefix, c.col[EVT_PROCESS], c.col[EVT_PID], c.col[EVT_TID]);
@@ -2147,7 +2240,7 @@ stk_unit_name(const struct stk *S)
 {
 	if (S->is_folded_input)
 		return "count";
-	return S->cfg.unit == STK_UNIT_US ? "us" : S->cfg.unit == STK_UNIT_MS ? "ms" : "samples";
+	return stk_unit_text(S->cfg.unit);
 }
 
 const struct stk_stats *
@@ -2486,6 +2579,9 @@ stk_when_text(const struct stk *S, const int64_t *when, char *out)
 	if (!S->is_folded_input && S->cfg.unit != STK_UNIT_SAMPLES) {
 		/* 100% = one CPU busy for the whole bucket */
 		full = S->w_width * 1e6;
+	} else if (!S->is_folded_input && S->sample_ms > 0) {
+		/* the same in samples: one CPU sampled the whole bucket long */
+		full = S->w_width / S->sample_ms * 1e6;
 	} else {
 		int64_t mx = 0;
 

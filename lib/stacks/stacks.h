@@ -42,8 +42,15 @@ enum stk_roots {
 	STK_ROOTS_TID		/* FlameGraph: "app-1234/5678" */
 };
 
+/*
+ * The unit of evt metrics.  Without --unit it is chosen by what is read
+ * (stk_config_unit): samples when only Sample events are read, as
+ * flamegraph.pl and inferno call every count a sample; microseconds of
+ * the weight column when any duration-weighted kind is (DPC, ISR,
+ * thread time, disk I/O), or a mix.
+ */
 enum stk_unit {
-	STK_UNIT_US,		/* microseconds of the weight column (default for evt) */
+	STK_UNIT_US,		/* microseconds of the weight column */
 	STK_UNIT_MS,		/* milliseconds */
 	STK_UNIT_SAMPLES	/* events (times their count= attribute) */
 };
@@ -67,6 +74,7 @@ struct stk_config {
 	int roots_set;		/* --roots was given */
 	int thread_time;	/* PerfView's Thread Time view (see STK_OPT_THREADTIME) */
 	int readied_by;		/* ...with (READIED_BY) and the waker under wait pseudo-frames */
+	int keep_idle;		/* --keep-idle: keep the Idle process's samples (stk_idle_event) */
 };
 
 /*
@@ -75,13 +83,13 @@ struct stk_config {
  *   --group=PATS --fold=PATS --include=PATS --exclude=PATS --fold-pct=N
  *   --preset=NAME[,NAME] --chain-groups --keep-addrs --kernel
  *   --roots=none|process|thread|comm|pid|tid --unit=us|ms|samples
- *   --kind=LIST --decimals=N --no-scenario
+ *   --kind=LIST --decimals=N --no-scenario --keep-idle
  */
 enum {
 	STK_OPT_GROUP = 0x5100, STK_OPT_FOLD, STK_OPT_INCLUDE, STK_OPT_EXCLUDE,
 	STK_OPT_FOLDPCT, STK_OPT_PRESET, STK_OPT_CHAIN, STK_OPT_KEEPADDRS,
 	STK_OPT_KERNEL, STK_OPT_ROOTS, STK_OPT_UNIT, STK_OPT_KIND,
-	STK_OPT_DECIMALS, STK_OPT_NOSCENARIO,
+	STK_OPT_DECIMALS, STK_OPT_NOSCENARIO, STK_OPT_KEEPIDLE,
 	/*
 	 * Thread time (docs/evt-format.md's Running/Ready/Waiting): reads
 	 * Sample, Ready and Waiting lines, drops the Idle process (pid 0),
@@ -106,13 +114,14 @@ enum {
 	{ "kind", required_argument, NULL, STK_OPT_KIND }, \
 	{ "decimals", required_argument, NULL, STK_OPT_DECIMALS }, \
 	{ "no-scenario", no_argument, NULL, STK_OPT_NOSCENARIO }, \
+	{ "keep-idle", no_argument, NULL, STK_OPT_KEEPIDLE }, \
 	{ "thread-time", no_argument, NULL, STK_OPT_THREADTIME }, \
 	{ "readied-by", no_argument, NULL, STK_OPT_READIEDBY }
 /* One line for usage()/--help listing the shared options. */
 #define STK_OPTIONS_HELP \
 	"[--preset=NAME] [--group=PATS] [--fold=PATS] [--include=PATS] [--exclude=PATS]\n" \
 	"  [--fold-pct=N] [--chain-groups] [--keep-addrs] [--kernel] [--roots=STYLE]\n" \
-	"  [--unit=us|ms|samples] [--kind=LIST] [--decimals=N] [--no-scenario]\n" \
+	"  [--unit=us|ms|samples] [--kind=LIST] [--decimals=N] [--no-scenario] [--keep-idle]\n" \
 	"  [--thread-time [--readied-by]]"
 
 void stk_config_init(struct stk_config *cfg);
@@ -123,6 +132,34 @@ const char *stk_preset_list(void);
 /* Appends ";"+S to *DST (helper for accumulating pattern options). */
 void stk_append(char **dst, const char *s);
 void stk_config_free(struct stk_config *cfg);
+/*
+ * The unit CFG counts evt weights in: --unit if given, else samples when
+ * the kinds read (--kind, default Sample) are Sample only, else us.
+ */
+enum stk_unit stk_config_unit(const struct stk_config *cfg);
+
+/*
+ * The Idle rule, one for every tool that builds stacks (PerfView's CPU
+ * stacks leave out "Process% Idle"; evtfilter removes the same events):
+ * an event of kind Sample or Running whose process is Idle (pid 0, or
+ * the process column "Idle") is CPU time nobody used, and is removed
+ * unless --keep-idle.  Not removed: a Sample taken inside a DPC or ISR
+ * (IN_INTERRUPT: its dpc=1 or isr=1), which is a driver's CPU time on a
+ * CPU that was idle, and every other kind (DPC and ISR lines with pid 0
+ * are still DPC/ISR time).  The removed weight is counted
+ * (stk_stats.idle_*) and reported by the tool.
+ */
+int stk_idle_event(struct evt_span kind, struct evt_span process, long pid, int in_interrupt);
+/*
+ * What one evt event counts in UNIT, into *VALUE: its count= (1 when
+ * absent) for samples, else its weight column in us or ms.  For tools
+ * that keep events whole (render speedscope, render flame without
+ * stackfold's options).  Returns -1 with *WHY set for a bad count=.
+ */
+int stk_event_value(enum stk_unit unit, const struct evt_event *ev, double *value,
+    const char **why);
+/* "us", "ms" or "samples". */
+const char *stk_unit_text(enum stk_unit unit);
 
 /* ---------- the stack set ---------- */
 
@@ -156,7 +193,7 @@ struct stk_stats {
 	int64_t long_frames;	/* frame names cut to STK_MAX_FRAME bytes */
 	int64_t deep_stacks;	/* stacks cut to EVT_MAX_STACK_FRAMES frames */
 	int64_t elided_frames;	/* the frames they lost (each stack's run is one "[N frames elided]" frame) */
-	int64_t idle_events, idle_metric;	/* --thread-time: Idle lines left out */
+	int64_t idle_events, idle_metric;	/* removed by the Idle rule (not in events/metric) */
 	int64_t readied_by;	/* --readied-by: waits given their waker's frames */
 };
 
@@ -262,8 +299,8 @@ int stk_byname(struct stk *S, struct stk_byname **rows, int *n);
 int stk_when_range(const struct stk *S, double *start, double *end);
 /*
  * PerfView's When text (32 chars + NUL) for a row: 100% = one CPU busy
- * for the whole bucket for time units (us/ms), else half the largest
- * ROOT bucket.
+ * for the whole bucket for time units (us/ms), and for samples when the
+ * header gives sample_interval_ms; else half the largest ROOT bucket.
  */
 void stk_when_text(const struct stk *S, const int64_t *when, char *out);
 
