@@ -435,8 +435,8 @@ stk_config_unit(const struct stk_config *cfg)
 
 	if (cfg->unit_set)
 		return cfg->unit;
-	if (cfg->kinds == NULL)
-		return STK_UNIT_SAMPLES;
+	if (cfg->kinds == NULL)	/* Sample alone, or thread time's Sample,Ready,Waiting */
+		return cfg->thread_time ? STK_UNIT_US : STK_UNIT_SAMPLES;
 	copy = xstrdup(cfg->kinds);
 	for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save))
 		if (strcmp(tok, "Sample") != 0 && strcmp(tok, "cpu") != 0)
