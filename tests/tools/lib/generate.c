@@ -13,6 +13,7 @@
 #include "base/cli.h"
 #include "generate.h"
 #include "scenario.h"
+#include "timeline.h"
 
 struct wstack {
 	double w;
@@ -476,6 +477,8 @@ generate_events(void)
 	    "ready_header", "ready_stack", NULL};
 	int i, pass;
 
+	/* the scripted timelines (their DPCs are settled with the others) */
+	timeline_generate();
 	/* DPCs and ISRs first: samples need to know which of them they fall into */
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < scen_seq_len(list); i++) {

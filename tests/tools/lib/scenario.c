@@ -593,6 +593,15 @@ name_index(const yaml_node_t *n, const char *const *names, int count)
 	return (int)u64_of(n);
 }
 
+int
+scen_wait_reason_of(const yaml_node_t *n)
+{
+	int r = name_index(n, scen_wait_reasons, NWAIT);
+	if (r >= NWAIT)
+		scen_bad(n, "wait reason %d out of range", r);
+	return r;
+}
+
 /* ---------- parsing the scenario ---------- */
 
 
@@ -1212,7 +1221,7 @@ void
 scen_load(const char *path, const char *symbols)
 {
 	static const char *const keys[] = {"machine", "processes", "routines", "stacks",
-	    "events", "generate", NULL};
+	    "events", "generate", "timeline", NULL};
 	yaml_parser_t parser;
 	yaml_node_t *root;
 	FILE *fp;

@@ -128,6 +128,7 @@ struct scenario {
 	struct gev *ev;
 	size_t nev, capev;
 	uint32_t lost_total, lost_buffers;
+	int64_t last_t;			/* the last event written (scenwrite_trace) */
 	yaml_document_t doc;
 	const char *file;
 };
@@ -166,6 +167,8 @@ yaml_node_t *scen_seq_at(const yaml_node_t *n, int i);
 int scen_kind_of(const yaml_node_t *n);
 int scen_cpu_of(const yaml_node_t *n);
 uint32_t scen_tid_of(const yaml_node_t *n);
+/* A KWAIT_REASON name (Executive ... WrDeferredPreempt) or number. */
+int scen_wait_reason_of(const yaml_node_t *n);
 
 /* The model */
 struct thread *scen_thread(uint32_t tid);

@@ -758,6 +758,8 @@ scenwrite_trace(const char *path, const char *expect)
 			e.t += r * period;
 			e.t0 += r * period;
 			dispatch(&o, &e);
+			if (e.t > scen.last_t)
+				scen.last_t = e.t;
 		}
 	for (i = 0; i < scen.nev; i++)
 		if (end_rundown(scen.ev[i].kind)) {
@@ -766,8 +768,12 @@ scenwrite_trace(const char *path, const char *expect)
 			dispatch(&o, &e);
 			last = e.t;
 		}
-	if (scen.stack_mode == 1)
+	if (last > scen.last_t)
+		scen.last_t = last;
+	if (scen.stack_mode == 1) {
 		write_key_rundown(&o, last + 1);
+		scen.last_t = last + 1;
+	}
 	bytes = etlw_close(o.w);
 	if (expect)
 		ob_close(&ex);
