@@ -16,8 +16,10 @@
  * events or a decoder), the intervals the thread-time contract defines:
  * etlgen --truth FILE.  The truth follows the contract where the script
  * knows more than a trace can tell (a thread waiting at the trace start
- * has wait_reason=unknown), and writes "-" for what the contract leaves
- * to the decoder.
+ * has wait_reason=unknown), leaves a column empty for an attribute the
+ * interval has not, and writes "*" for what the contract leaves to the
+ * decoder (the CPU of a wait begun before the trace, the stack of a thread
+ * never switched in again).
  */
 #include <errno.h>
 #include <math.h>
@@ -489,10 +491,11 @@ put_ms(FILE *fp, int64_t t)
 	fprintf(fp, "\t%s", b);
 }
 
+/* an attribute the interval has not: empty */
 static void
 put_str(FILE *fp, const char *s)
 {
-	fprintf(fp, "\t%s", s && *s ? s : "-");
+	fprintf(fp, "\t%s", s ? s : "");
 }
 
 static void
@@ -501,7 +504,7 @@ put_int(FILE *fp, long long v, int known)
 	if (known)
 		fprintf(fp, "\t%lld", v);
 	else
-		fputs("\t-", fp);
+		fputs("\t*", fp);
 }
 
 /* STACK;PSEUDO, or PSEUDO alone */
@@ -509,8 +512,6 @@ static void
 put_stack(FILE *fp, const struct rstack *st, const char *pseudo)
 {
 	fprintf(fp, "\t%s%s%s", st ? st->text : "", st && pseudo ? ";" : "", pseudo ? pseudo : "");
-	if (!st && !pseudo)
-		fputc('-', fp);
 }
 
 struct row {
@@ -523,7 +524,7 @@ struct row {
 	const struct step *wake;	/* the wait a ReadyThread ended */
 	const struct rstack *stack;
 	const char *pseudo;
-	int no_stack;			/* the stack is the decoder's business: "-" */
+	int no_stack;			/* the stack is the decoder's business: "*" */
 	int empty_stack;		/* Running: the stack column is empty */
 };
 
@@ -557,11 +558,11 @@ put_row(FILE *fp, const struct row *r, int64_t last)
 		scen_frame_text(routine, sizeof routine, 4, w->dpc_routine);
 		put_str(fp, w->dpc ? routine : NULL);
 	} else
-		fputs("\t-\t-\t-\t-\t-\t-\t-", fp);
+		fputs("\t\t\t\t\t\t\t", fp);
 	if (r->empty_stack)
 		fputc('\t', fp);
 	else if (r->no_stack)
-		fputs("\t-", fp);
+		fputs("\t*", fp);
 	else
 		put_stack(fp, r->stack, r->pseudo);
 	put_str(fp, w && w->by_stack ? w->by_stack->text : NULL);
@@ -605,6 +606,7 @@ thread_rows(FILE *fp, const struct tlthr *t, int64_t last)
 			if (i == 0) {
 				/* first seen switched in: the trace cannot tell why it waited */
 				r.wait_reason = r.old_state = "unknown";
+				r.wait_mode = "*";
 			} else {
 				r.cpu = p->cpu;
 				r.prio = p->prio;
@@ -612,7 +614,7 @@ thread_rows(FILE *fp, const struct tlthr *t, int64_t last)
 				r.wait_mode = s->user ? "user" : "kernel";
 				r.old_state = "Waiting";
 			}
-			if (s->t1 == TL_END)
+			if (s->t1 == TL_END || (nx && nx->t1 == TL_END && nx->state == S_READY))
 				r.no_stack = 1;	/* never switched in again: no switch-in stack */
 			else
 				r.stack = s->stack;
