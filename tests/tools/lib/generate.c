@@ -13,6 +13,7 @@
 #include "base/cli.h"
 #include "generate.h"
 #include "scenario.h"
+#include "timeline.h"
 
 struct wstack {
 	double w;
@@ -301,7 +302,11 @@ draw_ms(const yaml_node_t *n, const char *key, double dmean, double djit)
  * CSwitch generator: on each CPU its share of THREADS (dealt round robin,
  * so a thread never runs on two CPUs) alternates with the idle thread:
  * run a quantum, wait (WrQueue, user mode), idle, then the next thread is
- * readied (ReadyThread by READY_BY, when given) and switched in.
+ * readied and switched in.  With ready: yes a ReadyThread comes 1 tick
+ * before each switch-in, in the PERFINFO header of real traces: its
+ * readying thread is the one running there (the idle thread), with
+ * ready_stack: as its stack; ready_by: TID names the readying thread in a
+ * compact or full header instead (ready_header:), the old kind.
  */
 static void
 gen_cswitch(const yaml_node_t *n)
@@ -309,7 +314,18 @@ gen_cswitch(const yaml_node_t *n)
 	int cpus[1024], nc = parse_cpus(scen_get(n, "cpus"), cpus), c, i, nt;
 	int64_t from = scen_time_or(n, "from_ms", 0), to = scen_time_or(n, "to_ms", scen.duration);
 	yaml_node_t *tl = scen_get(n, "threads");
-	uint32_t *tids, by = scen_get(n, "ready_by") ? scen_tid_of(scen_get(n, "ready_by")) : 0;
+	uint32_t *tids, by = scen_get(n, "ready_by") ? scen_tid_of(scen_get(n, "ready_by")) : SCEN_WAKER_RUNNING;
+	uint32_t hdr = scen_ready_header(scen_get(n, "ready_header"));
+	int ready = scen_bool_or(n, "ready", by != SCEN_WAKER_RUNNING);
+	struct rstack *rstack = NULL;
+
+	if (by != SCEN_WAKER_RUNNING && hdr == SCEN_HDR_PERFINFO)
+		scen_bad(n, "ready_by names the readying thread in the header: give ready_header: compact or full "
+		    "(with the PERFINFO header of real traces the readying thread is the running one: ready: yes)");
+	if (by == SCEN_WAKER_RUNNING && hdr != SCEN_HDR_PERFINFO)
+		scen_bad(n, "ready_header: %s names the readying thread: give ready_by", scen_scalar(scen_get(n, "ready_header")));
+	if (scen_get(n, "ready_stack"))
+		rstack = scen_make_stack(scen_get(n, "ready_stack"), by != SCEN_WAKER_RUNNING ? scen_thread(by)->proc->pid : 0);
 
 	nt = scen_seq_len(tl);
 	if (!nt)
@@ -335,12 +351,14 @@ gen_cswitch(const yaml_node_t *n)
 			if (t + idle + q >= to)
 				break;
 			t += idle;
-			if (by) {
+			if (ready) {
 				e = scen_add_event(K_READY, cpu, t - 1);
 				e->a[0] = by;
 				e->a[1] = tid;
 				e->a[2] = 1;		/* AdjustReason: unwait */
 				e->a[3] = 1;		/* priority boost */
+				e->a[5] = hdr;
+				e->stack = rstack;
 				e->gen = 1;
 			}
 			e = scen_add_event(K_CSWITCH, cpu, t);
@@ -455,9 +473,12 @@ generate_events(void)
 	const yaml_node_t *list = scen_section("generate");
 	static const char *const keys[] = {"kind", "cpus", "count", "from_ms", "to_ms", "routine",
 	    "duration_us", "stack", "stacks", "tid", "prio", "vector", "msi", "message", "ret",
-	    "interval_ms", "threads", "quantum_ms", "idle_ms", "ready_by", "running", NULL};
+	    "interval_ms", "threads", "quantum_ms", "idle_ms", "ready_by", "running", "ready",
+	    "ready_header", "ready_stack", NULL};
 	int i, pass;
 
+	/* the scripted timelines (their DPCs are settled with the others) */
+	timeline_generate();
 	/* DPCs and ISRs first: samples need to know which of them they fall into */
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < scen_seq_len(list); i++) {
