@@ -3,7 +3,7 @@
  *
  * USAGE:  etl2evt [-k KINDS] [-p PROCS] [-s MS] [-e MS] [--utc] [--full-paths]
  *                 [--addrs] [--symbols PATH] [--no-symbols] [--member NAME]
- *                 [--census] [-o FILE] [FILE|- ...]
+ *                 [--no-thread-time] [--census] [-o FILE] [FILE|- ...]
  * INPUT:  an .etl file, a zip holding one or several (PerfView .etl.zip,
  *         .diagsession), or either on stdin.  Several files of one session
  *         are merged on their absolute times.
@@ -42,7 +42,8 @@ usage(int status)
 {
 	fprintf(status ? stderr : stdout,
 	    "usage: etl2evt [-k KINDS] [-p PROCS] [-s MS] [-e MS] [--utc] [--full-paths] [--addrs] "
-	    "[--symbols PATH] [--no-symbols] [--member NAME] [--census] [-o FILE] [FILE|- ...]\n");
+	    "[--symbols PATH] [--no-symbols] [--no-thread-time] [--member NAME] [--census] [-o FILE] "
+	    "[FILE|- ...]\n");
 	if (status == 0)
 		fputs("Decodes ETW traces (.etl, .etl.zip, .diagsession) into evt text.\n"
 		    "\n"
@@ -55,6 +56,8 @@ usage(int status)
 		    "      --addrs          frames outside every image as ?!0xADDRESS\n"
 		    "      --symbols=PATH   also look for PDBs here (repeatable; must exist)\n"
 		    "      --no-symbols     do not read PDBs (frames are module!0xRVA)\n"
+		    "      --no-thread-time no Running, Ready and Waiting lines (what each thread\n"
+		    "                       was doing, derived from context switches)\n"
 		    "      --member=NAME    decode only this member of a zip\n"
 		    "      --census         count events per record kind instead of writing evt\n"
 		    "  -o, --output=FILE    output file (default stdout)\n"
@@ -378,6 +381,7 @@ main(int argc, char **argv)
 		{ "census", no_argument, NULL, 'C' },
 		{ "symbols", required_argument, NULL, 'S' },
 		{ "no-symbols", no_argument, NULL, 'N' },
+		{ "no-thread-time", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -409,6 +413,7 @@ main(int argc, char **argv)
 			explicit_symbols = 1;
 			break;
 		case 'N': use_symbols = 0; break;
+		case 'T': o.no_thread_time = 1; break;
 		case 'h': usage(0); break;
 		case 'V': cli_version(); break;
 		default: usage(2);

@@ -175,6 +175,7 @@ init(struct conv *c, struct etl_reader **rs, size_t nr, const struct etl2evt_opt
 	c->ftext = xcalloc((size_t)1 << FTEXT_BITS, sizeof *c->ftext);
 	for (size_t i = 0; i < c->ncur; i++)
 		c->cur_tid[i] = -1;
+	conv_tt_init(c);
 	c->lo_ns = -7 * 86400 * 1000000000LL;
 	c->hi_ns = 7 * 86400 * 1000000000LL;
 }
@@ -201,6 +202,7 @@ pass1(struct conv *c)
 	images_finish(c->img);
 	conv_sort_keys(c);
 	c->interval = c->first_interval ? c->first_interval : 10000;
+	conv_tt_start(c);
 }
 
 /* "Lost" lines at each file's start: the header's lost events, and each lost buffer. */
@@ -260,6 +262,7 @@ pass2(struct conv *c)
 		}
 	}
 	conv_flush_window(c, 1);
+	conv_tt_finish(c);
 	if (c->o->progress)
 		cli_progress_end();
 }
@@ -279,6 +282,7 @@ report(struct conv *c, struct etl2evt_result *res)
 	evtw_skipped(ob, "stack_key", c->unresolved, "stack keys without a definition");
 	evtw_skipped(ob, "schema", tdh_stats(c->tdh)->damaged,
 	    "embedded event schemas that could not be read");
+	conv_tt_report(c);
 	evtw_skipped(ob, "dpc", c->bad_dpc, "DPC/ISR records with an impossible InitialTime");
 	evtw_skipped(ob, "event", c->bad_ts, "timestamp outside the session");
 	evtw_skipped(ob, "event", c->skipped_events, "events too short for their kind");
@@ -312,6 +316,7 @@ free_conv(struct conv *c)
 		free(c->q[i].text.b);
 		free(c->q[i].kf);
 		free(c->q[i].uf);
+		free(c->q[i].f.text.b);
 	}
 	free(c->q);
 	free(c->cseq);
@@ -319,6 +324,7 @@ free_conv(struct conv *c)
 	free(c->kd);
 	free(c->frames);
 	free(c->cur_tid);
+	conv_tt_free(c);
 	evtw_free(&c->l);
 	hmap_free(&c->pendmap);
 	hmap_free(&c->stacked);

@@ -23,6 +23,7 @@ struct etl2evt_opts {
 	int has_from, has_to;
 	double from_ms, to_ms;	/* time range (ms since trace start), inclusive */
 	int progress;		/* cli_progress while converting */
+	int no_thread_time;	/* no Running/Ready/Waiting lines from context switches */
 	etl_symbol_fn sym;	/* optional symbol lookup */
 	etl_symcount_fn symcount;	/* and its counter for frames made once and kept */
 	void *symctx;

@@ -10,22 +10,6 @@
 
 #include "etl/convert_int.h"
 
-static const char *const wait_reasons[] = {
-	"Executive", "FreePage", "PageIn", "PoolAllocation", "DelayExecution", "Suspended",
-	"UserRequest", "WrExecutive", "WrFreePage", "WrPageIn", "WrPoolAllocation",
-	"WrDelayExecution", "WrSuspended", "WrUserRequest", "WrEventPair", "WrQueue",
-	"WrLpcReceive", "WrLpcReply", "WrVirtualMemory", "WrPageOut", "WrRendezvous",
-	"WrKeyedEvent", "WrTerminated", "WrProcessInSwap", "WrCpuRateControl", "WrCalloutStack",
-	"WrKernel", "WrResource", "WrPushLock", "WrMutex", "WrQuantumEnd", "WrDispatchInt",
-	"WrPreempted", "WrYieldExecution", "WrFastMutex", "WrGuardedMutex", "WrRundown",
-	"WrAlertByThreadId", "WrDeferredPreempt", "WrPhysicalFault",
-};
-
-static const char *const thread_states[] = {
-	"Initialized", "Ready", "Running", "Standby", "Terminated", "Waiting", "Transition",
-	"DeferredReady", "GateWaitObsolete", "WaitingForProcessInSwap",
-};
-
 static void
 emit_sample(struct conv *c, const struct etl_event *ev, int64_t ns)
 {
@@ -93,6 +77,8 @@ emit_dpc_isr(struct conv *c, const struct etl_event *ev, int64_t ns)
 		return;
 	}
 	int64_t dur = ns - start_ns;
+	if (c->tt)	/* thread time: did it ready a thread? */
+		tt_interrupt(c->tt, ev->cpu, start_ns, ns, isr, routine);
 	int64_t tid = -1, pid = -1;
 	if ((size_t)ev->cpu < c->ncur && c->cur_tid[ev->cpu] >= 0) {
 		tid = c->cur_tid[ev->cpu];
@@ -129,35 +115,46 @@ emit_cswitch(struct conv *c, const struct etl_event *ev, int64_t ns)
 	uint32_t newt = etl_u32(p), oldt = etl_u32(p + 4);
 	if ((size_t)ev->cpu < c->ncur)
 		c->cur_tid[ev->cpu] = newt;
+	if (c->tt)	/* the intervals this switch ends follow its line */
+		tt_cswitch(c->tt, ev->cpu, ns, oldt, newt, (int8_t)p[9], (int8_t)p[8], p[12], p[13], p[14]);
 	int64_t npid = newt == 0 ? 0 : images_thread_pid(c->img, newt, ev->ts);
 	int64_t opid = oldt == 0 ? 0 : images_thread_pid(c->img, oldt, ev->ts);
-	if (!conv_begin(c, "CSwitch", ns, ev->cpu, npid, newt, 0, ev->ts))
+	if (conv_begin(c, "CSwitch", ns, ev->cpu, npid, newt, 0, ev->ts)) {
+		struct evtw_line *l = &c->l;
+		evtw_kv_u(l, "old_tid", oldt);
+		evtw_kv_i(l, "old_pid", opid);
+		evtw_kv_s(l, "old_process", oldt == 0 ? "Idle" : conv_process_name(c, opid, ev->ts));
+		evtw_kv_i(l, "new_prio", (int8_t)p[8]);
+		evtw_kv_i(l, "old_prio", (int8_t)p[9]);
+		unsigned wr = p[12], st = p[14];
+		evtw_key(l, "wait_reason");
+		if (tt_wait_reason_name(wr))
+			evtw_str(l, tt_wait_reason_name(wr));
+		else
+			evtw_u64(l, wr);
+		evtw_kv_s(l, "wait_mode", p[13] ? "user" : "kernel");
+		evtw_key(l, "old_state");
+		if (tt_thread_state_name(st))
+			evtw_str(l, tt_thread_state_name(st));
+		else
+			evtw_u64(l, st);
+		evtw_kv_u(l, "wait_time", etl_u32(p + 16));
+		evtw_kv_u(l, "cstate", p[10]);
+	} else if (c->f.n)
+		conv_begin_silent(c);	/* dropped, but its thread-time lines are not */
+	else
 		return;
-	struct evtw_line *l = &c->l;
-	evtw_kv_u(l, "old_tid", oldt);
-	evtw_kv_i(l, "old_pid", opid);
-	evtw_kv_s(l, "old_process", oldt == 0 ? "Idle" : conv_process_name(c, opid, ev->ts));
-	evtw_kv_i(l, "new_prio", (int8_t)p[8]);
-	evtw_kv_i(l, "old_prio", (int8_t)p[9]);
-	unsigned wr = p[12], st = p[14];
-	evtw_key(l, "wait_reason");
-	if (wr < sizeof wait_reasons / sizeof wait_reasons[0])
-		evtw_str(l, wait_reasons[wr]);
-	else
-		evtw_u64(l, wr);
-	evtw_kv_s(l, "wait_mode", p[13] ? "user" : "kernel");
-	evtw_key(l, "old_state");
-	if (st < sizeof thread_states / sizeof thread_states[0])
-		evtw_str(l, thread_states[st]);
-	else
-		evtw_u64(l, st);
-	evtw_kv_u(l, "wait_time", etl_u32(p + 16));
-	evtw_kv_u(l, "cstate", p[10]);
 	/* the CSwitch stack is the new thread's (compact headers carry no thread id) */
 	size_t nf = newt != 0 ? conv_stack_of(c, newt) : 0;
 	conv_finish(c, npid < 0 ? ETL_NO_ID : (uint32_t)npid, c->frames, nf, ev->ts);
 }
 
+/*
+ * ReadyThread: the readying thread (the waker) is the header's, except
+ * that PERFINFO headers (real traces) have none: then it is the thread
+ * running on that CPU, which the StackWalk record that follows names too,
+ * so the stack joins.  With thread time, the readied thread's wait ends.
+ */
 static void
 emit_ready(struct conv *c, const struct etl_event *ev, int64_t ns)
 {
@@ -169,17 +166,31 @@ emit_ready(struct conv *c, const struct etl_event *ev, int64_t ns)
 	uint32_t rt = etl_u32(p);
 	int64_t tid = htid(ev);
 	int64_t pid = hpid(ev);
+	if (ev->hkind == ETL_HK_PERFINFO || tid < 0) {
+		tid = conv_tt_waker(c, ev->cpu);
+		pid = -1;
+	}
 	if (pid < 0 && tid > 0)
 		pid = images_thread_pid(c->img, (uint32_t)tid, ev->ts);
-	if (!conv_begin(c, "ReadyThread", ns, ev->cpu, pid, tid, 0, ev->ts))
+	else if (tid == 0)
+		pid = 0;
+	int readied = c->tt && tt_ready(c->tt, ev->cpu, ns, rt, tid);
+	if (conv_begin(c, "ReadyThread", ns, ev->cpu, pid, tid, 0, ev->ts)) {
+		struct evtw_line *l = &c->l;
+		evtw_kv_u(l, "ready_tid", rt);
+		evtw_kv_i(l, "ready_pid", rt == 0 ? 0 : images_thread_pid(c->img, rt, ev->ts));
+		evtw_kv_i(l, "adjust_reason", (int8_t)p[4]);
+		evtw_kv_i(l, "adjust_incr", (int8_t)p[5]);
+		evtw_kv_u(l, "flags", p[6]);
+	} else if (readied)
+		conv_begin_silent(c);	/* dropped, but its stack is the waker's */
+	else
 		return;
-	struct evtw_line *l = &c->l;
-	evtw_kv_u(l, "ready_tid", rt);
-	evtw_kv_i(l, "ready_pid", rt == 0 ? 0 : images_thread_pid(c->img, rt, ev->ts));
-	evtw_kv_i(l, "adjust_reason", (int8_t)p[4]);
-	evtw_kv_i(l, "adjust_incr", (int8_t)p[5]);
-	evtw_kv_u(l, "flags", p[6]);
-	size_t nf = tid > 0 ? conv_stack_of(c, (uint32_t)tid) : 0;
+	if (readied) {
+		c->f.stash = 1;
+		c->f.stash_tid = rt;
+	}
+	size_t nf = tid >= 0 ? conv_stack_of(c, (uint32_t)tid) : 0;
 	conv_finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
 }
 
@@ -239,8 +250,17 @@ emit_thread(struct conv *c, const struct etl_event *ev, int64_t ns)
 		conv_finish(c, 0, NULL, 0, ev->ts);
 		return;
 	}
-	if (!conv_begin(c, names[ev->type], ns, ev->cpu, pid, tid, 0, ev->ts))
+	if (c->tt && ev->type == 2)
+		tt_thread_end(c->tt, ns, tid);
+	else if (c->tt)
+		tt_thread_start(c->tt, ns, tid, ev->type != 1);
+	if (!conv_begin(c, names[ev->type], ns, ev->cpu, pid, tid, 0, ev->ts)) {
+		if (c->f.n) {	/* a thread's end ends its wait: those lines are not dropped */
+			conv_begin_silent(c);
+			conv_finish(c, 0, NULL, 0, ev->ts);
+		}
 		return;
+	}
 	size_t sa = ev->version >= 3 ? 8 + 5 * P : 8 + 4 * P;
 	if (ev->version >= 2 && ev->plen >= sa + P)
 		emit_frame_attr(c, "start_addr", pid, ptr_at(c, p + sa), ev->ts, NULL);
@@ -321,6 +341,9 @@ emit_disk(struct conv *c, const struct etl_event *ev, int64_t ns)
 	uint32_t itid = ev->plen >= 24 + 2 * P + 12 ? etl_u32(p + 24 + 2 * P + 8) : ETL_NO_ID;
 	int64_t tid = itid != ETL_NO_ID ? itid : htid(ev);
 	int64_t pid = tid > 0 ? images_thread_pid(c->img, (uint32_t)tid, ev->ts) : -1;
+	if (c->tt && tid > 0)	/* thread time: DISK_TIME when its wait lasted as long */
+		tt_disk_done(c->tt, (uint32_t)tid, (int64_t)((__int128)etl_u64(p + 24 + 2 * P) *
+		    1000000000 / (__int128)c->info->clock_freq));
 	if (!conv_begin(c, ev->type == 10 ? "DiskRead" : "DiskWrite", ns, ev->cpu, pid, tid, 0, ev->ts))
 		return;
 	struct evtw_line *l = &c->l;

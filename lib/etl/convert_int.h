@@ -23,6 +23,7 @@
 #include "base/hmap.h"
 #include "etl/convert.h"
 #include "etl/tdh.h"
+#include "etl/threadtime.h"
 #include "evt/evtwrite.h"
 
 /* The thread and process ids of an event header, -1 for none. */
@@ -37,6 +38,29 @@ hpid(const struct etl_event *ev)
 {
 	return ev->pid == ETL_NO_ID ? -1 : (int64_t)ev->pid;
 }
+
+/*
+ * Thread-time lines (convert_tt.c) that follow an event's line: the
+ * Running, Ready and Waiting intervals a CSwitch (or ThreadEnd) ends.  They
+ * are written right after it, the ones of the thread switched in with its
+ * stack and a pseudo-frame as leaf.  A ReadyThread's line stashes its
+ * stack as the waker stack of the thread it readied; a line whose event a
+ * filter dropped is built "silent" for its stack and followers alone.
+ */
+#define TT_MAXF 6
+struct ttfollow {
+	struct evtw_line text;	/* the lines without their stack column */
+	struct ttline {
+		uint32_t off, len;
+		uint32_t wtid;		/* waker_stack= from this thread's stash */
+		uint8_t stack, wstack;	/* gets the event's stack; gets waker_stack= */
+		const char *pseudo;	/* leaf pseudo-frame, or NULL */
+	} l[TT_MAXF];
+	uint8_t n;
+	uint8_t silent;		/* the event's own line is not written */
+	uint8_t stash;		/* a ReadyThread: its stack is stash_tid's waker stack */
+	uint32_t stash_tid;
+};
 
 /*
  * An evt line waiting for its stack.  Stack records come after their
@@ -56,6 +80,7 @@ struct pend {
 	uint8_t late;		/* got records kept by pass 1: the others may still come */
 	uint64_t *kf, *uf;	/* innermost first; kf also holds frames given directly */
 	uint32_t nk, nu, capk, capu;
+	struct ttfollow f;	/* thread-time lines written after it */
 };
 
 #define QWIN_NS (1000 * 1000000LL)	/* how long a line may wait for its user stack */
@@ -160,6 +185,13 @@ struct conv {
 	/* per CPU running thread (from CSwitch) for DPC/ISR attribution */
 	int64_t *cur_tid;
 	size_t ncur;
+	/* per CPU, the old thread of its first CSwitch (pass 1): what ran before it, -1 none */
+	int64_t *first_old, *first_ts;
+	/* thread time (convert_tt.c), NULL with --no-thread-time */
+	struct tt *tt;
+	struct ttfollow f;	/* followers of the line being built */
+	struct evtw_line ttline;	/* scratch for one of them */
+	uint64_t tt_overflow;	/* more of them than TT_MAXF (never, but counted) */
 	/* filters */
 	char **kinds;
 	size_t nkinds;
@@ -280,6 +312,20 @@ size_t conv_stack_of(struct conv *c, uint32_t tid);
 void conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts);
 void conv_flush_window(struct conv *c, int all);
 void conv_attach_stack(struct conv *c, const struct etl_event *ev);
+int conv_begin_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
+    int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts);
+void conv_begin_silent(struct conv *c);
+void conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n);
+
+/* ---------- convert_tt.c: thread time's hooks ---------- */
+
+void conv_tt_init(struct conv *c);
+void conv_tt_learn(struct conv *c, const struct etl_event *ev);
+void conv_tt_start(struct conv *c);
+int64_t conv_tt_waker(const struct conv *c, int cpu);
+void conv_tt_finish(struct conv *c);
+void conv_tt_report(struct conv *c);
+void conv_tt_free(struct conv *c);
 
 /* ---------- convert_emit_kernel.c, convert_emit_user.c: pass 2's decoders ---------- */
 

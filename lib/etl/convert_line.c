@@ -68,6 +68,14 @@ int
 conv_begin(struct conv *c, const char *kind, int64_t time_ns, int cpu, int64_t pid, int64_t tid,
     int64_t weight_ns, uint64_t ts)
 {
+	return conv_begin_line(c, &c->l, kind, time_ns, cpu, pid, tid, weight_ns, ts);
+}
+
+/* conv_begin() into L (thread-time lines are built beside their event's). */
+int
+conv_begin_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
+    int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts)
+{
 	if (!kind_wanted(c, kind))
 		return 0;
 	if (time_ns < c->from_ns || time_ns > c->to_ns)
@@ -75,13 +83,61 @@ conv_begin(struct conv *c, const char *kind, int64_t time_ns, int cpu, int64_t p
 	const char *proc = pid == 0 && tid == 0 ? "Idle" : conv_process_name(c, pid, ts);
 	if (!proc_wanted(c, proc, pid))
 		return 0;
-	evtw_begin(&c->l, time_ns, kind, cpu, proc, pid, tid, weight_ns);
+	evtw_begin(l, time_ns, kind, cpu, proc, pid, tid, weight_ns);
 	if (c->o->utc) {
 		char u[32];
 		etl_filetime_str(u, c->ft0 + (uint64_t)((int64_t)(ts - GBIAS) / 100));
-		evtw_kv_s(&c->l, "utc", u);
+		evtw_kv_s(l, "utc", u);
 	}
 	return 1;
+}
+
+/*
+ * Starts a line a filter dropped but whose stack thread time needs (its
+ * followers, or a ReadyThread's waker stack): built, never written.
+ */
+void
+conv_begin_silent(struct conv *c)
+{
+	c->l.n = 0;
+	c->f.silent = 1;
+}
+
+/*
+ * Writes F's lines: each one's text, waker_stack= when it has one, and
+ * the stack column: STACK[0..N) (the event's, as written) when the line
+ * takes it, then its pseudo-frame.
+ */
+void
+conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n)
+{
+	struct evtw_line *o = &c->ttline;
+	for (unsigned i = 0; i < f->n; i++) {
+		const struct ttline *t = &f->l[i];
+		o->n = 0;
+		evtw_mem(o, f->text.b + t->off, t->len);
+		if (t->wstack) {
+			size_t wn;
+			const char *w = tt_waker_stack(c->tt, t->wtid, &wn);
+			if (wn) {
+				evtw_key(o, "waker_stack");
+				evtw_mem(o, w, wn);
+			}
+		}
+		evtw_stack_begin(o);
+		if (t->stack && n) {
+			evtw_mem(o, stack, n);
+			if (t->pseudo)
+				evtw_frame_sep(o);
+		}
+		if (t->pseudo)
+			evtw_str(o, t->pseudo);
+		evtw_end(o);
+		ob_write(c->ob, o->b, o->n);
+		c->events++;
+	}
+	f->n = 0;
+	f->text.n = 0;
 }
 
 /*
@@ -101,12 +157,14 @@ conv_stack_of(struct conv *c, uint32_t tid)
 
 /* Appends the stack column (root first) and the newline to L, and writes it. */
 static void
-write_line(struct conv *c, struct evtw_line *l, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts)
+write_line(struct conv *c, struct evtw_line *l, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts,
+    struct ttfollow *f)
 {
 	char fbuf[2048];
 	int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | (c->o->addrs ? FRAME_ADDRS : 0);
 
 	evtw_stack_begin(l);
+	size_t s0 = l->n;
 	for (size_t i = n; i-- > 0;) {
 		/* the image first: a frame of an image is its text, made once and kept */
 		const void *im = images_frame_image(c->img, pid, frames[i], ts);
@@ -143,9 +201,17 @@ write_line(struct conv *c, struct evtw_line *l, uint32_t pid, const uint64_t *fr
 		if (i)
 			evtw_frame_sep(l);
 	}
+	size_t s1 = l->n;
 	evtw_end(l);
-	ob_write(c->ob, l->b, l->n);
-	c->events++;
+	if (!f->silent) {
+		ob_write(c->ob, l->b, l->n);
+		c->events++;
+	}
+	if (f->stash)
+		tt_set_waker_stack(c->tt, f->stash_tid, l->b + s0, s1 - s0);
+	if (f->n)
+		conv_write_followers(c, f, l->b + s0, s1 - s0);
+	f->silent = f->stash = 0;
 }
 
 /* Writes a waiting line with the stack it got (samples: kframes=, or nostack=1 and the IP). */
@@ -173,7 +239,7 @@ flush_pend(struct conv *c, struct pend *e)
 		}
 		evtw_kv_u(&e->text, "kframes", conv_count_kernel(c, c->frames, nf));
 	}
-	write_line(c, &e->text, e->pid, c->frames, nf, e->ts);
+	write_line(c, &e->text, e->pid, c->frames, nf, e->ts, &e->f);
 }
 
 /*
@@ -239,6 +305,9 @@ queue_push(struct conv *c)
 	e->has_k = e->has_u = 0;
 	e->want = e->sample = 0;
 	e->late = 0;
+	e->f.n = 0;
+	e->f.text.n = 0;
+	e->f.silent = e->f.stash = 0;
 	return e;
 }
 
@@ -256,10 +325,20 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 	c->want = 0;
 	c->want_sample = 0;
 	if (!want && !sample && c->qhead == c->qtail) {
-		write_line(c, &c->l, pid, frames, n, ts);
+		write_line(c, &c->l, pid, frames, n, ts, &c->f);
 		return;
 	}
 	struct pend *e = queue_push(c);
+	if (c->f.n || c->f.silent || c->f.stash) {
+		/* the thread-time lines go with it (their texts move; the buffers stay) */
+		struct evtw_line keep = e->f.text;
+		e->f = c->f;
+		e->f.text = keep;
+		evtw_mem(&e->f.text, c->f.text.b, c->f.text.n);
+		c->f.n = 0;
+		c->f.text.n = 0;
+		c->f.silent = c->f.stash = 0;
+	}
 	e->text.n = 0;
 	evtw_mem(&e->text, c->l.b, c->l.n);
 	e->ts = ts;

@@ -206,6 +206,8 @@ collect_kernel(struct conv *c, const struct etl_event *ev)
 			etl_wstr(ev->payload + 16 + 7 * c->P, ev->plen - 16 - 7 * c->P, name, sizeof name, NULL);
 			images_thread_name(c->img, etl_u32(ev->payload + 4), name);
 		}
+		if (ev->type == 36)
+			conv_tt_learn(c, ev);
 		if (ev->type == 72 && ev->plen >= 8) {
 			char name[512];
 			etl_wstr(ev->payload + 8, ev->plen - 8, name, sizeof name, NULL);

@@ -1,0 +1,185 @@
+/*
+ * convert_tt.c - thread time in the conversion: the hooks between the
+ * decoders and lib/etl/threadtime.c, and the Running, Ready and Waiting
+ * lines it derives (docs/evt-format.md §3.1).
+ *
+ * Pass 1 learns each CPU's first CSwitch, whose old thread ran on that CPU
+ * from the trace's first event.  Pass 2 feeds the state machine in time
+ * order; each interval it ends becomes a line that follows the line of
+ * the event that ended it (struct ttfollow in convert_int.h), so it is
+ * written right after that line and with its stack, once the stack
+ * records came.  Thread time is on when the trace has CSwitch events and
+ * --no-thread-time is not given.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "etl/convert_int.h"
+
+static const char *const kind_names[] = { [TT_RUNNING] = "Running", [TT_READY] = "Ready",
+    [TT_WAITING] = "Waiting" };
+static const char *const from_names[] = { [TT_FROM_READIED] = "readied",
+    [TT_FROM_PREEMPTED] = "preempted", [TT_FROM_UNKNOWN] = "unknown" };
+static const char *const in_names[] = { [TT_IN_THREAD] = "thread", [TT_IN_DPC] = "dpc",
+    [TT_IN_ISR] = "isr" };
+
+static void
+kv_name(struct evtw_line *l, const char *key, unsigned v, const char *(*name)(unsigned))
+{
+	evtw_key(l, key);
+	if (v == TT_UNKNOWN)
+		evtw_str(l, "unknown");
+	else if (name(v))
+		evtw_str(l, name(v));
+	else
+		evtw_u64(l, v);
+}
+
+static void
+waker_attrs(struct conv *c, struct evtw_line *l, const struct tt_iv *iv, uint64_t ts)
+{
+	evtw_key(l, "ready_ms");
+	evtw_time_ns(l, iv->ready_ns);
+	if (iv->waker_tid >= 0) {
+		int64_t wpid = iv->waker_tid == 0 ? 0 : images_thread_pid(c->img, (uint32_t)iv->waker_tid, ts);
+		evtw_kv_i(l, "waker_tid", iv->waker_tid);
+		evtw_kv_i(l, "waker_pid", wpid);
+		evtw_kv_s(l, "waker_process", iv->waker_tid == 0 ? "Idle" : conv_process_name(c, wpid, ts));
+	}
+	evtw_kv_i(l, "waker_cpu", iv->waker_cpu);
+	evtw_kv_s(l, "waker_in", in_names[iv->waker_in]);
+	if (iv->waker_in != TT_IN_THREAD && iv->waker_routine) {
+		char fbuf[2048];
+		int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | FRAME_ADDRS;
+		size_t n = images_frame(c->img, 0, iv->waker_routine, ts, flags, fbuf, sizeof fbuf, NULL, NULL);
+		evtw_key(l, "waker_routine");
+		evtw_esc(l, fbuf, n, 0);
+	}
+}
+
+/* threadtime.c's emit function: the interval as a line following the current event's. */
+static void
+add_follower(void *ctx, const struct tt_iv *iv)
+{
+	struct conv *c = ctx;
+	struct evtw_line *l = &c->ttline;
+	uint64_t ts = GBIAS + (uint64_t)iv->end;
+	int64_t pid = iv->tid == 0 ? 0 : iv->tid < 0 ? -1 : images_thread_pid(c->img, (uint32_t)iv->tid, ts);
+	if (c->f.n == TT_MAXF) {
+		c->tt_overflow++;
+		return;
+	}
+	if (!conv_begin_line(c, l, kind_names[iv->kind], iv->start, iv->cpu, pid, iv->tid,
+	    iv->end - iv->start, ts))
+		return;
+	evtw_key(l, "end_ms");
+	evtw_time_ns(l, iv->end);
+	evtw_key(l, "duration_us");
+	evtw_us3(l, iv->end - iv->start);
+	if (iv->kind == TT_READY)
+		evtw_kv_s(l, "from", from_names[iv->from]);
+	if (iv->kind == TT_WAITING) {
+		kv_name(l, "wait_reason", iv->wait_reason, tt_wait_reason_name);
+		evtw_kv_s(l, "wait_mode", iv->wait_mode == TT_UNKNOWN ? "unknown" :
+		    iv->wait_mode ? "user" : "kernel");
+		kv_name(l, "old_state", iv->old_state, tt_thread_state_name);
+	}
+	if (iv->prio >= 0)
+		evtw_kv_i(l, "prio", iv->prio);
+	if (iv->edge)
+		evtw_kv_s(l, "edge", iv->edge == (TT_EDGE_START | TT_EDGE_END) ? "both" :
+		    iv->edge == TT_EDGE_START ? "start" : "end");
+	if (iv->readied)
+		waker_attrs(c, l, iv, ts);
+
+	struct ttline *t = &c->f.l[c->f.n++];
+	t->off = (uint32_t)c->f.text.n;
+	t->len = (uint32_t)l->n;
+	t->wtid = (uint32_t)iv->tid;
+	t->stack = (uint8_t)iv->switch_in;
+	t->wstack = (uint8_t)iv->readied;
+	t->pseudo = iv->kind == TT_RUNNING ? NULL : iv->pseudo;
+	evtw_mem(&c->f.text, l->b, l->n);
+}
+
+void
+conv_tt_init(struct conv *c)
+{
+	size_t n = c->ncur ? c->ncur : 1;
+	c->first_old = xmalloc(n * sizeof *c->first_old);
+	c->first_ts = xmalloc(n * sizeof *c->first_ts);
+	for (size_t i = 0; i < n; i++)
+		c->first_old[i] = -1;
+}
+
+/* Pass 1: a CSwitch (global time); the earliest of each CPU names what ran before it. */
+void
+conv_tt_learn(struct conv *c, const struct etl_event *ev)
+{
+	if (ev->plen < 24 || (size_t)ev->cpu >= c->ncur)
+		return;
+	int64_t ts = (int64_t)(ev->ts - GBIAS);
+	if (c->first_old[ev->cpu] < 0 || ts < c->first_ts[ev->cpu]) {
+		c->first_old[ev->cpu] = etl_u32(ev->payload + 4);
+		c->first_ts[ev->cpu] = ts;
+	}
+}
+
+/* After pass 1: thread time, if wanted and the trace has context switches. */
+void
+conv_tt_start(struct conv *c)
+{
+	int any = 0;
+	for (size_t i = 0; i < c->ncur; i++)
+		any |= c->first_old[i] >= 0;
+	if (!any || c->o->no_thread_time || !c->have_ts)
+		return;
+	c->tt = tt_new((unsigned)c->ncur, (int64_t)(c->min_ts - GBIAS), (int64_t)(c->max_ts - GBIAS),
+	    add_follower, c);
+	for (size_t i = 0; i < c->ncur; i++)
+		if (c->first_old[i] >= 0)
+			tt_learn_first(c->tt, (int)i, c->first_ts[i], (uint32_t)c->first_old[i]);
+	tt_start(c->tt);
+}
+
+/*
+ * The thread running on CPU: the last CSwitch's new thread, or before the
+ * CPU's first CSwitch its old thread; -1 when the CPU has none.
+ */
+int64_t
+conv_tt_waker(const struct conv *c, int cpu)
+{
+	if (cpu < 0 || (size_t)cpu >= c->ncur)
+		return -1;
+	return c->cur_tid[cpu] >= 0 ? c->cur_tid[cpu] : c->first_old[cpu];
+}
+
+/* The end of pass 2 (the window flushed): the intervals still open end at the last event. */
+void
+conv_tt_finish(struct conv *c)
+{
+	if (!c->tt)
+		return;
+	tt_finish(c->tt);
+	conv_write_followers(c, &c->f, "", 0);
+}
+
+void
+conv_tt_report(struct conv *c)
+{
+	if (!c->tt)
+		return;
+	for (int a = 0; a < TT_A_N; a++)
+		evtw_skipped(c->ob, "threadtime", tt_anomalies(c->tt, a), tt_anomaly_detail(a));
+	evtw_skipped(c->ob, "threadtime", c->tt_overflow, "thread-time lines past the limit per event");
+}
+
+void
+conv_tt_free(struct conv *c)
+{
+	tt_free(c->tt);
+	free(c->first_old);
+	free(c->first_ts);
+	free(c->f.text.b);
+	evtw_free(&c->ttline);
+}

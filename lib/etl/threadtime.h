@@ -1,0 +1,95 @@
+/*
+ * threadtime.h - Thread Time: what every thread was doing, derived while
+ * the converter streams the context switches (docs/evt-format.md §3.1).
+ *
+ * A state machine per thread (running on a CPU, ready, waiting, gone) and
+ * per CPU (the thread on it and since when), fed with CSwitch, ReadyThread,
+ * thread start/end, DPC/ISR and disk completion records in time order.
+ * Each interval that ends is handed to the caller's emit function, which
+ * writes it as a Running, Ready or Waiting line.  Memory grows with
+ * threads and CPUs, never with events.
+ */
+#ifndef ETLKIT_THREADTIME_H
+#define ETLKIT_THREADTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum tt_kind { TT_RUNNING, TT_READY, TT_WAITING };
+enum tt_from { TT_FROM_READIED, TT_FROM_PREEMPTED, TT_FROM_UNKNOWN };
+enum tt_waker_in { TT_IN_THREAD, TT_IN_DPC, TT_IN_ISR };
+#define TT_EDGE_START 1
+#define TT_EDGE_END 2
+#define TT_UNKNOWN 255		/* wait reason, mode or state not known */
+#define TT_NO_TID (-1)
+
+/* The anomalies, counted (docs/evt-format.md: #skipped what=threadtime). */
+enum tt_anomaly {
+	TT_A_SWITCH_OUT,	/* switch-out of a thread not running on that CPU */
+	TT_A_SWITCH_IN,		/* switch-in of a thread already running */
+	TT_A_NO_READY,		/* switch-in of a waiting thread no ReadyThread readied */
+	TT_A_READY,		/* ReadyThread for a thread running, ready or gone */
+	TT_A_ORDER,		/* a CPU's or thread's time going backwards */
+	TT_A_DEAD,		/* switch-in of a thread that ended */
+	TT_A_N
+};
+
+/* One interval that ended: what a Running, Ready or Waiting line says. */
+struct tt_iv {
+	enum tt_kind kind;
+	int64_t tid;
+	int cpu;
+	int64_t start, end;		/* ns since the trace start */
+	int edge;			/* TT_EDGE_START | TT_EDGE_END */
+	int prio;
+	enum tt_from from;		/* Ready */
+	uint8_t wait_reason, wait_mode, old_state;	/* Waiting */
+	int switch_in;			/* the line gets the stack of the CSwitch that ended it */
+	const char *pseudo;		/* leaf pseudo-frame: READIED_TIME, BLOCKED_TIME, DISK_TIME */
+	/* Waiting ended by a ReadyThread */
+	int readied;
+	int64_t ready_ns;
+	int64_t waker_tid;
+	int waker_cpu;
+	enum tt_waker_in waker_in;
+	uint64_t waker_routine;		/* DPC/ISR routine address, 0 when unknown */
+};
+
+typedef void tt_emit_fn(void *ctx, const struct tt_iv *iv);
+
+struct tt;
+
+/* A machine of NCPU CPUs whose trace spans [T0, T1] (ns); EMIT gets each interval. */
+struct tt *tt_new(unsigned ncpu, int64_t t0, int64_t t1, tt_emit_fn *emit, void *ctx);
+void tt_free(struct tt *t);
+
+/* Pass 1 (any order): a CSwitch on CPU at TS whose old thread is OLD_TID. */
+void tt_learn_first(struct tt *t, int cpu, int64_t ts, uint32_t old_tid);
+/* After pass 1: each CPU runs its first CSwitch's old thread from the trace start. */
+void tt_start(struct tt *t);
+
+/* Pass 2, in time order. */
+void tt_cswitch(struct tt *t, int cpu, int64_t ts, uint32_t old_tid, uint32_t new_tid,
+    int old_prio, int new_prio, uint8_t wait_reason, uint8_t wait_mode, uint8_t old_state);
+/* Returns 1 when the ReadyThread readied a waiting thread (its stack is then the waker's). */
+int tt_ready(struct tt *t, int cpu, int64_t ts, uint32_t ready_tid, int64_t waker_tid);
+void tt_thread_start(struct tt *t, int64_t ts, uint32_t tid, int rundown);
+void tt_thread_end(struct tt *t, int64_t ts, uint32_t tid);
+void tt_interrupt(struct tt *t, int cpu, int64_t start, int64_t end, int isr, uint64_t routine);
+void tt_disk_done(struct tt *t, uint32_t tid, int64_t elapsed_ns);
+/* The end of the trace: every interval still open ends at T1 (edge=end). */
+void tt_finish(struct tt *t);
+
+/* The anomalies counted so far, and what each means. */
+uint64_t tt_anomalies(const struct tt *t, enum tt_anomaly a);
+const char *tt_anomaly_detail(enum tt_anomaly a);
+
+/* Per-thread storage the converter fills: the ReadyThread stack that readied TID (evt text). */
+void tt_set_waker_stack(struct tt *t, uint32_t tid, const char *s, size_t n);
+const char *tt_waker_stack(const struct tt *t, uint32_t tid, size_t *n);
+
+/* Names of CSwitch's wait reasons and thread states, NULL when out of range. */
+const char *tt_wait_reason_name(unsigned v);
+const char *tt_thread_state_name(unsigned v);
+
+#endif
