@@ -306,7 +306,8 @@ draw_ms(const yaml_node_t *n, const char *key, double dmean, double djit)
  * before each switch-in, in the PERFINFO header of real traces: its
  * readying thread is the one running there (the idle thread), with
  * ready_stack: as its stack; ready_by: TID names the readying thread in a
- * compact or full header instead (ready_header:), the old kind.
+ * compact or full header instead (ready_header:), the old kind.  stack:
+ * is every switch-in's stack (the new thread's: where it blocked).
  */
 static void
 gen_cswitch(const yaml_node_t *n)
@@ -317,7 +318,7 @@ gen_cswitch(const yaml_node_t *n)
 	uint32_t *tids, by = scen_get(n, "ready_by") ? scen_tid_of(scen_get(n, "ready_by")) : SCEN_WAKER_RUNNING;
 	uint32_t hdr = scen_ready_header(scen_get(n, "ready_header"));
 	int ready = scen_bool_or(n, "ready", by != SCEN_WAKER_RUNNING);
-	struct rstack *rstack = NULL;
+	struct rstack *rstack = NULL, *in_stack = NULL;
 
 	if (by != SCEN_WAKER_RUNNING && hdr == SCEN_HDR_PERFINFO)
 		scen_bad(n, "ready_by names the readying thread in the header: give ready_header: compact or full "
@@ -326,6 +327,9 @@ gen_cswitch(const yaml_node_t *n)
 		scen_bad(n, "ready_header: %s names the readying thread: give ready_by", scen_scalar(scen_get(n, "ready_header")));
 	if (scen_get(n, "ready_stack"))
 		rstack = scen_make_stack(scen_get(n, "ready_stack"), by != SCEN_WAKER_RUNNING ? scen_thread(by)->proc->pid : 0);
+	/* stack: the switched-in thread's stack (where it blocked), in the first thread's process */
+	if (scen_get(n, "stack") && scen_seq_len(tl) > 0)
+		in_stack = scen_make_stack(scen_get(n, "stack"), scen_thread(scen_tid_of(scen_seq_at(tl, 0)))->proc->pid);
 
 	nt = scen_seq_len(tl);
 	if (!nt)
@@ -368,6 +372,7 @@ gen_cswitch(const yaml_node_t *n)
 			e->a[3] = 0;
 			e->a[4] = 0u | 1u << 8;			/* Executive, old state Ready */
 			e->a[5] = (uint32_t)((idle * 1000) / (int64_t)scen.freq);	/* ms waited */
+			e->stack = in_stack;
 			e->gen = 1;
 			if (nruns + 2 > capruns) {
 				capruns = capruns ? capruns * 2 : 1024;
