@@ -192,6 +192,7 @@ struct conv {
 	struct ttfollow f;	/* followers of the line being built */
 	struct evtw_line ttline;	/* scratch for one of them */
 	uint64_t tt_overflow;	/* more of them than TT_MAXF (never, but counted) */
+	int tt_finishing;	/* the end of the trace: they are written as they come */
 	/* filters */
 	char **kinds;
 	size_t nkinds;

@@ -65,6 +65,8 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	struct evtw_line *l = &c->ttline;
 	uint64_t ts = GBIAS + (uint64_t)iv->end;
 	int64_t pid = iv->tid == 0 ? 0 : iv->tid < 0 ? -1 : images_thread_pid(c->img, (uint32_t)iv->tid, ts);
+	if (c->f.n == TT_MAXF && c->tt_finishing)	/* the end of the trace: as many as threads */
+		conv_write_followers(c, &c->f, "", 0);
 	if (c->f.n == TT_MAXF) {
 		c->tt_overflow++;
 		return;
@@ -160,6 +162,7 @@ conv_tt_finish(struct conv *c)
 {
 	if (!c->tt)
 		return;
+	c->tt_finishing = 1;
 	tt_finish(c->tt);
 	conv_write_followers(c, &c->f, "", 0);
 }

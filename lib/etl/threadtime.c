@@ -414,7 +414,8 @@ tt_cswitch(struct tt *t, int cpu, int64_t ts, uint32_t old_tid, uint32_t new_tid
 		if (old_tid)
 			leave_cpu(get(t, old_tid), ts, cpu, old_prio, wait_reason, wait_mode, old_state);
 	} else {
-		t->anomalies[TT_A_SWITCH_OUT]++;
+		if (was != TT_NO_TID)	/* (an unknown thread was counted when it became so) */
+			t->anomalies[TT_A_SWITCH_OUT]++;
 		if (was > 0)	/* it left, we know not how */
 			leave_cpu(get(t, (uint32_t)was), ts, cpu, c->prio, TT_UNKNOWN, TT_UNKNOWN,
 			    TT_UNKNOWN);
