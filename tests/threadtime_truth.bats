@@ -239,7 +239,7 @@ conserve() {
 
 @test "conservation on every synthesised CSwitch trace (etl2evt's interval lines), pointer size 4 and 8" {
 	has_thread_time || skip "needs etl2evt's thread-time derivation (issue 16, branch tt-core)"
-	for s in $TRUTHS cswitch kinds; do for p in 4 8; do
+	for s in $TRUTHS cswitch cswitch-heavy kinds; do for p in 4 8; do
 		etlgen -o "$T/$s.etl" --pointer-size "$p" "$SCEN/$s.yaml" 2>/dev/null
 		etl2evt -o "$T/$s.evt" "$T/$s.etl" || [ "$s" = kinds ] || fail "etl2evt $s"
 		span=$(span_ns "$T/$s.evt")
@@ -288,7 +288,7 @@ refused() {
 	[ "$status" -eq 2 ] && [[ "$output" == *"has no timeline"* ]] || fail "$output"
 }
 
-@test "at volume (cswitch.yaml, ~1000 switch-ins on 4 CPUs): etl2evt's intervals are the awk derivation's, pointer size 4 and 8" {
+@test "at volume (cswitch.yaml in both pointer sizes, cswitch-heavy.yaml): etl2evt's intervals are the awk derivation's" {
 	has_thread_time || skip "needs etl2evt's thread-time derivation (issue 16, branch tt-core)"
 	for p in 4 8; do
 		etlgen -o "$T/c.etl" --pointer-size "$p" "$SCEN/cswitch.yaml" 2>/dev/null
@@ -298,4 +298,11 @@ refused() {
 		intervals "$T/c.evt" >"$T/got"
 		truth_match "$T/want" "$T/got" || fail "cswitch ptr$p: etl2evt differs from the derivation"
 	done
+	# 16 CPUs, 64 threads, ReadyThread and switch-in stacks: ~160,000 intervals
+	etlgen -o "$T/h.etl" "$SCEN/cswitch-heavy.yaml" 2>/dev/null
+	etl2evt -o "$T/h.evt" "$T/h.etl"
+	derive "$T/h.evt" >"$T/want"
+	[ "$(wc -l <"$T/want")" -gt 150000 ] || fail "only $(wc -l <"$T/want") intervals"
+	intervals "$T/h.evt" >"$T/got"
+	truth_match "$T/want" "$T/got" || fail "cswitch-heavy: etl2evt differs from the derivation"
 }
