@@ -20,24 +20,12 @@ expect_count() {
 	awk -F'\t' -v k="$2" '$2 == k { n++ } END { print n + 0 }' "$1"
 }
 
-# A ReadyThread with the PERFINFO header of real traces names no thread:
-# the readying thread is the one running on its CPU (the thread-time
-# contract, docs/evt-format.md), and its StackWalk record carries it.
-# etl2evt joins them once issue 16's derivation (branch tt-core, which
-# adds --no-thread-time) is in; before that the expected ReadyThread lines
-# are compared without their thread columns and stack.
-etl2evt_knows_waker() {
-	etl2evt --help 2>&1 | grep -q -- --no-thread-time
-}
-
 # evt_match EXPECT DECODED: every line of etlgen's --expect is in etl2evt's
 # output with the same time, kind, CPU, process, pid, tid, weight, listed
 # attributes and stack ("*" = any); decoded events of the kinds the
 # expectation covers must all be expected.  Prints at most 15 differences.
 evt_match() {
-	local nowaker=0
-	etl2evt_knows_waker || nowaker=1
-	awk -F'\t' -v OFS='\t' -v nowaker="$nowaker" '
+	awk -F'\t' '
 	function fail(msg) { if (++nerr <= 15) print msg > "/dev/stderr" }
 	function check(e, d,    ne, nd, ef, df, i, j, k, v, hit) {
 		ne = split(e, ef, "\t"); nd = split(d, df, "\t")
@@ -54,7 +42,6 @@ evt_match() {
 	FNR == NR {
 		if (/^#evt/) { for (i = 3; i <= NF; i++) if ($i !~ /^source=/) hdr[$i] = 1; next }
 		if (/^#/ || $0 == "") next
-		if (nowaker && $2 == "ReadyThread") { $4 = "*"; $5 = "*"; $6 = "*"; $NF = "*" }
 		kinds[$2] = 1; key = $1 SUBSEP $2 SUBSEP $3; want[key SUBSEP (++nw[key])] = $0; total++
 		next
 	}
@@ -269,11 +256,9 @@ refused() {
 	# since 1.5 ms, and its StackWalk record (tid 4100) is the ReadyThread's stack
 	l=$(line 6.900000 ReadyThread)
 	[[ "$l" == *$'\tready_tid=4104\t'* && "$l" == *$'\tadjust_reason=2\t'* ]] || fail "ReadyThread (PERFINFO): $l"
-	if etl2evt_knows_waker; then
-		[[ "$l" == $'6.900000\tReadyThread\t1\tBackupSvc.exe\t2212\t4100\t'* &&
-		   "$l" == *$'\tntdll.dll!0x2c541;kernel32.dll!0x1652d;BackupSvc.exe!0x3a10;ntdll.dll!0x9e2f4;ntoskrnl.exe!0x7b2c3;ntoskrnl.exe!0x4e1a0' ]] ||
-		    fail "ReadyThread waker and stack: $l"
-	fi
+	[[ "$l" == $'6.900000\tReadyThread\t1\tBackupSvc.exe\t2212\t4100\t'* &&
+	   "$l" == *$'\tntdll.dll!0x2c541;kernel32.dll!0x1652d;BackupSvc.exe!0x3a10;ntdll.dll!0x9e2f4;ntoskrnl.exe!0x7b2c3;ntoskrnl.exe!0x4e1a0' ]] ||
+	    fail "ReadyThread waker and stack: $l"
 	# a DPC after a CSwitch on its CPU is charged to the thread running there
 	l=$(line 3.200000 Sample)
 	[[ "$l" == $'3.200000\tSample\t3\tSystem\t4\t8\t1\t'* ]] || fail "Sample of tid 8: $l"

@@ -11,16 +11,11 @@
 #    CSwitch/ReadyThread/DPC lines gives every interval, to the 100 ns tick;
 #  - etl2evt's own Running/Ready/Waiting lines are the truth, field for
 #    field, and conserve time on every synthesised CSwitch trace, in both
-#    pointer sizes.  These need etl2evt's derivation (branch tt-core, which
-#    adds --no-thread-time); until it is merged they are skipped, saying so.
+#    pointer sizes; at volume they are the awk derivation's.
 load helpers
 
 SCEN="$BATS_TEST_DIRNAME/scenarios"
 TRUTHS="lock-handoff disk-dpc busy-cpu"
-
-has_thread_time() {
-	etl2evt --help 2>&1 | grep -q -- --no-thread-time
-}
 
 # gen NAME PSIZE: $T/NAME-PSIZE.{etl,truth,evt}
 gen() {
@@ -35,14 +30,14 @@ span_ns() {
 	    printf "%d\n", p[1] * 1000000 + substr(p[2] "000000", 1, 6) } exit }' "$1"
 }
 
-# derive EVT [nostack]: the contract's intervals, in the truth's columns,
+# derive EVT: the contract's intervals, in the truth's columns,
 # derived here from the CSwitch, ReadyThread and DPC/ISR lines of an evt
 # stream (an implementation of the contract independent of etl2evt's and
 # of etlgen's): the readying thread is the one the last CSwitch put on the
-# ReadyThread's CPU, waker_in=dpc when a DPC there covers its time.  With
-# "nostack" the waker's stack is not taken from the ReadyThread line ("*").
+# ReadyThread's CPU, waker_in=dpc when a DPC there covers its time, the
+# waker's stack the ReadyThread line's.
 derive() {
-	awk -F'\t' -v OFS='\t' -v nows="${2:-}" '
+	awk -F'\t' -v OFS='\t' '
 	function ns(s,   i, f) { i = index(s, "."); f = substr(substr(s, i + 1) "000000", 1, 6); return substr(s, 1, i - 1) * 1000000 + f }
 	function ms(n) { return sprintf("%d.%06d", int(n / 1000000), n % 1000000) }
 	function us(n) { return sprintf("%d.%03d", int(n / 1000), n % 1000) }
@@ -97,7 +92,7 @@ derive() {
 		else if (st[r] == "wait") { wedge[r] = ""; wsince[r] = since[r]; wcpu[r] = outcpu[r]; wprio[r] = outprio[r] }
 		else next
 		wk[r] = ms(t) OFS w OFS pid[w] OFS pname[w] OFS c OFS inq OFS rtn
-		wst[r] = nows ? "*" : $NF
+		wst[r] = $NF
 		st[r] = "ready"; from[r] = "readied"; since[r] = t; rt[r] = t
 		next
 	}
@@ -131,12 +126,11 @@ intervals() {
 	}' "$1"
 }
 
-# truth_match TRUTH GOT [COLUMN]: every interval of the truth is in GOT once
-# (same tid, state, start, and CPU for Idle) with every column the truth
-# decides ("*" = not decided, empty = absent) equal, but COLUMN (by name)
-# when given; GOT has no other interval.
+# truth_match TRUTH GOT: every interval of the truth is in GOT once (same
+# tid, state, start, and CPU for Idle) with every column the truth decides
+# ("*" = not decided, empty = absent) equal; GOT has no other interval.
 truth_match() {
-	awk -F'\t' -v skip="${3:-}" '
+	awk -F'\t' '
 	function key() { return $1 SUBSEP $4 SUBSEP $5 SUBSEP ($1 == 0 ? $8 : "") }
 	function fail(m) { if (++nerr <= 12) print m > "/dev/stderr" }
 	FNR == NR { if (/^#/) { split($0, name, "\t"); next } want[key()] = $0; next }
@@ -146,7 +140,7 @@ truth_match() {
 			if (!(k in got)) { fail("missing: " want[k]); continue }
 			n = split(want[k], w, "\t"); split(got[k], g, "\t")
 			for (i = 1; i <= n; i++)
-				if (w[i] != "*" && w[i] != g[i] && name[i] != skip) fail(name[i] ": want \"" w[i] "\" got \"" g[i] "\"\n  want: " want[k] "\n  got:  " got[k])
+				if (w[i] != "*" && w[i] != g[i]) fail(name[i] ": want \"" w[i] "\" got \"" g[i] "\"\n  want: " want[k] "\n  got:  " got[k])
 			matched++
 		}
 		for (k in got) if (!(k in want)) fail("unexpected: " got[k])
@@ -205,14 +199,8 @@ conserve() {
 @test "the context switches written for each timeline encode its truth exactly (awk derivation), pointer size 4 and 8" {
 	for s in $TRUTHS; do for p in 4 8; do
 		gen "$s" "$p"
-		# before etl2evt joins the ReadyThread's stack to the running thread, it drops it
-		if has_thread_time; then
-			derive "$T/$s-$p.evt" >"$T/d"
-			truth_match "$T/$s-$p.truth" "$T/d" || fail "$s ptr$p: the trace does not encode the truth"
-		else
-			derive "$T/$s-$p.evt" nostack >"$T/d"
-			truth_match "$T/$s-$p.truth" "$T/d" waker_stack || fail "$s ptr$p: the trace does not encode the truth"
-		fi
+		derive "$T/$s-$p.evt" >"$T/d"
+		truth_match "$T/$s-$p.truth" "$T/d" || fail "$s ptr$p: the trace does not encode the truth"
 	done; done
 }
 
@@ -220,13 +208,12 @@ conserve() {
 	gen lock-handoff 8
 	sed 's/to_ms: 6.04}/to_ms: 6.05}/' "$SCEN/lock-handoff.yaml" >"$T/late.yaml"
 	etlgen -o "$T/late.etl" --truth "$T/late.truth" "$T/late.yaml" 2>/dev/null
-	derive "$T/lock-handoff-8.evt" nostack >"$T/d"
-	run truth_match "$T/late.truth" "$T/d" waker_stack
+	derive "$T/lock-handoff-8.evt" >"$T/d"
+	run truth_match "$T/late.truth" "$T/d"
 	[ "$status" -eq 1 ] && [[ "$output" == *"end_ms: want \"6.050000\" got \"6.040000\""* ]] || fail "$output"
 }
 
 @test "etl2evt's Running, Ready and Waiting lines are the truth, field for field, pointer size 4 and 8" {
-	has_thread_time || skip "needs etl2evt's thread-time derivation (issue 16, branch tt-core)"
 	for s in $TRUTHS; do for p in 4 8; do
 		gen "$s" "$p"
 		intervals "$T/$s-$p.evt" >"$T/got"
@@ -238,7 +225,6 @@ conserve() {
 }
 
 @test "conservation on every synthesised CSwitch trace (etl2evt's interval lines), pointer size 4 and 8" {
-	has_thread_time || skip "needs etl2evt's thread-time derivation (issue 16, branch tt-core)"
 	for s in $TRUTHS cswitch cswitch-heavy kinds; do for p in 4 8; do
 		etlgen -o "$T/$s.etl" --pointer-size "$p" "$SCEN/$s.yaml" 2>/dev/null
 		etl2evt -o "$T/$s.evt" "$T/$s.etl" || [ "$s" = kinds ] || fail "etl2evt $s"
@@ -289,7 +275,6 @@ refused() {
 }
 
 @test "at volume (cswitch.yaml in both pointer sizes, cswitch-heavy.yaml): etl2evt's intervals are the awk derivation's" {
-	has_thread_time || skip "needs etl2evt's thread-time derivation (issue 16, branch tt-core)"
 	for p in 4 8; do
 		etlgen -o "$T/c.etl" --pointer-size "$p" "$SCEN/cswitch.yaml" 2>/dev/null
 		etl2evt -o "$T/c.evt" "$T/c.etl"
