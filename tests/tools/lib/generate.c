@@ -392,7 +392,8 @@ gen_cswitch(const yaml_node_t *n)
 		}
 	}
 	free(tids);
-	qsort(runs, nruns, sizeof *runs, cmp_run);
+	if (nruns)
+		qsort(runs, nruns, sizeof *runs, cmp_run);
 }
 
 /* Sample generator: every interval on each CPU, from a weighted set. */

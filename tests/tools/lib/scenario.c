@@ -1004,7 +1004,8 @@ scen_resolve_wakers(void)
 
 	for (c = 0; c < scen.cpus; c++)
 		cur[c] = -1;
-	qsort(scen.ev, scen.nev, sizeof *scen.ev, cmp_event_time);
+	if (scen.nev)	/* (qsort of no array is undefined) */
+		qsort(scen.ev, scen.nev, sizeof *scen.ev, cmp_event_time);
 	for (i = 0; i < scen.nev; i++) {
 		struct gev *e = &scen.ev[i];
 		double ms = (double)e->t * 1000 / (double)scen.freq;

@@ -232,7 +232,8 @@ build_slots(void)
 				slots = xrealloc(slots, (size_t)(nslots + 1) * sizeof *slots);
 				slots[nslots++] = (struct slot){tl[i].s[j].cpu, tl[i].s[j].t0, tl[i].s[j].t1, i, j};
 			}
-	qsort(slots, (size_t)nslots, sizeof *slots, cmp_slot);
+	if (nslots)
+		qsort(slots, (size_t)nslots, sizeof *slots, cmp_slot);
 	for (i = 1; i < nslots; i++)
 		if (slots[i].cpu == slots[i - 1].cpu && slots[i].t0 < slots[i - 1].t1)
 			cli_fatal("%s: timeline: threads %u and %u both run on CPU %d at %.4f ms", scen.file,
