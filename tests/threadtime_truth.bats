@@ -34,7 +34,7 @@ span_ns() {
 # derived here from the CSwitch, ReadyThread and DPC/ISR lines of an evt
 # stream (an implementation of the contract independent of etl2evt's and
 # of etlgen's): the readying thread is the one the last CSwitch put on the
-# ReadyThread's CPU, waker_in=dpc when a DPC there covers its time, the
+# ReadyThread's CPU (before its first, the one that switches out), waker_in=dpc when a DPC there covers its time, the
 # waker's stack the ReadyThread line's.
 derive() {
 	awk -F'\t' -v OFS='\t' '
@@ -42,6 +42,7 @@ derive() {
 	function ms(n) { return sprintf("%d.%06d", int(n / 1000000), n % 1000000) }
 	function us(n) { return sprintf("%d.%03d", int(n / 1000), n % 1000) }
 	function attr(k,   i) { for (i = 8; i < NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+	function leaf(stk, pseudo) { return stk == "" ? pseudo : stk ";" pseudo }
 	function row(tid, state, s, e, cpu, edge, from, wr, wm, os, prio, wk, stack, wst) {
 		print tid, pid[tid], pname[tid], state, ms(s), ms(e), us(e - s), cpu, edge, from, wr, wm, os, prio, wk, stack, wst
 	}
@@ -54,6 +55,7 @@ derive() {
 		}
 		if (($2 == "ThreadDCStart" || $2 == "ThreadStart") && $6 != 0) { pid[$6] = $5; pname[$6] = $4; known[$6] = $2 == "ThreadStart" ? ns($1) : 0 }
 		if ($2 == "ThreadEnd") died[$6] = ns($1)
+		if ($2 == "CSwitch" && !($3 in first)) first[$3] = attr("old_tid")
 		next
 	}
 	$2 == "CSwitch" {
@@ -73,11 +75,11 @@ derive() {
 		else {
 			stk = $NF
 			if (!(nw in st))
-				row(nw, "Waiting", 0, t, "*", "start", "", "unknown", "*", "unknown", "*", W0, stk ";BLOCKED_TIME", "")
+				row(nw, "Waiting", 0, t, "*", "start", "", "unknown", "*", "unknown", "*", W0, leaf(stk, "BLOCKED_TIME"), "")
 			else if (st[nw] == "ready") {
 				if (from[nw] == "readied")
-					row(nw, "Waiting", wsince[nw], rt[nw], wcpu[nw], wedge[nw], "", wr[nw], wm[nw], ost[nw], wprio[nw], wk[nw], stk ";BLOCKED_TIME", wst[nw])
-				row(nw, "Ready", since[nw], t, c, "", from[nw], "", "", "", attr("new_prio"), W0, stk ";READIED_TIME", "")
+					row(nw, "Waiting", wsince[nw], rt[nw], wcpu[nw], wedge[nw], "", wr[nw], wm[nw], ost[nw], wprio[nw], wk[nw], leaf(stk, "BLOCKED_TIME"), wst[nw])
+				row(nw, "Ready", since[nw], t, c, "", from[nw], "", "", "", attr("new_prio"), W0, leaf(stk, "READIED_TIME"), "")
 			}
 			st[nw] = "run"; since[nw] = t; inprio[nw] = attr("new_prio"); runcpu[nw] = c
 		}
@@ -85,7 +87,7 @@ derive() {
 		next
 	}
 	$2 == "ReadyThread" {
-		t = ns($1); c = $3; r = attr("ready_tid"); w = (c in cur) ? cur[c] : "?"
+		t = ns($1); c = $3; r = attr("ready_tid"); w = (c in cur) ? cur[c] : (c in first) ? first[c] : "?"
 		inq = "thread"; rtn = ""
 		for (i = 1; i <= nd; i++) if (dcpu[i] == c && d0[i] <= t && t < d1[i]) { inq = din[i]; rtn = drt[i] }
 		if (!(r in st)) { wedge[r] = "start"; wsince[r] = 0; wr[r] = "unknown"; wm[r] = "*"; ost[r] = "unknown"; wcpu[r] = "*"; wprio[r] = "*" }

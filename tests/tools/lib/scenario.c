@@ -1002,10 +1002,14 @@ scen_resolve_wakers(void)
 	size_t i;
 	int c;
 
-	for (c = 0; c < scen.cpus; c++)
-		cur[c] = -1;
 	if (scen.nev)	/* (qsort of no array is undefined) */
 		qsort(scen.ev, scen.nev, sizeof *scen.ev, cmp_event_time);
+	/* before a CPU's first CSwitch, the thread it switches out is the one running */
+	for (c = 0; c < scen.cpus; c++)
+		cur[c] = -1;
+	for (i = scen.nev; i-- > 0;)
+		if (scen.ev[i].kind == K_CSWITCH)
+			cur[scen.ev[i].cpu] = scen.ev[i].a[1];
 	for (i = 0; i < scen.nev; i++) {
 		struct gev *e = &scen.ev[i];
 		double ms = (double)e->t * 1000 / (double)scen.freq;
@@ -1014,11 +1018,11 @@ scen_resolve_wakers(void)
 		if (e->kind != K_READY || (e->a[5] & 0xFF) != SCEN_HDR_PERFINFO)
 			continue;
 		if (cur[e->cpu] < 0) {
-			/* no context switch yet on this CPU: a decoder cannot tell */
+			/* no context switch at all on this CPU: a decoder cannot tell */
 			if (e->gen && e->a[0] == SCEN_WAKER_RUNNING)
-				e->stack = NULL;	/* a generator's first: nobody to walk */
+				e->stack = NULL;	/* a generator's: nobody to walk */
 			if (e->a[0] == SCEN_WAKER_RUNNING && e->stack)
-				cli_fatal("%s: ReadyThread at %.4f ms on CPU %d has a stack but no CSwitch before it "
+				cli_fatal("%s: ReadyThread at %.4f ms on CPU %d has a stack but no CSwitch on that CPU "
 				    "says which thread runs there: give tid:", scen.file, ms, e->cpu);
 			e->a[5] |= SCEN_WAKER_UNKNOWN;
 		} else if (e->a[0] == SCEN_WAKER_RUNNING)

@@ -364,8 +364,9 @@ write_cswitch(struct out *o, const struct gev *e)
  * ReadyThread, by default with the PERFINFO header of real traces (no
  * thread id): the readying thread is the one running on the CPU, which
  * the expected line names (the thread-time contract, docs/evt-format.md)
- * and its StackWalk record carries.  When no CSwitch before it tells who
- * runs there, the expected line leaves the thread "*".
+ * and its StackWalk record carries (before the CPU's first CSwitch: the
+ * thread that CSwitch switches out).  When no CSwitch on the CPU tells
+ * who runs there, the expected line leaves the thread "*".
  */
 static void
 write_ready(struct out *o, const struct gev *e)

@@ -271,17 +271,6 @@ occupant(int cpu, int64_t t)
 	return 0;
 }
 
-/* Is there a context switch on CPU before T? */
-static int
-switched_before(int cpu, int64_t t)
-{
-	int i;
-	for (i = 0; i < nslots; i++)
-		if (slots[i].cpu == cpu && ((slots[i].t0 > 0 && slots[i].t0 < t) || slots[i].t1 < t))
-			return 1;
-	return 0;
-}
-
 /* The stack a thread is switched in with: where its last wait or preemption stopped it. */
 static struct rstack *
 switch_in_stack(const struct tlthr *t, int si)
@@ -355,10 +344,6 @@ add_wakeups(void)
 				s->waker_cpu = slots[k].cpu;
 			}
 			s->waker_tid = occupant(s->waker_cpu, s->t1);
-			if (!switched_before(s->waker_cpu, s->t1))
-				cli_fatal("%s: timeline: thread %u is readied at %.4f ms on CPU %d before any context switch "
-				    "there: no decoder could name the readying thread", scen.file, tl[i].th->tid,
-				    (double)s->t1 * 1000 / (double)scen.freq, s->waker_cpu);
 			if (s->by != NOBODY && s->waker_tid != s->by)
 				cli_fatal("%s: timeline: thread %u readies %u on CPU %d, where %u runs", scen.file,
 				    s->by, tl[i].th->tid, s->waker_cpu, s->waker_tid);
