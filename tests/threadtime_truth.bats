@@ -46,7 +46,12 @@ derive() {
 	function row(tid, state, s, e, cpu, edge, from, wr, wm, os, prio, wk, stack, wst) {
 		print tid, pid[tid], pname[tid], state, ms(s), ms(e), us(e - s), cpu, edge, from, wr, wm, os, prio, wk, stack, wst
 	}
-	BEGIN { W0 = "\t\t\t\t\t\t"; pid[0] = 0; pname[0] = "Idle" }
+	BEGIN {
+		W0 = "\t\t\t\t\t\t"; pid[0] = 0; pname[0] = "Idle"
+		print "#tid", "pid", "process", "state", "start_ms", "end_ms", "duration_us", "cpu", "edge", "from", "wait_reason",
+		    "wait_mode", "old_state", "prio", "ready_ms", "waker_tid", "waker_pid", "waker_process", "waker_cpu",
+		    "waker_in", "waker_routine", "stack", "waker_stack"
+	}
 	FNR == NR {
 		if (/^#evt/) { for (i = 1; i <= NF; i++) if ($i ~ /^duration_ms=/) last = ns(substr($i, 13)) }
 		if ($2 == "DPC" || $2 == "ThreadedDPC" || $2 == "TimerDPC" || $2 == "ISR") {
@@ -63,10 +68,11 @@ derive() {
 		if (old == 0)
 			row(0, "Running", (c in idle) ? idle[c] : 0, t, c, (c in idle) ? "" : "start", "", "", "", "", (c in idle) ? 0 : "*", W0, "", "")
 		else {
-			if (!(old in st)) row(old, "Running", 0, t, c, "start", "", "", "", "", "*", W0, "", "")
+			if (!(old in st)) row(old, "Running", known[old], t, c, known[old] ? "" : "start", "", "", "", "", "*", W0, "", "")
 			else if (st[old] == "run") row(old, "Running", since[old], t, c, "", "", "", "", "", inprio[old], W0, "", "")
 			os = attr("old_state")
-			if (os == "Ready" || os == "Standby" || os == "DeferredReady") { st[old] = "ready"; from[old] = "preempted" }
+			if (os == "Terminated") st[old] = "dead"
+			else if (os == "Ready" || os == "Standby" || os == "DeferredReady") { st[old] = "ready"; from[old] = "preempted" }
 			else { st[old] = "wait"; wr[old] = attr("wait_reason"); wm[old] = attr("wait_mode"); ost[old] = os }
 			since[old] = t; outcpu[old] = c; outprio[old] = attr("old_prio")
 		}
@@ -75,7 +81,8 @@ derive() {
 		else {
 			stk = $NF
 			if (!(nw in st))
-				row(nw, "Waiting", 0, t, "*", "start", "", "unknown", "*", "unknown", "*", W0, leaf(stk, "BLOCKED_TIME"), "")
+				row(nw, "Waiting", known[nw], t, "*", known[nw] ? "" : "start", "", "unknown", "*", known[nw] ? "Initialized" : "unknown",
+				    "*", W0, leaf(stk, "BLOCKED_TIME"), "")
 			else if (st[nw] == "ready") {
 				if (from[nw] == "readied")
 					row(nw, "Waiting", wsince[nw], rt[nw], wcpu[nw], wedge[nw], "", wr[nw], wm[nw], ost[nw], wprio[nw], wk[nw], leaf(stk, "BLOCKED_TIME"), wst[nw])
@@ -90,7 +97,8 @@ derive() {
 		t = ns($1); c = $3; r = attr("ready_tid"); w = (c in cur) ? cur[c] : (c in first) ? first[c] : "?"
 		inq = "thread"; rtn = ""
 		for (i = 1; i <= nd; i++) if (dcpu[i] == c && d0[i] <= t && t < d1[i]) { inq = din[i]; rtn = drt[i] }
-		if (!(r in st)) { wedge[r] = "start"; wsince[r] = 0; wr[r] = "unknown"; wm[r] = "*"; ost[r] = "unknown"; wcpu[r] = "*"; wprio[r] = "*" }
+		if (!(r in st)) { wedge[r] = known[r] ? "" : "start"; wsince[r] = known[r]; wr[r] = "unknown"; wm[r] = "*"
+			ost[r] = known[r] ? "Initialized" : "unknown"; wcpu[r] = "*"; wprio[r] = "*" }
 		else if (st[r] == "wait") { wedge[r] = ""; wsince[r] = since[r]; wcpu[r] = outcpu[r]; wprio[r] = outprio[r] }
 		else next
 		wk[r] = ms(t) OFS w OFS pid[w] OFS pname[w] OFS c OFS inq OFS rtn
@@ -136,6 +144,7 @@ truth_match() {
 	function key() { return $1 SUBSEP $4 SUBSEP $5 SUBSEP ($1 == 0 ? $8 : "") }
 	function fail(m) { if (++nerr <= 12) print m > "/dev/stderr" }
 	FNR == NR { if (/^#/) { split($0, name, "\t"); next } want[key()] = $0; next }
+	/^#/ { next }
 	{ k = key(); if (k in got) fail("twice: " $0); got[k] = $0 }
 	END {
 		for (k in want) {
@@ -151,21 +160,36 @@ truth_match() {
 	}' "$1" "$2"
 }
 
-# conserve ROWS SPAN_NS: in truth columns, per CPU the Running time of all
-# threads and Idle, and per thread running + ready + waiting, equal the span
-# (every thread of these traces lives through it); prints what differs.
+# lifetimes EVT: "tid born_ns died_ns" per thread: from its ThreadStart (or
+# the trace start) to its switch-out in state Terminated, or its ThreadEnd,
+# or the trace's end (the contract's lifetime)
+lifetimes() {
+	awk -F'\t' '
+	function ns(s,   i) { i = index(s, "."); return substr(s, 1, i - 1) * 1000000 + substr(substr(s, i + 1) "000000", 1, 6) }
+	/^#evt/ { for (i = 1; i <= NF; i++) if ($i ~ /^duration_ms=/) span = ns(substr($i, 13)) }
+	($2 == "ThreadStart" || $2 == "ThreadDCStart") && $6 != 0 { born[$6] = $2 == "ThreadStart" ? ns($1) : 0 }
+	$2 == "ThreadEnd" { ended[$6] = ns($1) }
+	$2 == "CSwitch" && $0 ~ /\told_state=Terminated\t/ { for (i = 8; i < NF; i++) if ($i ~ /^old_tid=/) term[substr($i, 9)] = ns($1) }
+	END { for (t in born) print t, born[t], (t in term) ? term[t] : (t in ended) ? ended[t] : span }' "$1"
+}
+
+# conserve ROWS EVT: in truth columns, per CPU the Running time of all
+# threads and Idle equals the trace span (EVT's duration_ms), and per thread
+# running + ready + waiting its lifetime (lifetimes EVT); prints what differs.
 conserve() {
-	awk -F'\t' -v span="$2" '
+	lifetimes "$2" >"$T/life"
+	awk -F'\t' -v span="$(span_ns "$2")" '
 	function ns(s,   i) { i = index(s, "."); return substr(s, 1, i - 1) * 1000 + substr(substr(s, i + 1) "000", 1, 3) }
+	FNR == NR { split($0, f, " "); life[f[1]] = f[3] - f[2]; next }
 	/^#/ { next }
 	{ d = ns($7) }
 	$4 == "Running" { cpu[$8] += d }
 	$1 != 0 { thr[$1] += d }
 	END {
 		for (c in cpu) if (cpu[c] != span) { print "CPU " c ": running " cpu[c] " ns, span " span; bad = 1 }
-		for (t in thr) if (thr[t] != span) { print "thread " t ": " thr[t] " ns, span " span; bad = 1 }
+		for (t in thr) if (thr[t] != life[t]) { print "thread " t ": " thr[t] " ns, lifetime " life[t]; bad = 1 }
 		exit bad || !length(cpu)
-	}' "$1"
+	}' "$T/life" "$1"
 }
 
 @test "the truth of each timeline scenario conserves time: per CPU and per thread, the trace span" {
@@ -173,7 +197,7 @@ conserve() {
 		gen "$s" "$p"
 		span=$(span_ns "$T/$s-$p.evt")
 		[ "$span" -gt 19000000 ] || fail "$s: span $span"
-		conserve "$T/$s-$p.truth" "$span" || fail "$s ptr$p: the truth does not conserve time"
+		conserve "$T/$s-$p.truth" "$T/$s-$p.evt" || fail "$s ptr$p: the truth does not conserve time"
 	done; done
 }
 
@@ -183,6 +207,9 @@ conserve() {
 	# from RtlLeaveCriticalSection...KeSetEvent; B is Ready 40 us, switched in on CPU 1 at 6.04 ms
 	grep -q $'^6108\t6100\tapp.exe\tWaiting\t2.000000\t6.000000\t4000.000\t1\t\t\tUserRequest\tuser\tWaiting\t8\t6.000000\t6104\t6100\tapp.exe\t0\tthread\t\t.*ntdll.dll!0x2c4a0;.*;ntoskrnl.exe!0x7c010;BLOCKED_TIME\t.*ntdll.dll!0x2b0f0;.*;ntoskrnl.exe!0x4e1a0$' "$T/lock-handoff-8.truth"
 	grep -q $'^6108\t6100\tapp.exe\tReady\t6.000000\t6.040000\t40.000\t1\t\treadied\t\t\t\t8\t' "$T/lock-handoff-8.truth"
+	# H (6112) lives 3 to 4.5 ms: created (Initialized) and readied by A at 3.2 ms, runs 3.3 to 4.5 on CPU 1, exits
+	[ "$(awk -F'\t' '$1 == 6112 { print $4, $5, $6, $8, $9, $13 }' "$T/lock-handoff-8.truth" | tr '\n' '|')" = \
+	    "Waiting 3.000000 3.200000 *  Initialized|Ready 3.200000 3.300000 1  |Running 3.300000 4.500000 1  |" ]
 	gen disk-dpc 8
 	# C (7104) waits 2..7.5 ms (Executive); storport's DPC on CPU 1 readies it, interrupting X (7204)
 	grep -q $'^7104\t7100\treader.exe\tWaiting\t2.000000\t7.500000\t5500.000\t0\t\t\tExecutive\tkernel\tWaiting\t9\t7.500000\t7204\t7200\tcompute.exe\t1\tdpc\tstorport.sys!0x4a1c\t' "$T/disk-dpc-8.truth"
@@ -238,16 +265,15 @@ conserve() {
 		$2 == "Running" { cpu[$3] += ns(attr("duration_us")) }
 		END { for (c in cpu) if (cpu[c] != span) { print "CPU " c ": " cpu[c] " ns, span " span; bad = 1 }; exit bad || !length(cpu) }' "$T/$s.evt" ||
 		    fail "$s ptr$p: per-CPU running time"
-		# per thread: running + ready + waiting = its lifetime (ThreadStart/DCStart to ThreadEnd or the span)
-		awk -F'\t' -v span="$span" '
-		function ns(s,   i) { i = index(s, "."); return substr(s, 1, i - 1) * 1000000 + substr(substr(s, i + 1) "000000", 1, 6) }
+		# per thread: running + ready + waiting = its lifetime
+		lifetimes "$T/$s.evt" >"$T/life"
+		awk -F'\t' '
+		function ns(s,   i) { i = index(s, "."); return substr(s, 1, i - 1) * 1000 + substr(substr(s, i + 1) "000", 1, 3) }
 		function attr(k,   i) { for (i = 8; i < NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
-		$2 == "ThreadStart" { born[$6] = ns($1) }
-		$2 == "ThreadEnd" { died[$6] = ns($1) }
-		($2 == "Running" || $2 == "Ready" || $2 == "Waiting") && $6 != 0 { d = attr("duration_us"); sum[$6] += ns(d) / 1000 }
-		END { for (t in sum) { life = ((t in died) ? died[t] : span) - ((t in born) ? born[t] : 0)
-		        if (sum[t] != life) { print "thread " t ": " sum[t] " ns, lifetime " life; bad = 1 } }
-		      exit bad || !length(sum) }' "$T/$s.evt" || fail "$s ptr$p: per-thread time"
+		FNR == NR { split($0, f, " "); life[f[1]] = f[3] - f[2]; next }
+		($2 == "Running" || $2 == "Ready" || $2 == "Waiting") && $6 != 0 { sum[$6] += ns(attr("duration_us")) }
+		END { for (t in sum) if (sum[t] != life[t]) { print "thread " t ": " sum[t] " ns, lifetime " life[t]; bad = 1 }
+		      exit bad || !length(sum) }' "$T/life" "$T/$s.evt" || fail "$s ptr$p: per-thread time"
 	done; done
 }
 
@@ -270,6 +296,10 @@ refused() {
 	    '*thread 102 readies 101 at 4.0000 ms but is not running then*'
 	refused direct "${M}    - {tid: 101, steps: [{run: 0, to_ms: 2}, {wait: WrQueue, to_ms: 4, by: 102}, {run: 0}]}\n" \
 	    '*a ready step comes between wait and run*'
+	refused noexit "machine: {cpus: 1, duration_ms: 10}\nprocesses:\n  - {name: a.exe, pid: 100, threads: [{tid: 101, end_ms: 4}]}\ntimeline:\n  threads:\n    - {tid: 101, steps: [{wait: WrQueue, to_ms: 1}, {run: 0, to_ms: 5}, {wait: WrQueue}]}\n" \
+	    '*a thread with end_ms ends with exit: yes*'
+	refused lateend "machine: {cpus: 1, duration_ms: 10}\nprocesses:\n  - {name: a.exe, pid: 100, threads: [{tid: 101, end_ms: 6}]}\ntimeline:\n  threads:\n    - {tid: 101, steps: [{wait: WrQueue, to_ms: 1}, {run: 0, to_ms: 5}, {exit: yes}]}\n" \
+	    '*end_ms (its ThreadEnd) falls inside the last run step*'
 	refused nowaker "${M}    - {tid: 101, steps: [{run: 0, to_ms: 2}, {wait: WrQueue, to_ms: 4}, {ready: yes, to_ms: 5}, {run: 0}]}\n" \
 	    '*a wait that ends needs by:*'
 	run etlgen -o "$T/x.etl" --truth "$T/x.truth" "$SCEN/kinds.yaml"

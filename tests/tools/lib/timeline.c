@@ -35,8 +35,9 @@
 #define TL_END INT64_MAX		/* "to the end of the trace" */
 #define NOBODY 0xFFFFFFFFu
 
-enum { S_RUN, S_WAIT, S_READY };
-enum { ST_READY = 1, ST_WAITING = 5 };	/* KTHREAD_STATE */
+enum { S_RUN, S_WAIT, S_READY, S_EXIT };
+enum { ST_READY = 1, ST_TERMINATED = 4, ST_WAITING = 5 };	/* KTHREAD_STATE */
+#define WR_TERMINATED 22
 
 struct step {
 	int state;
@@ -106,7 +107,7 @@ parse_by_dpc(struct step *s, const yaml_node_t *n, int64_t at)
 static void
 parse_step(struct tlthr *t, int si, const yaml_node_t *n, int64_t from, int last)
 {
-	static const char *const keys[] = {"run", "wait", "ready", "to_ms", "stack", "prio",
+	static const char *const keys[] = {"run", "wait", "ready", "exit", "to_ms", "stack", "prio",
 	    "mode", "reason", "state", "by", "by_dpc", "by_stack", "pseudo", NULL};
 	struct step *s = &t->s[si];
 	struct step *p = prev_step(t, si);
@@ -118,6 +119,16 @@ parse_step(struct tlthr *t, int si, const yaml_node_t *n, int64_t from, int last
 	s->by = NOBODY;
 	s->cpu = s->waker_cpu = -1;
 	s->t0 = from;
+	if (scen_get(n, "exit")) {
+		/* the switch-out in state Terminated that ends the thread's life */
+		if (!last || !p || p->state != S_RUN || scen_get(n, "to_ms"))
+			scen_bad(n, "exit: is the last step, right after a run step with to_ms");
+		s->state = S_EXIT;
+		s->t1 = from;
+		s->reason = WR_TERMINATED;
+		s->old_state = ST_TERMINATED;
+		return;
+	}
 	s->t1 = scen_get(n, "to_ms") ? scen_time_or(n, "to_ms", 0) : TL_END;
 	if (s->t1 != TL_END && s->t1 <= from)
 		scen_bad(n, "to_ms must be after the step's start (the previous step's to_ms)");
@@ -180,7 +191,7 @@ parse_step(struct tlthr *t, int si, const yaml_node_t *n, int64_t from, int last
 			scen_bad(n, "a thread readied after a wait keeps the wait's stack; reason/state/stack "
 			    "describe a preemption (ready after run)");
 	} else
-		scen_bad(n, "a step is run: CPU, wait: REASON or ready: yes");
+		scen_bad(n, "a step is run: CPU, wait: REASON, ready: yes or exit: yes");
 }
 
 static void
@@ -189,14 +200,16 @@ parse_thread(const yaml_node_t *n, struct tlthr *t)
 	static const char *const keys[] = {"tid", "steps", NULL};
 	yaml_node_t *steps = scen_get(n, "steps");
 	int i;
-	int64_t from = 0;
+	int64_t from;
+	struct step *last;
 
 	scen_check_keys(n, keys);
 	if (!scen_get(n, "tid") || !steps)
 		scen_bad(n, "a timeline thread needs tid and steps");
 	t->th = scen_thread(scen_tid_of(scen_get(n, "tid")));
-	if (t->th->tid == 0 || t->th->start != SCEN_NONE || t->th->end != SCEN_NONE)
-		scen_bad(n, "timeline threads are declared threads that live through the trace (not Idle)");
+	if (t->th->tid == 0)
+		scen_bad(n, "the idle thread runs where no timeline thread does; it has no timeline");
+	from = t->th->start != SCEN_NONE ? t->th->start : 0;
 	t->n = scen_seq_len(steps);
 	if (!t->n)
 		scen_bad(steps, "no steps");
@@ -208,6 +221,15 @@ parse_thread(const yaml_node_t *n, struct tlthr *t)
 	for (i = 0; i + 1 < t->n; i++)
 		if (t->s[i].state == S_READY)
 			t->s[i].cpu = t->s[i + 1].cpu;
+	/* a thread started in the trace is created waiting (Initialized) and readied by its creator */
+	if (t->th->start != SCEN_NONE && (t->s[0].state != S_WAIT || t->s[0].by == NOBODY) && !t->s[0].dpc)
+		scen_bad(n, "a thread with start_ms begins with a wait readied by its creator (by:)");
+	/* one with end_ms logs ThreadEnd while running, then switches out Terminated */
+	last = &t->s[t->n - 1];
+	if ((t->th->end != SCEN_NONE) != (last->state == S_EXIT))
+		scen_bad(n, "a thread with end_ms ends with exit: yes, and only such a thread");
+	if (last->state == S_EXIT && !(last[-1].t0 < t->th->end && t->th->end < last->t0))
+		scen_bad(n, "end_ms (its ThreadEnd) falls inside the last run step, before the exit");
 }
 
 /* ---------- who runs where ---------- */
@@ -578,6 +600,8 @@ thread_rows(FILE *fp, const struct tlthr *t, int64_t last)
 		r.prio = -1;
 		r.cpu = -1;
 		switch (s->state) {
+		case S_EXIT:
+			continue;	/* its life ended at the switch-out */
 		case S_RUN:
 			r.state = "Running";
 			r.cpu = s->cpu;
@@ -590,8 +614,9 @@ thread_rows(FILE *fp, const struct tlthr *t, int64_t last)
 			r.wake = s->by != NOBODY || s->dpc ? s : NULL;
 			r.pseudo = s->pseudo;
 			if (i == 0) {
-				/* first seen switched in: the trace cannot tell why it waited */
-				r.wait_reason = r.old_state = "unknown";
+				/* first seen switched in, or created: the trace cannot tell why it waited */
+				r.wait_reason = "unknown";
+				r.old_state = s->t0 > 0 ? "Initialized" : "unknown";
 				r.wait_mode = "*";
 			} else {
 				r.cpu = p->cpu;
