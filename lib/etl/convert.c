@@ -316,7 +316,8 @@ free_conv(struct conv *c)
 		free(c->q[i].text.b);
 		free(c->q[i].kf);
 		free(c->q[i].uf);
-		free(c->q[i].f.text.b);
+		for (int k = 0; k < TT_MAXF; k++)
+			free(c->q[i].f.l[k].text.b);
 	}
 	free(c->q);
 	free(c->cseq);

@@ -49,9 +49,8 @@ hpid(const struct etl_event *ev)
  */
 #define TT_MAXF 6
 struct ttfollow {
-	struct evtw_line text;	/* the lines without their stack column */
 	struct ttline {
-		uint32_t off, len;
+		struct evtw_line text;	/* the line without its stack column */
 		uint32_t wtid;		/* waker_stack= from this thread's stash */
 		uint8_t stack, wstack;	/* gets the event's stack; gets waker_stack= */
 		const char *pseudo;	/* leaf pseudo-frame, or NULL */
@@ -190,7 +189,7 @@ struct conv {
 	/* thread time (convert_tt.c), NULL with --no-thread-time */
 	struct tt *tt;
 	struct ttfollow f;	/* followers of the line being built */
-	struct evtw_line ttline;	/* scratch for one of them */
+	struct evtw_line ttout;	/* one of them being written */
 	uint64_t tt_overflow;	/* more of them than TT_MAXF (never, but counted) */
 	int tt_finishing;	/* the end of the trace: they are written as they come */
 	/* filters */

@@ -111,11 +111,11 @@ conv_begin_silent(struct conv *c)
 void
 conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n)
 {
-	struct evtw_line *o = &c->ttline;
+	struct evtw_line *o = &c->ttout;
 	for (unsigned i = 0; i < f->n; i++) {
 		const struct ttline *t = &f->l[i];
 		o->n = 0;
-		evtw_mem(o, f->text.b + t->off, t->len);
+		evtw_mem(o, t->text.b, t->text.n);
 		if (t->wstack) {
 			size_t wn;
 			const char *w = tt_waker_stack(c->tt, t->wtid, &wn);
@@ -137,7 +137,6 @@ conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size
 		c->events++;
 	}
 	f->n = 0;
-	f->text.n = 0;
 }
 
 /*
@@ -306,7 +305,6 @@ queue_push(struct conv *c)
 	e->want = e->sample = 0;
 	e->late = 0;
 	e->f.n = 0;
-	e->f.text.n = 0;
 	e->f.silent = e->f.stash = 0;
 	return e;
 }
@@ -330,13 +328,11 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 	}
 	struct pend *e = queue_push(c);
 	if (c->f.n || c->f.silent || c->f.stash) {
-		/* the thread-time lines go with it (their texts move; the buffers stay) */
-		struct evtw_line keep = e->f.text;
+		/* the thread-time lines go with it: the slot's buffers and the line's trade places */
+		struct ttfollow t = e->f;
 		e->f = c->f;
-		e->f.text = keep;
-		evtw_mem(&e->f.text, c->f.text.b, c->f.text.n);
+		c->f = t;
 		c->f.n = 0;
-		c->f.text.n = 0;
 		c->f.silent = c->f.stash = 0;
 	}
 	e->text.n = 0;

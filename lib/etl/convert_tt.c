@@ -62,7 +62,6 @@ static void
 add_follower(void *ctx, const struct tt_iv *iv)
 {
 	struct conv *c = ctx;
-	struct evtw_line *l = &c->ttline;
 	uint64_t ts = GBIAS + (uint64_t)iv->end;
 	int64_t pid = iv->tid == 0 ? 0 : iv->tid < 0 ? -1 : images_thread_pid(c->img, (uint32_t)iv->tid, ts);
 	if (c->f.n == TT_MAXF && c->tt_finishing)	/* the end of the trace: as many as threads */
@@ -71,6 +70,8 @@ add_follower(void *ctx, const struct tt_iv *iv)
 		c->tt_overflow++;
 		return;
 	}
+	struct ttline *t = &c->f.l[c->f.n];
+	struct evtw_line *l = &t->text;
 	if (!conv_begin_line(c, l, kind_names[iv->kind], iv->start, iv->cpu, pid, iv->tid,
 	    iv->end - iv->start, ts))
 		return;
@@ -94,14 +95,11 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	if (iv->readied)
 		waker_attrs(c, l, iv, ts);
 
-	struct ttline *t = &c->f.l[c->f.n++];
-	t->off = (uint32_t)c->f.text.n;
-	t->len = (uint32_t)l->n;
+	c->f.n++;
 	t->wtid = (uint32_t)iv->tid;
 	t->stack = (uint8_t)iv->switch_in;
 	t->wstack = (uint8_t)iv->readied;
 	t->pseudo = iv->kind == TT_RUNNING ? NULL : iv->pseudo;
-	evtw_mem(&c->f.text, l->b, l->n);
 }
 
 void
@@ -183,6 +181,7 @@ conv_tt_free(struct conv *c)
 	tt_free(c->tt);
 	free(c->first_old);
 	free(c->first_ts);
-	free(c->f.text.b);
-	evtw_free(&c->ttline);
+	for (int i = 0; i < TT_MAXF; i++)
+		free(c->f.l[i].text.b);
+	evtw_free(&c->ttout);
 }
