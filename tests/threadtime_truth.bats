@@ -242,11 +242,18 @@ conserve() {
 	[ "$status" -eq 1 ] && [[ "$output" == *"end_ms: want \"6.050000\" got \"6.040000\""* ]] || fail "$output"
 }
 
-@test "etl2evt's Running, Ready and Waiting lines are the truth, field for field, pointer size 4 and 8" {
+@test "etl2evt's Running, Ready and Waiting lines are the truth, field for field, pointer size 4 and 8, full/split/keyed stacks" {
 	for s in $TRUTHS; do for p in 4 8; do
 		gen "$s" "$p"
 		intervals "$T/$s-$p.evt" >"$T/got"
 		truth_match "$T/$s-$p.truth" "$T/got" || fail "$s ptr$p: etl2evt differs from the truth"
+		# the switch and ReadyThread stacks recorded in two parts, or as keys defined at the end
+		for m in split keys; do
+			etlgen -o "$T/m.etl" --stacks "$m" --pointer-size "$p" "$SCEN/$s.yaml" 2>/dev/null
+			etl2evt -o "$T/m.evt" "$T/m.etl"
+			intervals "$T/m.evt" >"$T/got"
+			truth_match "$T/$s-$p.truth" "$T/got" || fail "$s ptr$p --stacks $m: etl2evt differs from the truth"
+		done
 		# and the ReadyThread lines name the readying thread, the one running on the CPU
 		awk -F'\t' '$2 == "ReadyThread" && $6 < 0 { print; bad = 1 } END { exit bad }' "$T/$s-$p.evt" ||
 		    fail "$s ptr$p: a ReadyThread without its readying thread"
