@@ -253,6 +253,8 @@ pass2(struct conv *c)
 		c->cur_seq = c->src[best].seq;
 		c->now = c->src[best].ev.ts;
 		emit(c, &c->src[best].ev);
+		if (c->tt)
+			tt_tick(c->tt, (int64_t)(c->now - GBIAS));
 		source_next(c, best);
 		if (c->o->progress && (++c->progress_n & 0xffff) == 0) {
 			uint64_t p = 0;
@@ -261,8 +263,8 @@ pass2(struct conv *c)
 			cli_progress(c->progress_total / 2 + p / 2, c->progress_total);
 		}
 	}
+	conv_tt_finish(c);	/* (its pending lines are told before the window empties) */
 	conv_flush_window(c, 1);
-	conv_tt_finish(c);
 	if (c->o->progress)
 		cli_progress_end();
 }

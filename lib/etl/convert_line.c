@@ -116,6 +116,8 @@ conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size
 		const struct ttline *t = &f->l[i];
 		o->n = 0;
 		evtw_mem(o, t->text.b, t->text.n);
+		if (t->wstack)
+			conv_tt_waker_attrs(c, o, t, c->now);
 		if (t->wstack) {
 			size_t wn;
 			const char *w = tt_waker_stack(c->tt, t->wtid, &wn);
@@ -217,6 +219,8 @@ write_line(struct conv *c, struct evtw_line *l, uint32_t pid, const uint64_t *fr
 static void
 flush_pend(struct conv *c, struct pend *e)
 {
+	if (e->f.npending)
+		conv_tt_unqueued(c, &e->f);
 	if (e->want)
 		hmap_del(&c->pendmap, e->tid, e->ts);
 	size_t need = (size_t)e->nk + e->nu + 1;
@@ -250,6 +254,8 @@ flush_pend(struct conv *c, struct pend *e)
 static int
 pend_done(const struct conv *c, const struct pend *e)
 {
+	if (e->f.npending)
+		return 0;	/* a thread-time line waits to know whether a DPC readied it */
 	if (!e->want)
 		return 1;
 	/* a sample taken in the kernel has a kernel part, which may come after the user part */
@@ -305,6 +311,7 @@ queue_push(struct conv *c)
 	e->want = e->sample = 0;
 	e->late = 0;
 	e->f.n = 0;
+	e->f.npending = 0;
 	e->f.silent = e->f.stash = 0;
 	return e;
 }
@@ -322,7 +329,7 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 	int sample = c->want_sample;
 	c->want = 0;
 	c->want_sample = 0;
-	if (!want && !sample && c->qhead == c->qtail) {
+	if (!want && !sample && c->qhead == c->qtail && !c->f.npending) {
 		write_line(c, &c->l, pid, frames, n, ts, &c->f);
 		return;
 	}
@@ -333,7 +340,10 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 		e->f = c->f;
 		c->f = t;
 		c->f.n = 0;
+		c->f.npending = 0;
 		c->f.silent = c->f.stash = 0;
+		if (e->f.npending)
+			conv_tt_queued(c, &e->f, c->qtail - 1);
 	}
 	e->text.n = 0;
 	evtw_mem(&e->text, c->l.b, c->l.n);
