@@ -121,13 +121,15 @@ evt_canon() {
 		[ "$(walk_count "$v.walk" PERFINFO$hp 0x0f 0x45)" = 1 ] || fail "$v: TimerDPC"
 		[ "$(walk_count "$v.walk" PERFINFO$hp 0x0f 0x43)" = 1 ] || fail "$v: ISR"
 		[ "$(walk_count "$v.walk" PERFINFO$hp 0x0f 0x32)" = 1 ] || fail "$v: ISR-MSI"
-		[ "$(walk_count "$v.walk" COMPACT$hp 0x05 0x24)" = 2 ] || fail "$v: compact CSwitch"
+		[ "$(walk_count "$v.walk" COMPACT$hp 0x05 0x24)" = 3 ] || fail "$v: compact CSwitch"
 		[ "$(walk_count "$v.walk" SYSTEM$hp 0x05 0x24)" = 1 ] || fail "$v: full CSwitch"
-		[ "$(walk_count "$v.walk" COMPACT$hp 0x05 0x32)" = 1 ] || fail "$v: ReadyThread"
+		[ "$(walk_count "$v.walk" PERFINFO$hp 0x05 0x32)" = 1 ] || fail "$v: ReadyThread (PERFINFO, as real traces)"
+		[ "$(walk_count "$v.walk" SYSTEM$hp 0x05 0x32)" = 1 ] || fail "$v: ReadyThread (header: full)"
+		[ "$(walk_count "$v.walk" COMPACT$hp 0x05 0x32)" = 0 ] || fail "$v: compact ReadyThread"
 		[ "$(walk_count "$v.walk" FULL$hp 0x00 0x24)" = 4 ] || fail "$v: DbgID_RSDS (rundown start and end)"
 		case $s in
-		# (two samples of the scenario have an ip and no stack)
-		full) [ "$(walk_count "$v.walk" PERFINFO$hp 0x18 0x20)" = "$(( $(expect_count "$v.exp" Sample) - 2 ))" ] || fail "$v: one Stack per sample" ;;
+		# (two samples of the scenario have an ip and no stack; one ReadyThread has one)
+		full) [ "$(walk_count "$v.walk" PERFINFO$hp 0x18 0x20)" = "$(( $(expect_count "$v.exp" Sample) - 2 + 1 ))" ] || fail "$v: one Stack per sample" ;;
 		keys) [ "$(walk_count "$v.walk" PERFINFO$hp 0x18 0x25)" -gt 0 ] && [ "$(walk_count "$v.walk" PERFINFO$hp 0x18 0x26)" -gt 0 ] &&
 		      [ "$(walk_count "$v.walk" PERFINFO$hp 0x18 0x24)" -gt 0 ] && [ "$(walk_count "$v.walk" PERFINFO$hp 0x18 0x20)" = 0 ] || fail "$v: stack keys" ;;
 		split) [ "$(walk_count "$v.walk" PERFINFO$hp 0x18 0x20)" -gt "$(expect_count "$v.exp" Sample)" ] || fail "$v: split stacks" ;;
@@ -191,6 +193,14 @@ refused() {
 	refused d 'machine: {cpus: 1, duration_ms: 1}\nprocesses:\n  - {name: System, pid: 4, images: [{path: a.sys, base: 0xfffff80000000000, size: 0x1000}]}\ngenerate:\n  - {kind: DPC, routine: a.sys+0x10, count: 100, duration_us: 50}\n' \
 	    '*do not fit*'
 	refused e 'machine: [1\n' 'etlgen:*'
+	# a ReadyThread's readying thread is the one running on its CPU (PERFINFO header)
+	P='processes:\n  - {name: a.exe, pid: 100, threads: [{tid: 101}, {tid: 102}, {tid: 103}]}\n'
+	refused f "machine: {cpus: 1, duration_ms: 10}\n${P}events:\n  - {kind: CSwitch, t_ms: 1, cpu: 0, new_tid: 101, old_tid: 0}\n  - {kind: ReadyThread, t_ms: 2, cpu: 0, tid: 103, ready_tid: 102}\n" \
+	    '*ReadyThread at 2.0000 ms on CPU 0 names thread 103, but thread 101 runs there*'
+	refused g "machine: {cpus: 1, duration_ms: 10}\n${P}events:\n  - {kind: ReadyThread, t_ms: 2, cpu: 0, ready_tid: 102, header: compact}\n" \
+	    '*g.yaml:5: a ReadyThread whose header names the readying thread needs tid*'
+	refused h "machine: {cpus: 1, duration_ms: 10}\n${P}events:\n  - {kind: ReadyThread, t_ms: 2, cpu: 0, ready_tid: 102, stack: [0xfffff80000001000]}\n" \
+	    '*ReadyThread at 2.0000 ms on CPU 0 has a stack but no CSwitch on that CPU*'
 	run etlgen --bogus
 	[ "$status" -eq 2 ]
 }
@@ -242,6 +252,13 @@ refused() {
 	l=$(line 7.900000 ReadyThread)
 	[[ "$l" == $'7.900000\tReadyThread\t3\tSystem\t4\t8\t'* && "$l" == *$'\tready_tid=4100\t'* && "$l" == *$'\tready_pid=2212\t'* &&
 	   "$l" == *$'\tadjust_reason=1\t'* && "$l" == *$'\tadjust_incr=-2\t'* ]] || fail "ReadyThread: $l"
+	# the PERFINFO header of real traces: the readying thread is 4100, which runs on CPU 1
+	# since 1.5 ms, and its StackWalk record (tid 4100) is the ReadyThread's stack
+	l=$(line 6.900000 ReadyThread)
+	[[ "$l" == *$'\tready_tid=4104\t'* && "$l" == *$'\tadjust_reason=2\t'* ]] || fail "ReadyThread (PERFINFO): $l"
+	[[ "$l" == $'6.900000\tReadyThread\t1\tBackupSvc.exe\t2212\t4100\t'* &&
+	   "$l" == *$'\tntdll.dll!0x2c541;kernel32.dll!0x1652d;BackupSvc.exe!0x3a10;ntdll.dll!0x9e2f4;ntoskrnl.exe!0x7b2c3;ntoskrnl.exe!0x4e1a0' ]] ||
+	    fail "ReadyThread waker and stack: $l"
 	# a DPC after a CSwitch on its CPU is charged to the thread running there
 	l=$(line 3.200000 Sample)
 	[[ "$l" == $'3.200000\tSample\t3\tSystem\t4\t8\t1\t'* ]] || fail "Sample of tid 8: $l"
@@ -412,7 +429,9 @@ PY
 	etlwalk "$T/c.etl" >"$T/walk"
 	[ "$(walk_count "$T/walk" COMPACT64 0x05 0x24)" -gt 500 ] || fail "CSwitch records"
 	[ "$(walk_count "$T/walk" COMPACT64 0x05 0x24)" = "$(expect_count "$T/c.exp" CSwitch)" ]
-	[ "$(walk_count "$T/walk" COMPACT64 0x05 0x32)" = "$(expect_count "$T/c.exp" ReadyThread)" ]
+	[ "$(walk_count "$T/walk" PERFINFO64 0x05 0x32)" = "$(expect_count "$T/c.exp" ReadyThread)" ]
+	# the readying thread is the one running there: the idle thread (before a CPU's first switch too)
+	awk -F'\t' '$2 == "ReadyThread" && ($6 != 0 || $4 != "Idle") { bad = 1; print } END { exit bad }' "$T/c.exp"
 	# replay the switches: per CPU old_tid is what ran; no thread on two CPUs; samples see the running thread
 	awk -F'\t' '
 	    $2 == "CSwitch" { cpu = $3; old = substr($8, 9)
@@ -431,6 +450,16 @@ PY
 		etl2evt -o "$T/c.evt" "$T/c.etl"
 		evt_match "$T/c.exp" "$T/c.evt" || fail "pointer size $p $z"
 	done; done
+}
+
+@test "round trip at volume with switch and ReadyThread stacks (cswitch-heavy.yaml: 16 CPUs, 64 threads)" {
+	etlgen -o "$T/h.etl" --expect "$T/h.exp" "$SCEN/cswitch-heavy.yaml" 2>/dev/null
+	# every switch-in carries the new thread's stack, every ReadyThread the idle thread's
+	awk -F'\t' '$2 == "CSwitch" && $6 != 0 && $NF == "" { bad = 1 } $2 == "ReadyThread" && ($6 != 0 || $NF !~ /;ntoskrnl.exe!0x6b910$/) { bad = 1 }
+	    $2 == "CSwitch" { n++ } END { exit bad || n < 50000 }' "$T/h.exp" || fail "expected stacks"
+	etl2evt -o "$T/h.evt" "$T/h.etl"
+	# (idle threads of two CPUs readying at one tick: their stack records differ only by CPU)
+	evt_match "$T/h.exp" "$T/h.evt" || fail "cswitch-heavy: decode differs from the scenario"
 }
 
 @test "32-bit logfile header mirrored from smallEtlFile.etl reads back as the real one" {

@@ -214,7 +214,7 @@ if bad:
 	done
 	[ "$n" -ge 10 ]
 	# kinds the corpus lacks (DPC, ISR, CSwitch, ReadyThread...), synthesised
-	for s in kinds cswitch; do
+	for s in kinds cswitch threadtime-edges; do
 		etlgen -o "$T/$s.etl" "$BATS_TEST_DIRNAME/scenarios/$s.yaml" 2>/dev/null
 		etl2evt "$T/$s.etl" >"$T/s-$s.evt"
 	done

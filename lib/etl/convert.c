@@ -321,6 +321,8 @@ pass2(struct conv *c, struct health_seen *h)
 		c->cur_seq = c->src[best].seq;
 		c->now = c->src[best].ev.ts;
 		emit(c, &c->src[best].ev, h);
+		if (c->tt)
+			tt_tick(c->tt, (int64_t)(c->now - GBIAS));
 		source_next(c, best);
 		if (c->o->progress && (++c->progress_n & 0xffff) == 0) {
 			uint64_t p = 0;
@@ -329,8 +331,8 @@ pass2(struct conv *c, struct health_seen *h)
 			cli_progress(c->progress_total / 2 + p / 2, c->progress_total);
 		}
 	}
+	conv_tt_finish(c);	/* (its pending lines are told before the window empties) */
 	conv_flush_window(c, 1);
-	conv_tt_finish(c);
 	if (c->o->progress)
 		cli_progress_end();
 }
@@ -429,7 +431,8 @@ free_conv(struct conv *c)
 		free(c->q[i].text.b);
 		free(c->q[i].kf);
 		free(c->q[i].uf);
-		free(c->q[i].f.text.b);
+		for (int k = 0; k < TT_MAXF; k++)
+			free(c->q[i].f.l[k].text.b);
 	}
 	free(c->q);
 	free(c->cseq);

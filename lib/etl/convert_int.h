@@ -49,14 +49,17 @@ hpid(const struct etl_event *ev)
  */
 #define TT_MAXF 6
 struct ttfollow {
-	struct evtw_line text;	/* the lines without their stack column */
 	struct ttline {
-		uint32_t off, len;
+		struct evtw_line text;	/* the line without its stack column */
 		uint32_t wtid;		/* waker_stack= from this thread's stash */
-		uint8_t stack, wstack;	/* gets the event's stack; gets waker_stack= */
+		uint8_t stack, wstack;	/* gets the event's stack; gets the waker_in= ... attributes */
+		uint8_t win;		/* waker_in (enum tt_waker_in): TT_IN_PENDING until told */
+		uint32_t ticket;
+		uint64_t routine;
 		const char *pseudo;	/* leaf pseudo-frame, or NULL */
 	} l[TT_MAXF];
 	uint8_t n;
+	uint8_t npending;	/* followers whose waker_in is not known yet: the line waits */
 	uint8_t silent;		/* the event's own line is not written */
 	uint8_t stash;		/* a ReadyThread: its stack is stash_tid's waker stack */
 	uint32_t stash_tid;
@@ -190,8 +193,12 @@ struct conv {
 	/* thread time (convert_tt.c), NULL with --no-thread-time */
 	struct tt *tt;
 	struct ttfollow f;	/* followers of the line being built */
-	struct evtw_line ttline;	/* scratch for one of them */
+	struct evtw_line ttout;	/* one of them being written */
 	uint64_t tt_overflow;	/* more of them than TT_MAXF (never, but counted) */
+	int tt_finishing;	/* the end of the trace: they are written as they come */
+	struct hmap ttpend;	/* (ticket, 0) -> sequence of the line whose follower waits for it */
+	uint64_t tt_unresolved;	/* waker_in still unknown when the window let the line go */
+	int64_t tt_max_intr;	/* the longest DPC/ISR (pass 1), ns */
 	/* filters */
 	char **kinds;
 	size_t nkinds;
@@ -326,6 +333,9 @@ int64_t conv_tt_waker(const struct conv *c, int cpu);
 void conv_tt_finish(struct conv *c);
 void conv_tt_report(struct conv *c);
 void conv_tt_free(struct conv *c);
+void conv_tt_waker_attrs(struct conv *c, struct evtw_line *l, const struct ttline *t, uint64_t ts);
+void conv_tt_queued(struct conv *c, const struct ttfollow *f, uint64_t seq);
+void conv_tt_unqueued(struct conv *c, struct ttfollow *f);
 
 /* ---------- convert_emit_kernel.c, convert_emit_user.c: pass 2's decoders ---------- */
 

@@ -111,11 +111,13 @@ conv_begin_silent(struct conv *c)
 void
 conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n)
 {
-	struct evtw_line *o = &c->ttline;
+	struct evtw_line *o = &c->ttout;
 	for (unsigned i = 0; i < f->n; i++) {
 		const struct ttline *t = &f->l[i];
 		o->n = 0;
-		evtw_mem(o, f->text.b + t->off, t->len);
+		evtw_mem(o, t->text.b, t->text.n);
+		if (t->wstack)
+			conv_tt_waker_attrs(c, o, t, c->now);
 		if (t->wstack) {
 			size_t wn;
 			const char *w = tt_waker_stack(c->tt, t->wtid, &wn);
@@ -137,7 +139,6 @@ conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size
 		c->events++;
 	}
 	f->n = 0;
-	f->text.n = 0;
 }
 
 /*
@@ -218,6 +219,8 @@ write_line(struct conv *c, struct evtw_line *l, uint32_t pid, const uint64_t *fr
 static void
 flush_pend(struct conv *c, struct pend *e)
 {
+	if (e->f.npending)
+		conv_tt_unqueued(c, &e->f);
 	if (e->want)
 		hmap_del(&c->pendmap, e->tid, e->ts);
 	size_t need = (size_t)e->nk + e->nu + 1;
@@ -251,6 +254,8 @@ flush_pend(struct conv *c, struct pend *e)
 static int
 pend_done(const struct conv *c, const struct pend *e)
 {
+	if (e->f.npending)
+		return 0;	/* a thread-time line waits to know whether a DPC readied it */
 	if (!e->want)
 		return 1;
 	/* a sample taken in the kernel has a kernel part, which may come after the user part */
@@ -306,7 +311,7 @@ queue_push(struct conv *c)
 	e->want = e->sample = 0;
 	e->late = 0;
 	e->f.n = 0;
-	e->f.text.n = 0;
+	e->f.npending = 0;
 	e->f.silent = e->f.stash = 0;
 	return e;
 }
@@ -324,20 +329,21 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 	int sample = c->want_sample;
 	c->want = 0;
 	c->want_sample = 0;
-	if (!want && !sample && c->qhead == c->qtail) {
+	if (!want && !sample && c->qhead == c->qtail && !c->f.npending) {
 		write_line(c, &c->l, pid, frames, n, ts, &c->f);
 		return;
 	}
 	struct pend *e = queue_push(c);
 	if (c->f.n || c->f.silent || c->f.stash) {
-		/* the thread-time lines go with it (their texts move; the buffers stay) */
-		struct evtw_line keep = e->f.text;
+		/* the thread-time lines go with it: the slot's buffers and the line's trade places */
+		struct ttfollow t = e->f;
 		e->f = c->f;
-		e->f.text = keep;
-		evtw_mem(&e->f.text, c->f.text.b, c->f.text.n);
+		c->f = t;
 		c->f.n = 0;
-		c->f.text.n = 0;
+		c->f.npending = 0;
 		c->f.silent = c->f.stash = 0;
+		if (e->f.npending)
+			conv_tt_queued(c, &e->f, c->qtail - 1);
 	}
 	e->text.n = 0;
 	evtw_mem(&e->text, c->l.b, c->l.n);

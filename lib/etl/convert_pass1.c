@@ -226,6 +226,7 @@ collect_kernel(struct conv *c, const struct etl_event *ev)
 		conv_collect_stackwalk(c, ev);
 		break;
 	case 15:
+		conv_tt_learn(c, ev);	/* DPC/ISR durations */
 		if ((ev->type == 72 || ev->type == 73) && ev->plen >= 8 && !c->first_interval &&
 		    etl_u32(ev->payload) == 0)
 			c->first_interval = etl_u32(ev->payload + 4);

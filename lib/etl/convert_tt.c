@@ -47,14 +47,68 @@ waker_attrs(struct conv *c, struct evtw_line *l, const struct tt_iv *iv, uint64_
 		evtw_kv_s(l, "waker_process", iv->waker_tid == 0 ? "Idle" : conv_process_name(c, wpid, ts));
 	}
 	evtw_kv_i(l, "waker_cpu", iv->waker_cpu);
-	evtw_kv_s(l, "waker_in", in_names[iv->waker_in]);
-	if (iv->waker_in != TT_IN_THREAD && iv->waker_routine) {
+	/* waker_in= and waker_routine= when the line is written: a DPC may still tell */
+}
+
+/* The waker_in= and waker_routine= attributes of a follower, as they are known now. */
+void
+conv_tt_waker_attrs(struct conv *c, struct evtw_line *l, const struct ttline *t, uint64_t ts)
+{
+	enum tt_waker_in in = t->win == TT_IN_PENDING ? TT_IN_THREAD : t->win;
+	evtw_kv_s(l, "waker_in", in_names[in]);
+	if (in != TT_IN_THREAD && t->routine) {
 		char fbuf[2048];
 		int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | FRAME_ADDRS;
-		size_t n = images_frame(c->img, 0, iv->waker_routine, ts, flags, fbuf, sizeof fbuf, NULL, NULL);
+		size_t n = images_frame(c->img, 0, t->routine, ts, flags, fbuf, sizeof fbuf, NULL, NULL);
 		evtw_key(l, "waker_routine");
 		evtw_esc(l, fbuf, n, 0);
 	}
+}
+
+/* threadtime.c's resolve function: the follower waiting for TICKET learns its waker_in. */
+static void
+resolved(void *ctx, uint32_t ticket, enum tt_waker_in in, uint64_t routine)
+{
+	struct conv *c = ctx;
+	struct ttfollow *f = NULL;
+	uint32_t *seqp = hmap_get(&c->ttpend, ticket, 0);
+	if (seqp) {
+		uint64_t seq = (c->qtail & ~(uint64_t)0xffffffffu) | *seqp;
+		if (seq >= c->qtail)
+			seq -= (uint64_t)1 << 32;
+		if (seq >= c->qhead && seq < c->qtail)
+			f = &c->q[seq & (c->qcap - 1)].f;
+		hmap_del(&c->ttpend, ticket, 0);
+	} else
+		f = &c->f;	/* not queued yet: the line being built */
+	for (unsigned i = 0; i < f->n; i++)
+		if (f->l[i].win == TT_IN_PENDING && f->l[i].ticket == ticket) {
+			f->l[i].win = (uint8_t)in;
+			f->l[i].routine = routine;
+			f->npending--;
+		}
+}
+
+/* A queued line's followers wait for their tickets (conv_finish). */
+void
+conv_tt_queued(struct conv *c, const struct ttfollow *f, uint64_t seq)
+{
+	for (unsigned i = 0; i < f->n; i++)
+		if (f->l[i].win == TT_IN_PENDING)
+			hmap_put(&c->ttpend, f->l[i].ticket, 0, (uint32_t)seq);
+}
+
+/* A line the window lets go while a follower still waits: written as thread, counted. */
+void
+conv_tt_unqueued(struct conv *c, struct ttfollow *f)
+{
+	for (unsigned i = 0; i < f->n; i++)
+		if (f->l[i].win == TT_IN_PENDING) {
+			hmap_del(&c->ttpend, f->l[i].ticket, 0);
+			f->l[i].win = TT_IN_THREAD;
+			c->tt_unresolved++;
+		}
+	f->npending = 0;
 }
 
 /* threadtime.c's emit function: the interval as a line following the current event's. */
@@ -62,13 +116,16 @@ static void
 add_follower(void *ctx, const struct tt_iv *iv)
 {
 	struct conv *c = ctx;
-	struct evtw_line *l = &c->ttline;
 	uint64_t ts = GBIAS + (uint64_t)iv->end;
 	int64_t pid = iv->tid == 0 ? 0 : iv->tid < 0 ? -1 : images_thread_pid(c->img, (uint32_t)iv->tid, ts);
+	if (c->f.n == TT_MAXF && c->tt_finishing)	/* the end of the trace: as many as threads */
+		conv_write_followers(c, &c->f, "", 0);
 	if (c->f.n == TT_MAXF) {
 		c->tt_overflow++;
 		return;
 	}
+	struct ttline *t = &c->f.l[c->f.n];
+	struct evtw_line *l = &t->text;
 	if (!conv_begin_line(c, l, kind_names[iv->kind], iv->start, iv->cpu, pid, iv->tid,
 	    iv->end - iv->start, ts))
 		return;
@@ -92,14 +149,16 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	if (iv->readied)
 		waker_attrs(c, l, iv, ts);
 
-	struct ttline *t = &c->f.l[c->f.n++];
-	t->off = (uint32_t)c->f.text.n;
-	t->len = (uint32_t)l->n;
+	c->f.n++;
+	t->win = (uint8_t)iv->waker_in;
+	t->routine = iv->waker_routine;
+	t->ticket = iv->ticket;
+	if (iv->readied && iv->waker_in == TT_IN_PENDING)
+		c->f.npending++;
 	t->wtid = (uint32_t)iv->tid;
 	t->stack = (uint8_t)iv->switch_in;
 	t->wstack = (uint8_t)iv->readied;
 	t->pseudo = iv->kind == TT_RUNNING ? NULL : iv->pseudo;
-	evtw_mem(&c->f.text, l->b, l->n);
 }
 
 void
@@ -112,10 +171,25 @@ conv_tt_init(struct conv *c)
 		c->first_old[i] = -1;
 }
 
-/* Pass 1: a CSwitch (global time); the earliest of each CPU names what ran before it. */
+/*
+ * Pass 1 (global times): the earliest CSwitch of each CPU names what ran
+ * before it; the longest DPC/ISR bounds how long a wait's waker may be
+ * unknown.
+ */
 void
 conv_tt_learn(struct conv *c, const struct etl_event *ev)
 {
+	if (ev->group == 15) {
+		int intr = (ev->type >= 66 && ev->type <= 69) || ev->type == 50;
+		if (!intr || ev->plen < 8 + c->P)
+			return;
+		uint64_t initial = gts(c, etl_u64(ev->payload));
+		/* an impossible InitialTime (emit_dpc_isr skips those) bounds nothing */
+		if (initial <= ev->ts && ev->ts - initial <= 60 * 1000000000ULL &&
+		    (int64_t)(ev->ts - initial) > c->tt_max_intr)
+			c->tt_max_intr = (int64_t)(ev->ts - initial);
+		return;
+	}
 	if (ev->plen < 24 || (size_t)ev->cpu >= c->ncur)
 		return;
 	int64_t ts = (int64_t)(ev->ts - GBIAS);
@@ -135,7 +209,8 @@ conv_tt_start(struct conv *c)
 	if (!any || c->o->no_thread_time || !c->have_ts)
 		return;
 	c->tt = tt_new((unsigned)c->ncur, (int64_t)(c->min_ts - GBIAS), (int64_t)(c->max_ts - GBIAS),
-	    add_follower, c);
+	    c->tt_max_intr, add_follower, resolved, c);
+	hmap_init(&c->ttpend);
 	for (size_t i = 0; i < c->ncur; i++)
 		if (c->first_old[i] >= 0)
 			tt_learn_first(c->tt, (int)i, c->first_ts[i], (uint32_t)c->first_old[i]);
@@ -160,6 +235,9 @@ conv_tt_finish(struct conv *c)
 {
 	if (!c->tt)
 		return;
+	tt_resolve_all(c->tt);
+	conv_flush_window(c, 1);
+	c->tt_finishing = 1;
 	tt_finish(c->tt);
 	conv_write_followers(c, &c->f, "", 0);
 }
@@ -171,15 +249,20 @@ conv_tt_report(struct conv *c)
 		return;
 	for (int a = 0; a < TT_A_N; a++)
 		evtw_skipped(c->ob, "threadtime", tt_anomalies(c->tt, a), tt_anomaly_detail(a));
+	evtw_skipped(c->ob, "threadtime", c->tt_unresolved, "waits whose DPC/ISR waker was not known "
+	    "when the reorder window let their line go (written waker_in=thread)");
 	evtw_skipped(c->ob, "threadtime", c->tt_overflow, "thread-time lines past the limit per event");
 }
 
 void
 conv_tt_free(struct conv *c)
 {
+	if (c->tt)
+		hmap_free(&c->ttpend);
 	tt_free(c->tt);
 	free(c->first_old);
 	free(c->first_ts);
-	free(c->f.text.b);
-	evtw_free(&c->ttline);
+	for (int i = 0; i < TT_MAXF; i++)
+		free(c->f.l[i].text.b);
+	evtw_free(&c->ttout);
 }

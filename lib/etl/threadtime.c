@@ -20,13 +20,15 @@
  * thread that is not waiting, time going backwards) is counted, and the
  * time is still charged to exactly one state, so conservation holds.
  *
- * Whether a DPC or an ISR readied a thread is decided when the wait is
- * written (at the switch-in that ends it): DPC and ISR records are logged
- * when the routine ends, so the last few of each CPU are kept and the one
- * whose [start, end] holds the ReadyThread's time wins (an ISR inside a
- * DPC wins over the DPC).  A routine still running on the waker's CPU
- * when the readied thread is already switched in on another CPU is not
- * logged yet and is not seen (rare: the dispatcher runs after the DPC).
+ * Whether a DPC or an ISR readied a thread: DPC and ISR records are
+ * logged when the routine ends, with its start.  The last few of each CPU
+ * are kept; at the switch-in that ends the wait, the one whose [start,
+ * end] holds the ReadyThread's time wins (an ISR inside a DPC wins over
+ * the DPC).  When none does yet, one may still come, but not after the
+ * ReadyThread's time plus the longest DPC/ISR of the trace (pass 1 knows
+ * it): until the trace's time passes that, the waker is pending, the
+ * converter keeps the Waiting line waiting (by ticket), and tt_resolve_fn
+ * tells it.  Exact, and a few microseconds' wait on real traces.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -72,12 +74,19 @@ struct ttcpu {
 	uint32_t first_old;
 	struct intr { int64_t s, e; uint64_t routine; int isr; } ring[RING];
 	unsigned nring;
+	struct tpend { int64_t ready_ns; uint32_t ticket; } *pend;	/* wakers to be told */
+	size_t npend, cappend;
 };
 
 struct tt {
 	int64_t t0, t1;
 	tt_emit_fn *emit;
+	tt_resolve_fn *resolve;
 	void *ctx;
+	uint32_t tickets;
+	int64_t max_intr;	/* the longest DPC/ISR of the trace */
+	int64_t deadline;	/* the earliest time a pending waker is known (INT64_MAX: none) */
+	int ending;		/* tt_finish(): no DPC record comes any more */
 	struct ttcpu *cpu;
 	size_t ncpu;
 	struct hmap map;	/* (tid, 0) -> index in th[] */
@@ -139,12 +148,16 @@ tt_anomalies(const struct tt *t, enum tt_anomaly a)
 }
 
 struct tt *
-tt_new(unsigned ncpu, int64_t t0, int64_t t1, tt_emit_fn *emit, void *ctx)
+tt_new(unsigned ncpu, int64_t t0, int64_t t1, int64_t max_intr, tt_emit_fn *emit,
+    tt_resolve_fn *resolve, void *ctx)
 {
 	struct tt *t = xcalloc(1, sizeof *t);
 	t->t0 = t0;
 	t->t1 = t1 < t0 ? t0 : t1;
+	t->max_intr = max_intr > 0 ? max_intr : 0;
+	t->deadline = INT64_MAX;
 	t->emit = emit;
+	t->resolve = resolve;
 	t->ctx = ctx;
 	t->ncpu = ncpu ? ncpu : 1;
 	t->cpu = xcalloc(t->ncpu, sizeof *t->cpu);
@@ -160,6 +173,8 @@ tt_free(struct tt *t)
 	for (size_t i = 0; i < t->nth; i++)
 		free(t->th[i].wstack);
 	free(t->th);
+	for (size_t i = 0; i < t->ncpu; i++)
+		free(t->cpu[i].pend);
 	free(t->cpu);
 	hmap_free(&t->map);
 	free(t);
@@ -291,9 +306,22 @@ end_off_cpu(struct tt *t, struct th *h, int64_t end, int in_cpu, int in_prio, in
 		iv.waker_tid = h->waker_tid;
 		iv.waker_cpu = h->waker_cpu;
 		const struct intr *r = interrupt_at(t, h->waker_cpu, h->ready_ns);
+		struct ttcpu *wc = h->waker_cpu >= 0 && (size_t)h->waker_cpu < t->ncpu ?
+		    &t->cpu[h->waker_cpu] : NULL;
 		if (r) {
 			iv.waker_in = r->isr ? TT_IN_ISR : TT_IN_DPC;
 			iv.waker_routine = r->routine;
+		} else if (wc && !t->ending && end <= h->ready_ns + t->max_intr) {
+			/* a DPC or ISR covering it may still be running: told later */
+			iv.waker_in = TT_IN_PENDING;
+			iv.ticket = ++t->tickets;
+			if (wc->npend == wc->cappend) {
+				wc->cappend = wc->cappend ? wc->cappend * 2 : 8;
+				wc->pend = xrealloc(wc->pend, wc->cappend * sizeof *wc->pend);
+			}
+			wc->pend[wc->npend++] = (struct tpend){ h->ready_ns, iv.ticket };
+			if (h->ready_ns + t->max_intr < t->deadline)
+				t->deadline = h->ready_ns + t->max_intr;
 		}
 	} else if (!h->edge_start && switch_in)
 		t->anomalies[TT_A_NO_READY]++;
@@ -388,6 +416,48 @@ cpu_time(struct tt *t, struct ttcpu *c, int64_t ts)
 	return ts;
 }
 
+/*
+ * Tells the pending wakers of CPU C that R (a DPC/ISR record) covers, or
+ * (R NULL) those whose time is more than the longest DPC/ISR before NOW.
+ */
+static void
+resolve_pending(struct tt *t, struct ttcpu *c, const struct intr *r, int64_t now)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < c->npend; i++) {
+		struct tpend *p = &c->pend[i];
+		if (r && r->s <= p->ready_ns && p->ready_ns <= r->e)
+			t->resolve(t->ctx, p->ticket, r->isr ? TT_IN_ISR : TT_IN_DPC, r->routine);
+		else if (!r && now > p->ready_ns + t->max_intr)
+			t->resolve(t->ctx, p->ticket, TT_IN_THREAD, 0);
+		else {
+			c->pend[k++] = *p;
+			if (!r && p->ready_ns + t->max_intr < t->deadline)
+				t->deadline = p->ready_ns + t->max_intr;
+		}
+	}
+	c->npend = k;
+}
+
+void
+tt_tick(struct tt *t, int64_t now)
+{
+	if (now <= t->deadline)
+		return;
+	t->deadline = INT64_MAX;
+	for (size_t i = 0; i < t->ncpu; i++)
+		if (t->cpu[i].npend)
+			resolve_pending(t, &t->cpu[i], NULL, now);
+}
+
+void
+tt_resolve_all(struct tt *t)
+{
+	t->deadline = INT64_MAX;
+	for (size_t i = 0; i < t->ncpu; i++)
+		resolve_pending(t, &t->cpu[i], NULL, INT64_MAX);
+}
+
 void
 tt_cswitch(struct tt *t, int cpu, int64_t ts, uint32_t old_tid, uint32_t new_tid,
     int old_prio, int new_prio, uint8_t wait_reason, uint8_t wait_mode, uint8_t old_state)
@@ -414,7 +484,8 @@ tt_cswitch(struct tt *t, int cpu, int64_t ts, uint32_t old_tid, uint32_t new_tid
 		if (old_tid)
 			leave_cpu(get(t, old_tid), ts, cpu, old_prio, wait_reason, wait_mode, old_state);
 	} else {
-		t->anomalies[TT_A_SWITCH_OUT]++;
+		if (was != TT_NO_TID)	/* (an unknown thread was counted when it became so) */
+			t->anomalies[TT_A_SWITCH_OUT]++;
 		if (was > 0)	/* it left, we know not how */
 			leave_cpu(get(t, (uint32_t)was), ts, cpu, c->prio, TT_UNKNOWN, TT_UNKNOWN,
 			    TT_UNKNOWN);
@@ -526,7 +597,10 @@ tt_interrupt(struct tt *t, int cpu, int64_t start, int64_t end, int isr, uint64_
 	struct ttcpu *c = cpu_at(t, cpu);
 	if (!c)
 		return;
-	c->ring[c->nring++ % RING] = (struct intr){ start, end, routine, isr };
+	struct intr *r = &c->ring[c->nring++ % RING];
+	*r = (struct intr){ start, end, routine, isr };
+	if (c->npend)
+		resolve_pending(t, c, r, INT64_MIN);
 }
 
 void
@@ -540,6 +614,8 @@ tt_disk_done(struct tt *t, uint32_t tid, int64_t elapsed_ns)
 void
 tt_finish(struct tt *t)
 {
+	tt_resolve_all(t);
+	t->ending = 1;
 	for (size_t i = 0; i < t->ncpu; i++) {
 		struct ttcpu *c = &t->cpu[i];
 		if (!c->active)

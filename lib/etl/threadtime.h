@@ -17,7 +17,7 @@
 
 enum tt_kind { TT_RUNNING, TT_READY, TT_WAITING };
 enum tt_from { TT_FROM_READIED, TT_FROM_PREEMPTED, TT_FROM_UNKNOWN };
-enum tt_waker_in { TT_IN_THREAD, TT_IN_DPC, TT_IN_ISR };
+enum tt_waker_in { TT_IN_THREAD, TT_IN_DPC, TT_IN_ISR, TT_IN_PENDING };
 #define TT_EDGE_START 1
 #define TT_EDGE_END 2
 #define TT_UNKNOWN 255		/* wait reason, mode or state not known */
@@ -51,16 +51,24 @@ struct tt_iv {
 	int64_t ready_ns;
 	int64_t waker_tid;
 	int waker_cpu;
-	enum tt_waker_in waker_in;
+	enum tt_waker_in waker_in;	/* TT_IN_PENDING: told later, by ticket */
 	uint64_t waker_routine;		/* DPC/ISR routine address, 0 when unknown */
+	uint32_t ticket;
 };
 
 typedef void tt_emit_fn(void *ctx, const struct tt_iv *iv);
+/* A pending waker_in is known: TT_IN_THREAD, TT_IN_DPC or TT_IN_ISR (and the routine). */
+typedef void tt_resolve_fn(void *ctx, uint32_t ticket, enum tt_waker_in in, uint64_t routine);
 
 struct tt;
 
-/* A machine of NCPU CPUs whose trace spans [T0, T1] (ns); EMIT gets each interval. */
-struct tt *tt_new(unsigned ncpu, int64_t t0, int64_t t1, tt_emit_fn *emit, void *ctx);
+/*
+ * A machine of NCPU CPUs whose trace spans [T0, T1] (ns) and whose longest
+ * DPC or ISR lasts MAX_INTR ns; EMIT gets each interval, RESOLVE each
+ * pending waker_in.
+ */
+struct tt *tt_new(unsigned ncpu, int64_t t0, int64_t t1, int64_t max_intr, tt_emit_fn *emit,
+    tt_resolve_fn *resolve, void *ctx);
 void tt_free(struct tt *t);
 
 /* Pass 1 (any order): a CSwitch on CPU at TS whose old thread is OLD_TID. */
@@ -77,7 +85,11 @@ void tt_thread_start(struct tt *t, int64_t ts, uint32_t tid, int rundown);
 void tt_thread_end(struct tt *t, int64_t ts, uint32_t tid);
 void tt_interrupt(struct tt *t, int cpu, int64_t start, int64_t end, int isr, uint64_t routine);
 void tt_disk_done(struct tt *t, uint32_t tid, int64_t elapsed_ns);
-/* The end of the trace: every interval still open ends at T1 (edge=end). */
+/* The trace's time is NOW: the pending wakers no DPC/ISR can cover any more are told. */
+void tt_tick(struct tt *t, int64_t now);
+/* The end of the trace: every pending waker_in is told (thread), */
+void tt_resolve_all(struct tt *t);
+/* and every interval still open ends at T1 (edge=end). */
 void tt_finish(struct tt *t);
 
 /* The anomalies counted so far, and what each means. */

@@ -13,6 +13,7 @@
 #include "base/cli.h"
 #include "generate.h"
 #include "scenario.h"
+#include "timeline.h"
 
 struct wstack {
 	double w;
@@ -276,6 +277,25 @@ running(int cpu, int64_t t)
 	return lo > 0 && runs[lo - 1].cpu == cpu ? runs[lo - 1].tid : 0;
 }
 
+/*
+ * Does a context switch on CPU fall at tick T, or a ReadyThread (1 tick
+ * before a switch-in)?  A sample there would share the tick of an event
+ * whose stack record is the same thread's, which no timer interrupt does.
+ */
+static int
+on_switch(int cpu, int64_t t)
+{
+	size_t lo = 0, hi = nruns;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (runs[mid].cpu < cpu || (runs[mid].cpu == cpu && runs[mid].t < t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nruns && runs[lo].cpu == cpu && (runs[lo].t == t || runs[lo].t == t + 1);
+}
+
 static int64_t
 draw_ms(const yaml_node_t *n, const char *key, double dmean, double djit)
 {
@@ -301,7 +321,12 @@ draw_ms(const yaml_node_t *n, const char *key, double dmean, double djit)
  * CSwitch generator: on each CPU its share of THREADS (dealt round robin,
  * so a thread never runs on two CPUs) alternates with the idle thread:
  * run a quantum, wait (WrQueue, user mode), idle, then the next thread is
- * readied (ReadyThread by READY_BY, when given) and switched in.
+ * readied and switched in.  With ready: yes a ReadyThread comes 1 tick
+ * before each switch-in, in the PERFINFO header of real traces: its
+ * readying thread is the one running there (the idle thread), with
+ * ready_stack: as its stack; ready_by: TID names the readying thread in a
+ * compact or full header instead (ready_header:), the old kind.  stack:
+ * is every switch-in's stack (the new thread's: where it blocked).
  */
 static void
 gen_cswitch(const yaml_node_t *n)
@@ -309,7 +334,21 @@ gen_cswitch(const yaml_node_t *n)
 	int cpus[1024], nc = parse_cpus(scen_get(n, "cpus"), cpus), c, i, nt;
 	int64_t from = scen_time_or(n, "from_ms", 0), to = scen_time_or(n, "to_ms", scen.duration);
 	yaml_node_t *tl = scen_get(n, "threads");
-	uint32_t *tids, by = scen_get(n, "ready_by") ? scen_tid_of(scen_get(n, "ready_by")) : 0;
+	uint32_t *tids, by = scen_get(n, "ready_by") ? scen_tid_of(scen_get(n, "ready_by")) : SCEN_WAKER_RUNNING;
+	uint32_t hdr = scen_ready_header(scen_get(n, "ready_header"));
+	int ready = scen_bool_or(n, "ready", by != SCEN_WAKER_RUNNING);
+	struct rstack *rstack = NULL, *in_stack = NULL;
+
+	if (by != SCEN_WAKER_RUNNING && hdr == SCEN_HDR_PERFINFO)
+		scen_bad(n, "ready_by names the readying thread in the header: give ready_header: compact or full "
+		    "(with the PERFINFO header of real traces the readying thread is the running one: ready: yes)");
+	if (by == SCEN_WAKER_RUNNING && hdr != SCEN_HDR_PERFINFO)
+		scen_bad(n, "ready_header: %s names the readying thread: give ready_by", scen_scalar(scen_get(n, "ready_header")));
+	if (scen_get(n, "ready_stack"))
+		rstack = scen_make_stack(scen_get(n, "ready_stack"), by != SCEN_WAKER_RUNNING ? scen_thread(by)->proc->pid : 0);
+	/* stack: the switched-in thread's stack (where it blocked), in the first thread's process */
+	if (scen_get(n, "stack") && scen_seq_len(tl) > 0)
+		in_stack = scen_make_stack(scen_get(n, "stack"), scen_thread(scen_tid_of(scen_seq_at(tl, 0)))->proc->pid);
 
 	nt = scen_seq_len(tl);
 	if (!nt)
@@ -335,12 +374,14 @@ gen_cswitch(const yaml_node_t *n)
 			if (t + idle + q >= to)
 				break;
 			t += idle;
-			if (by) {
+			if (ready) {
 				e = scen_add_event(K_READY, cpu, t - 1);
 				e->a[0] = by;
 				e->a[1] = tid;
 				e->a[2] = 1;		/* AdjustReason: unwait */
 				e->a[3] = 1;		/* priority boost */
+				e->a[5] = hdr;
+				e->stack = rstack;
 				e->gen = 1;
 			}
 			e = scen_add_event(K_CSWITCH, cpu, t);
@@ -350,6 +391,7 @@ gen_cswitch(const yaml_node_t *n)
 			e->a[3] = 0;
 			e->a[4] = 0u | 1u << 8;			/* Executive, old state Ready */
 			e->a[5] = (uint32_t)((idle * 1000) / (int64_t)scen.freq);	/* ms waited */
+			e->stack = in_stack;
 			e->gen = 1;
 			if (nruns + 2 > capruns) {
 				capruns = capruns ? capruns * 2 : 1024;
@@ -369,7 +411,8 @@ gen_cswitch(const yaml_node_t *n)
 		}
 	}
 	free(tids);
-	qsort(runs, nruns, sizeof *runs, cmp_run);
+	if (nruns)
+		qsort(runs, nruns, sizeof *runs, cmp_run);
 }
 
 /* Sample generator: every interval on each CPU, from a weighted set. */
@@ -401,13 +444,16 @@ gen_samples(const yaml_node_t *n)
 			struct wstack *w = pick(&g);
 			struct gev *e;
 			struct ivl *in = NULL;
-			while (di < ndpcs && dpcs[di].cpu == cpu && dpcs[di].t <= t)
+			int64_t at = t;
+			while (follow && on_switch(cpu, at))
+				at += 2;
+			while (di < ndpcs && dpcs[di].cpu == cpu && dpcs[di].t <= at)
 				di++;
-			if (di < ndpcs && dpcs[di].cpu == cpu && dpcs[di].t0 <= t)
+			if (di < ndpcs && dpcs[di].cpu == cpu && dpcs[di].t0 <= at)
 				in = &dpcs[di];
 			if (follow) {
 				/* the stack of the thread the context switches put there */
-				uint32_t tid = running(cpu, t);
+				uint32_t tid = running(cpu, at);
 				double sum = 0, r;
 				int k;
 				for (k = 0; k < g.nws; k++)
@@ -415,7 +461,7 @@ gen_samples(const yaml_node_t *n)
 						sum += g.ws[k].w;
 				if (sum <= 0)
 					scen_bad(n, "running: no stack for thread %u, which runs on CPU %d at %.3f ms",
-					    tid, cpu, (double)t * 1000 / (double)scen.freq);
+					    tid, cpu, (double)at * 1000 / (double)scen.freq);
 				r = scen_rng_unit() * sum;
 				for (k = 0; k < g.nws; k++)
 					if (g.ws[k].tid == tid && (r -= g.ws[k].w) < 0)
@@ -424,7 +470,7 @@ gen_samples(const yaml_node_t *n)
 				while (w->tid != tid)
 					w--;
 			}
-			e = scen_add_event(K_SAMPLE, cpu, t);
+			e = scen_add_event(K_SAMPLE, cpu, at);
 			if (in && in->st) {
 				/* the DPC's stack, charged to the thread it interrupted */
 				e->a[0] = in->tid;
@@ -455,9 +501,12 @@ generate_events(void)
 	const yaml_node_t *list = scen_section("generate");
 	static const char *const keys[] = {"kind", "cpus", "count", "from_ms", "to_ms", "routine",
 	    "duration_us", "stack", "stacks", "tid", "prio", "vector", "msi", "message", "ret",
-	    "interval_ms", "threads", "quantum_ms", "idle_ms", "ready_by", "running", NULL};
+	    "interval_ms", "threads", "quantum_ms", "idle_ms", "ready_by", "running", "ready",
+	    "ready_header", "ready_stack", NULL};
 	int i, pass;
 
+	/* the scripted timelines (their DPCs are settled with the others) */
+	timeline_generate();
 	/* DPCs and ISRs first: samples need to know which of them they fall into */
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < scen_seq_len(list); i++) {

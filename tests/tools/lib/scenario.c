@@ -593,6 +593,15 @@ name_index(const yaml_node_t *n, const char *const *names, int count)
 	return (int)u64_of(n);
 }
 
+int
+scen_wait_reason_of(const yaml_node_t *n)
+{
+	int r = name_index(n, scen_wait_reasons, NWAIT);
+	if (r >= NWAIT)
+		scen_bad(n, "wait reason %d out of range", r);
+	return r;
+}
+
 /* ---------- parsing the scenario ---------- */
 
 
@@ -934,6 +943,98 @@ set_duration(struct gev *e, const yaml_node_t *dn)
 	e->t = e->t0 + d;
 }
 
+uint32_t
+scen_ready_header(const yaml_node_t *n)
+{
+	const char *h = n ? scen_scalar(n) : "perfinfo";
+
+	if (!strcmp(h, "perfinfo"))
+		return SCEN_HDR_PERFINFO;
+	if (!strcmp(h, "full"))
+		return SCEN_HDR_FULL;
+	if (!strcmp(h, "compact"))
+		return SCEN_HDR_COMPACT;
+	scen_bad(n, "header is perfinfo (as real traces), compact or full");
+}
+
+/*
+ * ReadyThread: real traces log it with a PERFINFO header (no thread id);
+ * the readying thread is the one running on the CPU, and the StackWalk
+ * that follows carries it (scen_resolve_wakers).  tid: names it anyway:
+ * checked against the context switches, and needed for a stack whose
+ * frames are in that thread's process.  header: compact or full writes
+ * the old kinds, whose header names tid: (required then).
+ */
+static void
+parse_ready(struct gev *e, const yaml_node_t *n)
+{
+	yaml_node_t *tn = scen_get(n, "tid"), *sn = scen_get(n, "stack");
+	uint32_t hdr = scen_ready_header(scen_get(n, "header"));
+
+	if (!scen_get(n, "ready_tid"))
+		scen_bad(n, "ReadyThread needs ready_tid (and tid, the readying thread, with header: compact or full)");
+	if (!tn && hdr != SCEN_HDR_PERFINFO)
+		scen_bad(n, "a ReadyThread whose header names the readying thread needs tid");
+	e->a[0] = tn ? scen_tid_of(tn) : SCEN_WAKER_RUNNING;
+	e->a[1] = scen_tid_of(scen_get(n, "ready_tid"));
+	e->a[2] = (uint32_t)i64_or(n, "adjust_reason", -128, 127, 0) & 0xFF;
+	e->a[3] = (uint32_t)i64_or(n, "adjust_incr", -128, 127, 0) & 0xFF;
+	e->a[4] = (uint32_t)i64_or(n, "flags", -128, 127, 0) & 0xFF;
+	e->a[5] = hdr;
+	/* the waker's stack; without tid: its frames resolve as kernel frames */
+	if (sn)
+		e->stack = scen_make_stack(sn, tn ? scen_thread(e->a[0])->proc->pid : 4);
+}
+
+static int
+cmp_event_time(const void *a, const void *b)
+{
+	const struct gev *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void
+scen_resolve_wakers(void)
+{
+	int64_t *cur = xmalloc((size_t)scen.cpus * sizeof *cur);
+	size_t i;
+	int c;
+
+	if (scen.nev)	/* (qsort of no array is undefined) */
+		qsort(scen.ev, scen.nev, sizeof *scen.ev, cmp_event_time);
+	/* before a CPU's first CSwitch, the thread it switches out is the one running */
+	for (c = 0; c < scen.cpus; c++)
+		cur[c] = -1;
+	for (i = scen.nev; i-- > 0;)
+		if (scen.ev[i].kind == K_CSWITCH)
+			cur[scen.ev[i].cpu] = scen.ev[i].a[1];
+	for (i = 0; i < scen.nev; i++) {
+		struct gev *e = &scen.ev[i];
+		double ms = (double)e->t * 1000 / (double)scen.freq;
+		if (e->kind == K_CSWITCH)
+			cur[e->cpu] = e->a[0];
+		if (e->kind != K_READY || (e->a[5] & 0xFF) != SCEN_HDR_PERFINFO)
+			continue;
+		if (cur[e->cpu] < 0) {
+			/* no context switch at all on this CPU: a decoder cannot tell */
+			if (e->gen && e->a[0] == SCEN_WAKER_RUNNING)
+				e->stack = NULL;	/* a generator's: nobody to walk */
+			if (e->a[0] == SCEN_WAKER_RUNNING && e->stack)
+				cli_fatal("%s: ReadyThread at %.4f ms on CPU %d has a stack but no CSwitch on that CPU "
+				    "says which thread runs there: give tid:", scen.file, ms, e->cpu);
+			e->a[5] |= SCEN_WAKER_UNKNOWN;
+		} else if (e->a[0] == SCEN_WAKER_RUNNING)
+			e->a[0] = (uint32_t)cur[e->cpu];
+		else if (e->a[0] != (uint32_t)cur[e->cpu])
+			cli_fatal("%s: ReadyThread at %.4f ms on CPU %d names thread %u, but thread %lld runs there "
+			    "(the readying thread is the running one)", scen.file, ms, e->cpu, e->a[0],
+			    (long long)cur[e->cpu]);
+	}
+	free(cur);
+}
+
 static void
 parse_events(const yaml_node_t *list)
 {
@@ -999,16 +1100,15 @@ parse_events(const yaml_node_t *list)
 			if ((e->a[4] & 0xFF) >= (uint32_t)NWAIT || ((e->a[4] >> 8) & 0xFF) > 7 ||
 			    e->a[2] > 31 || e->a[3] > 31)
 				scen_bad(n, "CSwitch: wait_reason/old_state/priority out of range");
+			if (scen_get(n, "stack")) {
+				/* the new thread's stack at switch-in: where it blocked */
+				if (e->a[0] == 0)
+					scen_bad(n, "CSwitch: a stack is the new thread's; the idle thread has none");
+				e->stack = scen_make_stack(scen_get(n, "stack"), scen_thread(e->a[0])->proc->pid);
+			}
 			break;
 		case K_READY:
-			if (!scen_get(n, "tid") || !scen_get(n, "ready_tid"))
-				scen_bad(n, "ReadyThread needs tid (the readying thread) and ready_tid");
-			e->a[0] = scen_tid_of(scen_get(n, "tid"));
-			e->a[1] = scen_tid_of(scen_get(n, "ready_tid"));
-			e->a[2] = (uint32_t)i64_or(n, "adjust_reason", -128, 127, 0) & 0xFF;
-			e->a[3] = (uint32_t)i64_or(n, "adjust_incr", -128, 127, 0) & 0xFF;
-			e->a[4] = (uint32_t)i64_or(n, "flags", -128, 127, 0) & 0xFF;
-			e->a[5] = strcmp(str_or(n, "header", "compact"), "full") == 0;
+			parse_ready(e, n);
 			break;
 		case K_LOST:
 			e->a[0] = (uint32_t)scen_u64_or(n, "events", scen_get(n, "buffers") ? 0 : 1);
@@ -1126,7 +1226,7 @@ void
 scen_load(const char *path, const char *symbols)
 {
 	static const char *const keys[] = {"machine", "processes", "routines", "stacks",
-	    "events", "generate", NULL};
+	    "events", "generate", "timeline", NULL};
 	yaml_parser_t parser;
 	yaml_node_t *root;
 	FILE *fp;

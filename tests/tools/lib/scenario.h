@@ -16,6 +16,18 @@
 
 #define SCEN_NONE INT64_MIN		/* "no time": the object is in the rundown */
 
+/*
+ * ReadyThread: a[0] the readying thread (SCEN_WAKER_RUNNING until
+ * scen_resolve_wakers sets it to the thread running on the CPU), a[5]
+ * the header kind (SCEN_HDR_*) | SCEN_WAKER_UNKNOWN when no CSwitch
+ * before it says who runs there, so a decoder cannot know the waker.
+ */
+#define SCEN_WAKER_RUNNING 0xFFFFFFFFu
+#define SCEN_HDR_PERFINFO 0		/* as real traces: no thread id in the header */
+#define SCEN_HDR_FULL     1		/* full SYSTEM header naming the readying thread */
+#define SCEN_HDR_COMPACT  2		/* compact SYSTEM header naming it */
+#define SCEN_WAKER_UNKNOWN 0x100u
+
 enum kind {
 	K_SAMPLE, K_DPC, K_TDPC, K_TIMERDPC, K_ISR, K_CSWITCH, K_READY,
 	K_PSTART, K_PEND, K_PDCSTART, K_PDCEND,
@@ -116,6 +128,7 @@ struct scenario {
 	struct gev *ev;
 	size_t nev, capev;
 	uint32_t lost_total, lost_buffers;
+	int64_t last_t;			/* the last event written (scenwrite_trace) */
 	yaml_document_t doc;
 	const char *file;
 };
@@ -154,6 +167,8 @@ yaml_node_t *scen_seq_at(const yaml_node_t *n, int i);
 int scen_kind_of(const yaml_node_t *n);
 int scen_cpu_of(const yaml_node_t *n);
 uint32_t scen_tid_of(const yaml_node_t *n);
+/* A KWAIT_REASON name (Executive ... WrDeferredPreempt) or number. */
+int scen_wait_reason_of(const yaml_node_t *n);
 
 /* The model */
 struct thread *scen_thread(uint32_t tid);
@@ -167,6 +182,14 @@ struct rstack *scen_make_stack(const yaml_node_t *n, uint32_t pid);
 /* A new event (zeroed but for kind, cpu, t and its sequence number). */
 struct gev *scen_add_event(int kind, int cpu, int64_t t);
 int scen_is_dpc(int kind);
+/* SCEN_HDR_* of a ReadyThread "header:" value N (NULL: the default, PERFINFO). */
+uint32_t scen_ready_header(const yaml_node_t *n);
+/*
+ * With the events sorted: every ReadyThread's readying thread is the one
+ * running on its CPU (the last CSwitch there), as Windows logs it.  A
+ * readying thread given in the scenario must agree; exits 2 if not.
+ */
+void scen_resolve_wakers(void);
 
 /* The seeded random stream (scen.seed): uniform in [0, 1), standard normal. */
 double scen_rng_unit(void);

@@ -118,8 +118,10 @@ ex_head(struct out *o, int64_t t, int kind, int cpu, const struct thread *th, co
 }
 
 /*
- * The StackWalk records of a sample are events of their own, logged after
- * the sample (header time later, EventTimeStamp = the sample's time):
+ * The StackWalk records of a sample (and of a CSwitch: the new thread's;
+ * of a ReadyThread: the readying thread's, the one running on the CPU)
+ * are events of their own, logged after the event (header time later,
+ * EventTimeStamp = the event's time):
  * full: one Stack; split: kernel part, then the user part 0.5 ms later (as
  * when the thread returns to user mode); keys: StackKeyKernel/User.  With
  * --user-delay MS, the user part of a sample taken in the kernel comes MS
@@ -135,7 +137,7 @@ add_stackwalks(void)
 	for (i = 0; i < n; i++) {
 		struct gev s = scen.ev[i], *e;
 		int nk, nu;
-		if (s.kind != K_SAMPLE || !s.stack)
+		if ((s.kind != K_SAMPLE && s.kind != K_CSWITCH && s.kind != K_READY) || !s.stack)
 			continue;
 		nk = s.stack->nk;
 		nu = s.stack->n - nk;
@@ -353,18 +355,31 @@ write_cswitch(struct out *o, const struct gev *e)
 	ex_head(o, e->t, K_CSWITCH, e->cpu, nt, "0");
 	ob_printf(o->ex, "\told_tid=%u\told_pid=%u\told_process=", ot->tid, ot->proc->pid);
 	ex_escaped(o->ex, ot->proc->name, 0);
-	ob_printf(o->ex, "\tnew_prio=%u\told_prio=%u\twait_reason=%s\twait_mode=%s\told_state=%s\twait_time=%u\t\n",
+	ob_printf(o->ex, "\tnew_prio=%u\told_prio=%u\twait_reason=%s\twait_mode=%s\told_state=%s\twait_time=%u\t%s\n",
 	    e->a[2], e->a[3], scen_wait_reasons[e->a[4] & 0xFF], (e->a[4] >> 16) & 1 ? "user" : "kernel",
-	    scen_thread_states[(e->a[4] >> 8) & 0xFF], e->a[5]);
+	    scen_thread_states[(e->a[4] >> 8) & 0xFF], e->a[5], e->stack ? e->stack->text : "");
 }
 
+/*
+ * ReadyThread, by default with the PERFINFO header of real traces (no
+ * thread id): the readying thread is the one running on the CPU, which
+ * the expected line names (the thread-time contract, docs/evt-format.md)
+ * and its StackWalk record carries (before the CPU's first CSwitch: the
+ * thread that CSwitch switches out).  When no CSwitch on the CPU tells
+ * who runs there, the expected line leaves the thread "*".
+ */
 static void
 write_ready(struct out *o, const struct gev *e)
 {
-	const struct thread *t = scen_thread(e->a[0]), *rt = scen_thread(e->a[1]);
+	uint32_t hdr = e->a[5] & 0xFF;
+	int unknown = (e->a[5] & SCEN_WAKER_UNKNOWN) != 0;
+	const struct thread *t = unknown ? NULL : scen_thread(e->a[0]), *rt = scen_thread(e->a[1]);
 
-	etlw_rec_kernel(&o->r, e->a[5] ? ETLW_SYSTEM : ETLW_COMPACT, scen.psize, 5, 50, 2,
-	    t->tid, t->proc->pid, ts(e->t));
+	if (hdr == SCEN_HDR_PERFINFO)
+		etlw_rec_kernel(&o->r, ETLW_PERFINFO, scen.psize, 5, 50, 2, 0, 0, ts(e->t));
+	else
+		etlw_rec_kernel(&o->r, hdr == SCEN_HDR_FULL ? ETLW_SYSTEM : ETLW_COMPACT, scen.psize, 5, 50, 2,
+		    t->tid, t->proc->pid, ts(e->t));
 	etlw_u32(&o->r, e->a[1]);
 	etlw_u8(&o->r, (uint8_t)e->a[2]);
 	etlw_u8(&o->r, (uint8_t)e->a[3]);
@@ -374,8 +389,9 @@ write_ready(struct out *o, const struct gev *e)
 	if (!o->ex)
 		return;
 	ex_head(o, e->t, K_READY, e->cpu, t, "0");
-	ob_printf(o->ex, "\tready_tid=%u\tready_pid=%u\tadjust_reason=%d\tadjust_incr=%d\tflags=%d\t\n",
-	    rt->tid, rt->proc->pid, (int8_t)e->a[2], (int8_t)e->a[3], (int8_t)e->a[4]);
+	ob_printf(o->ex, "\tready_tid=%u\tready_pid=%u\tadjust_reason=%d\tadjust_incr=%d\tflags=%d\t%s\n",
+	    rt->tid, rt->proc->pid, (int8_t)e->a[2], (int8_t)e->a[3], (int8_t)e->a[4],
+	    e->stack ? e->stack->text : "");
 }
 
 /* a running process's ExitStatus is STATUS_PENDING (259), Idle's 0 (as in net.4.5.2.x64) */
@@ -679,7 +695,9 @@ scenwrite_trace(const char *path, const char *expect)
 	size_t i;
 	uint64_t bytes;
 
-	/* stack records first: a user part that comes late (--user-delay) can end the trace */
+	/* readying threads first (their stack records carry them), then stack records:
+	 * a user part that comes late (--user-delay) can end the trace */
+	scen_resolve_wakers();
 	add_stackwalks();
 	for (i = 0; i < scen.nev; i++)
 		if (scen.ev[i].t > end)
@@ -741,6 +759,8 @@ scenwrite_trace(const char *path, const char *expect)
 			e.t += r * period;
 			e.t0 += r * period;
 			dispatch(&o, &e);
+			if (e.t > scen.last_t)
+				scen.last_t = e.t;
 		}
 	for (i = 0; i < scen.nev; i++)
 		if (end_rundown(scen.ev[i].kind)) {
@@ -749,8 +769,12 @@ scenwrite_trace(const char *path, const char *expect)
 			dispatch(&o, &e);
 			last = e.t;
 		}
-	if (scen.stack_mode == 1)
+	if (last > scen.last_t)
+		scen.last_t = last;
+	if (scen.stack_mode == 1) {
 		write_key_rundown(&o, last + 1);
+		scen.last_t = last + 1;
+	}
 	bytes = etlw_close(o.w);
 	if (expect)
 		ob_close(&ex);
