@@ -44,7 +44,9 @@ usage(int status)
 	    "usage: etl2evt [-k KINDS] [-p PROCS] [-s MS] [-e MS] [--utc] [--full-paths] [--addrs] "
 	    "[--symbols PATH] [--no-symbols] [--member NAME] [--census] [-o FILE] [FILE|- ...]\n");
 	if (status == 0)
-		fputs("Decodes ETW traces (.etl, .etl.zip, .diagsession) into evt text.\n"
+		fputs("Decodes ETW traces (.etl, .etl.zip, .diagsession) into evt text, in log order:\n"
+		    "lines are ordered by end_ms= where they have it (intervals such as DPC and ISR,\n"
+		    "whose time column is their start), else by the time column; it never decreases.\n"
 		    "\n"
 		    "  -k, --kinds=LIST     only events of these kinds (comma-separated)\n"
 		    "  -p, --process=LIST   only events of these processes (image names or pids)\n"
