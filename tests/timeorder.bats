@@ -85,6 +85,22 @@ corpus_traces() {
 	[ "$(cat "$T/sb")" -gt 1000 ]
 	etl2evt "$T/nested-dpc.4.etl" 2>/dev/null | start_breaks >"$T/sb"
 	[ "$(cat "$T/sb")" = 2 ]
+	# the timer DPC that ended before the trace's start comes before the Lost lines at 0
+	etl2evt "$T/nested-dpc.8.etl" 2>/dev/null | grep -v '^#' | head -2 | cut -f1,2 >"$T/first"
+	printf -- '-0.500000\tTimerDPC\n0.000000\tLost\n' | textdiff - "$T/first"
+}
+
+@test "files merged on their absolute times: each one's Lost lines come when the merge reaches its start" {
+	# kinds.yaml starts 123.4567 ms after nested-dpc.yaml and lost events (its header says 5)
+	etlgen -o "$T/k.etl" "$BATS_TEST_DIRNAME/scenarios/kinds.yaml" 2>/dev/null
+	etlgen -o "$T/n.etl" "$BATS_TEST_DIRNAME/scenarios/nested-dpc.yaml" 2>/dev/null
+	for order in "$T/n.etl $T/k.etl" "$T/k.etl $T/n.etl"; do
+		etl2evt $order >"$T/m.evt" 2>/dev/null
+		b=$(order_breaks <"$T/m.evt")
+		[ "$b" = 0 ] || fail "etl2evt $order: $b lines go back in log order"
+		# and none is missing: both files' Lost lines, 2 + 3 of them
+		[ "$(grep -c -P '^[0-9.-]+\tLost\t' "$T/m.evt")" = 5 ] || { grep Lost "$T/m.evt" >&2; fail "Lost lines"; }
+	done
 }
 
 @test "evtfilter: an interval straddling the range keeps its overlap, and a second pass changes nothing" {
@@ -115,7 +131,7 @@ corpus_traces() {
 	run awk -F'\t' '$1 == "interval" && $2 == "DPC" && $3 == "ndis.sys" { print $6, $7, $8 }' "$T/r.tsv"
 	[ "$output" = "300.000 1333.333 2700.000" ] || { cat "$T/r.tsv" >&2; fail "got $output"; }
 	# and the same from awk over the evt: sort the starts per CPU
-	want=$(awk -F'\t' '$2 ~ /^(DPC|ThreadedDPC|TimerDPC)$/ { print $3 "\t" $1 }' "$T/n.evt" | sort -k1,1n -k2,2g |
+	want=$(awk -F'\t' '$2 ~ /^(DPC|ThreadedDPC|TimerDPC)$/ && /\tmodule=ndis.sys\t/ { print $3 "\t" $1 }' "$T/n.evt" | sort -k1,1n -k2,2g |
 		awk -F'\t' 'NR > 1 && $1 == c { d = ($2 - t) * 1000; n++; s += d; if (!mn || d < mn) mn = d; if (d > mx) mx = d }
 		{ c = $1; t = $2 } END { printf "%.3f %.3f %.3f", mn, s / n, mx }')
 	[ "$output" = "$want" ]
