@@ -136,3 +136,21 @@ corpus_traces() {
 		{ c = $1; t = $2 } END { printf "%.3f %.3f %.3f", mn, s / n, mx }')
 	[ "$output" = "$want" ]
 }
+
+@test "render speedscope: samples in start order though interval lines come in end order" {
+	# a routine interrupted by another: the inner one ends first, so it is logged first
+	{
+		printf '#evt\t1\n'
+		printf '1.000000\tDPC\t1\tSystem\t4\t8\t0.05\tend_ms=1.050000\tk!first\n'
+		printf '2.300000\tDPC\t1\tSystem\t4\t8\t0.1\tend_ms=2.400000\tk!outer;k!inner\n'
+		printf '2.000000\tDPC\t1\tSystem\t4\t8\t0.8\tend_ms=2.800000\tk!outer\n'
+		printf '5.000000\tDPC\t1\tSystem\t4\t8\t0.05\tend_ms=5.050000\tk!later\n'
+	} >"$T/i.evt"
+	[ "$(order_breaks <"$T/i.evt")" = 0 ]
+	render speedscope --kind DPC "$T/i.evt" >"$T/s.json"
+	run python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); f = [x["name"] for x in d["shared"]["frames"]]
+p = d["profiles"][0]
+print(" ".join(f[s[-1]] for s in p["samples"]), " ".join(str(w) for w in p["weights"]))' "$T/s.json"
+	[ "$output" = "k!first k!outer k!inner k!later 0.05 0.8 0.1 0.05" ] || fail "$output"
+}
