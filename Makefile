@@ -27,7 +27,7 @@ WARN     = -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototy
 # stays as it was so that existing builds do not change.
 FEATURES ?= -D_GNU_SOURCE
 CPPFLAGS += $(FEATURES) -DETLKIT_VERSION='"$(VERSION)"' -Ilib
-LDLIBS   = -lyaml -lz -lm
+LDLIBS   = -lyaml -lz -lnettle -lm
 
 BIN     ?= bin
 OBJ      = $(BIN)/.obj
@@ -155,7 +155,7 @@ deps:
 	sh tests/deb-src.sh
 	apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-	    build-essential zlib1g-dev libyaml-dev bats python3 perl \
+	    build-essential zlib1g-dev libyaml-dev nettle-dev bats python3 perl \
 	    clang llvm lld libclang-rt-14-dev xxd chromium time musl-tools dpkg-dev
 
 clean:

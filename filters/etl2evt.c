@@ -2,15 +2,17 @@
  * etl2evt - decode a Windows ETW trace (.etl or PerfView .etl.zip) into evt.
  *
  * USAGE:  etl2evt [-k KINDS] [-p PROCS] [-s MS] [-e MS] [--utc] [--full-paths]
- *                 [--addrs] [--symbols PATH] [--no-symbols] [--member NAME]
+ *                 [--addrs] [--symbols PATH] [--no-symbols] [-v] [--member NAME]
  *                 [--no-thread-time] [--census] [-o FILE] [FILE|- ...]
  * INPUT:  an .etl file, a zip holding one or several (PerfView .etl.zip,
- *         .diagsession), or either on stdin.  Several files of one session
+ *         .diagsession), or either on stdin, each possibly gzip-compressed
+ *         (inflated into a temporary file).  Several files of one session
  *         are merged on their absolute times.
  * OUTPUT: the evt stream (docs/evt-format.md), e.g.
  *   29.446000	Sample	7	System	4	584	1	ip=0xffffffffffd03003	prio=14	kframes=3	ntoskrnl.exe!0x1a3f0;...
- *         With --symbols (each local directory must be readable), the
- *         images left without names and one summary line go to stderr.
+ *         With --symbols (each local directory must be readable), one
+ *         summary line goes to stderr, and with -v one line per image
+ *         left without names (the #symbols lines always list them).
  *
  * Exit: 0 all decoded; 1 some of the input was corrupt and skipped (each
  * problem reported as "etl2evt: FILE: offset N: ..."); 2 fatal.
@@ -25,6 +27,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "base/cli.h"
 #include "etl/etl.h"
@@ -42,10 +45,12 @@ usage(int status)
 {
 	fprintf(status ? stderr : stdout,
 	    "usage: etl2evt [-k KINDS] [-p PROCS] [-s MS] [-e MS] [--utc] [--full-paths] [--addrs] "
-	    "[--symbols PATH] [--no-symbols] [--no-thread-time] [--member NAME] [--census] [-o FILE] "
-	    "[FILE|- ...]\n");
+	    "[--symbols PATH] [--no-symbols] [-v] [--no-thread-time] [--member NAME] [--census] "
+	    "[-o FILE] [FILE|- ...]\n");
 	if (status == 0)
-		fputs("Decodes ETW traces (.etl, .etl.zip, .diagsession) into evt text.\n"
+		fputs("Decodes ETW traces (.etl, .etl.zip, .diagsession; gzipped too) into evt text, in log order:\n"
+		    "lines are ordered by end_ms= where they have it (intervals such as DPC and ISR,\n"
+		    "whose time column is their start), else by the time column; it never decreases.\n"
 		    "\n"
 		    "  -k, --kinds=LIST     only events of these kinds (comma-separated)\n"
 		    "  -p, --process=LIST   only events of these processes (image names or pids)\n"
@@ -56,6 +61,7 @@ usage(int status)
 		    "      --addrs          frames outside every image as ?!0xADDRESS\n"
 		    "      --symbols=PATH   also look for PDBs here (repeatable; must exist)\n"
 		    "      --no-symbols     do not read PDBs (frames are module!0xRVA)\n"
+		    "  -v, --verbose        with --symbols, one line per image left without names\n"
 		    "      --no-thread-time no Running, Ready and Waiting lines (what each thread\n"
 		    "                       was doing, derived from context switches)\n"
 		    "      --member=NAME    decode only this member of a zip\n"
@@ -185,6 +191,108 @@ sniff_member(const struct zip_archive *z, size_t i, char *why, size_t whylen)
 	etl_close(r);
 	free(head);
 	return r ? 0 : -1;
+}
+
+/* Writes all of P to FD (a temporary file), or exits naming it. */
+static void
+write_temp(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n > 0) {
+		ssize_t k = write(fd, c, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			cli_fatal("temporary file in %s: %s", temp_dir(), strerror(errno));
+		c += k;
+		n -= (size_t)k;
+	}
+}
+
+/*
+ * What a gzip input holds, judged from its first SNIFF_BYTES inflated:
+ * 0 a trace or a zip, or exits saying what it is instead, before the
+ * rest is inflated (gzipped evt text belongs to the other tools).
+ */
+static void
+sniff_gzip(const char *name, const uint8_t *head, size_t n)
+{
+	char msg[256] = "not an ETL file";
+	if (zip_magic(head, n))
+		return;
+	struct etl_reader *r = etl_open(head, n, keep_message, msg);
+	if (r) {
+		etl_close(r);
+		return;
+	}
+	if (n >= 4 && memcmp(head, "#evt", 4) == 0)
+		cli_fatal("%s: gzip-compressed evt text, not a trace: the other tools read it as it is",
+		    name);
+	cli_fatal("%s: gzip-compressed, but what it holds is not an ETL trace or a zip (%s)", name,
+	    msg);
+}
+
+/* zlib's message for GZ, without the "<fd:N>: " it puts before it */
+static const char *
+gz_why(gzFile gz, int *zerr)
+{
+	const char *m = gzerror(gz, zerr), *p;
+	if (m && strncmp(m, "<fd:", 4) == 0 && (p = strstr(m, ": ")) != NULL)
+		m = p + 2;
+	return m && *m ? m : "damaged";
+}
+
+/*
+ * A gzip-compressed input (an .etl.gz or .etl.zip.gz from a nightly
+ * archive) is inflated through zlib, 64 KiB at a time, into a temporary
+ * file, which is then read like any input.  Its first 64 KiB are checked
+ * before the rest is inflated.  A damaged or truncated stream is
+ * reported with the compressed offset, and what came before it is
+ * decoded (exit 1).  gzip's size field is modulo 4 GiB, so there is no
+ * room check before writing; a full disk is an error.
+ */
+static int
+gunzip_to_temp(int fd, const char *name)
+{
+	int dfd = dup(fd);	/* gzclose closes it; FD (shared offset: rewound) stays open */
+	gzFile gz = dfd < 0 || lseek(dfd, 0, SEEK_SET) < 0 ? NULL : gzdopen(dfd, "rb");
+	if (!gz)
+		cli_fatal("%s: cannot read: %s", name, strerror(errno));
+	gzbuffer(gz, 1 << 16);
+	uint8_t *buf = xmalloc(SNIFF_BYTES);
+	int out = temp_file(), got, first = 1, zerr = Z_OK;
+	size_t n = 0;
+	uint64_t total = 0;
+	for (;;) {
+		got = gzread(gz, buf + n, (unsigned)(SNIFF_BYTES - n));
+		if (got > 0)
+			n += (size_t)got;
+		if (got > 0 && n < SNIFF_BYTES)
+			continue;
+		if (first && got < 0)
+			cli_fatal("%s: gzip stream damaged near compressed byte %lld, in its first "
+			    "64 KiB: %s", name, (long long)gzoffset(gz), gz_why(gz, &zerr));
+		if (first)
+			sniff_gzip(name, buf, n);
+		first = 0;
+		write_temp(out, buf, n);
+		total += n;
+		n = 0;
+		if (got <= 0)
+			break;
+	}
+	const char *why = gz_why(gz, &zerr);
+	if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
+		nproblems++;
+		cli_warn("%s: gzip stream %s near compressed byte %lld; decoding the %llu bytes "
+		    "inflated before it", name, zerr == Z_BUF_ERROR ? "truncated" : "damaged",
+		    (long long)gzoffset(gz), (unsigned long long)total);
+		if (zerr != Z_BUF_ERROR)
+			cli_warn("%s: zlib: %s", name, why);
+	}
+	gzclose(gz);
+	free(buf);
+	return out;
 }
 
 /* A member stored uncompressed is decoded in place: no copy. */
@@ -382,19 +490,20 @@ main(int argc, char **argv)
 		{ "symbols", required_argument, NULL, 'S' },
 		{ "no-symbols", no_argument, NULL, 'N' },
 		{ "no-thread-time", no_argument, NULL, 'T' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct etl2evt_opts o;
 	const char *out = NULL, *member = NULL;
-	int ch, census = 0, use_symbols = 1, explicit_symbols = 0;
+	int ch, census = 0, use_symbols = 1, explicit_symbols = 0, verbose = 0;
 	struct symctx *sym = NULL;
 	const char *bad_dir;
 
 	cli_init(argv[0]);
 	memset(&o, 0, sizeof o);
-	while ((ch = getopt_long(argc, argv, "k:p:s:e:o:h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "k:p:s:e:o:hv", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'k': o.kinds = optarg; break;
 		case 'p': o.procs = optarg; break;
@@ -414,6 +523,7 @@ main(int argc, char **argv)
 			break;
 		case 'N': use_symbols = 0; break;
 		case 'T': o.no_thread_time = 1; break;
+		case 'v': verbose = 1; break;
 		case 'h': usage(0); break;
 		case 'V': cli_version(); break;
 		default: usage(2);
@@ -435,6 +545,12 @@ main(int argc, char **argv)
 		else if ((fd = open(name, O_RDONLY)) < 0)
 			cli_fatal("%s: %s", name, strerror(errno));
 		unsigned char magic[4] = { 0 };
+		if (pread(fd, magic, 4, 0) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+			int plain = gunzip_to_temp(fd, name);
+			close(fd);
+			fd = plain;
+			memset(magic, 0, sizeof magic);
+		}
 		if (pread(fd, magic, 4, 0) == 4 && zip_magic(magic, 4)) {
 			add_zip_members(fd, name, member);
 			close(fd);
@@ -501,7 +617,11 @@ main(int argc, char **argv)
 	}
 	ob_close(&ob);
 	if (sym && use_symbols && explicit_symbols && !census) {
-		sym_report(sym, stderr, "etl2evt", 0);
+		/* per image only with -v: a real trace has hundreds; #symbols lines keep them */
+		if (verbose)
+			sym_report(sym, stderr, "etl2evt", 0);
+		else
+			sym_report_remote(sym, stderr, "etl2evt");
 		sym_summary(sym, stderr, "etl2evt");
 	}
 	sym_free(sym);

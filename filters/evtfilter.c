@@ -201,10 +201,30 @@ kind_selected(const struct opts *o, const struct line *L)
 	return 0;
 }
 
-/* the time an event covers: a sample its interval, a DPC/ISR its duration */
+/*
+ * The time an event covers.  An interval (DPC, ISR...: a line with
+ * end_ms=) runs from its time column, its start, to end_ms, which no
+ * filter rescales; its weight may already be prorated by an earlier
+ * evtfilter, and taken as the duration it would shrink the line again.
+ * Other lines cover their weight (a sample its interval).
+ */
 static double
-duration(const struct line *L)
+duration(const struct line *L, int *interval)
 {
+	size_t n;
+	const char *v = evt_cols_attr(&L->c, "end_ms", &n);
+	char num[64];
+	double end;
+
+	if (v != NULL && n > 0 && n < sizeof num) {
+		memcpy(num, v, n);
+		num[n] = '\0';
+		if (evt_parse_decimal(num, &end) == 0 && end >= L->time) {
+			*interval = 1;
+			return end - L->time;
+		}
+	}
+	*interval = 0;
 	return L->weight > 0 ? L->weight : 0;
 }
 
@@ -216,7 +236,8 @@ static int
 time_selected(const struct opts *o, const struct line *L, double *scale)
 {
 	double s = o->has_start ? o->start : -INFINITY, e = o->has_end ? o->end : INFINITY;
-	double t0 = L->time, d = duration(L), t1 = t0 + d, lo, hi;
+	int interval;
+	double t0 = L->time, d = duration(L, &interval), t1 = t0 + d, lo, hi;
 
 	*scale = 1;
 	if (t0 >= s - TIME_EPS && t1 <= e + TIME_EPS)
@@ -229,6 +250,13 @@ time_selected(const struct opts *o, const struct line *L, double *scale)
 	if (hi <= lo && !(t0 >= s - TIME_EPS && t0 <= e + TIME_EPS))
 		return 0;
 	*scale = hi > lo ? (hi - lo) / d : 0;
+	/*
+	 * An interval's weight is its duration, less what an earlier filter
+	 * cut off: keep the overlap, never more than the weight left, so a
+	 * second evtfilter with the same range changes nothing.
+	 */
+	if (interval && L->weight > 0)
+		*scale = hi - lo >= L->weight ? 1 : hi > lo ? (hi - lo) / L->weight : 0;
 	return 1;
 }
 

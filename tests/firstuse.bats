@@ -156,3 +156,25 @@ symbols_summary() {
 	    fail "$want"
 	[ "$(tail -1 "$T/err")" = "$want" ] || fail "got: $(tail -1 "$T/err"), want: $want"
 }
+
+@test "etl2evt --symbols: one summary line, the per-image lines only with -v (the #symbols lines list them always)" {
+	require_corpus
+	mkdir "$T/empty"
+	z="$CORPUS/perfview/ctf-net45-win7.etl.zip"
+	etl2evt -k Sample --symbols "$T/empty" -o "$T/s.evt" "$z" 2>"$T/err"
+	want=$(symbols_summary "$T/s.evt")
+	[ "$(wc -l <"$T/err")" -eq 1 ] && [ "$(cat "$T/err")" = "$want" ] || fail "$(head -3 "$T/err")"
+	# -v: one line per image that #symbols lists as not resolved, in any order, then the summary
+	etl2evt -v -k Sample --symbols "$T/empty" -o "$T/v.evt" "$z" 2>"$T/verr"
+	cmp "$T/s.evt" "$T/v.evt"
+	awk -F'\t' '$1 == "#symbols" && $5 != "status=resolved" { sub(/^image=/, "", $2); print $2 }' "$T/s.evt" | sort >"$T/want"
+	[ "$(wc -l <"$T/want")" -gt 100 ]
+	sed '$d' "$T/verr" | sed -n 's/^etl2evt: symbols: \([^:]*\): pdb-[a-z-]* .*/\1/p' | sort >"$T/got"
+	[ "$(sed '$d' "$T/verr" | wc -l)" -eq "$(wc -l <"$T/want")" ] || fail "$(sed '$d' "$T/verr" | wc -l) lines before the summary"
+	textdiff "$T/want" "$T/got"
+	[ "$(tail -1 "$T/verr")" = "$want" ]
+	# a remote server in the path is named without -v too (it was not contacted)
+	etl2evt -k Sample --symbols "$T/empty;srv*$T/empty*https://symbols.invalid/x" -o /dev/null "$z" 2>"$T/rerr"
+	[ "$(wc -l <"$T/rerr")" -eq 2 ] && grep -q '^etl2evt: symbols: remote symbol server https://symbols.invalid/x was not contacted' "$T/rerr" ||
+	    fail "$(cat "$T/rerr")"
+}

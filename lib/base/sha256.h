@@ -1,6 +1,7 @@
 /*
  * sha256.h - SHA-256 (FIPS 180-4), for content hashes of traces in the
- * etlkit-run cache.  Not used for anything secret.
+ * etlkit-run cache.  Not used for anything secret.  Implemented with
+ * Nettle (lib/base/sha256.c).
  */
 #ifndef ETLKIT_SHA256_H
 #define ETLKIT_SHA256_H
@@ -8,11 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Nettle's context (lib/base/sha256.c says why Nettle), opaque here. */
 struct sha256 {
-	uint32_t h[8];
-	uint64_t len;
-	unsigned char buf[64];
-	size_t nbuf;
+	_Alignas(8) unsigned char ctx[160];
 };
 
 void sha256_init(struct sha256 *s);

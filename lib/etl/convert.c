@@ -273,13 +273,24 @@ pass1(struct conv *c)
 	conv_tt_start(c);
 }
 
-/* "Lost" lines at each file's start: the header's lost events, and each lost buffer. */
+/*
+ * "Lost" lines at each file's start: the header's lost events, and each
+ * lost buffer.  Written when the merge reaches that start (before the
+ * first event at or after it), so that the stream stays in log order:
+ * rundown stamped before the header, and a file that started later than
+ * another, come on either side of them in time.  DONE[i] marks source i.
+ */
 static void
-write_lost(struct conv *c)
+write_lost(struct conv *c, unsigned char *done, uint64_t upto)
 {
 	for (size_t i = 0; i < c->nsrc; i++) {
+		if (done[i])
+			continue;
 		use_source(c, i);
 		uint64_t t0 = gts(c, c->info->ts0);
+		if (t0 > upto)
+			continue;
+		done[i] = 1;
 		if (c->info->events_lost && conv_begin(c, "Lost", (int64_t)(t0 - GBIAS), -1, -1, -1, 0, t0)) {
 			evtw_kv_u(&c->l, "events", c->info->events_lost);
 			evtw_kv_u(&c->l, "buffers", c->info->buffers_lost);
@@ -310,11 +321,13 @@ pass2(struct conv *c, struct health_seen *h)
 		etl_rewind(c->src[i].r, ETL_TIME_ORDER);
 		source_next(c, i);
 	}
+	unsigned char *lost_done = xcalloc(nr ? nr : 1, 1);
 	for (;;) {
 		size_t best = nr;
 		for (size_t i = 0; i < nr; i++)
 			if (c->src[i].have && (best == nr || c->src[i].ev.ts < c->src[best].ev.ts))
 				best = i;
+		write_lost(c, lost_done, best == nr ? UINT64_MAX : c->src[best].ev.ts);
 		if (best == nr)
 			break;
 		use_source(c, best);
@@ -332,6 +345,7 @@ pass2(struct conv *c, struct health_seen *h)
 		}
 	}
 	conv_tt_finish(c);	/* (its pending lines are told before the window empties) */
+	free(lost_done);
 	conv_flush_window(c, 1);
 	if (c->o->progress)
 		cli_progress_end();
@@ -467,7 +481,6 @@ etl2evt_convert(struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
 	init(&c, rs, nr, o, ob);
 	pass1(&c);
 	write_header(&c);
-	write_lost(&c);
 	struct health_seen health = { .ncpu = c.ncur };
 	health.last_sample = xcalloc(c.ncur ? c.ncur : 1, sizeof *health.last_sample);
 	health.last_cswitch = xcalloc(c.ncur ? c.ncur : 1, sizeof *health.last_cswitch);

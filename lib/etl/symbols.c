@@ -781,6 +781,12 @@ void sym_report(const struct symctx *c, FILE *f, const char *prefix, int all)
 			    im->detail ? im->detail : "",
 			    (unsigned long long)im->lookups);
 	}
+	sym_report_remote(c, f, prefix);
+}
+
+void sym_report_remote(const struct symctx *c, FILE *f, const char *prefix)
+{
+	size_t i;
 	for (i = 0; i < c->nremote; i++)
 		fprintf(f, "%s: symbols: remote symbol server %s was not "
 		    "contacted (etlkit never downloads; copy the cache)\n",

@@ -98,6 +98,8 @@ const char *sym_status_name(enum sym_status s);
  * line naming remote symbol servers that were not contacted.
  */
 void sym_report(const struct symctx *c, FILE *f, const char *prefix, int all);
+/* Only the line per remote symbol server not contacted (etl2evt without -v). */
+void sym_report_remote(const struct symctx *c, FILE *f, const char *prefix);
 /*
  * One line to F, "PREFIX: symbols: N images resolved, N PDBs not found,
  * N PDBs mismatched" (and damaged PDBs, images without a PDB identity,

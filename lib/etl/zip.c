@@ -21,6 +21,29 @@
  * the zip64 test archive.  They would add: libzip4 (+ libbz2, OpenSSL's
  * libcrypto); libarchive13 (+ nettle, acl, lzma, zstd, lz4, bz2,
  * libxml2, ICU, libstdc++); libminizip1 (zlib only).
+ *
+ * Measured again on large members (2026-11-24, Debian 12, libarchive
+ * 3.6.2's seekable zip reader against this one, each streaming every
+ * member to nothing in 64 KiB reads; 2-core shared machine, median of 5):
+ *   - a 1.03 GB trace deflated into a 190 MB .etl.zip: 5.98 s here,
+ *     5.83 s with libarchive (the same zlib does the work; the runs spread
+ *     from 4.0 to 6.4 s for both); peak RSS 1.8 MB here, 5.4 MB there;
+ *   - tests/zip.bats's zip64 archive (4 GiB stored hole, then a stored
+ *     and a deflated trace past 4 GiB): 5.4 s and 5.2 s (median of 3),
+ *     RSS 1.7 MB and 5.5 MB; both read every member.
+ * Robustness, the zipbomb.py cases of tests/zip.bats and the fuzz seeds:
+ * overlapping members (3 x 3.5 GB, the 16 x 1 GiB regression seed) are
+ * refused here before a byte is inflated, while libarchive lists only
+ * the first member and inflates all of it (3.5 GB, 20 s); a member
+ * declaring 1,000 bytes that inflates to 2 GiB stops here at 1,000
+ * bytes, while libarchive hands out 2,147,221,504 bytes before it
+ * reports the wrong size (a streaming consumer has written them by
+ * then); members that inflate to less than declared are errors in both.
+ * 300 mutated seed archives: neither crashed nor hung.  So the numbers
+ * do not favour the library (no faster, three times the memory), its
+ * answers to hostile archives are worse for a tool that streams to
+ * disk, and it brings a dozen libraries: the hand-written reader stays,
+ * fuzzed (tests/fuzz/fuzz_zip.c) and tested against python's zipfile.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*
  * evt.c - line reader (plain or gzip; a trace given by mistake, an ETL
- * file or a zip, is told apart by its first bytes), the one reader of
+ * file or a zip, gzipped or not, is told apart by its first bytes), the one reader of
  * evt lines (evt_split and the column parsers over it) and of folded
  * lines, escaping, exact number formatting, and the cap on deep stacks.
  */
@@ -215,21 +215,27 @@ skip_line(struct linereader *lr, const char *why)
  * starts with a buffer header (BufferSize: a u32 of at most 64 MiB) and
  * its first record, at 0x48, is the logfile header event: a system
  * header (type 1 or 2, flags 0xc0), as lib/etl/etl.c reads it.  A zip
- * (.etl.zip, .diagsession) starts with a local file header.
+ * (.etl.zip, .diagsession) starts with a local file header.  GZ: the
+ * bytes were inflated from gzip (an .etl.gz from a nightly archive),
+ * which etl2evt reads too.
  */
+#define BINARY_PROBE 0x4c	/* bytes binary_kind needs to tell an ETL file */
+
 static const char *
-binary_kind(const unsigned char *p, size_t n)
+binary_kind(const unsigned char *p, size_t n, int gz)
 {
 	uint32_t size;
 
 	if (n >= 4 && memcmp(p, "PK\3\4", 4) == 0)
-		return "this is a zip: run etl2evt first";
-	if (n < 0x4c)
+		return gz ? "this is a gzip-compressed zip: run etl2evt first (gunzip it, or "
+		    "zcat it into etl2evt -)" : "this is a zip: run etl2evt first";
+	if (n < BINARY_PROBE)
 		return NULL;
 	size = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 	if (size >= 0x68 && size <= (64u << 20) && (p[0x4a] == 1 || p[0x4a] == 2) &&
 	    p[0x4b] == 0xc0)
-		return "this is an ETL file: run etl2evt first";
+		return gz ? "this is a gzip-compressed ETL file: run etl2evt first (it reads "
+		    ".etl.gz)" : "this is an ETL file: run etl2evt first";
 	return NULL;
 }
 
@@ -242,6 +248,7 @@ static int
 read_more(struct linereader *lr)
 {
 	size_t got;
+	const char *kind;
 
 	if (lr->error)
 		return -1;
@@ -252,8 +259,25 @@ read_more(struct linereader *lr)
 		gz_start(lr);
 		return 1;
 	}
-	if (!lr->gz && lr->lineno == 0 && lr->start == 0 && lr->end == 0 &&
-	    (lr->error = binary_kind((unsigned char *)lr->buf, got)) != NULL) {
+	/*
+	 * The first bytes, inflated if gzip: a trace given by mistake is told
+	 * apart.  zlib may hand out a few bytes at first (small members):
+	 * enough are inflated to judge, whatever the stream's shape.
+	 */
+	if (lr->gz && lr->lineno == 0 && lr->start == 0 && lr->end == 0 && !lr->binary) {
+		size_t k;
+
+		lr->end = got;
+		while (lr->end < BINARY_PROBE && lr->error == NULL &&
+		    (k = fill(lr, lr->cap - lr->end)) > 0)
+			lr->end += k;
+		got = lr->end;
+		lr->end = 0;
+	}
+	/* (a read or gzip error already set stays: binary_kind's NULL must not clear it) */
+	if (lr->lineno == 0 && lr->start == 0 && lr->end == 0 && !lr->binary &&
+	    (kind = binary_kind((unsigned char *)lr->buf, got, lr->gz)) != NULL) {
+		lr->error = kind;
 		lr->binary = 1;
 		lr->eof = 1;
 		return -1;

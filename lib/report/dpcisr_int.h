@@ -21,6 +21,13 @@
 
 enum { C_DPC, C_ISR };		/* event classes */
 
+/* where a routine started: intervals are between starts on one CPU of one input */
+struct dpc_start {
+	double t;
+	int cpu;
+	unsigned input;
+};
+
 /* one (class, kind, module, function) or (class, module) row */
 struct dpc_row {
 	int cls;
@@ -31,12 +38,18 @@ struct dpc_row {
 	double total_us, max_us;
 	double *dur;		/* every duration, for percentiles */
 	size_t ndur, capdur;
-	/* intervals between successive starts (module rows) */
-	uint64_t nint, unordered;
+	/* intervals between successive starts (module rows), from starts[] when sorted */
+	uint64_t nint;
 	double sum_int, min_int, max_int;
+	/*
+	 * Every start, since lines come in end order (docs/evt-format.md §2):
+	 * a routine interrupted by one of the same module is logged after it,
+	 * so start order needs a sort, as the percentiles do.
+	 */
+	struct dpc_start *starts;
+	size_t nstarts, capstarts;
 	/* module rows: usage per CPU and the histogram */
 	double *cpu_us;
-	double *cpu_last;	/* start of the previous routine on each CPU (ms), NAN if none */
 	size_t ncpu;
 	uint64_t bucket[NBUCKETS];
 };
@@ -72,6 +85,7 @@ struct dpc_stats {
 	char *source;
 	int cpus_hdr;
 	unsigned long bad, events;
+	unsigned inputs;	/* dpc_read calls so far */
 	/* dpcstacks */
 	int want_samples;
 	struct dpc_interval *iv;
@@ -82,7 +96,10 @@ struct dpc_stats {
 	unsigned long st_matched, st_window_only, st_flag_only, st_outside;
 };
 
-/* Sorts each row's durations and the rows (class, then total, longest first). */
+/*
+ * Sorts each row's durations and the rows (class, then total, longest
+ * first); module rows get their intervals between starts.
+ */
 void dpc_sort_rows(struct dpc_rows *t);
 /* Nearest-rank percentile of the sorted durations. */
 double dpc_percentile(const struct dpc_row *r, double p);

@@ -139,7 +139,7 @@ rows_free(struct dpc_rows *t)
 		free(t->r[i]->func);
 		free(t->r[i]->dur);
 		free(t->r[i]->cpu_us);
-		free(t->r[i]->cpu_last);
+		free(t->r[i]->starts);
 		free(t->r[i]);
 	}
 	free(t->r);
@@ -246,36 +246,20 @@ add_routine(struct dpc_stats *s, const struct evt_event *ev, int cls)
 			size_t n = (size_t)ev->cpu + 1;
 
 			mr->cpu_us = xrealloc(mr->cpu_us, n * sizeof(*mr->cpu_us));
-			mr->cpu_last = xrealloc(mr->cpu_last, n * sizeof(*mr->cpu_last));
-			for (size_t k = mr->ncpu; k < n; k++) {
+			for (size_t k = mr->ncpu; k < n; k++)
 				mr->cpu_us[k] = 0;
-				mr->cpu_last[k] = NAN;
-			}
 			mr->ncpu = n;
 		}
 		mr->cpu_us[ev->cpu] += us;
 		s->cpu_us[cls][ev->cpu] += us;
-		/*
-		 * Intervals between successive starts of this module's routines on
-		 * the same CPU: how often it fires there (back-to-back DPCs show
-		 * as intervals close to their duration).
-		 */
-		if (!isnan(mr->cpu_last[ev->cpu])) {
-			double d = (ev->time_ms - mr->cpu_last[ev->cpu]) * 1000;
-
-			if (d < 0)
-				mr->unordered++;
-			else {
-				mr->nint++;
-				mr->sum_int += d;
-				if (d < mr->min_int)
-					mr->min_int = d;
-				if (d > mr->max_int)
-					mr->max_int = d;
-			}
+		/* for the intervals between starts of this module on one CPU */
+		if (mr->nstarts == mr->capstarts) {
+			mr->capstarts = mr->capstarts ? 2 * mr->capstarts : 64;
+			mr->starts = xrealloc(mr->starts, mr->capstarts * sizeof(*mr->starts));
 		}
-		if (isnan(mr->cpu_last[ev->cpu]) || ev->time_ms > mr->cpu_last[ev->cpu])
-			mr->cpu_last[ev->cpu] = ev->time_ms;
+		mr->starts[mr->nstarts].t = ev->time_ms;
+		mr->starts[mr->nstarts].cpu = ev->cpu;
+		mr->starts[mr->nstarts++].input = s->inputs;
 	}
 	if (s->want_samples && ev->cpu >= 0) {
 		struct dpc_interval *iv;
@@ -339,6 +323,7 @@ dpc_read(struct dpc_stats *s, const char *path)
 		cli_warn("%s: %s", path, strerror(errno));
 		return EXIT_FATAL;
 	}
+	s->inputs++;
 	while ((line = lr_next(lr, &len)) != NULL) {
 		enum evt_linetype t = evt_classify(line, len);
 		int cls;
@@ -461,14 +446,59 @@ by_total(const void *a, const void *b)
 	return strcmp(x->func ? x->func : "", y->func ? y->func : "");
 }
 
+static int
+by_start(const void *a, const void *b)
+{
+	const struct dpc_start *x = a, *y = b;
+
+	if (x->input != y->input)
+		return x->input < y->input ? -1 : 1;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	return (x->t > y->t) - (x->t < y->t);
+}
+
+/*
+ * Intervals between successive starts of a module's routines on one CPU
+ * (how often it fires there; back-to-back DPCs show as intervals close
+ * to their duration), in start order whatever order the lines came in.
+ */
+static void
+start_intervals(struct dpc_row *r)
+{
+	size_t i;
+
+	if (r->nstarts > 1)
+		qsort(r->starts, r->nstarts, sizeof(*r->starts), by_start);
+	for (i = 1; i < r->nstarts; i++) {
+		const struct dpc_start *p = &r->starts[i - 1], *q = &r->starts[i];
+		double d;
+
+		if (p->input != q->input || p->cpu != q->cpu)
+			continue;
+		d = (q->t - p->t) * 1000;
+		r->nint++;
+		r->sum_int += d;
+		if (d < r->min_int)
+			r->min_int = d;
+		if (d > r->max_int)
+			r->max_int = d;
+	}
+	free(r->starts);
+	r->starts = NULL;
+	r->nstarts = r->capstarts = 0;
+}
+
 void
 dpc_sort_rows(struct dpc_rows *t)
 {
 	size_t i;
 
-	for (i = 0; i < t->n; i++)
+	for (i = 0; i < t->n; i++) {
 		if (t->r[i]->ndur > 1)
 			qsort(t->r[i]->dur, t->r[i]->ndur, sizeof(double), cmp_double);
+		start_intervals(t->r[i]);
+	}
 	if (t->n > 1)
 		qsort(t->r, t->n, sizeof(*t->r), by_total);
 	/* the hash table is stale after sorting; reports only iterate */

@@ -574,9 +574,11 @@ struct sprofile {
 	long pid, tid;
 	uint32_t *stack;	/* stack id per sample */
 	double *w;
+	double *t;		/* time column per sample (evt), for start order */
 	size_t n, cap;
 	double start, end;
 	int have_time;
+	int unordered;		/* a sample started before the one added before it */
 };
 
 struct speedscope {
@@ -692,8 +694,16 @@ speedscope_add(struct speedscope *ss, char *stack, size_t len, double w,
 			p->end = ev->time_ms + w;
 		p->have_time = 1;
 	}
-	/* consecutive identical samples merge (the time order is kept) */
-	if (p->n > 0 && p->stack[p->n - 1] == sid) {
+	/*
+	 * Consecutive identical samples merge (the time order is kept).  evt
+	 * comes in log order (docs/evt-format.md §2): an interval (DPC, ISR)
+	 * is logged when it ends, so one that started earlier may come
+	 * later; such a profile is sorted by start when written.
+	 */
+	double t = ev ? ev->time_ms : 0;
+	if (p->n > 0 && t < p->t[p->n - 1])
+		p->unordered = 1;
+	else if (p->n > 0 && p->stack[p->n - 1] == sid) {
 		p->w[p->n - 1] += w;
 		return;
 	}
@@ -701,9 +711,58 @@ speedscope_add(struct speedscope *ss, char *stack, size_t len, double w,
 		p->cap = p->cap ? 2 * p->cap : 256;
 		p->stack = xrealloc(p->stack, p->cap * sizeof(*p->stack));
 		p->w = xrealloc(p->w, p->cap * sizeof(*p->w));
+		p->t = xrealloc(p->t, p->cap * sizeof(*p->t));
 	}
 	p->stack[p->n] = sid;
+	p->t[p->n] = t;
 	p->w[p->n++] = w;
+}
+
+struct ss_order {
+	double t;
+	size_t i;
+};
+
+static int
+ss_order_cmp(const void *a, const void *b)
+{
+	const struct ss_order *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);	/* stable: log order among equal starts */
+}
+
+/* A profile that went back in time: its samples in start order. */
+static void
+ss_sort_profile(struct sprofile *p)
+{
+	struct ss_order *o;
+	uint32_t *stack;
+	double *w;
+	size_t k;
+
+	if (!p->unordered)
+		return;
+	o = xmalloc(p->n * sizeof(*o));
+	for (k = 0; k < p->n; k++) {
+		o[k].t = p->t[k];
+		o[k].i = k;
+	}
+	qsort(o, p->n, sizeof(*o), ss_order_cmp);
+	stack = xmalloc(p->n * sizeof(*stack));
+	w = xmalloc(p->n * sizeof(*w));
+	for (k = 0; k < p->n; k++) {
+		stack[k] = p->stack[o[k].i];
+		w[k] = p->w[o[k].i];
+		p->t[k] = o[k].t;
+	}
+	free(p->stack);
+	free(p->w);
+	p->stack = stack;
+	p->w = w;
+	p->unordered = 0;
+	free(o);
 }
 
 static void
@@ -812,6 +871,7 @@ speedscope_write(struct speedscope *ss, const char *name, const char *unit,
 	for (i = 0; i < ss->np; i++) {
 		struct sprofile *p = &ss->p[order[i].index];
 
+		ss_sort_profile(p);
 		ob_puts(ob, i ? ",\n{\"type\":\"sampled\",\"name\":\"" : "\n{\"type\":\"sampled\",\"name\":\"");
 		json_escape(ob, p->name, strlen(p->name));
 		ob_printf(ob, "\",\"unit\":\"%s\",\"startValue\":", ss_unit(unit));
@@ -854,6 +914,7 @@ speedscope_free(struct speedscope *ss)
 		free(ss->p[i].name);
 		free(ss->p[i].stack);
 		free(ss->p[i].w);
+		free(ss->p[i].t);
 	}
 	free(ss->p);
 	intern_release(&ss->frames);
