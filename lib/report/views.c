@@ -718,15 +718,15 @@ speedscope_add(struct speedscope *ss, char *stack, size_t len, double w,
 	p->w[p->n++] = w;
 }
 
-struct ss_order {
+struct ss_time {
 	double t;
 	size_t i;
 };
 
 static int
-ss_order_cmp(const void *a, const void *b)
+ss_time_cmp(const void *a, const void *b)
 {
-	const struct ss_order *x = a, *y = b;
+	const struct ss_time *x = a, *y = b;
 
 	if (x->t != y->t)
 		return x->t < y->t ? -1 : 1;
@@ -737,7 +737,7 @@ ss_order_cmp(const void *a, const void *b)
 static void
 ss_sort_profile(struct sprofile *p)
 {
-	struct ss_order *o;
+	struct ss_time *o;
 	uint32_t *stack;
 	double *w;
 	size_t k;
@@ -749,7 +749,7 @@ ss_sort_profile(struct sprofile *p)
 		o[k].t = p->t[k];
 		o[k].i = k;
 	}
-	qsort(o, p->n, sizeof(*o), ss_order_cmp);
+	qsort(o, p->n, sizeof(*o), ss_time_cmp);
 	stack = xmalloc(p->n * sizeof(*stack));
 	w = xmalloc(p->n * sizeof(*w));
 	for (k = 0; k < p->n; k++) {
