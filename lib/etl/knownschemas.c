@@ -51,10 +51,20 @@ struct ks_row {
 #define METHOD_VERBOSE_V0 METHOD_V0 " MethodNamespace:ustr MethodName:ustr MethodSignature:ustr"
 #define JIT_START_V0 "MethodID:x64 ModuleID:x64 MethodToken:x32 MethodILSize:u32 MethodNamespace:ustr " \
 	"MethodName:ustr MethodSignature:ustr"
+#define MODULE_V1 "ModuleID:x64 AssemblyID:x64 ModuleFlags:u32=ModuleFlags Reserved1:u32 " \
+	"ModuleILPath:ustr ModuleNativePath:ustr ClrInstanceID:u16"
+#define MODULE_V2 MODULE_V1 " ManagedPdbSignature:guid ManagedPdbAge:u32 ManagedPdbBuildPath:ustr " \
+	"NativePdbSignature:guid NativePdbAge:u32 NativePdbBuildPath:ustr"
+#define DOMAIN_MODULE_V1 "ModuleID:x64 AssemblyID:x64 AppDomainID:x64 ModuleFlags:u32=ModuleFlags " \
+	"Reserved1:u32 ModuleILPath:ustr ModuleNativePath:ustr ClrInstanceID:u16"
+#define ASSEMBLY_V1 "AssemblyID:x64 AppDomainID:x64 BindingID:x64 AssemblyFlags:u32=AssemblyFlags " \
+	"FullyQualifiedAssemblyName:ustr ClrInstanceID:u16"
+#define APPDOMAIN_V1 "AppDomainID:x64 AppDomainFlags:u32=AppDomainFlags AppDomainName:ustr " \
+	"AppDomainIndex:u32 ClrInstanceID:u16"
 #define TP_WORKER "ActiveWorkerThreadCount:u32 RetiredWorkerThreadCount:u32 ClrInstanceID:u16"
 #define RUNTIME_INFO "ClrInstanceID:u16 Sku:u16=RuntimeSku BclMajorVersion:u16 BclMinorVersion:u16 " \
 	"BclBuildNumber:u16 BclQfeNumber:u16 VMMajorVersion:u16 VMMinorVersion:u16 VMBuildNumber:u16 " \
-	"VMQfeNumber:u16 StartupFlags:x32 StartupMode:u8 CommandLine:ustr ComObjectGuid:guid " \
+	"VMQfeNumber:u16 StartupFlags:u32 StartupMode:u8=StartupMode CommandLine:ustr ComObjectGuid:guid " \
 	"RuntimeDllPath:ustr"
 #define K_THREAD "ProcessID:u32 ThreadID:u32 StackBase:ptr StackLimit:ptr UserStackBase:ptr " \
 	"UserStackLimit:ptr StartAddr:ptr Win32StartAddr:ptr TebBase:ptr SubProcessTag:x32"
@@ -118,6 +128,16 @@ static const struct ks_row rows[] = {
 	{ CLR, 144, 1, 38, 9, "Method/UnloadVerbose", METHOD_VERBOSE_V0 " ClrInstanceID:u16" },
 	{ CLR, 144, 2, 38, 9, "Method/UnloadVerbose", METHOD_VERBOSE_V0 " ClrInstanceID:u16 ReJITID:u64" },
 	{ CLR, 145, 0, 42, 9, "Method/JittingStarted", JIT_START_V0 },
+	/* CLR: the loader (task 10) */
+	{ CLR, 151, 1, 45, 10, "Loader/DomainModuleLoad", DOMAIN_MODULE_V1 },
+	{ CLR, 152, 1, 33, 10, "Loader/ModuleLoad", MODULE_V1 },
+	{ CLR, 152, 2, 33, 10, "Loader/ModuleLoad", MODULE_V2 },
+	{ CLR, 153, 1, 34, 10, "Loader/ModuleUnload", MODULE_V1 },
+	{ CLR, 153, 2, 34, 10, "Loader/ModuleUnload", MODULE_V2 },
+	{ CLR, 154, 1, 37, 10, "Loader/AssemblyLoad", ASSEMBLY_V1 },
+	{ CLR, 155, 1, 38, 10, "Loader/AssemblyUnload", ASSEMBLY_V1 },
+	{ CLR, 156, 1, 41, 10, "Loader/AppDomainLoad", APPDOMAIN_V1 },
+	{ CLR, 157, 1, 42, 10, "Loader/AppDomainUnload", APPDOMAIN_V1 },
 	{ CLR, 145, 1, 42, 9, "Method/JittingStarted", JIT_START_V0 " ClrInstanceID:u16" },
 	/* CLR rundown: methods (task 1), runtime (19) */
 	{ CLR_RUNDOWN, 143, 1, 39, 1, "Method/DCStartVerbose", METHOD_VERBOSE_V0 " ClrInstanceID:u16" },
@@ -126,7 +146,22 @@ static const struct ks_row rows[] = {
 	{ CLR_RUNDOWN, 144, 2, 40, 1, "Method/DCStopVerbose", METHOD_VERBOSE_V0 " ClrInstanceID:u16 ReJITID:u64" },
 	{ CLR_RUNDOWN, 146, 1, 15, 1, "Method/DCStopComplete", "ClrInstanceID:u16" },
 	{ CLR_RUNDOWN, 148, 1, 17, 1, "Method/DCStopInit", "ClrInstanceID:u16" },
-	{ CLR_RUNDOWN, 187, 0, 1, 19, "RuntimeInformation/Start", RUNTIME_INFO },
+	{ CLR_RUNDOWN, 187, 0, 1, 19, "Runtime/Start", RUNTIME_INFO },
+	{ CLR_RUNDOWN, 10, 0, 10, 1, "GC/SettingsRundown", "HardLimit:u64 LOHThreshold:u64 "
+	    "PhysicalMemoryConfig:u64 Gen0MinBudgetConfig:u64 Gen0MaxBudgetConfig:u64 HighMemPercentConfig:u32 "
+	    "BitSettings:x32 ClrInstanceID:u16" },
+	{ CLR_RUNDOWN, 280, 0, 11, 31, "TieredCompilationRundown/SettingsDCStart", "ClrInstanceID:u16 Flags:x32" },
+	/* CLR rundown: the loader (task 2) */
+	{ CLR_RUNDOWN, 151, 1, 46, 2, "Loader/DomainModuleDCStart", DOMAIN_MODULE_V1 },
+	{ CLR_RUNDOWN, 152, 1, 47, 2, "Loader/DomainModuleDCStop", DOMAIN_MODULE_V1 },
+	{ CLR_RUNDOWN, 153, 1, 35, 2, "Loader/ModuleDCStart", MODULE_V1 },
+	{ CLR_RUNDOWN, 153, 2, 35, 2, "Loader/ModuleDCStart", MODULE_V2 },
+	{ CLR_RUNDOWN, 154, 1, 36, 2, "Loader/ModuleDCStop", MODULE_V1 },
+	{ CLR_RUNDOWN, 154, 2, 36, 2, "Loader/ModuleDCStop", MODULE_V2 },
+	{ CLR_RUNDOWN, 155, 1, 39, 2, "Loader/AssemblyDCStart", ASSEMBLY_V1 },
+	{ CLR_RUNDOWN, 156, 1, 40, 2, "Loader/AssemblyDCStop", ASSEMBLY_V1 },
+	{ CLR_RUNDOWN, 157, 1, 43, 2, "Loader/AppDomainDCStart", APPDOMAIN_V1 },
+	{ CLR_RUNDOWN, 158, 1, 44, 2, "Loader/AppDomainDCStop", APPDOMAIN_V1 },
 	/* Kernel-Process: the process named in the payload (ks_subject_pid) */
 	{ K_PROCESS, 1, 0, 1, 1, "ProcessStart/Start",
 	    "ProcessID:u32 CreateTime:ft ParentProcessID:u32 SessionID:u32 ImageName:ustr" },
@@ -160,7 +195,7 @@ static const struct ks_row rows[] = {
 
 /* Value maps, by provider: names as TraceEvent's enums print them. */
 struct ks_map {
-	uint8_t prov;
+	uint8_t prov, bitmap;
 	const char *name, *entries;	/* "value:Name ..." */
 };
 
@@ -168,16 +203,30 @@ struct ks_map {
 	"6:OutOfSpaceLOH 7:InducedNotForced 8:Internal 9:InducedLowMemory 10:InducedCompacting " \
 	"11:LowMemoryHost 12:PMFullGC 13:LowMemoryHostBlocking"
 
+#define MODULE_FLAGS "0:None 1:DomainNeutral 2:Native 4:Dynamic 8:Manifest 16:IbcOptimized 32:ReadyToRun " \
+	"64:PartialReadyToRun"
+#define ASSEMBLY_FLAGS "0:None 1:DomainNeutral 2:Dynamic 4:Native 8:Collectible 16:ReadyToRun"
+#define APPDOMAIN_FLAGS "0:None 1:Default 2:Executable 4:Shared"
+#define STARTUP_MODE "0:None 1:ManagedExe 2:HostedClr 4:IjwDll 8:ComActivated 16:Other"
+
 static const struct ks_map maps[] = {
-	{ CLR, "GCReason", GC_REASON },
-	{ CLR, "GCType", "0:NonConcurrentGC 1:BackgroundGC 2:ForegroundGC" },
-	{ CLR, "GCAllocationKind", "0:Small 1:Large 2:Pinned" },
-	{ CLR, "GCSegmentType", "0:SmallObjectHeap 1:LargeObjectHeap 2:ReadOnlyHeap 3:PinnedObjectHeap" },
-	{ CLR, "GCSuspendEEReason", "0:SuspendOther 1:SuspendForGC 2:SuspendForAppDomainShutdown "
+	{ CLR, 0, "GCReason", GC_REASON },
+	{ CLR, 0, "GCType", "0:NonConcurrentGC 1:BackgroundGC 2:ForegroundGC" },
+	{ CLR, 0, "GCAllocationKind", "0:Small 1:Large 2:Pinned" },
+	{ CLR, 0, "GCSegmentType", "0:SmallObjectHeap 1:LargeObjectHeap 2:ReadOnlyHeap 3:PinnedObjectHeap" },
+	{ CLR, 0, "GCSuspendEEReason", "0:SuspendOther 1:SuspendForGC 2:SuspendForAppDomainShutdown "
 	    "3:SuspendForCodePitching 4:SuspendForShutdown 5:SuspendForDebugger 6:SuspendForGCPrep "
 	    "7:SuspendForDebuggerSweep" },
-	{ CLR, "RuntimeSku", "0:None 1:DesktopClr 2:CoreClr" },
-	{ CLR_RUNDOWN, "RuntimeSku", "0:None 1:DesktopClr 2:CoreClr" },
+	{ CLR, 0, "RuntimeSku", "0:None 1:DesktopClr 2:CoreClr" },
+	{ CLR_RUNDOWN, 0, "RuntimeSku", "0:None 1:DesktopClr 2:CoreClr" },
+	{ CLR, 0, "StartupMode", STARTUP_MODE },
+	{ CLR_RUNDOWN, 0, "StartupMode", STARTUP_MODE },
+	{ CLR, 1, "ModuleFlags", MODULE_FLAGS },
+	{ CLR_RUNDOWN, 1, "ModuleFlags", MODULE_FLAGS },
+	{ CLR, 1, "AssemblyFlags", ASSEMBLY_FLAGS },
+	{ CLR_RUNDOWN, 1, "AssemblyFlags", ASSEMBLY_FLAGS },
+	{ CLR, 1, "AppDomainFlags", APPDOMAIN_FLAGS },
+	{ CLR_RUNDOWN, 1, "AppDomainFlags", APPDOMAIN_FLAGS },
 };
 
 /* TDH in-types and out-types (tdh.c has the full lists) */
@@ -300,7 +349,7 @@ build_map(const uint8_t guid[16], const struct ks_map *m, uint8_t *out, size_t c
 	for (const char *c = m->name; *c; c++, n += 2)
 		out[n] = (uint8_t)*c;
 	n += 2;
-	PUT32(b + 4, 1);	/* a value map */
+	PUT32(b + 4, m->bitmap ? 2 : 1);	/* a bitmap or a value map */
 	PUT32(b + 8, cnt);
 	for (const char *s = m->entries; *s && k < cnt; k++) {
 		while (*s == ' ')

@@ -557,6 +557,11 @@ put_mapped(struct strbuf *v, const struct map *m, uint64_t x)
 		return 0;
 	}
 	size_t start = v->len;
+	if (x == 0 && m->n && m->e[0].value == 0) {
+		/* a flags enum's name for no flag ("None"); entries are sorted by value */
+		strbuf_add(v, m->e[0].name, strlen(m->e[0].name));
+		return 1;
+	}
 	for (uint32_t k = 0; k < m->n && x; k++)
 		if (m->e[k].value & x) {
 			if (v->len > start)
