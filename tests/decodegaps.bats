@@ -117,6 +117,8 @@ def load(p):
     return out
 def norm(v):
     v = v.replace(", ", "|").replace(",", "")   # flags as TraceEvent joins them; digit groups
+    if v in ("True", "False"):
+        v = v.lower()                           # .NET's booleans; evt writes true/false
     try:
         return int(v, 16) if v.lower().startswith("0x") else int(v)
     except ValueError:
@@ -194,4 +196,40 @@ PY
 		[ "$got" = "$want" ] || fail "$e: $got lines, PerfView counts $want"
 	done
 	same_fields "$B" Microsoft-Windows-DotNETRuntimeRundown "$T/out.evt" 100
+}
+
+# count_events EVT PROVIDER_ATTR EVENT: lines of that provider (as etl2evt names it) and event
+count_events() {
+	awk -F'\t' -v p="provider=$2" -v e="event=$3" '{ hp = he = 0; for (i = 8; i < NF; i++) { if ($i == p) hp = 1; if ($i == e) he = 1 } if (hp && he) n++ } END { print n + 0 }' "$1"
+}
+
+@test "decodegaps: net.4.5.2.x64's EventSources are decoded from the manifests the trace carries" {
+	require_corpus
+	etl2evt "$CORPUS/$NET" >"$T/out.evt"
+	B="$CORPUS/perfview/net.4.5.2.x64.baseline.txt"
+	# each event PerfView names for the three EventSources, as many times as its COUNT lines say
+	# (PerfView calls PerfViewLogger's provider "PerfView", the name in its manifest)
+	n=0
+	while IFS=: read -r name count; do
+		prov=${name%%/*} ev=${name#*/}
+		[ "$ev" = ManifestData ] && continue
+		ours=$prov
+		[ "$prov" = PerfView ] && ours=PerfViewLogger
+		got=$(count_events "$T/out.evt" "$ours" "$ev")
+		[ "$got" = "$count" ] || fail "$name: $got lines, PerfView counts $count"
+		n=$((n + count))
+	done < <(sed -n 's/^COUNT \(PerfView\/.*\|System.Threading.Tasks.TplEventSource\/.*\|System.Diagnostics.Eventing.FrameworkEventSource\/.*\)/\1/p' "$B")
+	# all 106 of PerfViewLogger's events but its 2 ManifestData, TPL's 8 - 1 and FrameworkEventSource's 6 - 1
+	[ "$n" -eq $((106 + 7 + 5)) ] || fail "$n events named"
+	# the census counts the same events by provider GUID
+	[ "$(census_count perfview-net.4.5.2.x64.txt '/EVENT_HEADER32 PerfViewLogger$/')" -eq 108 ]
+	[ "$(census_count perfview-net.4.5.2.x64.txt '/2e5dba47-a3d2-4d16-8ee0-6671ffdcd7b5$/')" -eq 8 ]
+	[ "$(census_count perfview-net.4.5.2.x64.txt '/8e9f5090-2d75-4d03-8a81-e5afbf85daf1$/')" -eq 6 ]
+	# nothing of theirs is left in hex but the manifests themselves
+	run awk -F'\t' '/guid=(a8a71ac1-040f-54a2-07ca-00a89b5ab761|2e5dba47-a3d2-4d16-8ee0-6671ffdcd7b5|8e9f5090-2d75-4d03-8a81-e5afbf85daf1)\t/ && /\thex=/ && !/\tid=65534\t/' "$T/out.evt"
+	[ -z "$output" ]
+	# the fields, value for value, where PerfView's dump shows them whole
+	same_fields "$B" PerfView "$T/out.evt" 30
+	same_fields "$B" System.Threading.Tasks.TplEventSource "$T/out.evt" 20
+	same_fields "$B" System.Diagnostics.Eventing.FrameworkEventSource "$T/out.evt" 5
 }

@@ -159,6 +159,7 @@ init(struct conv *c, struct etl_reader **rs, size_t nr, const struct etl2evt_opt
 	use_source(c, 0);
 	c->img = images_new(maxp);
 	c->tdh = tdh_new();
+	c->esm = esm_new();
 	if (o->sym)
 		images_set_symbols(c->img, o->sym, o->symcount, o->symctx);
 	hmap_init(&c->pendmap);
@@ -288,6 +289,8 @@ report(struct conv *c, struct etl2evt_result *res)
 	evtw_skipped(ob, "stack_key", c->unresolved, "stack keys without a definition");
 	evtw_skipped(ob, "schema", tdh_stats(c->tdh)->damaged,
 	    "embedded event schemas that could not be read");
+	evtw_skipped(ob, "manifest", esm_stats(c->esm)->damaged,
+	    "EventSource manifests that could not be read (a chunk missing, not XML, not a manifest)");
 	evtw_skipped(ob, "dpc", c->bad_dpc, "DPC/ISR records with an impossible InitialTime");
 	evtw_skipped(ob, "event", c->bad_ts, "timestamp outside the session");
 	evtw_skipped(ob, "event", c->skipped_events, "events too short for their kind");
@@ -349,6 +352,7 @@ free_conv(struct conv *c)
 	free(c->src);
 	images_free(c->img);
 	tdh_free(c->tdh);
+	esm_free(c->esm);
 }
 
 int

@@ -22,6 +22,7 @@
 #include "base/cli.h"
 #include "base/hmap.h"
 #include "etl/convert.h"
+#include "etl/esmanifest.h"
 #include "etl/tdh.h"
 #include "evt/evtwrite.h"
 
@@ -94,6 +95,7 @@ struct conv {
 	struct outbuf *ob;
 	struct images *img;
 	struct tdh_db *tdh;	/* manifest schemas embedded in the trace (lib/etl/tdh.c) */
+	struct esm *esm;	/* EventSource manifests being reassembled (lib/etl/esmanifest.c) */
 	unsigned P;
 	/* stacks */
 	uint64_t nstackev;	/* Stack/StackKey records in the trace */

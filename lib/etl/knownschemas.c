@@ -327,43 +327,32 @@ parse_fields(const char *spec, struct tdh_prop_def *props, char *buf, size_t cap
 	return n;
 }
 
-/* A provider GUID + EVENT_MAP_INFO record for map M (strings UTF-16Z after the entries). */
+/* Map M as a provider GUID + EVENT_MAP_INFO record (lib/etl/tdhbuild.c). */
 static size_t
 build_map(const uint8_t guid[16], const struct ks_map *m, uint8_t *out, size_t cap)
 {
-	uint32_t cnt = 0;
-	for (const char *s = m->entries; *s; s++)
-		if (*s == ':')
-			cnt++;
-	size_t head = 16 + 16 + 8 * (size_t)cnt, n = head;
-	size_t need = head + 2 * (strlen(m->name) + 1) + 2 * strlen(m->entries) + 2 * cnt;
-	if (need > cap)
-		return 0;
-	memset(out, 0, need);
-	memcpy(out, guid, 16);
-	uint8_t *b = out + 16;
-	uint32_t k = 0;
-#define PUT32(at, v) do { uint32_t v_ = (v); (at)[0] = (uint8_t)v_; (at)[1] = (uint8_t)(v_ >> 8); \
-	(at)[2] = (uint8_t)(v_ >> 16); (at)[3] = (uint8_t)(v_ >> 24); } while (0)
-	PUT32(b, (uint32_t)(n - 16));
-	for (const char *c = m->name; *c; c++, n += 2)
-		out[n] = (uint8_t)*c;
-	n += 2;
-	PUT32(b + 4, m->bitmap ? 2 : 1);	/* a bitmap or a value map */
-	PUT32(b + 8, cnt);
-	for (const char *s = m->entries; *s && k < cnt; k++) {
+	uint32_t values[32];
+	char names[32][48];
+	const char *np[32];
+	size_t n = 0;
+	for (const char *s = m->entries; *s && n < 32;) {
 		while (*s == ' ')
 			s++;
-		uint32_t v = (uint32_t)strtoul(s, NULL, 10);
-		s = strchr(s, ':') + 1;
-		PUT32(b + 16 + 8 * k, (uint32_t)(n - 16));
-		PUT32(b + 16 + 8 * k + 4, v);
-		for (; *s && *s != ' '; s++, n += 2)
-			out[n] = (uint8_t)*s;
-		n += 2;
+		values[n] = (uint32_t)strtoul(s, NULL, 10);
+		const char *name = strchr(s, ':');
+		if (!name)
+			break;
+		name++;
+		size_t len = strcspn(name, " ");
+		if (len >= sizeof names[n])
+			len = sizeof names[n] - 1;
+		memcpy(names[n], name, len);
+		names[n][len] = '\0';
+		np[n] = names[n];
+		n++;
+		s = name + len;
 	}
-#undef PUT32
-	return n;
+	return tdh_build_map_info(guid, m->name, m->bitmap, values, np, n, out, cap);
 }
 
 void
@@ -388,7 +377,7 @@ ks_load(void *db, int (*add_event)(void *db, const uint8_t *blob, size_t len),
 	}
 	for (size_t m = 0; m < sizeof maps / sizeof maps[0]; m++) {
 		size_t len = build_map(guids[maps[m].prov], &maps[m], blob, cap);
-		if (len)
+		if (len <= cap)
 			add_map(db, blob, len);
 	}
 	free(blob);
