@@ -47,7 +47,7 @@ struct ks_row {
 #define ALLOC_V1 "AllocationAmount:u32 AllocationKind:u32=GCAllocationKind ClrInstanceID:u16"
 #define ALLOC_V2 ALLOC_V1 " AllocationAmount64:u64 TypeID:ptr TypeName:ustr HeapIndex:u32"
 #define METHOD_V0 "MethodID:x64 ModuleID:x64 MethodStartAddress:x64 MethodSize:u32 MethodToken:x32 " \
-	"MethodFlags:x32"
+	"MethodFlags:u32=MethodFlags"
 #define METHOD_VERBOSE_V0 METHOD_V0 " MethodNamespace:ustr MethodName:ustr MethodSignature:ustr"
 #define JIT_START_V0 "MethodID:x64 ModuleID:x64 MethodToken:x32 MethodILSize:u32 MethodNamespace:ustr " \
 	"MethodName:ustr MethodSignature:ustr"
@@ -114,7 +114,7 @@ static const struct ks_row rows[] = {
 	{ CLR, 81, 1, 1, 8, "Contention/Start", "ContentionFlags:u8 ClrInstanceID:u16" },
 	{ CLR, 91, 0, 2, 8, "Contention/Stop", "ContentionFlags:u8 ClrInstanceID:u16" },
 	{ CLR, 80, 1, 1, 7, "Exception/Start", "ExceptionType:ustr ExceptionMessage:ustr ExceptionEIP:ptr "
-	    "ExceptionHRESULT:x32 ExceptionFlags:x16 ClrInstanceID:u16" },
+	    "ExceptionHRESULT:x32 ExceptionFlags:u16=ExceptionThrownFlags ClrInstanceID:u16" },
 	{ CLR, 82, 0, 82, 11, "ClrStack/Walk",
 	    "ClrInstanceID:u16 Reserved1:u8 Reserved2:u8 FrameCount:u32 Stack:ptr[FrameCount]" },
 	{ CLR, 187, 0, 1, 19, "Runtime/Start", RUNTIME_INFO },
@@ -173,6 +173,10 @@ static const struct ks_row rows[] = {
 	{ K_PROCESS, 2, 0, 2, 2, "ProcessStop/Stop",
 	    "ProcessID:u32 CreateTime:ft ExitTime:ft ExitCode:u32 TokenElevationType:u32 HandleCount:u32 "
 	    "CommitCharge:u64 CommitPeak:u64 ImageName:astr" },
+	{ K_PROCESS, 2, 1, 2, 2, "ProcessStop/Stop",
+	    "ProcessID:u32 CreateTime:ft ExitTime:ft ExitCode:u32 TokenElevationType:u32 HandleCount:u32 "
+	    "CommitCharge:u64 CommitPeak:u64 CPUCycleCount:u64 ReadOperationCount:u32 WriteOperationCount:u32 "
+	    "ReadTransferKiloBytes:u32 WriteTransferKiloBytes:u32 HardFaultCount:u32 ImageName:astr" },
 	{ K_PROCESS, 3, 0, 1, 3, "ThreadStart/Start", K_THREAD },
 	{ K_PROCESS, 3, 1, 1, 3, "ThreadStart/Start", K_THREAD },
 	{ K_PROCESS, 4, 0, 2, 4, "ThreadStop/Stop", "ProcessID:u32 ThreadID:u32" },
@@ -187,6 +191,13 @@ static const struct ks_row rows[] = {
 	{ K_FILE, 14, 0, 0, 14, "Close", "Irp:ptr FileObject:ptr FileKey:ptr IssuingThreadId:u32" },
 	{ K_FILE, 15, 0, 0, 15, "Read", K_FILEIO },
 	{ K_FILE, 16, 0, 0, 16, "Write", K_FILEIO },
+	{ K_FILE, 10, 1, 0, 10, "NameCreate", "FileKey:ptr FileName:ustr" },
+	{ K_FILE, 11, 1, 0, 11, "NameDelete", "FileKey:ptr FileName:ustr" },
+	{ K_FILE, 12, 1, 0, 12, "Create", "Irp:ptr FileObject:ptr IssuingThreadId:u32 CreateOptions:x32 "
+	    "CreateAttributes:x32 ShareAccess:x32 FileName:ustr" },
+	{ K_FILE, 14, 1, 0, 14, "Close", "Irp:ptr FileObject:ptr FileKey:ptr IssuingThreadId:u32" },
+	{ K_FILE, 15, 1, 0, 15, "Read", K_FILEIO },
+	{ K_FILE, 16, 1, 0, 16, "Write", K_FILEIO },
 	{ K_DISK, 10, 0, 0, 10, "DiskRead", K_DISKIO },
 	{ K_DISK, 11, 0, 0, 11, "DiskWrite", K_DISKIO },
 	{ K_NETWORK, 10, 0, 0, 10, "TcpIp/DataSent", K_TCP },
@@ -203,6 +214,8 @@ struct ks_map {
 	"6:OutOfSpaceLOH 7:InducedNotForced 8:Internal 9:InducedLowMemory 10:InducedCompacting " \
 	"11:LowMemoryHost 12:PMFullGC 13:LowMemoryHostBlocking"
 
+#define METHOD_FLAGS "0:None 1:Dynamic 2:Generic 4:HasSharedGenericCode 8:Jitted 16:JitHelper " \
+	"32:ProfilerRejectedPrecompiledCode 64:ReadyToRunRejectedPrecompiledCode"
 #define MODULE_FLAGS "0:None 1:DomainNeutral 2:Native 4:Dynamic 8:Manifest 16:IbcOptimized 32:ReadyToRun " \
 	"64:PartialReadyToRun"
 #define ASSEMBLY_FLAGS "0:None 1:DomainNeutral 2:Dynamic 4:Native 8:Collectible 16:ReadyToRun"
@@ -221,6 +234,10 @@ static const struct ks_map maps[] = {
 	{ CLR_RUNDOWN, 0, "RuntimeSku", "0:None 1:DesktopClr 2:CoreClr" },
 	{ CLR, 0, "StartupMode", STARTUP_MODE },
 	{ CLR_RUNDOWN, 0, "StartupMode", STARTUP_MODE },
+	{ CLR, 1, "ExceptionThrownFlags", "0:None 1:HasInnerException 2:Nested 4:ReThrown 8:CorruptedState "
+	    "16:CLSCompliant" },
+	{ CLR, 1, "MethodFlags", METHOD_FLAGS },
+	{ CLR_RUNDOWN, 1, "MethodFlags", METHOD_FLAGS },
 	{ CLR, 1, "ModuleFlags", MODULE_FLAGS },
 	{ CLR_RUNDOWN, 1, "ModuleFlags", MODULE_FLAGS },
 	{ CLR, 1, "AssemblyFlags", ASSEMBLY_FLAGS },
