@@ -166,8 +166,10 @@ PY
 	require_corpus
 	etl=$(corpus_etl ctf.etl "$CORPUS/perfview/ctf-net45-win7.etl.zip" PerfViewData.etl)
 	run tdhdump -s "$etl"
-	[[ "$output" == "schemas=6 maps=1 damaged=0 decoded=95 failed=0 "* ]] || fail "$output"
+	[[ "$output" == "schemas=6 maps=1 damaged=0 decoded="*" failed=0 "* ]] || fail "$output"
 	tdhdump "$etl" >"$T/ctf.tdh"
+	# 95 events of the embedded schemas' providers; the CLR's decode with the built-in schemas
+	[ "$(awk -F'\t' '$2 !~ /^Microsoft-Windows-DotNETRuntime/' "$T/ctf.tdh" | grep -vc '^#')" -eq 95 ]
 	[ "$(grep -c $'\tMicrosoft-Windows-Kernel-EventTracing\tETW_TASK_PROVIDER/ETW_OPCODE_REGISTER\tProviderName=' "$T/ctf.tdh")" -eq 43 ]
 }
 

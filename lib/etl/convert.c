@@ -91,6 +91,7 @@ emit(struct conv *c, const struct etl_event *ev, struct health_seen *h)
 {
 	int64_t ns = (int64_t)(ev->ts - GBIAS);	/* ts is global already */
 	c->cur_kind = conv_kind_key(ev) | 1ull << 63;
+	c->cur_ev = ev;
 	health_see(c, ev, h);
 
 	switch (ev->hkind) {
@@ -226,6 +227,7 @@ init(struct conv *c, struct etl_reader **rs, size_t nr, const struct etl2evt_opt
 	use_source(c, 0);
 	c->img = images_new(maxp);
 	c->tdh = tdh_new();
+	c->esm = esm_new();
 	if (o->sym)
 		images_set_symbols(c->img, o->sym, o->symcount, o->symctx);
 	hmap_init(&c->pendmap);
@@ -233,6 +235,7 @@ init(struct conv *c, struct etl_reader **rs, size_t nr, const struct etl2evt_opt
 	hmap_init(&c->lastmap);
 	hmap_init(&c->late);
 	hmap_init(&c->framemap);
+	hmap_init(&c->dropmap);
 	c->kinds = split_list(o->kinds, &c->nkinds);
 	c->procs = split_list(o->procs, &c->nprocs);
 	c->from_ns = o->has_from ? (int64_t)(o->from_ms * 1e6) : INT64_MIN;
@@ -408,10 +411,19 @@ report(struct conv *c, struct etl2evt_result *res)
 		damaged_bytes += etl_damage(c->src[i].r)->bytes;
 	}
 	evtw_skipped(ob, "stack", c->unmatched, "stacks whose event is not in the trace");
+	if (c->unselected) {
+		char n[24];
+		snprintf(n, sizeof n, "%llu", (unsigned long long)c->unselected);
+		const struct evtw_pair kv[] = { { "by", "etl2evt" }, { "reason", "not-selected" },
+		    { "stacks", n }, { "detail", "stacks of events not selected (-k, -p, -s, -e)" } };
+		evtw_meta(ob, "removed", kv, sizeof kv / sizeof kv[0]);
+	}
 	evtw_skipped(ob, "stack_key", c->unresolved, "stack keys without a definition");
 	evtw_skipped(ob, "schema", tdh_stats(c->tdh)->damaged,
 	    "embedded event schemas that could not be read");
 	conv_tt_report(c);
+	evtw_skipped(ob, "manifest", esm_stats(c->esm)->damaged,
+	    "EventSource manifests that could not be read (a chunk missing, not XML, not a manifest)");
 	evtw_skipped(ob, "dpc", c->bad_dpc, "DPC/ISR records with an impossible InitialTime");
 	evtw_skipped(ob, "event", c->bad_ts, "timestamp outside the session");
 	evtw_skipped(ob, "event", c->skipped_events, "events too short for their kind");
@@ -419,10 +431,15 @@ report(struct conv *c, struct etl2evt_result *res)
 	snprintf(detail, sizeof detail, "corrupt or truncated buffers (%llu bytes)",
 	    (unsigned long long)damaged_bytes);
 	evtw_skipped(ob, "buffer", damaged, detail);
-	char events[24];
+	evtw_skipped(ob, "stack", c->dup_stacks, "second stack records for the same part of one event");
+	char events[24], recs[24], joined[24];
 	snprintf(events, sizeof events, "%llu", (unsigned long long)c->events);
-	const struct evtw_pair stats[] = { { "events", events } };
-	evtw_meta(ob, "stats", stats, 1);
+	snprintf(recs, sizeof recs, "%llu", (unsigned long long)c->nstackev);
+	snprintf(joined, sizeof joined, "%llu", (unsigned long long)c->joined);
+	/* every stack record is joined, or counted above (not selected, orphan, key, second, short) */
+	const struct evtw_pair stats[] = { { "events", events }, { "stack_records", recs },
+	    { "stacks_joined", joined } };
+	evtw_meta(ob, "stats", stats, c->nstackev ? 3 : 1);
 
 	if (res) {
 		res->events = c->events;
@@ -467,9 +484,11 @@ free_conv(struct conv *c)
 	free(c->last);
 	free(c->recent);
 	hmap_free(&c->framemap);
+	conv_free_lines(c);
 	free(c->src);
 	images_free(c->img);
 	tdh_free(c->tdh);
+	esm_free(c->esm);
 }
 
 int

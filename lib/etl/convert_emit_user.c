@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "etl/convert_int.h"
+#include "etl/knownschemas.h"
 #include "etl/tracelogging.h"
 
 /* evt readers take at most EVT_MAX_ATTRS attributes: room for the fixed ones */
@@ -141,6 +142,9 @@ write_fields(struct conv *c, const struct etl_event *ev, const struct ext_items 
 	if (!decoded && (ev->hkind == ETL_HK_EVENT || ev->hkind == ETL_HK_FULL)) {
 		/* manifest events whose schema the trace embeds (xperf/PerfView merges) */
 		fc.n = fc.dropped = 0;
+		const char *label = tdh_event_label(c->tdh, ev);
+		if (label)
+			evtw_kv_s(l, "event", label);
 		if (tdh_decode_event(c->tdh, ev, field_cb, &fc) == 0)
 			decoded = 1;
 		else
@@ -225,12 +229,19 @@ conv_emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 		etl_guid_str(gs, ev->guid);
 	else
 		strcpy(gs, "00000000-0000-0000-0000-000000000000");
-	int64_t tid = htid(ev), pid = hpid(ev);
-	if (!conv_begin(c, ev->hkind == ETL_HK_WPP ? "WPP" : "Event", ns, ev->cpu, pid, tid, 0, ev->ts))
+	int64_t tid = htid(ev), pid = hpid(ev), line_pid = pid;
+	uint32_t subject;
+	/* an event about another process (a parent logs its child's start) is that process's */
+	if (ks_subject_pid(ev, ev->hdr64 ? 8 : 4, &subject))
+		line_pid = subject;
+	if (!conv_begin(c, ev->hkind == ETL_HK_WPP ? "WPP" : "Event", ns, ev->cpu, line_pid, tid, 0, ev->ts))
 		return;
+	if (line_pid != pid)
+		evtw_kv_i(&c->l, "logged_by_pid", pid);
 	write_header_attrs(&c->l, ev, prov, gs);
 	write_fields(c, ev, &x);
 	size_t nf = user_stack(c, ev, &x, tid);
+	/* the stack is the logging thread's: its frames are named in the logging process */
 	conv_finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
 }
 

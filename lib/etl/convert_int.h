@@ -22,6 +22,7 @@
 #include "base/cli.h"
 #include "base/hmap.h"
 #include "etl/convert.h"
+#include "etl/esmanifest.h"
 #include "etl/tdh.h"
 #include "etl/threadtime.h"
 #include "evt/evtwrite.h"
@@ -76,6 +77,7 @@ struct pend {
 	struct evtw_line text;	/* the line without its stack column */
 	uint64_t ts;		/* global */
 	uint32_t tid, pid;
+	uint64_t jkey;		/* its key in the pending map (convert_line.c: join_key) */
 	uint64_t ip;		/* samples: the sampled address */
 	uint8_t want;		/* registered in the pending map */
 	uint8_t sample;
@@ -121,6 +123,7 @@ struct conv {
 	struct outbuf *ob;
 	struct images *img;
 	struct tdh_db *tdh;	/* manifest schemas embedded in the trace (lib/etl/tdh.c) */
+	struct esm *esm;	/* EventSource manifests being reassembled (lib/etl/esmanifest.c) */
 	unsigned P;
 	/* stacks */
 	uint64_t nstackev;	/* Stack/StackKey records in the trace */
@@ -136,6 +139,20 @@ struct conv {
 	int want_sample;
 	uint64_t want_ip;
 	uint64_t unmatched;
+	/*
+	 * The event being emitted, and the stacks of events a filter (-k, -p,
+	 * -s/-e) did not select: their (thread, time) keys wait in a ring
+	 * as long as a line would wait for its stack, so that their records
+	 * are counted as not selected, not as orphans.
+	 */
+	const struct etl_event *cur_ev;
+	struct hmap dropmap;	/* (join key, ts) → low 32 bits of the ring position */
+	struct dropkey { uint64_t key, ts; } *drop;
+	size_t dropcap;
+	uint64_t drophead, droptail;
+	uint64_t unselected;
+	uint64_t joined, dup_stacks;	/* stack records given to a line; a second one for the same part */
+	int64_t line_tid, line_pid;	/* the thread and process columns of the line begun */
 	/* which event kinds get stacks (learned in pass 1), so pass 2 makes only those wait */
 	struct hmap stacked;
 	/*
@@ -169,6 +186,7 @@ struct conv {
 		} k, u;
 		uint8_t whole;		/* the kernel Stack record reaches user space */
 		uint8_t applied;	/* pass 2 gave them to the event's line */
+		uint8_t unselected;	/* pass 2: a filter dropped the event */
 		uint32_t wait_us;	/* late records not kept: the longest delay, rounded up */
 	} *lates;
 	size_t nlate, caplate;
@@ -336,6 +354,7 @@ void conv_tt_free(struct conv *c);
 void conv_tt_waker_attrs(struct conv *c, struct evtw_line *l, const struct ttline *t, uint64_t ts);
 void conv_tt_queued(struct conv *c, const struct ttfollow *f, uint64_t seq);
 void conv_tt_unqueued(struct conv *c, struct ttfollow *f);
+void conv_free_lines(struct conv *c);
 
 /* ---------- convert_emit_kernel.c, convert_emit_user.c: pass 2's decoders ---------- */
 

@@ -61,6 +61,115 @@ conv_process_name(const struct conv *c, int64_t pid, uint64_t ts)
 }
 
 /*
+ * The thread whose stack an event's records carry: the thread that logged
+ * it.  A header with a thread names it (ThreadStart is logged by the
+ * creator, ImageLoad by the loading thread, ProcessStart by the parent);
+ * a thread-less header (PERFINFO: samples, context switches, disk
+ * completions) leaves it to the decoder, or to the line's thread column.
+ */
+static int64_t
+join_tid(const struct conv *c, int64_t line_tid)
+{
+	const struct etl_event *ev = c->cur_ev;
+	if (ev && ev->tid != ETL_NO_ID)
+		return (int64_t)ev->tid;
+	return line_tid;
+}
+
+/*
+ * The key a line and its stack records meet on: the thread, and the time
+ * (the second half of the map's key).  Thread 0 is every CPU's idle
+ * thread, and idle samples on two CPUs can share a tick: its records are
+ * logged on the CPU of their event, which tells them apart.
+ */
+static uint64_t
+join_key(uint32_t tid, unsigned cpu)
+{
+	return tid ? tid : (uint64_t)1 << 32 | cpu;
+}
+
+static unsigned
+cur_cpu(const struct conv *c)
+{
+	return c->cur_ev ? (unsigned)c->cur_ev->cpu : 0;
+}
+
+/* Forgets the keys of dropped events whose stacks can no longer come. */
+static void
+drop_expire(struct conv *c, int all)
+{
+	while (c->drophead < c->droptail) {
+		const struct dropkey *d = &c->drop[c->drophead & (c->dropcap - 1)];
+		if (!all && c->droptail - c->drophead < c->dropcap && d->ts + (uint64_t)QWIN_NS >= c->now)
+			break;
+		const uint32_t *v = hmap_get(&c->dropmap, d->key, d->ts);
+		if (v && *v == (uint32_t)c->drophead)
+			hmap_del(&c->dropmap, d->key, d->ts);
+		c->drophead++;
+	}
+}
+
+static void
+drop_key(struct conv *c, uint32_t tid, uint64_t ts)
+{
+	uint64_t key = join_key(tid, cur_cpu(c));
+	if (!c->dropcap) {
+		c->dropcap = 1024;
+		c->drop = xcalloc(c->dropcap, sizeof *c->drop);
+	} else if (c->droptail - c->drophead == c->dropcap && c->dropcap < QCAP) {
+		size_t ncap = c->dropcap * 2;
+		struct dropkey *nd = xcalloc(ncap, sizeof *nd);
+		for (uint64_t q = c->drophead; q < c->droptail; q++)
+			nd[q & (ncap - 1)] = c->drop[q & (c->dropcap - 1)];
+		free(c->drop);
+		c->drop = nd;
+		c->dropcap = ncap;
+	}
+	drop_expire(c, 0);
+	c->drop[c->droptail & (c->dropcap - 1)] = (struct dropkey){ key, ts };
+	hmap_put(&c->dropmap, key, ts, (uint32_t)c->droptail);
+	c->droptail++;
+	const uint32_t *li = c->nlate ? hmap_get(&c->late, tid, ts) : NULL;
+	if (li)
+		c->lates[*li].unselected = 1;
+}
+
+/*
+ * A filter dropped the current event: if its kind gets stacks, remember
+ * it, so that its stack records count as not selected.  Both the logging
+ * thread and the line's thread are remembered: they differ for events
+ * logged in another thread's context.
+ */
+static void
+not_selected(struct conv *c, int64_t tid, uint64_t ts)
+{
+	if (c->nstackev == 0 || !hmap_get(&c->stacked, c->cur_kind, 0))
+		return;
+	int64_t jt = join_tid(c, tid);
+	if (jt >= 0)
+		drop_key(c, (uint32_t)jt, ts);
+	if (tid >= 0 && tid != jt)
+		drop_key(c, (uint32_t)tid, ts);
+}
+
+/* Whether a stack record for (TID, TS) belongs to an event a filter dropped. */
+static int
+was_not_selected(const struct conv *c, uint32_t tid, unsigned cpu, uint64_t ts)
+{
+	if (hmap_get(&c->dropmap, join_key(tid, cpu), ts))
+		return 1;
+	const uint32_t *li = c->nlate ? hmap_get(&c->late, tid, ts) : NULL;
+	return li && c->lates[*li].unselected;
+}
+
+void
+conv_free_lines(struct conv *c)
+{
+	free(c->drop);
+	hmap_free(&c->dropmap);
+}
+
+/*
  * Starts a line.  Returns 0 when a filter drops the event (nothing is
  * written then).  TIME_NS is the time column (DPC/ISR: their start).
  */
@@ -68,21 +177,33 @@ int
 conv_begin(struct conv *c, const char *kind, int64_t time_ns, int cpu, int64_t pid, int64_t tid,
     int64_t weight_ns, uint64_t ts)
 {
+	c->line_tid = tid;
+	c->line_pid = pid;
 	return conv_begin_line(c, &c->l, kind, time_ns, cpu, pid, tid, weight_ns, ts);
 }
 
-/* conv_begin() into L (thread-time lines are built beside their event's). */
+/*
+ * conv_begin() into L (thread-time lines are built beside their event's).
+ * Only an event's own line (L is c->l) counts the stack records of a
+ * dropped event as not selected: a derived line has none.
+ */
 int
 conv_begin_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
     int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts)
 {
-	if (!kind_wanted(c, kind))
+	int own = l == &c->l;
+
+	if (!kind_wanted(c, kind) || time_ns < c->from_ns || time_ns > c->to_ns) {
+		if (own)
+			not_selected(c, tid, ts);
 		return 0;
-	if (time_ns < c->from_ns || time_ns > c->to_ns)
-		return 0;
+	}
 	const char *proc = pid == 0 && tid == 0 ? "Idle" : conv_process_name(c, pid, ts);
-	if (!proc_wanted(c, proc, pid))
+	if (!proc_wanted(c, proc, pid)) {
+		if (own)
+			not_selected(c, tid, ts);
 		return 0;
+	}
 	evtw_begin(l, time_ns, kind, cpu, proc, pid, tid, weight_ns);
 	if (c->o->utc) {
 		char u[32];
@@ -222,7 +343,7 @@ flush_pend(struct conv *c, struct pend *e)
 	if (e->f.npending)
 		conv_tt_unqueued(c, &e->f);
 	if (e->want)
-		hmap_del(&c->pendmap, e->tid, e->ts);
+		hmap_del(&c->pendmap, e->jkey, e->ts);
 	size_t need = (size_t)e->nk + e->nu + 1;
 	if (need > c->capframes) {
 		c->capframes = need * 2;
@@ -325,6 +446,24 @@ queue_push(struct conv *c)
 void
 conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts)
 {
+	if (!c->want && c->nstackev > 0 && hmap_get(&c->stacked, c->cur_kind, 0)) {
+		/*
+		 * The decoder asked for no stack, yet this kind gets stack records
+		 * (image loads, thread and process starts...): the line waits for
+		 * the logging thread's, and its frames are named in that
+		 * thread's process.
+		 */
+		int64_t jt = join_tid(c, c->line_tid);
+		if (jt >= 0) {
+			c->want = 1;
+			c->want_tid = (uint32_t)jt;
+			const struct etl_event *ev = c->cur_ev;
+			if (ev && ev->pid != ETL_NO_ID)
+				pid = ev->pid;
+			else if (pid == 0 && c->line_pid > 0)
+				pid = (uint32_t)c->line_pid;
+		}
+	}
 	int want = c->want && c->nstackev > 0;
 	int sample = c->want_sample;
 	c->want = 0;
@@ -358,7 +497,8 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 	}
 	if (want) {
 		e->want = 1;
-		hmap_put(&c->pendmap, e->tid, ts, (uint32_t)(c->qtail - 1));
+		e->jkey = join_key(e->tid, cur_cpu(c));
+		hmap_put(&c->pendmap, e->jkey, ts, (uint32_t)(c->qtail - 1));
 		if (c->nlate)
 			conv_apply_late(c, e);
 	}
@@ -371,13 +511,15 @@ conv_attach_stack(struct conv *c, const struct etl_event *ev)
 {
 	const uint8_t *p = ev->payload;
 	uint32_t n = ev->plen;
-	if (n < 16 + c->P)
+	if (n < 16 + c->P) {
+		c->skipped_events++;	/* too short to name its event */
 		return;
+	}
 	uint32_t tid = etl_u32(p + 12);
 	uint64_t ts = gts(c, etl_u64(p));
 	if (conv_applied_late(c, ev, tid, ts))
 		return;
-	uint32_t *seqp = hmap_get(&c->pendmap, tid, ts);
+	uint32_t *seqp = hmap_get(&c->pendmap, join_key(tid, (unsigned)ev->cpu), ts);
 	struct pend *e = NULL;
 	if (seqp) {
 		/* the map holds the low 32 bits of the sequence; the window is far smaller */
@@ -388,13 +530,14 @@ conv_attach_stack(struct conv *c, const struct etl_event *ev)
 			e = &c->q[seq & (c->qcap - 1)];
 	}
 	if (!e) {
-		c->unmatched++;
+		if (was_not_selected(c, tid, (unsigned)ev->cpu, ts))
+			c->unselected++;
+		else
+			c->unmatched++;
 		return;
 	}
 	const uint64_t *f = NULL;
 	size_t nf = 0;
-	uint64_t tmp[1];
-	(void)tmp;
 	int kernel;
 	if (ev->type == 32) {
 		nf = (n - 16) / c->P;
@@ -423,10 +566,13 @@ conv_attach_stack(struct conv *c, const struct etl_event *ev)
 		/* one record from the kernel out to user space (Windows 7): the whole stack */
 		if (ev->type == 32 && nf > 0 && !images_is_kernel(c->img, f[nf - 1]))
 			e->has_u = 1;
+		c->joined++;
 	} else if (!kernel && !e->has_u) {
 		conv_frames_put(&e->uf, &e->nu, &e->capu, f, nf);
 		e->has_u = 1;
-	}
+		c->joined++;
+	} else
+		c->dup_stacks++;	/* its event has this part already */
 	conv_flush_window(c, 0);
 }
 

@@ -266,6 +266,8 @@ conv_collect(struct conv *c, const struct etl_event *ev)
 		collect_classic(c, ev);
 		break;
 	case ETL_HK_EVENT:
+		if (esm_collect(c->esm, c->tdh, ev))
+			break;	/* a chunk of an EventSource manifest */
 		if (conv_is_provider(ev->guid, P_CLR))
 			collect_clr(c, ev, 0);
 		else if (conv_is_provider(ev->guid, P_CLR_RUNDOWN))

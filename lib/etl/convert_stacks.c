@@ -173,9 +173,12 @@ conv_apply_late(struct conv *c, struct pend *e)
 		e->has_k = 1;
 		if (L->whole)
 			e->has_u = 1;
+		c->joined++;
 	}
-	if (L->u.have && late_frames(c, &L->u, &e->uf, &e->nu, &e->capu))
+	if (L->u.have && late_frames(c, &L->u, &e->uf, &e->nu, &e->capu)) {
 		e->has_u = 1;
+		c->joined++;
+	}
 	L->applied = 1;
 	e->late = 1;
 }

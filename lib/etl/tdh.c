@@ -29,6 +29,7 @@
 #include "base/hash.h"
 #include "base/strbuf.h"
 #include "evt/evt.h"
+#include "etl/knownschemas.h"
 #include "etl/tdh.h"
 #include "etl/wperf.h"
 
@@ -104,6 +105,7 @@ struct tdh_db {
 	size_t nslot;		/* a power of two, at least twice nev */
 	struct map *maps;
 	size_t nmaps, capmaps;
+	size_t nbuiltin_maps;	/* the first maps are built in: a trace's own map of the name wins */
 	struct tdh_stats st;
 };
 
@@ -144,19 +146,36 @@ trimmed(char *s)
 	return s;
 }
 
+/* A built-in schema: one the trace's own (embedded) schema for the same event displaces. */
+static int
+add_builtin(void *dbp, const uint8_t *blob, size_t len)
+{
+	struct tdh_db *db = dbp;
+	size_t before = db->nev;
+	int r = tdh_add_event_info(db, blob, len);
+	if (db->nev > before)
+		db->ev[before]->builtin = 1;
+	return r;
+}
+
+static int
+add_builtin_map(void *dbp, const uint8_t *rec, size_t len)
+{
+	return tdh_add_map_info(dbp, rec, len);
+}
+
 struct tdh_db *
 tdh_new(void)
 {
 	struct tdh_db *db = xcalloc(1, sizeof *db);
 	const uint8_t *blob;
 	size_t len;
-	for (int i = 0; (blob = wperf_schema_blob(i, &len)) != NULL; i++) {
-		size_t before = db->nev;
-		tdh_add_event_info(db, blob, len);
-		if (db->nev > before)
-			db->ev[before]->builtin = 1;
-	}
-	db->st.events = 0;
+	for (int i = 0; (blob = wperf_schema_blob(i, &len)) != NULL; i++)
+		add_builtin(db, blob, len);
+	/* the CLR and kernel providers (lib/etl/knownschemas.c) */
+	ks_load(db, add_builtin, add_builtin_map);
+	db->st.events = db->st.maps = 0;
+	db->nbuiltin_maps = db->nmaps;
 	return db;
 }
 
@@ -400,7 +419,7 @@ tdh_add_map_info(struct tdh_db *db, const uint8_t *rec, size_t len)
 	char *name = blob_str(b, n, etl_u32(b));
 	if (!name)
 		goto bad;
-	for (size_t i = 0; i < db->nmaps; i++)
+	for (size_t i = db->nbuiltin_maps; i < db->nmaps; i++)
 		if (memcmp(db->maps[i].guid, rec, 16) == 0 && strcmp(db->maps[i].name, name) == 0) {
 			free(name);
 			return 0;
@@ -508,9 +527,13 @@ struct dec {
 static const struct map *
 find_map(const struct dec *x, const char *name)
 {
-	for (size_t i = 0; i < x->db->nmaps; i++)
-		if (strcmp(x->db->maps[i].name, name) == 0 && memcmp(x->db->maps[i].guid, x->e->guid, 16) == 0)
-			return &x->db->maps[i];
+	/* the trace's own maps first (stored after the built-in ones), then the built-in ones */
+	const struct tdh_db *db = x->db;
+	for (size_t k = 0; k < db->nmaps; k++) {
+		size_t i = (k + db->nbuiltin_maps) % db->nmaps;
+		if (strcmp(db->maps[i].name, name) == 0 && memcmp(db->maps[i].guid, x->e->guid, 16) == 0)
+			return &db->maps[i];
+	}
 	return NULL;
 }
 
@@ -534,6 +557,11 @@ put_mapped(struct strbuf *v, const struct map *m, uint64_t x)
 		return 0;
 	}
 	size_t start = v->len;
+	if (x == 0 && m->n && m->e[0].value == 0) {
+		/* a flags enum's name for no flag ("None"); entries are sorted by value */
+		strbuf_add(v, m->e[0].name, strlen(m->e[0].name));
+		return 1;
+	}
 	for (uint32_t k = 0; k < m->n && x; k++)
 		if (m->e[k].value & x) {
 			if (v->len > start)
@@ -939,18 +967,29 @@ tdh_decode(const struct tdh_db *db, const struct tdh_event *e, const uint8_t *da
 	return r;
 }
 
+static const struct tdh_event *
+schema_of(const struct tdh_db *db, const struct etl_event *ev)
+{
+	if (!db || !ev->guid)
+		return NULL;
+	if (ev->hkind == ETL_HK_EVENT)
+		return tdh_find(db, ev->guid, ev->id, ev->version);
+	if (ev->hkind == ETL_HK_FULL || ev->hkind == ETL_HK_INSTANCE)
+		return tdh_find_classic(db, ev->guid, ev->type, ev->version);
+	return NULL;
+}
+
+const char *
+tdh_event_label(const struct tdh_db *db, const struct etl_event *ev)
+{
+	const struct tdh_event *e = schema_of(db, ev);
+	return e && e->name && *e->name ? e->name : NULL;
+}
+
 int
 tdh_decode_event(const struct tdh_db *db, const struct etl_event *ev, tdh_field_fn fn, void *ctx)
 {
-	const struct tdh_event *e;
-	if (!db || !ev->guid)
-		return -1;
-	if (ev->hkind == ETL_HK_EVENT)
-		e = tdh_find(db, ev->guid, ev->id, ev->version);
-	else if (ev->hkind == ETL_HK_FULL || ev->hkind == ETL_HK_INSTANCE)
-		e = tdh_find_classic(db, ev->guid, ev->type, ev->version);
-	else
-		return -1;
+	const struct tdh_event *e = schema_of(db, ev);
 	if (!e)
 		return -1;
 	return tdh_decode(db, e, ev->payload, ev->plen, ev->hdr64 ? 8 : 4, fn, ctx);

@@ -72,6 +72,9 @@ int tdh_decode(const struct tdh_db *db, const struct tdh_event *e, const uint8_t
 int tdh_decode_event(const struct tdh_db *db, const struct etl_event *ev, tdh_field_fn fn,
     void *ctx);
 
+/* The name of EV's schema (embedded, else built in), "GC/Start" style; NULL without one. */
+const char *tdh_event_label(const struct tdh_db *db, const struct etl_event *ev);
+
 /* Names from the schemas: provider (NULL if unknown), "Task/Opcode"-style event name. */
 const char *tdh_provider_name(const struct tdh_db *db, const uint8_t *guid);
 const char *tdh_event_name(const struct tdh_event *e);

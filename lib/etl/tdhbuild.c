@@ -82,3 +82,24 @@ tdh_build_event_info(const struct tdh_event_def *d, uint8_t *out, size_t cap)
 	}
 	return w.n;
 }
+
+size_t
+tdh_build_map_info(const uint8_t *guid, const char *name, int bitmap, const uint32_t *values,
+    const char *const *names, size_t n, uint8_t *out, size_t cap)
+{
+	/* offsets in the EVENT_MAP_INFO are from its start, after the GUID */
+	struct wb w = { out ? out + 16 : NULL, out && cap > 16 ? cap - 16 : 0, 16 + 8 * n };
+	if (w.cap)
+		memset(w.out, 0, w.n < w.cap ? w.n : w.cap);
+	if (out && cap >= 16)
+		memcpy(out, guid, 16);
+	wb_u32(&w, 0, wb_str(&w, name));
+	wb_u32(&w, 4, bitmap ? 2 : 1);
+	wb_u32(&w, 8, (uint32_t)n);
+	wb_u32(&w, 12, 0);	/* values are ULONGs */
+	for (size_t i = 0; i < n; i++) {
+		wb_u32(&w, 16 + 8 * i, wb_str(&w, names[i]));
+		wb_u32(&w, 16 + 8 * i + 4, values[i]);
+	}
+	return 16 + w.n;
+}

@@ -34,4 +34,12 @@ struct tdh_event_def {
  */
 size_t tdh_build_event_info(const struct tdh_event_def *d, uint8_t *out, size_t cap);
 
+/*
+ * A value map (or a bitmap) NAME of provider GUID as the record tdh_add_map_info()
+ * reads: the GUID, then an EVENT_MAP_INFO with N entries VALUES[i] -> NAMES[i]
+ * (strings ASCII).  Returns its size and writes it only if it fits in CAP.
+ */
+size_t tdh_build_map_info(const uint8_t *guid, const char *name, int bitmap, const uint32_t *values,
+    const char *const *names, size_t n, uint8_t *out, size_t cap);
+
 #endif

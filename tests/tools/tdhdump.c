@@ -7,6 +7,8 @@
  * OUTPUT: one line per event that has a schema, fields as TraceEvent's
  *         baseline prints them (Name=value; ...), values as lib/tdh writes:
  *   169.833	Microsoft-Windows-Kernel-File	Create	IrpPtr=0xfffffa830393a3e8; FileObject=...;
+ *         -B: the built-in schemas alone (the trace's own are not read), to
+ *         check lib/etl/knownschemas.c against the schemas a trace embeds.
  *         -s: only the summary line "schemas=N maps=N damaged=N decoded=N failed=N nomatch=N".
  *         -W DIR: also write fuzz_tdh seeds (schema blob, its provider's maps,
  *         one payload) for up to 64 distinct events with a schema into DIR.
@@ -194,15 +196,18 @@ main(int argc, char **argv)
 	long fuzz = 0;
 	cli_init("tdhdump");
 	const char *seeddir = NULL;
-	while ((ch = getopt(argc, argv, "sf:W:")) != -1)
+	int builtin_only = 0;
+	while ((ch = getopt(argc, argv, "sBf:W:")) != -1)
 		if (ch == 's')
 			summary = 1;
+		else if (ch == 'B')
+			builtin_only = 1;
 		else if (ch == 'f')
 			fuzz = atol(optarg);
 		else if (ch == 'W')
 			seeddir = optarg;
 		else
-			cli_usage_error("usage: tdhdump [-s] FILE.etl");
+			cli_usage_error("usage: tdhdump [-s] [-B] FILE.etl");
 	if (optind + 1 != argc)
 		cli_usage_error("usage: tdhdump [-s] FILE.etl");
 	int fd = open(argv[optind], O_RDONLY);
@@ -220,7 +225,7 @@ main(int argc, char **argv)
 	struct tdh_db *db = tdh_new();
 	struct etl_event ev;
 	etl_rewind(r, ETL_FILE_ORDER);
-	while (etl_next(r, &ev)) {
+	while (!builtin_only && etl_next(r, &ev)) {
 		tdh_collect(db, &ev);
 		if (seeddir && tdh_is_metadata(ev.guid) && (ev.type == 32 || ev.type == 33) && ev.plen <= 65535)
 			keep_raw(&ev);
