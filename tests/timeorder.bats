@@ -147,10 +147,10 @@ corpus_traces() {
 		printf '5.000000\tDPC\t1\tSystem\t4\t8\t0.05\tend_ms=5.050000\tk!later\n'
 	} >"$T/i.evt"
 	[ "$(order_breaks <"$T/i.evt")" = 0 ]
-	render speedscope --kind DPC "$T/i.evt" >"$T/s.json"
+	render speedscope --kind DPC "$T/i.evt"   # DPC weights: microseconds >"$T/s.json"
 	run python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); f = [x["name"] for x in d["shared"]["frames"]]
 p = d["profiles"][0]
 print(" ".join(f[s[-1]] for s in p["samples"]), " ".join(str(w) for w in p["weights"]))' "$T/s.json"
-	[ "$output" = "k!first k!outer k!inner k!later 0.05 0.8 0.1 0.05" ] || fail "$output"
+	[ "$output" = "k!first k!outer k!inner k!later 50 800 100 50" ] || fail "$output"
 }
