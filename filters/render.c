@@ -18,6 +18,9 @@
  *          dpcchart         sorted DPC durations of one module, several traces in one SVG
  *          pmu              WindowsPerf PMU counters: the WPA plugin's GPC tables, per-period
  *                           deltas and rates of the driver's running totals, IPC (docs/pmu.md)
+ *          diskio           xperf -a diskio: disk I/O by process, file or disk, latency percentiles
+ *          hardfaults       hard page faults by file or process (also: diskio --hard-faults)
+ *          fileio           WPA's File I/O: operations by file, operation or process
  *
  * INPUT:   folded stacks ("a;b;c 12", or "stack base test" for differentials)
  *          ntdll.dll!RtlUserThreadStart;app.exe!main;app.exe!work 120
@@ -44,17 +47,20 @@
 #include "stacks/stacks.h"
 #include "report/views.h"
 #include "report/pmu.h"
+#include "report/diskio.h"
 
 enum mode {
 	M_FLAME, M_TREE, M_CALLERS, M_CALLEES, M_BYNAME, M_SPEEDSCOPE,
-	M_DPC, M_DPCISR, M_DPCSTACKS, M_DPCCHART, M_PMU
+	M_DPC, M_DPCISR, M_DPCSTACKS, M_DPCCHART, M_PMU,
+	M_DISKIO, M_HARDFAULTS, M_FILEIO
 };
 
 static const struct { const char *name; enum mode m; } modes[] = {
 	{ "flame", M_FLAME }, { "tree", M_TREE }, { "callers", M_CALLERS },
 	{ "callees", M_CALLEES }, { "byname", M_BYNAME },
 	{ "speedscope", M_SPEEDSCOPE }, { "dpc", M_DPC }, { "dpcisr", M_DPCISR },
-	{ "dpcstacks", M_DPCSTACKS }, { "dpcchart", M_DPCCHART }, { "pmu", M_PMU }, { NULL, 0 }
+	{ "dpcstacks", M_DPCSTACKS }, { "dpcchart", M_DPCCHART }, { "pmu", M_PMU },
+	{ "diskio", M_DISKIO }, { "hardfaults", M_HARDFAULTS }, { "fileio", M_FILEIO }, { NULL, 0 }
 };
 
 enum {
@@ -63,7 +69,8 @@ enum {
 	O_HASH, O_CP, O_PALFILE, O_REVERSE, O_INVERTED, O_FLAMECHART, O_NEGATE,
 	O_FACTOR, O_TOTAL, O_NOTES, O_DIFF, O_NOUNESC, O_KIND, O_SEARCHCOLOR,
 	O_TSV, O_MINPCT, O_BY, O_CPU, O_DPCONLY, O_ISRONLY, O_DPCLIMIT,
-	O_ISRLIMIT, O_MODULE, O_LABEL, O_UNIT, O_LOGY, O_VERSION, O_MAXDEPTH
+	O_ISRLIMIT, O_MODULE, O_LABEL, O_UNIT, O_LOGY, O_VERSION, O_MAXDEPTH,
+	O_HARDFAULTS
 };
 
 static const struct option longopts[] = {
@@ -110,6 +117,7 @@ static const struct option longopts[] = {
 	{ "label", required_argument, NULL, O_LABEL },
 	{ "log", no_argument, NULL, O_LOGY },
 	{ "max-depth", required_argument, NULL, O_MAXDEPTH },
+	{ "hard-faults", no_argument, NULL, O_HARDFAULTS },
 	STK_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
@@ -118,14 +126,14 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: render [flame|tree|callers|callees|byname|speedscope|"
-	    "dpc|dpcisr|dpcstacks|dpcchart|pmu] [options] [-o FILE] [FILE...]\n");
+	    "dpc|dpcisr|dpcstacks|dpcchart|pmu|diskio|hardfaults|fileio] [options] [-o FILE] [FILE...]\n");
 }
 
 static void
 help(void)
 {
 	printf("usage: render [flame|tree|callers|callees|byname|speedscope|"
-	    "dpc|dpcisr|dpcstacks|dpcchart|pmu] [options] [-o FILE] [FILE...]\n");
+	    "dpc|dpcisr|dpcstacks|dpcchart|pmu|diskio|hardfaults|fileio] [options] [-o FILE] [FILE...]\n");
 	fputs(
 "Flame graphs (folded or evt input):\n"
 "  --title T --subtitle T --width PX --height PX(per frame) --minwidth PX|PCT%\n"
@@ -142,6 +150,10 @@ help(void)
 "  dpcchart -m MODULE [--label L]... FILE..., with --cpu LIST --dpc --isr\n"
 "  --dpc-limit US (100) --isr-limit US (25) --log\n"
 "PMU (evt input): pmu [--tsv]  WindowsPerf GPC tables, per-period deltas, rates, IPC\n"
+"Disk and file I/O (evt input), [--tsv]:\n"
+"  diskio [--by process|file|disk]  count, bytes, I/O and service time, p50/p90/p99/max\n"
+"  diskio --hard-faults, hardfaults [--by file|process]  hard faults, bytes, wait time\n"
+"  fileio [--by file|operation|process]  FileIo operations, bytes, time to OperationEnd\n"
 "  -o, --output=FILE  output (default stdout)   -h --help   --version\n"
 "See render(1).\n", stdout);
 	exit(0);
@@ -342,6 +354,7 @@ struct options {
 	int maxdepth;
 	const char *focus;
 	const char *by;
+	int hard_faults;	/* diskio --hard-faults */
 	struct dpc_opts dpc;
 	struct stk_config stk;
 	const char *labels[64];
@@ -612,6 +625,43 @@ run_dpc(struct options *op, enum mode m, int argc, char **argv)
 	return st;
 }
 
+/* ------------------------------------------------------------------ */
+/* disk and file I/O (lib/report/diskio.c)                             */
+
+static int
+run_diskio(struct options *op, enum mode m, int argc, char **argv)
+{
+	struct diskio_opts o = { .tsv = op->tsv };
+	struct outbuf ob;
+	int st = 0;
+
+	o.view = m == M_DISKIO ? DISKIO_DISK : m == M_HARDFAULTS ? DISKIO_HARDFAULTS : DISKIO_FILEIO;
+	if (op->by) {
+		int by = diskio_parse_by(o.view, op->by);
+
+		if (by < 0)
+			cli_usage_error("--by must be %s", o.view == DISKIO_DISK ? "process, file or disk" :
+			    o.view == DISKIO_HARDFAULTS ? "file or process" : "file, operation or process");
+		o.by = (enum diskio_by)by;
+	}
+	struct diskio *d = diskio_new(&o);
+	if (argc == 0)
+		st = diskio_read(d, "-");
+	for (int i = 0; i < argc; i++) {
+		int r = diskio_read(d, argv[i]);
+
+		if (r > st)
+			st = r;
+	}
+	if (st != EXIT_FATAL) {
+		ob_open(&ob, op->output);
+		diskio_report(d, &ob);
+		ob_close(&ob);
+	}
+	diskio_free(d);
+	return st;
+}
+
 static void
 parse_cpus(struct dpc_opts *d, const char *s)
 {
@@ -747,12 +797,8 @@ main(int argc, char **argv)
 		case O_MINPCT: op.minpct = cli_number("--min-percent", optarg); break;
 		case O_MAXDEPTH: op.maxdepth = (int)cli_integer("--max-depth", optarg); break;
 		case 'f': op.focus = optarg; break;
-		case O_BY:
-			if (strcmp(optarg, "thread") && strcmp(optarg, "process") &&
-			    strcmp(optarg, "all"))
-				cli_usage_error("--by must be thread, process or all");
-			op.by = optarg;
-			break;
+		case O_BY: op.by = optarg; break;	/* checked once the mode is known */
+		case O_HARDFAULTS: op.hard_faults = 1; break;
 		case O_CPU: parse_cpus(&op.dpc, optarg); break;
 		case O_DPCONLY: op.dpc.want_isr = 0; op.dpc.want_dpc = 1; break;
 		case O_ISRONLY: op.dpc.want_dpc = 0; op.dpc.want_isr = 1; break;
@@ -782,6 +828,12 @@ main(int argc, char **argv)
 			argv++;
 		}
 	}
+	if (op.hard_faults && m == M_DISKIO)
+		m = M_HARDFAULTS;
+	if (m == M_DISKIO || m == M_HARDFAULTS || m == M_FILEIO)
+		return run_diskio(&op, m, argc, argv);
+	if (op.by && strcmp(op.by, "thread") && strcmp(op.by, "process") && strcmp(op.by, "all"))
+		cli_usage_error("--by must be thread, process or all");
 	if ((m == M_CALLERS || m == M_CALLEES) && op.focus == NULL)
 		cli_usage_error("%s needs -f FRAME", m == M_CALLERS ? "callers" : "callees");
 	switch (m) {
