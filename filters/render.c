@@ -21,6 +21,7 @@
  *          diskio           xperf -a diskio: disk I/O by process, file or disk, latency percentiles
  *          hardfaults       hard page faults by file or process (also: diskio --hard-faults)
  *          fileio           WPA's File I/O: operations by file, operation or process
+ *          diskstacks       disk I/O time on the stacks that issued it, as folded stacks
  *
  * INPUT:   folded stacks ("a;b;c 12", or "stack base test" for differentials)
  *          ntdll.dll!RtlUserThreadStart;app.exe!main;app.exe!work 120
@@ -52,7 +53,7 @@
 enum mode {
 	M_FLAME, M_TREE, M_CALLERS, M_CALLEES, M_BYNAME, M_SPEEDSCOPE,
 	M_DPC, M_DPCISR, M_DPCSTACKS, M_DPCCHART, M_PMU,
-	M_DISKIO, M_HARDFAULTS, M_FILEIO
+	M_DISKIO, M_HARDFAULTS, M_FILEIO, M_DISKSTACKS
 };
 
 static const struct { const char *name; enum mode m; } modes[] = {
@@ -60,7 +61,8 @@ static const struct { const char *name; enum mode m; } modes[] = {
 	{ "callees", M_CALLEES }, { "byname", M_BYNAME },
 	{ "speedscope", M_SPEEDSCOPE }, { "dpc", M_DPC }, { "dpcisr", M_DPCISR },
 	{ "dpcstacks", M_DPCSTACKS }, { "dpcchart", M_DPCCHART }, { "pmu", M_PMU },
-	{ "diskio", M_DISKIO }, { "hardfaults", M_HARDFAULTS }, { "fileio", M_FILEIO }, { NULL, 0 }
+	{ "diskio", M_DISKIO }, { "hardfaults", M_HARDFAULTS }, { "fileio", M_FILEIO },
+	{ "diskstacks", M_DISKSTACKS }, { NULL, 0 }
 };
 
 enum {
@@ -126,14 +128,14 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: render [flame|tree|callers|callees|byname|speedscope|"
-	    "dpc|dpcisr|dpcstacks|dpcchart|pmu|diskio|hardfaults|fileio] [options] [-o FILE] [FILE...]\n");
+	    "dpc|dpcisr|dpcstacks|dpcchart|pmu|diskio|hardfaults|fileio|diskstacks] [options] [-o FILE] [FILE...]\n");
 }
 
 static void
 help(void)
 {
 	printf("usage: render [flame|tree|callers|callees|byname|speedscope|"
-	    "dpc|dpcisr|dpcstacks|dpcchart|pmu|diskio|hardfaults|fileio] [options] [-o FILE] [FILE...]\n");
+	    "dpc|dpcisr|dpcstacks|dpcchart|pmu|diskio|hardfaults|fileio|diskstacks] [options] [-o FILE] [FILE...]\n");
 	fputs(
 "Flame graphs (folded or evt input):\n"
 "  --title T --subtitle T --width PX --height PX(per frame) --minwidth PX|PCT%\n"
@@ -154,6 +156,7 @@ help(void)
 "  diskio [--by process|file|disk]  count, bytes, I/O and service time, p50/p90/p99/max\n"
 "  diskio --hard-faults, hardfaults [--by file|process]  hard faults, bytes, wait time\n"
 "  fileio [--by file|operation|process]  FileIo operations, bytes, time to OperationEnd\n"
+"  diskstacks [--unit us|ms]  disk I/O time on the stacks of their starts, folded\n"
 "  -o, --output=FILE  output (default stdout)   -h --help   --version\n"
 "See render(1).\n", stdout);
 	exit(0);
@@ -635,7 +638,15 @@ run_diskio(struct options *op, enum mode m, int argc, char **argv)
 	struct outbuf ob;
 	int st = 0;
 
-	o.view = m == M_DISKIO ? DISKIO_DISK : m == M_HARDFAULTS ? DISKIO_HARDFAULTS : DISKIO_FILEIO;
+	o.view = m == M_DISKIO ? DISKIO_DISK : m == M_HARDFAULTS ? DISKIO_HARDFAULTS :
+	    m == M_DISKSTACKS ? DISKIO_STACKS : DISKIO_FILEIO;
+	if (m == M_DISKSTACKS) {
+		if (op->by)
+			cli_usage_error("diskstacks takes no --by");
+		if (op->dpc.unit && strcmp(op->dpc.unit, "samples") == 0)
+			cli_usage_error("diskstacks: --unit must be us or ms");
+		o.unit_ms = op->dpc.unit && strcmp(op->dpc.unit, "ms") == 0;
+	}
 	if (op->by) {
 		int by = diskio_parse_by(o.view, op->by);
 
@@ -830,7 +841,7 @@ main(int argc, char **argv)
 	}
 	if (op.hard_faults && m == M_DISKIO)
 		m = M_HARDFAULTS;
-	if (m == M_DISKIO || m == M_HARDFAULTS || m == M_FILEIO)
+	if (m == M_DISKIO || m == M_HARDFAULTS || m == M_FILEIO || m == M_DISKSTACKS)
 		return run_diskio(&op, m, argc, argv);
 	if (op.by && strcmp(op.by, "thread") && strcmp(op.by, "process") && strcmp(op.by, "all"))
 		cli_usage_error("--by must be thread, process or all");

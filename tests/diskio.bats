@@ -276,3 +276,41 @@ per_process() {
 	read_at=$(awk -F'\t' -v k="file_object=$key" '$2 == "DiskRead" { for (i = 8; i < NF; i++) if ($i == k) { print $1; exit } }' "$T/n.evt")
 	awk -v a="$read_at" -v b="$rundown" 'BEGIN { exit !(a < b) }' || fail "mscorlib read at $read_at, rundown at $rundown"
 }
+
+@test "diskio: render diskstacks puts each I/O's time on its start's process, stack and file (scenario by hand, corpus by awk)" {
+	c=$(scen 8)
+	# app.exe: app.dll #2 8 ms + #6 1.5 ms, big.db #1 4 + #5 20; indexer.exe: #3 1
+	# (logged on System's thread, its start is indexer's), #4 2.5 (unnamed); in us
+	render diskstacks "$c.evt" > "$T/s"
+	cat > "$T/want" <<-'EOF'
+	app.exe (1200);Disk I/O: \Device\HarddiskVolume2\Windows\System32\app.dll 9500
+	app.exe (1200);Disk I/O: \Device\HarddiskVolume2\data\big.db 24000
+	indexer.exe (2300);Disk I/O: ? (file 0x8a003000, not named in the trace) 2500
+	indexer.exe (2300);Disk I/O: \Device\HarddiskVolume2\data\big.db 1000
+	EOF
+	textdiff "$T/want" "$T/s"
+	render diskstacks --unit ms "$c.evt" | awk '{ s += $NF } END { exit !(s == 37) }'
+	render diskstacks "$c.evt" | render flame --countname us > "$T/f.svg"
+	grep -q 'big.db' "$T/f.svg"
+	run render diskstacks --by file "$c.evt"
+	[ "$status" -eq 2 ]
+
+	require_corpus
+	etl2evt "$CORPUS/perfview/net.4.5.2.x64.etl.zip" > "$T/n.evt" 2>/dev/null
+	# awk: "process (pid);stack" of each start, then the completion's time on it
+	awk -F'\t' '
+	function attr(k,   i) { for (i = 8; i < NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+	/^#/ { next }
+	$2 ~ /^Disk(Read|Write|Flush)Init$/ { s = $4 " (" $5 ")"; if ($NF != "") s = s ";" $NF; start[attr("irp")] = s; next }
+	$2 == "DiskRead" || $2 == "DiskWrite" || $2 == "DiskFlush" {
+		irp = attr("irp"); s = start[irp]; delete start[irp]
+		if (s == "") fail = 1
+		t[s] += attr("elapsed_ms")
+	}
+	END { if (fail) print "a completion without its start"; for (s in t) printf "%s %.6f\n", s, t[s] }' "$T/n.evt" | sort > "$T/want"
+	[ "$(wc -l < "$T/want")" -ge 20 ]
+	render diskstacks --unit ms "$T/n.evt" |
+	    awk '{ w = $NF; s = $0; sub(/;Disk I\/O: .*/, "", s); t[s] += w } END { for (s in t) printf "%s %.6f\n", s, t[s] }' |
+	    sort > "$T/got"
+	textdiff "$T/want" "$T/got"
+}

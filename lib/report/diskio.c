@@ -16,12 +16,16 @@
  * not with the number of I/Os.  The percentile is the nearest rank, as the
  * DPC report's (dpcstats.c).
  *
+ * The stacks view keeps each start's stack (interned, with its process as
+ * the root frame) by irp= instead, and sums I/O time per (stack, file).
+ *
  * Pairing: DiskReadInit/WriteInit/FlushInit are remembered by irp= until
  * their completion names the same IRP; a FileIo operation is remembered by
  * irp= until its FileIoOperationEnd.  An IRP is reused by the system, so a
  * new start replaces an old one that never ended (counted as unended).
  */
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +35,7 @@
 #include "base/hmap.h"
 #include "base/intern.h"
 #include "base/outbuf.h"
+#include "base/strbuf.h"
 #include "report/diskio.h"
 #include "report/numfmt.h"
 
@@ -81,6 +86,13 @@ struct diskio {
 	uint32_t npend, cappend, freepend;	/* freepend: a list through pend[].row */
 	uint64_t ios, paired, untimed, unended, ends_unmatched, skipped;
 	uint64_t names_seen;
+	/* the stacks view */
+	struct intern stacks;	/* "process (pid);frame;..." */
+	struct hmap initstack;	/* (irp, 0) -> stacks id of the start */
+	struct hmap stackrow;	/* (stacks id, file row) -> index in sw */
+	struct stackw { uint32_t stack, row; int64_t ns; } *sw;
+	uint32_t nsw, capsw;
+	struct strbuf sb;	/* a stack being built */
 };
 
 int
@@ -107,8 +119,11 @@ diskio_new(const struct diskio_opts *o)
 {
 	struct diskio *d = xcalloc(1, sizeof *d);
 	d->o = *o;
-	if (d->o.by == DISKIO_BY_DEFAULT)
+	if (d->o.by == DISKIO_BY_DEFAULT || o->view == DISKIO_STACKS)
 		d->o.by = o->view == DISKIO_DISK ? DISKIO_BY_PROCESS : DISKIO_BY_FILE;
+	intern_init(&d->stacks);
+	hmap_init(&d->initstack);
+	hmap_init(&d->stackrow);
 	intern_init(&d->names);
 	hmap_init(&d->rowmap);
 	hmap_init(&d->histmap);
@@ -134,6 +149,11 @@ diskio_free(struct diskio *d)
 	hmap_free(&d->procmap);
 	hmap_free(&d->lastdone);
 	hmap_free(&d->pendmap);
+	intern_release(&d->stacks);
+	hmap_free(&d->initstack);
+	hmap_free(&d->stackrow);
+	free(d->sw);
+	strbuf_release(&d->sb);
 	free(d->rows);
 	free(d->b);
 	free(d->procs);
@@ -155,6 +175,7 @@ struct io {
 	int has_disk, has_irp;
 	int64_t elapsed_ns;	/* -1 unknown */
 	int write, flush;
+	struct evt_span process, stack;	/* the stacks view */
 };
 
 /* An attribute's number: 0x… hex (pointers) or decimal (sizes, disks); 0 if neither. */
@@ -336,12 +357,51 @@ service_time(struct diskio *d, const struct io *io)
 	return since;
 }
 
+/* The stacks view's stack of a line: "process (pid)" then its frames. */
+static uint32_t
+stack_of(struct diskio *d, const struct io *io)
+{
+	struct strbuf *sb = &d->sb;
+	strbuf_reset(sb);
+	strbuf_add(sb, io->process.p, io->process.n);
+	strbuf_addf(sb, " (%ld)", io->pid);
+	if (io->stack.n) {
+		strbuf_addc(sb, ';');
+		strbuf_add(sb, io->stack.p, io->stack.n);
+	}
+	return intern_add(&d->stacks, sb->s, sb->len);
+}
+
+/* The stacks view: the completion's time on its start's stack and file. */
+static void
+stack_time(struct diskio *d, const struct io *io, uint32_t file_row)
+{
+	uint32_t *v = io->has_irp ? hmap_get(&d->initstack, io->irp, 0) : NULL;
+	uint32_t st = v ? *v : stack_of(d, io);
+	if (v)
+		hmap_del(&d->initstack, io->irp, 0);
+	uint32_t *i = hmap_get(&d->stackrow, st, file_row);
+	if (!i) {
+		if (d->nsw == d->capsw) {
+			d->capsw = d->capsw ? 2 * d->capsw : 256;
+			d->sw = xrealloc(d->sw, d->capsw * sizeof *d->sw);
+		}
+		d->sw[d->nsw] = (struct stackw){ st, file_row, 0 };
+		hmap_put(&d->stackrow, st, file_row, d->nsw);
+		i = hmap_get(&d->stackrow, st, file_row);
+		d->nsw++;
+	}
+	d->sw[*i].ns += io->elapsed_ns;
+}
+
 static void
 take_disk(struct diskio *d, struct io *io)
 {
 	long pid = io->pid;
 	uint32_t pname = io->pname;
 	if (strncmp(io->kind, "Disk", 4) == 0 && strstr(io->kind, "Init")) {
+		if (d->o.view == DISKIO_STACKS && io->has_irp)
+			hmap_put(&d->initstack, io->irp, 0, stack_of(d, io));
 		if (io->has_irp)
 			hmap_put(&d->inits, io->irp, 0, proc_of(d, io->pid, io->pname));
 		return;
@@ -371,6 +431,8 @@ take_disk(struct diskio *d, struct io *io)
 		d->untimed++;
 		return;
 	}
+	if (d->o.view == DISKIO_STACKS)
+		stack_time(d, io, ri);
 	d->rows[ri].service_ns += service_time(d, io);
 	row_time(d, ri, io->elapsed_ns);
 }
@@ -461,7 +523,7 @@ wanted(const struct diskio *d, const char *kind)
 		return 1;	/* names serve every view */
 	if (d->o.view == DISKIO_HARDFAULTS)
 		return strcmp(kind, "PageFaultHard") == 0;
-	if (d->o.view == DISKIO_DISK)
+	if (d->o.view == DISKIO_DISK || d->o.view == DISKIO_STACKS)
 		return strncmp(kind, "Disk", 4) == 0 && (strcmp(kind, "DiskRead") == 0 ||
 		    strcmp(kind, "DiskWrite") == 0 || strcmp(kind, "DiskFlush") == 0 ||
 		    strcmp(kind, "DiskReadInit") == 0 || strcmp(kind, "DiskWriteInit") == 0 ||
@@ -490,6 +552,10 @@ take_line(struct diskio *d, char *line, size_t len, const char **why)
 	    read_attrs(&c, &io, &name, why) < 0)
 		return -1;
 	io.pname = intern_add(&d->names, c.col[EVT_PROCESS].p, c.col[EVT_PROCESS].n);
+	if (d->o.view == DISKIO_STACKS) {
+		io.process = c.col[EVT_PROCESS];
+		io.stack = evt_cols_stack(&c);
+	}
 	io.kind = kind;
 	if (strncmp(kind, "FileIo", 6) == 0) {
 		io.kind = kind + 6;
@@ -793,9 +859,76 @@ footer(struct diskio *d, struct outbuf *ob)
 	    d->names_seen);
 }
 
+/* A stack column as folded frames: "%3B" in a frame becomes ':' (evt-format.md §4). */
+static void
+put_folded(struct outbuf *ob, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '%' && i + 2 < n && s[i + 1] == '3' && (s[i + 2] == 'B' || s[i + 2] == 'b')) {
+			ob_putc(ob, ':');
+			i += 2;
+		} else
+			ob_putc(ob, s[i]);
+	}
+}
+
+static int
+cmp_stackw(const void *a, const void *b)
+{
+	const struct stackw *x = a, *y = b;
+	int c = strcmp(intern_str(&sort_d->stacks, x->stack), intern_str(&sort_d->stacks, y->stack));
+	if (c)
+		return c;
+	return strcmp(intern_str(&sort_d->names, x->row), intern_str(&sort_d->names, y->row));
+}
+
+/*
+ * The stacks view: "process (pid);frames...;Disk Read: FILE COUNT" per
+ * (stack, file), in whole microseconds (the rounding carried so the total
+ * stays exact) or, with unit_ms, milliseconds.  The file is the name the
+ * report would give it (joined at the end).
+ */
+static void
+report_stacks(struct diskio *d, struct outbuf *ob)
+{
+	/* rows of the same name are one leaf: turn each row index into its label */
+	for (uint32_t i = 0; i < d->nsw; i++)
+		d->sw[i].row = label_of(d, &d->rows[d->sw[i].row]);
+	sort_d = d;
+	qsort(d->sw, d->nsw, sizeof *d->sw, cmp_stackw);
+	double carry = 0;
+	for (uint32_t i = 0; i < d->nsw; i++) {
+		int64_t ns = d->sw[i].ns;
+		/* merge the entries that now have the same stack and leaf */
+		while (i + 1 < d->nsw && d->sw[i + 1].stack == d->sw[i].stack &&
+		    d->sw[i + 1].row == d->sw[i].row)
+			ns += d->sw[++i].ns;
+		char num[64];
+		if (d->o.unit_ms)
+			evt_format_weight_ns(num, ns);
+		else {
+			double us = (double)ns / 1000, r = floor(us + carry + 0.5);
+			carry += us - r;
+			if (r <= 0)
+				continue;
+			snprintf(num, sizeof num, "%.0f", r);
+		}
+		put_folded(ob, intern_str(&d->stacks, d->sw[i].stack),
+		    intern_len(&d->stacks, d->sw[i].stack));
+		ob_puts(ob, ";Disk I/O: ");
+		const char *f = intern_str(&d->names, d->sw[i].row);
+		put_folded(ob, f, strlen(f));
+		ob_printf(ob, " %s\n", num);
+	}
+}
+
 void
 diskio_report(struct diskio *d, struct outbuf *ob)
 {
+	if (d->o.view == DISKIO_STACKS) {
+		report_stacks(d, ob);
+		return;
+	}
 	const enum col *cols = d->o.view == DISKIO_DISK ? disk_cols :
 	    d->o.view == DISKIO_HARDFAULTS ? fault_cols : file_cols;
 	size_t ncols = d->o.view == DISKIO_DISK ? sizeof disk_cols / sizeof *cols :

@@ -15,6 +15,11 @@
  *   fileio      FileIo operations by file, operation or process: count,
  *               bytes, time from the operation to its FileIoOperationEnd
  *               (same irp=) where the stream has the end.
+ *   stacks      "where the disk time was asked for": each disk I/O's time
+ *               as folded stacks, the process, then the stack of its start
+ *               (DiskReadInit...: the completion has none), then a leaf
+ *               naming the operation and the file (PerfView's Disk I/O
+ *               stacks), for render flame.
  * Files are named by joining a file object or file key to the names of
  * FileIoName/FileCreate/FileDelete/Rundown and FileIoCreate lines; a name
  * that comes later than the I/O (the rundown at the end) still names it.
@@ -28,7 +33,7 @@
 
 #include "evt/evt.h"
 
-enum diskio_view { DISKIO_DISK, DISKIO_HARDFAULTS, DISKIO_FILEIO };
+enum diskio_view { DISKIO_DISK, DISKIO_HARDFAULTS, DISKIO_FILEIO, DISKIO_STACKS };
 enum diskio_by { DISKIO_BY_DEFAULT, DISKIO_BY_PROCESS, DISKIO_BY_FILE, DISKIO_BY_DISK,
     DISKIO_BY_OPERATION };
 
@@ -36,6 +41,7 @@ struct diskio_opts {
 	enum diskio_view view;
 	enum diskio_by by;	/* DEFAULT: process (disk), file (hardfaults, fileio) */
 	int tsv;
+	int unit_ms;		/* stacks: counts in ms (shortest decimals), not whole us */
 };
 
 /* The --by value BY for VIEW, or -1 when the view has no such grouping. */
