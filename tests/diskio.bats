@@ -314,3 +314,36 @@ per_process() {
 	    sort > "$T/got"
 	textdiff "$T/want" "$T/got"
 }
+
+# many N: an evt stream of N disk reads and their starts over 64 IRPs, 5
+# processes, 10 files and 100 distinct latencies, and FileIo operations with
+# their ends over the same IRPs
+many() {
+	awk -v n="$1" 'BEGIN {
+		print "#evt\t1\tsource=many"
+		for (i = 0; i < n; i++) {
+			t = i * 0.01; irp = sprintf("0x%x", 0x83000000 + (i % 64) * 16)
+			p = i % 5; fo = sprintf("0x%x", 0x8a000000 + (i % 10) * 4096); el = (i % 100) / 100 + 0.25
+			printf "%.6f\tDiskReadInit\t0\tp%d.exe\t%d\t%d\t0\tirp=%s\t\n", t, p, 100 + p, 1000 + p, irp
+			printf "%.6f\tDiskRead\t0\tp%d.exe\t%d\t%d\t%s\tdisk=0\tbytes=4096\toffset=%d\tfile_object=%s\tirp=%s\telapsed_ms=%.6f\t\n", t + 0.005, p, 100 + p, 1000 + p, el, i * 4096, fo, irp, el
+			printf "%.6f\tFileIoRead\t1\tp%d.exe\t%d\t%d\t0\toffset=0\tirp=%s\tfile_object=%s\tfile_key=%s\tbytes=512\tio_flags=0x0\t\n", t, p, 100 + p, 1000 + p, irp, fo, fo
+			printf "%.6f\tFileIoOperationEnd\t1\t?\t-1\t-1\t0\tirp=%s\textra=0x200\tstatus=0x0\t\n", t + 0.002, irp
+		}
+	}'
+}
+
+@test "diskio: memory grows with processes, files, IRPs and distinct latencies, not with the number of I/Os" {
+	asan && skip "RSS under ASan says nothing about the tool"
+	many 20000 > "$T/small.evt"
+	many 400000 > "$T/big.evt"
+	for v in diskio "diskio --by file" fileio diskstacks; do
+		small=$(peak_rss_kb render $v "$T/small.evt")
+		big=$(peak_rss_kb render $v "$T/big.evt")
+		[ "$small" -gt 0 ] && [ "$big" -gt 0 ] || fail "$v failed"
+		# 20 times the I/Os: a few hundred kB more at most (the line reader's buffers)
+		[ "$big" -lt $((small + 2048)) ] || fail "$v: $small kB for 20000 I/Os, $big kB for 400000"
+	done
+	# and the answers scale: 400000 reads, 400000 timed file reads
+	render diskio --by disk --tsv "$T/big.evt" | awk -F'\t' 'NR == 2 { exit !($1 == 400000) }'
+	render fileio --by operation --tsv "$T/big.evt" | awk -F'\t' 'NR == 2 { exit !($1 == 400000 && $6 == 400000) }'
+}
