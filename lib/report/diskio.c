@@ -188,7 +188,12 @@ numval(const char *p, size_t n)
 	memcpy(buf, p, n);
 	buf[n] = '\0';
 	int hex = n > 2 && buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X');
-	return strtoull(hex ? buf + 2 : buf, NULL, hex ? 16 : 10);
+	char *end;
+	uint64_t v = strtoull(hex ? buf + 2 : buf, &end, hex ? 16 : 10);
+	/* strtoull takes "-5" (and wraps it) and leading blanks: neither is a number here */
+	if (buf[hex ? 2 : 0] < '0' || buf[hex ? 2 : 0] > 'f' || *end)
+		return 0;
+	return v;
 }
 
 /* Reads the attributes the views use; the escaped file name into *NAME. */
