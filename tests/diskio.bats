@@ -347,3 +347,21 @@ many() {
 	render diskio --by disk --tsv "$T/big.evt" | awk -F'\t' 'NR == 2 { exit !($1 == 400000) }'
 	render fileio --by operation --tsv "$T/big.evt" | awk -F'\t' 'NR == 2 { exit !($1 == 400000 && $6 == 400000) }'
 }
+
+@test "diskio: corpus: stackfold --kind sums the I/O time of disk and hard fault lines (their weight)" {
+	require_corpus
+	etl2evt "$CORPUS/perfview/net.4.5.2.x64.etl.zip" > "$T/n.evt" 2>/dev/null
+	for k in PageFaultHard DiskRead,DiskWrite,DiskFlush; do
+		# the elapsed_ms attributes, in us, from the lines themselves
+		want=$(awk -F'\t' -v ks=",$k," '
+			index(ks, "," $2 ",") { for (i = 8; i < NF; i++) if ($i ~ /^elapsed_ms=/) { s += substr($i, 12); n++ } }
+			END { printf "%d %.0f\n", n, s * 1000 }' "$T/n.evt")
+		got=$(stackfold --kind "$k" "$T/n.evt" | awk '{ s += $NF } END { printf "%.0f\n", s }')
+		[ "${want%% *}" -gt 100 ] || fail "$k: only ${want%% *} lines"
+		# whole microseconds per stack: within one per line of the exact sum
+		awk -v a="${want#* }" -v b="$got" -v n="${want%% *}" 'BEGIN { d = a - b; exit !(d <= n && -d <= n) }' ||
+			fail "$k: stackfold $got us, the lines' elapsed_ms ${want#* } us"
+	done
+	# hard faults carry their own stacks: most of their time is on real frames
+	stackfold --kind PageFaultHard "$T/n.evt" | grep -q 'ntoskrnl.exe'
+}
