@@ -163,6 +163,11 @@ io_match() {
 	grep -Eq '^ +4 +3 +1 +0 +200,704 +4,096 +33\.5 +31\.5 +4 +20 +20 +20 app\.exe \(1200\)$' "$T/text"
 	# 6 completions, all paired with their start (the reused IRP too)
 	grep -q '^6 disk I/Os; 6 paired with their start by irp= ' "$T/text"
+	# disk 0 served 4+6+1+2.5+20 = 33.5 ms of the trace's duration_ms (the header's)
+	dur=$(head -1 "$c.evt" | tr '\t' '\n' | sed -n 's/^duration_ms=//p')
+	pct=$(awk -v d="$dur" 'BEGIN { printf "%.1f", 3350 / d }')
+	grep -q "^disk 0: busy 33.5 ms, $pct% of the trace's " "$T/text"
+	grep -q "^disk 1: busy 1.5 ms, " "$T/text"
 	run render diskio --by operation "$c.evt"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--by must be process, file or disk"* ]]

@@ -78,9 +78,10 @@ struct diskio {
 	uint64_t *procs;	/* proc -> (pid + 1) << 32 | process names id */
 	uint32_t nprocs, capprocs;
 	struct hmap procmap;	/* (pid + 1, names id) -> proc */
-	struct hmap lastdone;	/* (disk, 0) -> index in lastns: the disk's last completion */
-	int64_t *lastns;
+	struct hmap lastdone;	/* (disk, 0) -> index in disks */
+	struct diskuse { uint64_t disk; int64_t last_ns, service_ns; } *disks;
 	uint32_t nlast, caplast;
+	int64_t duration_ns;	/* the streams' duration_ms= headers, summed; 0 if none */
 	struct hmap pendmap;	/* (irp, 0) -> pending */
 	struct pending *pend;
 	uint32_t npend, cappend, freepend;	/* freepend: a list through pend[].row */
@@ -157,7 +158,7 @@ diskio_free(struct diskio *d)
 	free(d->rows);
 	free(d->b);
 	free(d->procs);
-	free(d->lastns);
+	free(d->disks);
 	free(d->pend);
 	free(d);
 }
@@ -346,19 +347,24 @@ service_time(struct diskio *d, const struct io *io)
 	uint64_t disk = io->has_disk ? io->disk : UINT64_MAX;
 	uint32_t *v = hmap_get(&d->lastdone, disk, 0);
 	int64_t since = io->elapsed_ns;
-	if (v) {
-		int64_t gap = io->t_ns - d->lastns[*v];
-		if (gap >= 0 && gap < since)
-			since = gap;
-		d->lastns[*v] = io->t_ns;
-	} else {
+	if (!v) {
 		if (d->nlast == d->caplast) {
 			d->caplast = d->caplast ? 2 * d->caplast : 16;
-			d->lastns = xrealloc(d->lastns, d->caplast * sizeof *d->lastns);
+			d->disks = xrealloc(d->disks, d->caplast * sizeof *d->disks);
 		}
-		d->lastns[d->nlast] = io->t_ns;
-		hmap_put(&d->lastdone, disk, 0, d->nlast++);
+		d->disks[d->nlast] = (struct diskuse){ disk, INT64_MIN, 0 };
+		hmap_put(&d->lastdone, disk, 0, d->nlast);
+		v = hmap_get(&d->lastdone, disk, 0);
+		d->nlast++;
 	}
+	struct diskuse *u = &d->disks[*v];
+	if (u->last_ns != INT64_MIN) {
+		int64_t gap = io->t_ns - u->last_ns;
+		if (gap >= 0 && gap < since)
+			since = gap;
+	}
+	u->last_ns = io->t_ns;
+	u->service_ns += since;
 	return since;
 }
 
@@ -599,7 +605,21 @@ diskio_read(struct diskio *d, const char *path)
 	}
 	while ((line = lr_next(lr, &len)) != NULL) {
 		lr_progress(lr);
-		if (evt_classify(line, len) != EVT_EVENT)
+		enum evt_linetype lt = evt_classify(line, len);
+		if (lt == EVT_HEADER) {
+			struct evt_header h;
+			const char *dur;
+			int64_t ns;
+			if (evt_parse_header(line, len, &h, &why) < 0) {
+				cli_warn("%s:%lu: %s", lr_name(lr), lr_lineno(lr), why);
+				lr_close(lr);
+				return EXIT_FATAL;
+			}
+			if ((dur = evt_header_get(&h, "duration_ms")) &&
+			    evt_parse_millionths(dur, strlen(dur), &ns) == 0 && ns > 0)
+				d->duration_ns += ns;
+		}
+		if (lt != EVT_EVENT)
 			continue;
 		if (take_line(d, line, len, &why) < 0 && bad++ < 5)
 			cli_warn("%s:%lu: %s, line skipped", lr_name(lr), lr_lineno(lr), why);
@@ -844,13 +864,46 @@ by_name(enum diskio_by by)
 	    by == DISKIO_BY_OPERATION ? "Operation" : "File";
 }
 
+static int
+cmp_diskuse(const void *a, const void *b)
+{
+	const struct diskuse *x = a, *y = b;
+	return (x->disk > y->disk) - (x->disk < y->disk);
+}
+
+/* How busy each disk was: its service time over the trace's duration (xperf's utilization). */
+static void
+disk_busy(struct diskio *d, struct outbuf *ob)
+{
+	char svc[64], dur[64], pct[64];
+	if (d->nlast > 1)
+		qsort(d->disks, d->nlast, sizeof *d->disks, cmp_diskuse);
+	fmt_thousands(dur, (double)d->duration_ns / 1e6, 3);
+	for (uint32_t i = 0; i < d->nlast; i++) {
+		const struct diskuse *u = &d->disks[i];
+		fmt_thousands(svc, (double)u->service_ns / 1e6, 3);
+		if (u->disk == UINT64_MAX)
+			ob_puts(ob, "disk ?");
+		else
+			ob_printf(ob, "disk %" PRIu64, u->disk);
+		ob_printf(ob, ": busy %s ms", svc);
+		if (d->duration_ns > 0) {
+			fmt_thousands(pct, 100.0 * (double)u->service_ns / (double)d->duration_ns, 1);
+			ob_printf(ob, ", %s%% of the trace's %s ms", pct, dur);
+		}
+		ob_puts(ob, ".\n");
+	}
+}
+
 static void
 footer(struct diskio *d, struct outbuf *ob)
 {
-	if (d->o.view == DISKIO_DISK)
+	if (d->o.view == DISKIO_DISK) {
 		ob_printf(ob, "\n%" PRIu64 " disk I/Os; %" PRIu64 " paired with their start by irp= "
 		    "(the process is the start's); %" PRIu64 " without a time.\n",
 		    d->ios, d->paired, d->untimed);
+		disk_busy(d, ob);
+	}
 	else if (d->o.view == DISKIO_HARDFAULTS)
 		ob_printf(ob, "\n%" PRIu64 " hard faults; %" PRIu64 " without a time.\n",
 		    d->ios, d->untimed);
