@@ -841,6 +841,8 @@ main(int argc, char **argv)
 	}
 	if (op.hard_faults && m == M_DISKIO)
 		m = M_HARDFAULTS;
+	if (op.hard_faults && m != M_HARDFAULTS)
+		cli_usage_error("--hard-faults goes with diskio");
 	if (m == M_DISKIO || m == M_HARDFAULTS || m == M_FILEIO || m == M_DISKSTACKS)
 		return run_diskio(&op, m, argc, argv);
 	if (op.by && strcmp(op.by, "thread") && strcmp(op.by, "process") && strcmp(op.by, "all"))
