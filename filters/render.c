@@ -25,6 +25,10 @@
  *                           kind/process, first and last time (--by to keep fewer keys)
  *          health           lost events, missing rundown, too few samples, PROFILE+CSWITCH
  *                           stacks, clock, CPU coverage, DPC/ISR at the edges
+ *          diskio           xperf -a diskio: disk I/O by process, file or disk, latency percentiles
+ *          hardfaults       hard page faults by file or process (also: diskio --hard-faults)
+ *          fileio           WPA's File I/O: operations by file, operation or process
+ *          diskstacks       disk I/O time on the stacks that issued it, as folded stacks
  *
  * INPUT:   folded stacks ("a;b;c 12", or "stack base test" for differentials)
  *          ntdll.dll!RtlUserThreadStart;app.exe!main;app.exe!work 120
@@ -54,12 +58,14 @@
 #include "report/tables.h"
 #include "report/health.h"
 #include "report/threadviews.h"
+#include "report/diskio.h"
 
 enum mode {
 	M_FLAME, M_TREE, M_CALLERS, M_CALLEES, M_BYNAME, M_SPEEDSCOPE,
 	M_DPC, M_DPCISR, M_DPCSTACKS, M_DPCCHART, M_PMU,
 	M_PROCESSES, M_THREADS, M_IMAGES, M_EVENTS, M_HEALTH,
-	M_THREADTIME, M_INTERVALS, M_WAITCHAIN
+	M_THREADTIME, M_INTERVALS, M_WAITCHAIN,
+	M_DISKIO, M_HARDFAULTS, M_FILEIO, M_DISKSTACKS
 };
 
 static const struct { const char *name; enum mode m; } modes[] = {
@@ -70,7 +76,8 @@ static const struct { const char *name; enum mode m; } modes[] = {
 	{ "processes", M_PROCESSES }, { "threads", M_THREADS }, { "images", M_IMAGES },
 	{ "events", M_EVENTS }, { "health", M_HEALTH },
 	{ "threadtime", M_THREADTIME }, { "intervals", M_INTERVALS }, { "waitchain", M_WAITCHAIN },
-	{ NULL, 0 }
+	{ "diskio", M_DISKIO }, { "hardfaults", M_HARDFAULTS }, { "fileio", M_FILEIO },
+	{ "diskstacks", M_DISKSTACKS }, { NULL, 0 }
 };
 
 enum {
@@ -80,7 +87,8 @@ enum {
 	O_FACTOR, O_TOTAL, O_NOTES, O_DIFF, O_NOUNESC, O_KIND, O_SEARCHCOLOR,
 	O_TSV, O_MINPCT, O_BY, O_CPU, O_DPCONLY, O_ISRONLY, O_DPCLIMIT,
 	O_ISRLIMIT, O_MODULE, O_LABEL, O_UNIT, O_LOGY, O_VERSION, O_MAXDEPTH,
-	O_TID, O_FROM, O_TO, O_AT, O_MINUS
+	O_TID, O_FROM, O_TO, O_AT, O_MINUS,
+	O_HARDFAULTS
 };
 
 static const struct option longopts[] = {
@@ -132,6 +140,7 @@ static const struct option longopts[] = {
 	{ "to", required_argument, NULL, O_TO },
 	{ "at", required_argument, NULL, O_AT },
 	{ "min-us", required_argument, NULL, O_MINUS },
+	{ "hard-faults", no_argument, NULL, O_HARDFAULTS },
 	STK_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
@@ -143,6 +152,7 @@ usage(void)
 	    "dpc|dpcisr|dpcstacks|dpcchart|pmu|\n"
 	    "        processes|threads|images|events|health] [options] [-o FILE] [FILE...]\n");
 	fprintf(stderr, "       render threadtime|intervals|waitchain [--tid T] [options] [FILE...]\n");
+	fprintf(stderr, "       render diskio|hardfaults|fileio|diskstacks [--by KEY] [options] [FILE...]\n");
 }
 
 static void
@@ -152,6 +162,7 @@ help(void)
 	    "dpc|dpcisr|dpcstacks|dpcchart|pmu|\n"
 	    "        processes|threads|images|events|health] [options] [-o FILE] [FILE...]\n");
 	printf("       render threadtime|intervals|waitchain [--tid T] [options] [FILE...]\n");
+	printf("       render diskio|hardfaults|fileio|diskstacks [--by KEY] [options] [FILE...]\n");
 	fputs(
 "Flame graphs (folded or evt input):\n"
 "  --title T --subtitle T --width PX --height PX(per frame) --minwidth PX|PCT%\n"
@@ -183,6 +194,11 @@ help(void)
 "                               the wait of T at MS (default its longest) and its wakers,\n"
 "                               backwards, up to 8 hops; a waker's wait under N us ends it\n"
 "  (thread-time stacks: flame/tree/byname --thread-time [--readied-by])\n"
+"Disk and file I/O (evt input), [--tsv]:\n"
+"  diskio [--by process|file|disk]  count, bytes, I/O and service time, p50/p90/p99/max\n"
+"  diskio --hard-faults, hardfaults [--by file|process]  hard faults, bytes, wait time\n"
+"  fileio [--by file|operation|process]  FileIo operations, bytes, time to OperationEnd\n"
+"  diskstacks [--unit us|ms]  disk I/O time on the stacks of their starts, folded\n"
 "  -o, --output=FILE  output (default stdout)   -h --help   --version\n"
 "See render(1).\n", stdout);
 	exit(0);
@@ -410,6 +426,7 @@ struct options {
 	int maxdepth;
 	const char *focus;
 	const char *by;
+	int hard_faults;	/* diskio --hard-faults */
 	struct dpc_opts dpc;
 	struct stk_config stk;
 	struct threadviews_opts tt;
@@ -770,6 +787,51 @@ run_threadtime(struct options *op, enum mode m, int argc, char **argv)
 	return st;
 }
 
+/* ------------------------------------------------------------------ */
+/* disk and file I/O (lib/report/diskio.c)                             */
+
+static int
+run_diskio(struct options *op, enum mode m, int argc, char **argv)
+{
+	struct diskio_opts o = { .tsv = op->tsv };
+	struct outbuf ob;
+	int st = 0;
+
+	o.view = m == M_DISKIO ? DISKIO_DISK : m == M_HARDFAULTS ? DISKIO_HARDFAULTS :
+	    m == M_DISKSTACKS ? DISKIO_STACKS : DISKIO_FILEIO;
+	if (m == M_DISKSTACKS) {
+		if (op->by)
+			cli_usage_error("diskstacks takes no --by");
+		if (op->dpc.unit && strcmp(op->dpc.unit, "samples") == 0)
+			cli_usage_error("diskstacks: --unit must be us or ms");
+		o.unit_ms = op->dpc.unit && strcmp(op->dpc.unit, "ms") == 0;
+	}
+	if (op->by) {
+		int by = diskio_parse_by(o.view, op->by);
+
+		if (by < 0)
+			cli_usage_error("--by must be %s", o.view == DISKIO_DISK ? "process, file or disk" :
+			    o.view == DISKIO_HARDFAULTS ? "file or process" : "file, operation or process");
+		o.by = (enum diskio_by)by;
+	}
+	struct diskio *d = diskio_new(&o);
+	if (argc == 0)
+		st = diskio_read(d, "-");
+	for (int i = 0; i < argc; i++) {
+		int r = diskio_read(d, argv[i]);
+
+		if (r > st)
+			st = r;
+	}
+	if (st != EXIT_FATAL) {
+		ob_open(&ob, op->output);
+		diskio_report(d, &ob);
+		ob_close(&ob);
+	}
+	diskio_free(d);
+	return st;
+}
+
 static void
 parse_cpus(struct dpc_opts *d, const char *s)
 {
@@ -907,6 +969,7 @@ main(int argc, char **argv)
 		case O_MAXDEPTH: op.maxdepth = (int)cli_integer("--max-depth", optarg); break;
 		case 'f': op.focus = optarg; break;
 		case O_BY: op.by = optarg; break;	/* checked once the mode is known */
+		case O_HARDFAULTS: op.hard_faults = 1; break;
 		case O_CPU: parse_cpus(&op.dpc, optarg); break;
 		case O_DPCONLY: op.dpc.want_isr = 0; op.dpc.want_dpc = 1; break;
 		case O_ISRONLY: op.dpc.want_dpc = 0; op.dpc.want_isr = 1; break;
@@ -944,6 +1007,12 @@ main(int argc, char **argv)
 			argv++;
 		}
 	}
+	if (op.hard_faults && m == M_DISKIO)
+		m = M_HARDFAULTS;
+	if (op.hard_faults && m != M_HARDFAULTS)
+		cli_usage_error("--hard-faults goes with diskio");
+	if (m == M_DISKIO || m == M_HARDFAULTS || m == M_FILEIO || m == M_DISKSTACKS)
+		return run_diskio(&op, m, argc, argv);
 	if (op.by && m != M_EVENTS && strcmp(op.by, "thread") && strcmp(op.by, "process") &&
 	    strcmp(op.by, "all"))
 		cli_usage_error("--by must be thread, process or all");

@@ -329,6 +329,72 @@ emit_interval(struct conv *c, const struct etl_event *ev, int64_t ns)
 	conv_finish(c, 0, NULL, 0, ev->ts);
 }
 
+/*
+ * A duration in clock ticks (DiskIo's HighResResponseTime) in ns, or -1 when
+ * it cannot be one (over a week: a damaged record).
+ */
+static int64_t
+ticks_ns(const struct conv *c, uint64_t ticks)
+{
+	uint64_t f = c->info->clock_freq;
+	if (f == 0 || ticks / f > 7 * 86400)
+		return -1;
+	return (int64_t)((__int128)ticks * 1000000000 / (__int128)f);
+}
+
+/*
+ * The thread a DiskIo record names (IssuingThreadId, version 3 and later,
+ * at OFF) when the payload has it, else the header's; then its process.
+ * The thread that asked for the I/O need not be the one the record was
+ * logged on (a DPC re-issuing it, the lazy writer...), and a stack record
+ * names the latter: its stack is looked up with the header's thread.
+ */
+struct disk_who {
+	int64_t tid, pid;	/* the line's */
+	int64_t stid, spid;	/* the stack's */
+};
+
+static void
+disk_thread(struct conv *c, const struct etl_event *ev, size_t off, struct disk_who *w)
+{
+	w->tid = w->stid = htid(ev);
+	w->pid = w->spid = hpid(ev);
+	if (ev->version >= 3 && ev->plen >= off + 4) {
+		uint32_t itid = etl_u32(ev->payload + off);
+		/* only a thread the trace knows: a damaged or misread id names nobody */
+		if (itid != ETL_NO_ID && images_thread_pid(c->img, itid, ev->ts) >= 0)
+			w->tid = itid;
+	}
+	if (w->stid < 0)
+		w->stid = w->tid;
+	int64_t *ids[2][2] = { { &w->tid, &w->pid }, { &w->stid, &w->spid } };
+	for (int i = 0; i < 2; i++) {
+		int64_t t = *ids[i][0], tp = t > 0 ? images_thread_pid(c->img, (uint32_t)t, ev->ts) : 0;
+		if (t == 0 || tp >= 0 || *ids[i][1] < 0)
+			*ids[i][1] = t < 0 ? -1 : tp;
+	}
+}
+
+/* Ends a DiskIo line with the stack of the thread that logged it. */
+static void
+disk_finish(struct conv *c, const struct disk_who *w, uint64_t ts)
+{
+	size_t nf = w->stid > 0 ? conv_stack_of(c, (uint32_t)w->stid) : 0;
+	conv_finish(c, w->spid < 0 ? ETL_NO_ID : (uint32_t)w->spid, c->frames, nf, ts);
+}
+
+/*
+ * DiskIo Read/Write (group 1 types 10, 11), the completions.  Weighted by
+ * the time since the I/O was issued, so a stack view of disk completions
+ * sums disk time.  A completion is logged in whatever context the I/O ended
+ * in; from version 3 (Windows 8) the payload names the thread that issued it,
+ * which becomes the line's thread.  The IRP pairs it with its DiskReadInit or
+ * DiskWriteInit.  Layout (TraceEvent's DiskIOTraceData, the kernel MOF):
+ *   0 u32 DiskNumber, 4 u32 IrpFlags, 8 u32 TransferSize, 12 u32 Reserved,
+ *   16 u64 ByteOffset, 24 P FileObject (the file key from Windows 8 on),
+ *   24+P P Irp, 24+2P u64 HighResResponseTime (clock ticks),
+ *   32+2P u32 IssuingThreadId (version 3).
+ */
 static void
 emit_disk(struct conv *c, const struct etl_event *ev, int64_t ns)
 {
@@ -338,13 +404,13 @@ emit_disk(struct conv *c, const struct etl_event *ev, int64_t ns)
 		emit_generic_kernel(c, ev, ns);
 		return;
 	}
-	uint32_t itid = ev->plen >= 24 + 2 * P + 12 ? etl_u32(p + 24 + 2 * P + 8) : ETL_NO_ID;
-	int64_t tid = itid != ETL_NO_ID ? itid : htid(ev);
-	int64_t pid = tid > 0 ? images_thread_pid(c->img, (uint32_t)tid, ev->ts) : -1;
-	if (c->tt && tid > 0)	/* thread time: DISK_TIME when its wait lasted as long */
-		tt_disk_done(c->tt, (uint32_t)tid, (int64_t)((__int128)etl_u64(p + 24 + 2 * P) *
-		    1000000000 / (__int128)c->info->clock_freq));
-	if (!conv_begin(c, ev->type == 10 ? "DiskRead" : "DiskWrite", ns, ev->cpu, pid, tid, 0, ev->ts))
+	struct disk_who w;
+	disk_thread(c, ev, 32 + 2 * P, &w);
+	int64_t elapsed = ticks_ns(c, etl_u64(p + 24 + 2 * P));
+	if (c->tt && w.tid > 0)	/* thread time: DISK_TIME when its wait lasted as long */
+		tt_disk_done(c->tt, (uint32_t)w.tid, elapsed > 0 ? elapsed : 0);
+	if (!conv_begin(c, ev->type == 10 ? "DiskRead" : "DiskWrite", ns, ev->cpu, w.pid, w.tid,
+	    elapsed > 0 ? elapsed : 0, ev->ts))
 		return;
 	struct evtw_line *l = &c->l;
 	evtw_kv_u(l, "disk", etl_u32(p));
@@ -352,64 +418,245 @@ emit_disk(struct conv *c, const struct etl_event *ev, int64_t ns)
 	evtw_kv_u(l, "offset", etl_u64(p + 16));
 	evtw_kv_x(l, "irp_flags", etl_u32(p + 4));
 	evtw_kv_x(l, "file_object", ptr_at(c, p + 24));
-	uint64_t resp = etl_u64(p + 24 + 2 * P);
-	evtw_key(l, "elapsed_ms");
-	evtw_time_ns(l, (int64_t)((__int128)resp * 1000000000 / (__int128)c->info->clock_freq));
-	size_t nf = tid > 0 ? conv_stack_of(c, (uint32_t)tid) : 0;
-	conv_finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
+	evtw_kv_x(l, "irp", ptr_at(c, p + 24 + P));
+	if (elapsed >= 0) {
+		evtw_key(l, "elapsed_ms");
+		evtw_time_ns(l, elapsed);
+	}
+	disk_finish(c, &w, ev->ts);
 }
 
+/*
+ * DiskIo ReadInit, WriteInit, FlushInit (types 12, 13, 15): logged where the
+ * I/O is issued, with its stack.  0 P Irp, P u32 IssuingThreadId (version 3).
+ */
 static void
-emit_fileio(struct conv *c, const struct etl_event *ev, int64_t ns)
+emit_disk_init(struct conv *c, const struct etl_event *ev, int64_t ns)
 {
-	const uint8_t *p = ev->payload;
-	unsigned P = c->P;
-	char kind[40], name[2048];
-	static const struct { unsigned t; const char *n; } fk[] = {
-		{ 0, "Name" }, { 32, "FileCreate" }, { 35, "FileDelete" }, { 36, "Rundown" },
-		{ 64, "Create" }, { 65, "Cleanup" }, { 66, "Close" }, { 67, "Read" }, { 68, "Write" },
-		{ 69, "SetInfo" }, { 70, "Delete" }, { 71, "Rename" }, { 72, "DirEnum" },
-		{ 73, "Flush" }, { 74, "QueryInfo" }, { 75, "FSControl" }, { 76, "OperationEnd" },
-		{ 77, "DirNotify" }, { 79, "DeletePath" }, { 80, "RenamePath" },
-	};
-	const char *sub = NULL;
-	for (size_t i = 0; i < sizeof fk / sizeof fk[0]; i++)
-		if (fk[i].t == ev->type)
-			sub = fk[i].n;
-	if (!sub) {
+	static const char *const names[] = { [12] = "DiskReadInit", [13] = "DiskWriteInit",
+	    [15] = "DiskFlushInit" };
+	if (ev->plen < c->P) {
 		emit_generic_kernel(c, ev, ns);
 		return;
 	}
-	snprintf(kind, sizeof kind, "FileIo%s", sub);
-	int64_t tid = htid(ev), pid = hpid(ev);
-	int named = ev->type == 0 || ev->type == 32 || ev->type == 35 || ev->type == 36;
-	if (ev->type == 64 && ev->plen >= 2 * P + 16)
-		tid = etl_u32(p + 2 * P);
-	else if ((ev->type == 67 || ev->type == 68) && ev->plen >= 8 + 3 * P + 12)
-		tid = etl_u32(p + 8 + 3 * P);
+	struct disk_who w;
+	disk_thread(c, ev, c->P, &w);
+	if (!conv_begin(c, names[ev->type], ns, ev->cpu, w.pid, w.tid, 0, ev->ts))
+		return;
+	evtw_kv_x(&c->l, "irp", ptr_at(c, ev->payload));
+	disk_finish(c, &w, ev->ts);
+}
+
+/*
+ * DiskIo FlushBuffers (type 14), a flush's completion, weighted like reads
+ * and writes.  0 u32 DiskNumber, 4 u32 IrpFlags, 8 u64 HighResResponseTime,
+ * 16 P Irp, 16+P u32 IssuingThreadId (version 3).
+ */
+static void
+emit_disk_flush(struct conv *c, const struct etl_event *ev, int64_t ns)
+{
+	const uint8_t *p = ev->payload;
+	unsigned P = c->P;
+	if (ev->plen < 8) {
+		emit_generic_kernel(c, ev, ns);
+		return;
+	}
+	int full = ev->plen >= 16 + P;
+	struct disk_who w;
+	disk_thread(c, ev, 16 + P, &w);
+	int64_t elapsed = full ? ticks_ns(c, etl_u64(p + 8)) : -1;
+	if (!conv_begin(c, "DiskFlush", ns, ev->cpu, w.pid, w.tid, elapsed > 0 ? elapsed : 0, ev->ts))
+		return;
+	struct evtw_line *l = &c->l;
+	evtw_kv_u(l, "disk", etl_u32(p));
+	if (full) {
+		evtw_kv_x(l, "irp_flags", etl_u32(p + 4));
+		evtw_kv_x(l, "irp", ptr_at(c, p + 16));
+		if (elapsed >= 0) {
+			evtw_key(l, "elapsed_ms");
+			evtw_time_ns(l, elapsed);
+		}
+	}
+	disk_finish(c, &w, ev->ts);
+}
+
+/*
+ * Where the fields of a FileIo operation are.  The operations start with the
+ * IRP, then N pointers (file object, file key, extra info...), the thread id
+ * and the rest.  Version 2 (Windows 7 and before) puts the thread id second
+ * and pointer-wide; version 3 puts it after the pointers as a u32.  Read and
+ * Write have a u64 Offset before it all (BASE 8).  Offsets as in TraceEvent's
+ * FileIO*TraceData (its HostOffset() arithmetic, both versions).
+ */
+/* The FileIo kinds by event type, and how many pointers follow their IRP. */
+static const struct fileio_kind {
+	unsigned type;
+	const char *name;
+	unsigned shape, nptr;
+	size_t rest_len;	/* fixed bytes after the thread id */
+} fileio_kinds[] = {
+	{ 0, "Name", 'N', 0, 0 }, { 32, "FileCreate", 'N', 0, 0 }, { 35, "FileDelete", 'N', 0, 0 },
+	{ 36, "Rundown", 'N', 0, 0 },
+	{ 64, "Create", 'C', 1, 12 },
+	{ 65, "Cleanup", 'S', 2, 0 }, { 66, "Close", 'S', 2, 0 }, { 73, "Flush", 'S', 2, 0 },
+	{ 67, "Read", 'W', 2, 8 }, { 68, "Write", 'W', 2, 8 },
+	{ 69, "SetInfo", 'I', 3, 4 }, { 70, "Delete", 'I', 3, 4 }, { 71, "Rename", 'I', 3, 4 },
+	{ 74, "QueryInfo", 'I', 3, 4 }, { 75, "FSControl", 'I', 3, 4 },
+	{ 72, "DirEnum", 'D', 2, 12 }, { 77, "DirNotify", 'D', 2, 12 },
+	{ 76, "OperationEnd", 'E', 0, 0 },
+	{ 79, "DeletePath", 'P', 3, 4 }, { 80, "RenamePath", 'P', 3, 4 }, { 81, "SetLinkPath", 'P', 3, 4 },
+};
+
+struct fileio_at {
+	size_t irp, ptr, tid, rest;	/* ptr: the first of the N pointers */
+};
+
+static int
+fileio_layout(const struct conv *c, const struct etl_event *ev, const struct fileio_kind *k,
+    struct fileio_at *at)
+{
+	size_t P = c->P, base = k->shape == 'W' ? 8 : 0, n = k->nptr;
+	at->irp = base;
+	if (ev->version <= 2) {
+		at->tid = base + P;
+		at->ptr = base + 2 * P;
+		at->rest = base + (2 + n) * P;
+	} else {
+		at->ptr = base + P;
+		at->tid = base + (1 + n) * P;
+		at->rest = at->tid + 4;
+	}
+	return ev->plen >= at->rest + k->rest_len;
+}
+
+/* FileIo names (Name, FileCreate, FileDelete, Rundown): 0 P FileObject or key, P W-str */
+static int
+fileio_name_attrs(struct conv *c, const struct etl_event *ev)
+{
+	char name[2048];
+	if (ev->plen < c->P)
+		return 0;
+	evtw_kv_x(&c->l, "file_object", ptr_at(c, ev->payload));
+	etl_wstr(ev->payload + c->P, ev->plen - c->P, name, sizeof name, NULL);
+	evtw_kv_s(&c->l, "file", name);
+	return 1;
+}
+
+/* The IRP and the pointers every operation but OperationEnd starts with. */
+static void
+fileio_ptrs(struct conv *c, const uint8_t *p, const struct fileio_at *at, unsigned n)
+{
+	static const char *const keys[] = { "file_object", "file_key", "extra" };
+	evtw_kv_x(&c->l, "irp", ptr_at(c, p + at->irp));
+	for (unsigned i = 0; i < n && i < 3; i++)
+		evtw_kv_x(&c->l, keys[i], ptr_at(c, p + at->ptr + i * c->P));
+}
+
+static void
+fileio_wstr_attr(struct conv *c, const char *key, const uint8_t *p, size_t len)
+{
+	char name[2048];
+	etl_wstr(p, len, name, sizeof name, NULL);
+	evtw_kv_s(&c->l, key, name);
+}
+
+/*
+ * The attributes of one FileIo operation (shape letters in fileio_kinds):
+ * C Create: OpenPath and the create options; W Read/Write: offset, size;
+ * S Cleanup/Close/Flush: the pointers only; I SetInfo...FSControl: the info
+ * class; D DirEnum/DirNotify: length, info class, index, the pattern;
+ * P DeletePath...: the info class and the path; E OperationEnd: IRP, extra
+ * info (bytes moved, for reads and writes) and NTSTATUS.  0 when the payload
+ * is too short for its layout.
+ */
+static int
+fileio_op_attrs(struct conv *c, const struct etl_event *ev, const struct fileio_kind *k)
+{
+	const uint8_t *p = ev->payload;
+	struct fileio_at at;
+	size_t P = c->P;
+	if (k->shape == 'E') {
+		if (ev->plen < 2 * P + 4)
+			return 0;
+		evtw_kv_x(&c->l, "irp", ptr_at(c, p));
+		evtw_kv_x(&c->l, "extra", ptr_at(c, p + P));
+		evtw_kv_x(&c->l, "status", etl_u32(p + 2 * P));
+		return 1;
+	}
+	if (!fileio_layout(c, ev, k, &at))
+		return 0;
+	const uint8_t *r = p + at.rest;
+	size_t rlen = ev->plen - at.rest;
+	if (k->shape == 'W')
+		evtw_kv_u(&c->l, "offset", etl_u64(p));
+	fileio_ptrs(c, p, &at, k->nptr);
+	switch (k->shape) {
+	case 'C':
+		evtw_kv_x(&c->l, "options", etl_u32(r));
+		evtw_kv_x(&c->l, "attributes", etl_u32(r + 4));
+		evtw_kv_x(&c->l, "share", etl_u32(r + 8));
+		fileio_wstr_attr(c, "file", r + 12, rlen - 12);
+		break;
+	case 'W':
+		evtw_kv_u(&c->l, "bytes", etl_u32(r));
+		evtw_kv_x(&c->l, "io_flags", etl_u32(r + 4));
+		break;
+	case 'I':
+		evtw_kv_u(&c->l, "info_class", etl_u32(r));
+		break;
+	case 'D':
+		evtw_kv_u(&c->l, "length", etl_u32(r));
+		evtw_kv_u(&c->l, "info_class", etl_u32(r + 4));
+		evtw_kv_u(&c->l, "file_index", etl_u32(r + 8));
+		fileio_wstr_attr(c, "file", r + 12, rlen - 12);
+		break;
+	case 'P':
+		evtw_kv_u(&c->l, "info_class", etl_u32(r));
+		fileio_wstr_attr(c, "file", r + 4, rlen - 4);
+		break;
+	}
+	return 1;
+}
+
+/* The thread a FileIo operation names (TTID), else the header's. */
+static int64_t
+fileio_thread(const struct conv *c, const struct etl_event *ev, const struct fileio_kind *k)
+{
+	struct fileio_at at;
+	if (k->shape != 'N' && k->shape != 'E' && fileio_layout(c, ev, k, &at)) {
+		uint32_t t = etl_u32(ev->payload + at.tid);
+		if (t != ETL_NO_ID)
+			return t;
+	}
+	return htid(ev);
+}
+
+/*
+ * FileIo (group 4).  The thread is the one the payload names (TTID) when it
+ * has one: the record may be logged elsewhere.  A payload too short for its
+ * layout keeps its bytes as hex=, so nothing is lost.
+ */
+static void
+emit_fileio(struct conv *c, const struct etl_event *ev, int64_t ns)
+{
+	const struct fileio_kind *k = NULL;
+	for (size_t i = 0; i < sizeof fileio_kinds / sizeof fileio_kinds[0]; i++)
+		if (fileio_kinds[i].type == ev->type)
+			k = &fileio_kinds[i];
+	if (!k) {
+		emit_generic_kernel(c, ev, ns);
+		return;
+	}
+	char kind[40];
+	snprintf(kind, sizeof kind, "FileIo%s", k->name);
+	int64_t tid = fileio_thread(c, ev, k), pid = hpid(ev);
 	if (pid < 0 && tid > 0)
 		pid = images_thread_pid(c->img, (uint32_t)tid, ev->ts);
 	if (!conv_begin(c, kind, ns, ev->cpu, pid, tid, 0, ev->ts))
 		return;
-	struct evtw_line *l = &c->l;
-	if (named && ev->plen >= P) {
-		evtw_kv_x(l, "file_object", ptr_at(c, p));
-		etl_wstr(p + P, ev->plen - P, name, sizeof name, NULL);
-		evtw_kv_s(l, "file", name);
-	} else if (ev->type == 64 && ev->plen >= 2 * P + 16) {
-		evtw_kv_x(l, "file_object", ptr_at(c, p + P));
-		evtw_kv_x(l, "options", etl_u32(p + 2 * P + 4));
-		evtw_kv_x(l, "attributes", etl_u32(p + 2 * P + 8));
-		evtw_kv_x(l, "share", etl_u32(p + 2 * P + 12));
-		etl_wstr(p + 2 * P + 16, ev->plen - 2 * P - 16, name, sizeof name, NULL);
-		evtw_kv_s(l, "file", name);
-	} else if ((ev->type == 67 || ev->type == 68) && ev->plen >= 8 + 3 * P + 12) {
-		evtw_kv_u(l, "offset", etl_u64(p));
-		evtw_kv_x(l, "file_object", ptr_at(c, p + 8 + P));
-		evtw_kv_u(l, "bytes", etl_u32(p + 8 + 3 * P + 4));
-		evtw_kv_x(l, "io_flags", etl_u32(p + 8 + 3 * P + 8));
-	} else
-		evtw_kv_hexbytes(l, "hex", p, ev->plen);
+	int ok = k->shape == 'N' ? fileio_name_attrs(c, ev) : fileio_op_attrs(c, ev, k);
+	if (!ok)
+		evtw_kv_hexbytes(&c->l, "hex", ev->payload, ev->plen);
 	size_t nf = tid > 0 ? conv_stack_of(c, (uint32_t)tid) : 0;
 	conv_finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
 }
@@ -462,30 +709,12 @@ emit_net(struct conv *c, const struct etl_event *ev, int64_t ns)
 	conv_finish(c, 0, NULL, 0, ev->ts);
 }
 
-/* DiskIo initiation events and flushes: just the IRP, to pair with the completion */
-static void
-emit_disk_init(struct conv *c, const struct etl_event *ev, int64_t ns)
-{
-	static const char *const names[] = { [12] = "DiskReadInit", [13] = "DiskWriteInit",
-	    [14] = "DiskFlush", [15] = "DiskFlushInit" };
-	if (ev->plen < c->P || (ev->type == 14 && ev->plen < 8)) {
-		emit_generic_kernel(c, ev, ns);
-		return;
-	}
-	int64_t tid = htid(ev), pid = hpid(ev);
-	if (pid < 0 && tid > 0)
-		pid = images_thread_pid(c->img, (uint32_t)tid, ev->ts);
-	if (!conv_begin(c, names[ev->type], ns, ev->cpu, pid, tid, 0, ev->ts))
-		return;
-	if (ev->type == 14)
-		evtw_kv_u(&c->l, "disk", etl_u32(ev->payload));
-	else
-		evtw_kv_x(&c->l, "irp", ptr_at(c, ev->payload));
-	size_t nf = tid > 0 ? conv_stack_of(c, (uint32_t)tid) : 0;
-	conv_finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
-}
-
-/* PageFault HardFault (group 2 type 32): a page read from disk */
+/*
+ * PageFault HardFault (group 2 type 32): a page read from disk, weighted by
+ * how long the thread waited for it.  0 u64 InitialTime, 8 u64 ReadOffset,
+ * 16 P VirtualAddress, 16+P P FileObject (the file key), 16+2P u32 ThreadId,
+ * 20+2P u32 ByteCount.
+ */
 static void
 emit_hardfault(struct conv *c, const struct etl_event *ev, int64_t ns)
 {
@@ -497,16 +726,17 @@ emit_hardfault(struct conv *c, const struct etl_event *ev, int64_t ns)
 	}
 	uint32_t tid = etl_u32(p + 16 + 2 * P);
 	int64_t pid = images_thread_pid(c->img, tid, ev->ts);
-	if (!conv_begin(c, "PageFaultHard", ns, ev->cpu, pid, tid, 0, ev->ts))
+	int64_t start = (int64_t)(gts(c, etl_u64(p)) - GBIAS);
+	/* a damaged InitialTime could be anything: the elapsed time only when it is one */
+	int sane = start <= ns && start >= ns - 7 * 86400 * 1000000000LL;
+	if (!conv_begin(c, "PageFaultHard", ns, ev->cpu, pid, tid, sane ? ns - start : 0, ev->ts))
 		return;
 	struct evtw_line *l = &c->l;
 	evtw_kv_x(l, "va", ptr_at(c, p + 16));
 	evtw_kv_u(l, "offset", etl_u64(p + 8));
 	evtw_kv_u(l, "bytes", etl_u32(p + 20 + 2 * P));
 	evtw_kv_x(l, "file_object", ptr_at(c, p + 16 + P));
-	int64_t start = (int64_t)(gts(c, etl_u64(p)) - GBIAS);
-	/* a damaged InitialTime could be anything: the elapsed time only when it is one */
-	if (start <= ns && start >= ns - 7 * 86400 * 1000000000LL) {
+	if (sane) {
 		evtw_key(l, "elapsed_ms");
 		evtw_time_ns(l, ns - start);
 	}
@@ -539,8 +769,10 @@ conv_emit_kernel(struct conv *c, const struct etl_event *ev, int64_t ns)
 			return;	/* the logfile header: in the #evt header */
 		break;
 	case 1:
-		if (ev->type >= 12 && ev->type <= 15)
+		if (ev->type == 12 || ev->type == 13 || ev->type == 15)
 			emit_disk_init(c, ev, ns);
+		else if (ev->type == 14)
+			emit_disk_flush(c, ev, ns);
 		else
 			emit_disk(c, ev, ns);
 		return;

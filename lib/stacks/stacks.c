@@ -1150,7 +1150,8 @@ transform(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 	size_t n = ids ? nids : count_frames(stack, len);
 
 	scratch(S, (size_t)nprefix + n + 2);
-	memcpy(S->rawids, prefix, (size_t)nprefix * sizeof *prefix);
+	if (nprefix)	/* PREFIX may be NULL then: memcpy from NULL is undefined even for 0 bytes */
+		memcpy(S->rawids, prefix, (size_t)nprefix * sizeof *prefix);
 	if (ids)
 		memcpy(S->rawids + nprefix, ids, nids * sizeof *ids);
 	else

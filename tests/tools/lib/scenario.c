@@ -28,6 +28,9 @@ const char *const scen_kind_names[NKINDS] = {
 	"ThreadStart", "ThreadEnd", "ThreadDCStart", "ThreadDCEnd",
 	"ImageLoad", "ImageUnload", "ImageDCStart", "ImageDCEnd",
 	"Lost", "SampleInterval", "StackWalk", "ImageID", "DbgID_RSDS",
+	"DiskRead", "DiskWrite", "DiskReadInit", "DiskWriteInit", "PageFaultHard",
+	"FileIoName", "FileIoRundown", "FileIoCreate", "FileIoRead", "FileIoWrite",
+	"FileIoClose", "FileIoOperationEnd",
 };
 
 const char *const scen_wait_reasons[] = {
@@ -1035,6 +1038,57 @@ scen_resolve_wakers(void)
 	free(cur);
 }
 
+/* ---------- disk and file I/O events ---------- */
+
+int
+scen_is_io(int kind)
+{
+	return kind >= K_DISKREAD && kind <= K_FILEIOOPEND;
+}
+
+/*
+ * One disk or file I/O event (docs/scenario-format.md): the fields each
+ * kind's record carries, checked for what the kind needs.  The writer
+ * (scenwrite.c write_io) lays them out as the kernel does.
+ */
+static void
+parse_io_event(yaml_node_t *n)
+{
+	static const char *const keys[] = { "kind", "t_ms", "cpu", "tid", "irp", "disk", "bytes",
+	    "offset", "elapsed_us", "file_object", "file_key", "file", "status", "va", "version",
+	    NULL };
+	scen_check_keys(n, keys);
+	if (!scen_get(n, "t_ms") || !scen_get(n, "cpu"))
+		scen_bad(n, "an event needs kind, t_ms and cpu");
+	int kind = scen_kind_of(scen_get(n, "kind"));
+	struct gev *e = scen_add_event(kind, scen_cpu_of(scen_get(n, "cpu")), scen_time_or(n, "t_ms", 0));
+	struct gio *io = xcalloc(1, sizeof *io);
+	e->obj = io;
+	io->tid = scen_get(n, "tid") ? scen_tid_of(scen_get(n, "tid")) : 0;
+	io->irp = scen_u64_or(n, "irp", 0);
+	io->disk = (uint32_t)scen_u64_or(n, "disk", 0);
+	io->bytes = (uint32_t)scen_u64_or(n, "bytes", 0);
+	io->offset = scen_u64_or(n, "offset", 0);
+	io->file_object = scen_u64_or(n, "file_object", 0);
+	io->file_key = scen_u64_or(n, "file_key", 0);
+	io->status = (uint32_t)scen_u64_or(n, "status", 0);
+	io->va = scen_u64_or(n, "va", 0);
+	io->version = (uint32_t)scen_u64_or(n, "version", 3);
+	io->elapsed = (int64_t)llround(scen_num_or(n, "elapsed_us", 0) * (double)scen.freq / 1e6);
+	io->file = scen_get(n, "file") ? scen_scalar(scen_get(n, "file")) : NULL;
+	if (io->version != 2 && io->version != 3)
+		scen_bad(n, "version is 2 (Windows 7) or 3");
+	if (io->elapsed < 0 || io->elapsed > e->t)
+		scen_bad(n, "elapsed_us must be between 0 and the event's time");
+	int needs_tid = kind != K_FILEIONAME && kind != K_FILEIORUNDOWN && kind != K_FILEIOOPEND;
+	if (needs_tid && !io->tid)
+		scen_bad(n, "%s needs tid (the thread that issued it)", scen_kind_names[kind]);
+	if ((kind == K_FILEIONAME || kind == K_FILEIORUNDOWN || kind == K_FILEIOCREATE) && !io->file)
+		scen_bad(n, "%s needs file", scen_kind_names[kind]);
+	if (kind != K_FILEIONAME && kind != K_FILEIORUNDOWN && kind != K_HARDFAULT && !io->irp)
+		scen_bad(n, "%s needs irp", scen_kind_names[kind]);
+}
+
 static void
 parse_events(const yaml_node_t *list)
 {
@@ -1051,6 +1105,10 @@ parse_events(const yaml_node_t *list)
 		struct gev *e;
 		struct thread *t;
 
+		if (scen_get(n, "kind") && scen_is_io(scen_kind_of(scen_get(n, "kind")))) {
+			parse_io_event(n);	/* disk and file I/O: their own keys */
+			continue;
+		}
 		scen_check_keys(n, keys);
 		if (!scen_get(n, "kind") || !scen_get(n, "t_ms") || !scen_get(n, "cpu"))
 			scen_bad(n, "an event needs kind, t_ms and cpu");

@@ -33,7 +33,12 @@ enum kind {
 	K_PSTART, K_PEND, K_PDCSTART, K_PDCEND,
 	K_TSTART, K_TEND, K_TDCSTART, K_TDCEND,
 	K_ILOAD, K_IUNLOAD, K_IDCSTART, K_IDCEND,
-	K_LOST, K_INTERVAL, K_STACKWALK, K_IMAGEID, K_DBGID, NKINDS
+	K_LOST, K_INTERVAL, K_STACKWALK, K_IMAGEID, K_DBGID,
+	/* disk and file I/O (explicit events only; struct gio in gev.obj) */
+	K_DISKREAD, K_DISKWRITE, K_DISKREADINIT, K_DISKWRITEINIT, K_HARDFAULT,
+	K_FILEIONAME, K_FILEIORUNDOWN, K_FILEIOCREATE, K_FILEIOREAD, K_FILEIOWRITE,
+	K_FILEIOCLOSE, K_FILEIOOPEND,
+	NKINDS
 };
 
 /* Event kind names as the evt format prints them; wait reasons and thread states by number. */
@@ -99,6 +104,18 @@ struct gev {
 	void *obj;
 	struct rstack *stack;
 };
+
+/* A disk or file I/O event's fields (scenario.c parse_io_event, scenwrite.c write_io). */
+struct gio {
+	uint32_t tid;			/* the issuing thread (0: none) */
+	uint32_t disk, bytes, status, version;
+	uint64_t irp, file_object, file_key, offset, va;
+	int64_t elapsed;		/* ticks */
+	const char *file;		/* in the YAML document */
+};
+
+/* Is KIND one of the disk and file I/O kinds? */
+int scen_is_io(int kind);
 
 struct scenario {
 	/* machine (etlgen's options set some before scen_load, which keeps them) */

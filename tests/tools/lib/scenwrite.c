@@ -394,6 +394,185 @@ write_ready(struct out *o, const struct gev *e)
 	    e->stack ? e->stack->text : "");
 }
 
+/* ---------- disk and file I/O ---------- */
+
+/*
+ * DiskIo (group 1) as the kernel logs it from Windows 8 on (version 3):
+ * completions (Read 10, Write 11) under a PERFINFO header, so the thread
+ * is the payload's IssuingThreadId; starts (ReadInit 12, WriteInit 13)
+ * under a SYSTEM header of the issuing thread.
+ */
+static void
+write_disk(struct out *o, const struct gev *e, const struct gio *io, const struct thread *th)
+{
+	int init = e->kind == K_DISKREADINIT || e->kind == K_DISKWRITEINIT;
+	int type = e->kind == K_DISKREAD ? 10 : e->kind == K_DISKWRITE ? 11 :
+	    e->kind == K_DISKREADINIT ? 12 : 13;
+	char w[40], el[40];
+
+	if (init) {
+		etlw_rec_kernel(&o->r, ETLW_SYSTEM, scen.psize, 1, type, 3, th->tid, th->proc->pid,
+		    ts(e->t));
+		etlw_ptr(&o->r, io->irp);
+		etlw_u32(&o->r, th->tid);
+	} else {
+		etlw_rec_kernel(&o->r, ETLW_PERFINFO, scen.psize, 1, type, 3, 0, 0, ts(e->t));
+		etlw_u32(&o->r, io->disk);
+		etlw_u32(&o->r, 0x43);			/* IrpFlags */
+		etlw_u32(&o->r, io->bytes);
+		etlw_u32(&o->r, 0);
+		etlw_u64(&o->r, io->offset);
+		etlw_ptr(&o->r, io->file_object);
+		etlw_ptr(&o->r, io->irp);
+		etlw_u64(&o->r, (uint64_t)io->elapsed);	/* HighResResponseTime */
+		etlw_u32(&o->r, th->tid);
+	}
+	emit(o, e->cpu);
+	if (!o->ex)
+		return;
+	if (init) {
+		ex_head(o, e->t, e->kind, e->cpu, th, "0");
+		ob_printf(o->ex, "\tirp=0x%llx\t\n", (unsigned long long)io->irp);
+		return;
+	}
+	evt_format_weight_ns(w, tick_ns(io->elapsed));
+	evt_format_time_ns(el, tick_ns(io->elapsed));
+	ex_head(o, e->t, e->kind, e->cpu, th, w);
+	ob_printf(o->ex, "\tdisk=%u\tbytes=%u\toffset=%llu\tirp_flags=0x43\tfile_object=0x%llx"
+	    "\tirp=0x%llx\telapsed_ms=%s\t\n", io->disk, io->bytes, (unsigned long long)io->offset,
+	    (unsigned long long)io->file_object, (unsigned long long)io->irp, el);
+}
+
+/* PageFault HardFault (group 2 type 32): InitialTime is the fault's start. */
+static void
+write_hardfault(struct out *o, const struct gev *e, const struct gio *io, const struct thread *th)
+{
+	char w[40], el[40];
+
+	etlw_rec_kernel(&o->r, ETLW_PERFINFO, scen.psize, 2, 32, 2, 0, 0, ts(e->t));
+	etlw_u64(&o->r, ts(e->t - io->elapsed));
+	etlw_u64(&o->r, io->offset);
+	etlw_ptr(&o->r, io->va);
+	etlw_ptr(&o->r, io->file_object);
+	etlw_u32(&o->r, th->tid);
+	etlw_u32(&o->r, io->bytes);
+	emit(o, e->cpu);
+	if (!o->ex)
+		return;
+	evt_format_weight_ns(w, tick_ns(e->t) - tick_ns(e->t - io->elapsed));
+	evt_format_time_ns(el, tick_ns(e->t) - tick_ns(e->t - io->elapsed));
+	ex_head(o, e->t, e->kind, e->cpu, th, w);
+	ob_printf(o->ex, "\tva=0x%llx\toffset=%llu\tbytes=%u\tfile_object=0x%llx\telapsed_ms=%s\t*\n",
+	    (unsigned long long)io->va, (unsigned long long)io->offset, io->bytes,
+	    (unsigned long long)io->file_object, el);
+}
+
+/*
+ * The IRP, the thread and the pointers a FileIo operation starts with, in
+ * the layout of its version: 3 puts the thread (u32) after the pointers,
+ * 2 (Windows 7) puts it second, pointer-wide.
+ */
+static void
+fileio_head(struct out *o, const struct gio *io, const uint64_t *ptrs, int n, uint32_t tid)
+{
+	etlw_ptr(&o->r, io->irp);
+	if (io->version == 2)
+		etlw_ptr(&o->r, tid);
+	for (int i = 0; i < n; i++)
+		etlw_ptr(&o->r, ptrs[i]);
+	if (io->version != 2)
+		etlw_u32(&o->r, tid);
+}
+
+/* FileIo (group 4): names, Create, Read, Write, Close and OperationEnd, PERFINFO headers. */
+static void
+write_fileio(struct out *o, const struct gev *e, const struct gio *io, const struct thread *th)
+{
+	static const int type[] = { [K_FILEIONAME] = 0, [K_FILEIORUNDOWN] = 36,
+	    [K_FILEIOCREATE] = 64, [K_FILEIOREAD] = 67, [K_FILEIOWRITE] = 68,
+	    [K_FILEIOCLOSE] = 66, [K_FILEIOOPEND] = 76 };
+	uint64_t ptrs[2] = { io->file_object, io->file_key };
+	uint32_t tid = th ? th->tid : 0;
+
+	etlw_rec_kernel(&o->r, ETLW_PERFINFO, scen.psize, 4, type[e->kind], (int)io->version, 0, 0,
+	    ts(e->t));
+	switch (e->kind) {
+	case K_FILEIONAME: case K_FILEIORUNDOWN:
+		etlw_ptr(&o->r, io->file_object);
+		etlw_wstr(&o->r, io->file);
+		break;
+	case K_FILEIOCREATE:
+		fileio_head(o, io, ptrs, 1, tid);
+		etlw_u32(&o->r, 0x1000000);		/* CreateOptions: FILE_OPEN << 24 */
+		etlw_u32(&o->r, 0x80);			/* FileAttributes: normal */
+		etlw_u32(&o->r, 1);			/* ShareAccess: read */
+		etlw_wstr(&o->r, io->file);
+		break;
+	case K_FILEIOREAD: case K_FILEIOWRITE:
+		etlw_u64(&o->r, io->offset);
+		fileio_head(o, io, ptrs, 2, tid);
+		etlw_u32(&o->r, io->bytes);
+		etlw_u32(&o->r, 0);			/* IoFlags */
+		break;
+	case K_FILEIOCLOSE:
+		fileio_head(o, io, ptrs, 2, tid);
+		break;
+	case K_FILEIOOPEND:
+		etlw_ptr(&o->r, io->irp);
+		etlw_ptr(&o->r, io->bytes);		/* ExtraInfo: bytes moved */
+		etlw_u32(&o->r, io->status);
+		break;
+	}
+	emit(o, e->cpu);
+	if (!o->ex)
+		return;
+	if (th)
+		ex_head(o, e->t, e->kind, e->cpu, th, "0");
+	else
+		ex_cols(o, e->t, e->kind, e->cpu, "?", -1, -1, "0");
+	switch (e->kind) {
+	case K_FILEIONAME: case K_FILEIORUNDOWN:
+		ob_printf(o->ex, "\tfile_object=0x%llx\tfile=", (unsigned long long)io->file_object);
+		ex_escaped(o->ex, io->file, 0);
+		break;
+	case K_FILEIOCREATE:
+		ob_printf(o->ex, "\tirp=0x%llx\tfile_object=0x%llx\toptions=0x1000000\tattributes=0x80"
+		    "\tshare=0x1\tfile=", (unsigned long long)io->irp, (unsigned long long)io->file_object);
+		ex_escaped(o->ex, io->file, 0);
+		break;
+	case K_FILEIOREAD: case K_FILEIOWRITE:
+		ob_printf(o->ex, "\toffset=%llu\tirp=0x%llx\tfile_object=0x%llx\tfile_key=0x%llx"
+		    "\tbytes=%u\tio_flags=0x0", (unsigned long long)io->offset,
+		    (unsigned long long)io->irp, (unsigned long long)io->file_object,
+		    (unsigned long long)io->file_key, io->bytes);
+		break;
+	case K_FILEIOCLOSE:
+		ob_printf(o->ex, "\tirp=0x%llx\tfile_object=0x%llx\tfile_key=0x%llx",
+		    (unsigned long long)io->irp, (unsigned long long)io->file_object,
+		    (unsigned long long)io->file_key);
+		break;
+	case K_FILEIOOPEND:
+		ob_printf(o->ex, "\tirp=0x%llx\textra=0x%x\tstatus=0x%x", (unsigned long long)io->irp,
+		    io->bytes, io->status);
+		break;
+	}
+	ob_puts(o->ex, "\t\n");
+}
+
+static void
+write_io(struct out *o, const struct gev *e)
+{
+	const struct gio *io = e->obj;
+	const struct thread *th = io->tid ? scen_thread(io->tid) : NULL;
+
+	if (e->kind == K_HARDFAULT)
+		write_hardfault(o, e, io, th);
+	else if (e->kind <= K_DISKWRITEINIT)
+		write_disk(o, e, io, th);
+	else
+		write_fileio(o, e, io, th);
+}
+
 /* a running process's ExitStatus is STATUS_PENDING (259), Idle's 0 (as in net.4.5.2.x64) */
 static uint32_t
 rundown_exit(const struct proc *p)
@@ -681,7 +860,10 @@ dispatch(struct out *o, struct gev *e)
 		break;
 	case K_INTERVAL: write_interval(o, e); break;
 	case K_STACKWALK: write_stackwalk(o, e); break;
-	default: break;
+	default:
+		if (scen_is_io(e->kind))
+			write_io(o, e);
+		break;
 	}
 }
 
