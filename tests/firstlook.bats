@@ -36,7 +36,8 @@ census_provider() {
 	[ "$(row Microsoft-Windows-DotNETRuntimePrivate)" = "$(census_provider $c DotNETRuntimePrivate)" ]
 	[ "$(row Microsoft-Windows-Kernel-File)" = "$(census_provider $c Kernel-File)" ]
 	[ "$(row PerfViewLogger)" = "$(census_provider $c PerfViewLogger)" ]
-	[ "$(row 2e5dba47-a3d2-4d16-8ee0-6671ffdcd7b5)" = "$(census_provider $c 2e5dba47-a3d2-4d16-8ee0-6671ffdcd7b5)" ]
+	# the census names the TPL EventSource by its GUID; the trace's own manifest names it
+	[ "$(row System.Threading.Tasks.TplEventSource)" = "$(census_provider $c 2e5dba47-a3d2-4d16-8ee0-6671ffdcd7b5)" ]
 	# KernelTraceControl's ImageId/DbgId records, every type
 	kt=$(awk '$2 == "F" && $4 == "KernelTraceControl(ImageId/DbgId)" { s += $1 } END { print s }' "$CENSUS/$c")
 	[ "$(row KernelTraceControl)" = "$kt" ]
