@@ -99,6 +99,8 @@ conv_begin_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t t
 void
 conv_begin_silent(struct conv *c)
 {
+	if (!c->l.b)	/* (every line so far was dropped: it is copied from, as any line) */
+		evtw_grow(&c->l, 64);
 	c->l.n = 0;
 	c->f.silent = 1;
 }
