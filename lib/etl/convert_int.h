@@ -199,6 +199,10 @@ struct conv {
 	struct hmap ttpend;	/* (ticket, 0) -> sequence of the line whose follower waits for it */
 	uint64_t tt_unresolved;	/* waker_in still unknown when the window let the line go */
 	int64_t tt_max_intr;	/* the longest DPC/ISR (pass 1), ns */
+	/* thread -> process for thread-time lines, valid while tt_gen (thread/process events) holds */
+#define TCACHE 1024
+	struct tcache { uint32_t tid; int64_t pid; const char *name; uint64_t gen; } *tcache;
+	uint64_t tt_gen;
 	/* filters */
 	char **kinds;
 	size_t nkinds;
@@ -321,6 +325,8 @@ void conv_flush_window(struct conv *c, int all);
 void conv_attach_stack(struct conv *c, const struct etl_event *ev);
 int conv_begin_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
     int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts);
+int conv_begin_named(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
+    const char *proc, int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts);
 void conv_begin_silent(struct conv *c);
 void conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n);
 

@@ -81,6 +81,18 @@ conv_begin_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t t
 	if (time_ns < c->from_ns || time_ns > c->to_ns)
 		return 0;
 	const char *proc = pid == 0 && tid == 0 ? "Idle" : conv_process_name(c, pid, ts);
+	return conv_begin_named(c, l, kind, time_ns, cpu, proc, pid, tid, weight_ns, ts);
+}
+
+/* conv_begin_line() for a caller that knows the process name PROC already. */
+int
+conv_begin_named(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
+    const char *proc, int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts)
+{
+	if (!kind_wanted(c, kind))
+		return 0;
+	if (time_ns < c->from_ns || time_ns > c->to_ns)
+		return 0;
 	if (!proc_wanted(c, proc, pid))
 		return 0;
 	evtw_begin(l, time_ns, kind, cpu, proc, pid, tid, weight_ns);
