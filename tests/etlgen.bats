@@ -452,6 +452,16 @@ PY
 	done; done
 }
 
+@test "round trip at volume with switch and ReadyThread stacks (cswitch-heavy.yaml: 16 CPUs, 64 threads)" {
+	etlgen -o "$T/h.etl" --expect "$T/h.exp" "$SCEN/cswitch-heavy.yaml" 2>/dev/null
+	# every switch-in carries the new thread's stack, every ReadyThread the idle thread's
+	awk -F'\t' '$2 == "CSwitch" && $6 != 0 && $NF == "" { bad = 1 } $2 == "ReadyThread" && ($6 != 0 || $NF !~ /;ntoskrnl.exe!0x6b910$/) { bad = 1 }
+	    $2 == "CSwitch" { n++ } END { exit bad || n < 50000 }' "$T/h.exp" || fail "expected stacks"
+	etl2evt -o "$T/h.evt" "$T/h.etl"
+	# (idle threads of two CPUs readying at one tick: their stack records differ only by CPU)
+	evt_match "$T/h.exp" "$T/h.evt" || fail "cswitch-heavy: decode differs from the scenario"
+}
+
 @test "32-bit logfile header mirrored from smallEtlFile.etl reads back as the real one" {
 	require_corpus
 	etlgen -o "$T/m.etl" "$SCEN/mirror-small32.yaml" 2>/dev/null

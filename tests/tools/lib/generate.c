@@ -277,6 +277,25 @@ running(int cpu, int64_t t)
 	return lo > 0 && runs[lo - 1].cpu == cpu ? runs[lo - 1].tid : 0;
 }
 
+/*
+ * Does a context switch on CPU fall at tick T, or a ReadyThread (1 tick
+ * before a switch-in)?  A sample there would share the tick of an event
+ * whose stack record is the same thread's, which no timer interrupt does.
+ */
+static int
+on_switch(int cpu, int64_t t)
+{
+	size_t lo = 0, hi = nruns;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (runs[mid].cpu < cpu || (runs[mid].cpu == cpu && runs[mid].t < t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nruns && runs[lo].cpu == cpu && (runs[lo].t == t || runs[lo].t == t + 1);
+}
+
 static int64_t
 draw_ms(const yaml_node_t *n, const char *key, double dmean, double djit)
 {
@@ -425,13 +444,16 @@ gen_samples(const yaml_node_t *n)
 			struct wstack *w = pick(&g);
 			struct gev *e;
 			struct ivl *in = NULL;
-			while (di < ndpcs && dpcs[di].cpu == cpu && dpcs[di].t <= t)
+			int64_t at = t;
+			while (follow && on_switch(cpu, at))
+				at += 2;
+			while (di < ndpcs && dpcs[di].cpu == cpu && dpcs[di].t <= at)
 				di++;
-			if (di < ndpcs && dpcs[di].cpu == cpu && dpcs[di].t0 <= t)
+			if (di < ndpcs && dpcs[di].cpu == cpu && dpcs[di].t0 <= at)
 				in = &dpcs[di];
 			if (follow) {
 				/* the stack of the thread the context switches put there */
-				uint32_t tid = running(cpu, t);
+				uint32_t tid = running(cpu, at);
 				double sum = 0, r;
 				int k;
 				for (k = 0; k < g.nws; k++)
@@ -439,7 +461,7 @@ gen_samples(const yaml_node_t *n)
 						sum += g.ws[k].w;
 				if (sum <= 0)
 					scen_bad(n, "running: no stack for thread %u, which runs on CPU %d at %.3f ms",
-					    tid, cpu, (double)t * 1000 / (double)scen.freq);
+					    tid, cpu, (double)at * 1000 / (double)scen.freq);
 				r = scen_rng_unit() * sum;
 				for (k = 0; k < g.nws; k++)
 					if (g.ws[k].tid == tid && (r -= g.ws[k].w) < 0)
@@ -448,7 +470,7 @@ gen_samples(const yaml_node_t *n)
 				while (w->tid != tid)
 					w--;
 			}
-			e = scen_add_event(K_SAMPLE, cpu, t);
+			e = scen_add_event(K_SAMPLE, cpu, at);
 			if (in && in->st) {
 				/* the DPC's stack, charged to the thread it interrupted */
 				e->a[0] = in->tid;

@@ -50,8 +50,9 @@ struct step {
 	const char *pseudo;		/* wait: the contract's leaf pseudo-frame */
 	/* wait: what ended it (the ReadyThread at t1) */
 	uint32_t by;			/* a thread, or NOBODY */
-	int dpc;			/* a DPC on waker_cpu */
+	int dpc;			/* a DPC on waker_cpu: K_DPC, K_TIMERDPC or K_ISR */
 	uint64_t dpc_routine;
+	uint32_t dpc_vector;		/* ISR */
 	int64_t dpc_t0, dpc_t1;
 	struct rstack *by_stack;	/* the ReadyThread's stack */
 	uint32_t waker_tid;		/* resolved: who runs on waker_cpu at t1 */
@@ -88,13 +89,16 @@ prev_step(const struct tlthr *t, int si)
 static void
 parse_by_dpc(struct step *s, const yaml_node_t *n, int64_t at)
 {
-	static const char *const keys[] = {"cpu", "routine", "from_ms", "duration_us", NULL};
+	static const char *const keys[] = {"cpu", "routine", "from_ms", "duration_us", "kind", "vector", NULL};
 	double dur;
 
 	scen_check_keys(n, keys);
 	if (!scen_get(n, "cpu") || !scen_get(n, "routine"))
 		scen_bad(n, "by_dpc: needs cpu and routine");
-	s->dpc = 1;
+	s->dpc = scen_get(n, "kind") ? scen_kind_of(scen_get(n, "kind")) : K_DPC;
+	if (s->dpc != K_DPC && s->dpc != K_TIMERDPC && s->dpc != K_ISR)
+		scen_bad(scen_get(n, "kind"), "by_dpc: kind is DPC, TimerDPC or ISR");
+	s->dpc_vector = (uint32_t)scen_u64_or(n, "vector", 0);
 	s->waker_cpu = scen_cpu_of(scen_get(n, "cpu"));
 	s->dpc_routine = scen_frame_addr(scen_get(n, "routine"), 4);
 	dur = scen_num_or(n, "duration_us", 40);
@@ -378,9 +382,10 @@ add_wakeups(void)
 			e->stack = s->by_stack;
 			if (!s->dpc)
 				continue;
-			e = scen_add_event(K_DPC, s->waker_cpu, s->dpc_t1);
+			e = scen_add_event(s->dpc, s->waker_cpu, s->dpc_t1);
 			e->t0 = s->dpc_t0;
 			e->addr = s->dpc_routine;
+			e->a[0] = s->dpc_vector;
 			e->a[3] = 1;
 			e->a[4] = s->waker_tid;
 			e->stack = s->by_stack;
@@ -562,7 +567,7 @@ put_row(FILE *fp, const struct row *r, int64_t last)
 		put_ms(fp, w->t1);
 		fprintf(fp, "\t%u\t%u", wt->tid, wt->proc->pid);
 		put_str(fp, wt->proc->name);
-		fprintf(fp, "\t%d\t%s", w->waker_cpu, w->dpc ? "dpc" : "thread");
+		fprintf(fp, "\t%d\t%s", w->waker_cpu, w->dpc == K_ISR ? "isr" : w->dpc ? "dpc" : "thread");
 		scen_frame_text(routine, sizeof routine, 4, w->dpc_routine);
 		put_str(fp, w->dpc ? routine : NULL);
 	} else
