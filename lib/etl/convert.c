@@ -23,6 +23,7 @@ static void
 emit(struct conv *c, const struct etl_event *ev)
 {
 	int64_t ns = (int64_t)(ev->ts - GBIAS);	/* ts is global already */
+	c->cur_cpu = ev->cpu;
 	c->cur_kind = conv_kind_key(ev) | 1ull << 63;
 
 	switch (ev->hkind) {

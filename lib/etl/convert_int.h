@@ -76,6 +76,7 @@ struct pend {
 	struct evtw_line text;	/* the line without its stack column */
 	uint64_t ts;		/* global */
 	uint32_t tid, pid;
+	int cpu;		/* the event's CPU (its stack records come on it) */
 	uint64_t ip;		/* samples: the sampled address */
 	uint8_t want;		/* registered in the pending map */
 	uint8_t sample;
@@ -85,6 +86,17 @@ struct pend {
 	uint32_t nk, nu, capk, capu;
 	struct ttfollow f;	/* thread-time lines written after it */
 };
+
+/*
+ * The key of a waiting line: its thread, except that the idle threads of
+ * all CPUs are thread 0, and two of them may log an event (a sample, a
+ * ReadyThread readied from a DPC) at the same tick: for them the CPU.
+ */
+static inline uint64_t
+pend_key(uint32_t tid, int cpu)
+{
+	return tid ? tid : (uint64_t)1 << 32 | (uint32_t)cpu;
+}
 
 #define QWIN_NS (1000 * 1000000LL)	/* how long a line may wait for its user stack */
 #define LATE_NS 1000000u		/* stack records later than this are remembered one by one */
@@ -129,7 +141,8 @@ struct conv {
 	struct pend *q;		/* ring of waiting lines, indexed by sequence & (qcap - 1) */
 	size_t qcap;
 	uint64_t qhead, qtail;	/* sequence numbers */
-	struct hmap pendmap;	/* (tid, ts) → sequence of the waiting line */
+	struct hmap pendmap;	/* (pend_key(tid, cpu), ts) → sequence of the waiting line */
+	int cur_cpu;		/* the CPU of the event being emitted */
 	uint64_t now;		/* global time of the event being emitted */
 	int want;		/* set by conv_stack_of(): the next conv_finish() waits for a stack */
 	uint32_t want_tid;

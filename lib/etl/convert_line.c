@@ -236,7 +236,7 @@ flush_pend(struct conv *c, struct pend *e)
 	if (e->f.npending)
 		conv_tt_unqueued(c, &e->f);
 	if (e->want)
-		hmap_del(&c->pendmap, e->tid, e->ts);
+		hmap_del(&c->pendmap, pend_key(e->tid, e->cpu), e->ts);
 	size_t need = (size_t)e->nk + e->nu + 1;
 	if (need > c->capframes) {
 		c->capframes = need * 2;
@@ -364,6 +364,7 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 	e->ts = ts;
 	e->pid = pid;
 	e->tid = c->want_tid;
+	e->cpu = c->cur_cpu;
 	e->sample = (uint8_t)sample;
 	e->ip = c->want_ip;
 	if (frames && n) {
@@ -372,7 +373,7 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 	}
 	if (want) {
 		e->want = 1;
-		hmap_put(&c->pendmap, e->tid, ts, (uint32_t)(c->qtail - 1));
+		hmap_put(&c->pendmap, pend_key(e->tid, e->cpu), ts, (uint32_t)(c->qtail - 1));
 		if (c->nlate)
 			conv_apply_late(c, e);
 	}
@@ -391,7 +392,7 @@ conv_attach_stack(struct conv *c, const struct etl_event *ev)
 	uint64_t ts = gts(c, etl_u64(p));
 	if (conv_applied_late(c, ev, tid, ts))
 		return;
-	uint32_t *seqp = hmap_get(&c->pendmap, tid, ts);
+	uint32_t *seqp = hmap_get(&c->pendmap, pend_key(tid, ev->cpu), ts);
 	struct pend *e = NULL;
 	if (seqp) {
 		/* the map holds the low 32 bits of the sequence; the window is far smaller */
