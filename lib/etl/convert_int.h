@@ -11,7 +11,8 @@
  *      (convert_emit_kernel.c, convert_emit_user.c), started and ended by
  *      convert_line.c, which keeps lines in a window until their stacks come.
  * Provider and kernel group names, and the --census counts, are in
- * convert_names.c.  Memory is the model, never the events themselves.
+ * convert_names.c; thread time's hooks and lines in convert_tt.c (over
+ * threadtime.c).  Memory is the model, never the events themselves.
  */
 #ifndef ETLKIT_CONVERT_INT_H
 #define ETLKIT_CONVERT_INT_H
