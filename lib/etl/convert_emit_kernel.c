@@ -217,6 +217,7 @@ emit_process(struct conv *c, const struct etl_event *ev, int64_t ns)
 		return;
 	}
 	int64_t tid = htid(ev);
+	c->tt_gen++;	/* (thread time's thread -> process cache) */
 	if (!conv_begin(c, proc_kind(ev->type), ns, ev->cpu, pi.pid, tid, 0, ev->ts))
 		return;
 	struct evtw_line *l = &c->l;
@@ -250,6 +251,7 @@ emit_thread(struct conv *c, const struct etl_event *ev, int64_t ns)
 		conv_finish(c, 0, NULL, 0, ev->ts);
 		return;
 	}
+	c->tt_gen++;	/* (thread time's thread -> process cache) */
 	if (c->tt && ev->type == 2)
 		tt_thread_end(c->tt, ns, tid);
 	else if (c->tt)

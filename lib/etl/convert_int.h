@@ -11,7 +11,8 @@
  *      (convert_emit_kernel.c, convert_emit_user.c), started and ended by
  *      convert_line.c, which keeps lines in a window until their stacks come.
  * Provider and kernel group names, and the --census counts, are in
- * convert_names.c.  Memory is the model, never the events themselves.
+ * convert_names.c; thread time's hooks and lines in convert_tt.c (over
+ * threadtime.c).  Memory is the model, never the events themselves.
  */
 #ifndef ETLKIT_CONVERT_INT_H
 #define ETLKIT_CONVERT_INT_H
@@ -132,7 +133,7 @@ struct conv {
 	struct pend *q;		/* ring of waiting lines, indexed by sequence & (qcap - 1) */
 	size_t qcap;
 	uint64_t qhead, qtail;	/* sequence numbers */
-	struct hmap pendmap;	/* (tid, ts) → sequence of the waiting line */
+	struct hmap pendmap;	/* (join_key(tid, cpu), ts) → sequence of the waiting line */
 	uint64_t now;		/* global time of the event being emitted */
 	int want;		/* set by conv_stack_of(): the next conv_finish() waits for a stack */
 	uint32_t want_tid;
@@ -217,6 +218,10 @@ struct conv {
 	struct hmap ttpend;	/* (ticket, 0) -> sequence of the line whose follower waits for it */
 	uint64_t tt_unresolved;	/* waker_in still unknown when the window let the line go */
 	int64_t tt_max_intr;	/* the longest DPC/ISR (pass 1), ns */
+	/* thread -> process for thread-time lines, valid while tt_gen (thread/process events) holds */
+#define TCACHE 1024
+	struct tcache { uint32_t tid; int64_t pid; const char *name; uint64_t gen; } *tcache;
+	uint64_t tt_gen;
 	/* filters */
 	char **kinds;
 	size_t nkinds;
@@ -339,6 +344,8 @@ void conv_flush_window(struct conv *c, int all);
 void conv_attach_stack(struct conv *c, const struct etl_event *ev);
 int conv_begin_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
     int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts);
+int conv_begin_named(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
+    const char *proc, int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts);
 void conv_begin_silent(struct conv *c);
 void conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n);
 

@@ -4,7 +4,10 @@
  * writes the line, or keeps it in a window while it waits for its stack
  * records (conv_attach_stack), so that the output stays in time order.
  * The texts of frames are kept by image and address: the same few
- * thousand frames make most stacks.
+ * thousand frames make most stacks.  The thread-time lines an event ends
+ * (convert_tt.c) follow its line, take its stack, and may keep it in the
+ * window until their waker is known; a line a filter dropped is still
+ * built, "silent", when thread time needs its stack.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +172,20 @@ conv_free_lines(struct conv *c)
 	hmap_free(&c->dropmap);
 }
 
+/* Writes the fixed columns of a line the filters kept (and utc= with --utc). */
+static int
+start_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
+    const char *proc, int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts)
+{
+	evtw_begin(l, time_ns, kind, cpu, proc, pid, tid, weight_ns);
+	if (c->o->utc) {
+		char u[32];
+		etl_filetime_str(u, c->ft0 + (uint64_t)((int64_t)(ts - GBIAS) / 100));
+		evtw_kv_s(l, "utc", u);
+	}
+	return 1;
+}
+
 /*
  * Starts a line.  Returns 0 when a filter drops the event (nothing is
  * written then).  TIME_NS is the time column (DPC/ISR: their start).
@@ -204,13 +221,18 @@ conv_begin_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t t
 			not_selected(c, tid, ts);
 		return 0;
 	}
-	evtw_begin(l, time_ns, kind, cpu, proc, pid, tid, weight_ns);
-	if (c->o->utc) {
-		char u[32];
-		etl_filetime_str(u, c->ft0 + (uint64_t)((int64_t)(ts - GBIAS) / 100));
-		evtw_kv_s(l, "utc", u);
-	}
-	return 1;
+	return start_line(c, l, kind, time_ns, cpu, proc, pid, tid, weight_ns, ts);
+}
+
+/* conv_begin_line() for a caller that knows the process name PROC already. */
+int
+conv_begin_named(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
+    const char *proc, int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts)
+{
+	if (!kind_wanted(c, kind) || time_ns < c->from_ns || time_ns > c->to_ns ||
+	    !proc_wanted(c, proc, pid))
+		return 0;
+	return start_line(c, l, kind, time_ns, cpu, proc, pid, tid, weight_ns, ts);
 }
 
 /*
@@ -220,6 +242,8 @@ conv_begin_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t t
 void
 conv_begin_silent(struct conv *c)
 {
+	if (!c->l.b)	/* (every line so far was dropped: it is copied from, as any line) */
+		evtw_grow(&c->l, 64);
 	c->l.n = 0;
 	c->f.silent = 1;
 }

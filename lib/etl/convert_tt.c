@@ -35,16 +35,40 @@ kv_name(struct evtw_line *l, const char *key, unsigned v, const char *(*name)(un
 		evtw_u64(l, v);
 }
 
+/*
+ * The process of thread TID now, and its name: kept per thread until a
+ * thread or process starts or ends (c->tt_gen), since every Running, Ready
+ * and Waiting line asks, and they are as many as all other lines.
+ */
+static int64_t
+thread_process(struct conv *c, int64_t tid, uint64_t ts, const char **name)
+{
+	if (tid <= 0) {
+		*name = tid == 0 ? "Idle" : "?";
+		return tid == 0 ? 0 : -1;
+	}
+	struct tcache *e = &c->tcache[(uint32_t)tid % TCACHE];
+	if (e->gen != c->tt_gen || e->tid != (uint32_t)tid) {
+		e->gen = c->tt_gen;
+		e->tid = (uint32_t)tid;
+		e->pid = images_thread_pid(c->img, (uint32_t)tid, ts);
+		e->name = conv_process_name(c, e->pid, ts);
+	}
+	*name = e->name;
+	return e->pid;
+}
+
 static void
 waker_attrs(struct conv *c, struct evtw_line *l, const struct tt_iv *iv, uint64_t ts)
 {
 	evtw_key(l, "ready_ms");
 	evtw_time_ns(l, iv->ready_ns);
 	if (iv->waker_tid >= 0) {
-		int64_t wpid = iv->waker_tid == 0 ? 0 : images_thread_pid(c->img, (uint32_t)iv->waker_tid, ts);
+		const char *wname;
+		int64_t wpid = thread_process(c, iv->waker_tid, ts, &wname);
 		evtw_kv_i(l, "waker_tid", iv->waker_tid);
 		evtw_kv_i(l, "waker_pid", wpid);
-		evtw_kv_s(l, "waker_process", iv->waker_tid == 0 ? "Idle" : conv_process_name(c, wpid, ts));
+		evtw_kv_s(l, "waker_process", wname);
 	}
 	evtw_kv_i(l, "waker_cpu", iv->waker_cpu);
 	/* waker_in= and waker_routine= when the line is written: a DPC may still tell */
@@ -117,7 +141,8 @@ add_follower(void *ctx, const struct tt_iv *iv)
 {
 	struct conv *c = ctx;
 	uint64_t ts = GBIAS + (uint64_t)iv->end;
-	int64_t pid = iv->tid == 0 ? 0 : iv->tid < 0 ? -1 : images_thread_pid(c->img, (uint32_t)iv->tid, ts);
+	const char *pname;
+	int64_t pid = thread_process(c, iv->tid, ts, &pname);
 	if (c->f.n == TT_MAXF && c->tt_finishing)	/* the end of the trace: as many as threads */
 		conv_write_followers(c, &c->f, "", 0);
 	if (c->f.n == TT_MAXF) {
@@ -126,7 +151,7 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	}
 	struct ttline *t = &c->f.l[c->f.n];
 	struct evtw_line *l = &t->text;
-	if (!conv_begin_line(c, l, kind_names[iv->kind], iv->start, iv->cpu, pid, iv->tid,
+	if (!conv_begin_named(c, l, kind_names[iv->kind], iv->start, iv->cpu, pname, pid, iv->tid,
 	    iv->end - iv->start, ts))
 		return;
 	evtw_key(l, "end_ms");
@@ -208,6 +233,8 @@ conv_tt_start(struct conv *c)
 		any |= c->first_old[i] >= 0;
 	if (!any || c->o->no_thread_time || !c->have_ts)
 		return;
+	c->tcache = xcalloc(TCACHE, sizeof *c->tcache);
+	c->tt_gen = 1;
 	c->tt = tt_new((unsigned)c->ncur, (int64_t)(c->min_ts - GBIAS), (int64_t)(c->max_ts - GBIAS),
 	    c->tt_max_intr, add_follower, resolved, c);
 	hmap_init(&c->ttpend);
@@ -259,6 +286,7 @@ conv_tt_free(struct conv *c)
 {
 	if (c->tt)
 		hmap_free(&c->ttpend);
+	free(c->tcache);
 	tt_free(c->tt);
 	free(c->first_old);
 	free(c->first_ts);
