@@ -147,7 +147,7 @@ corpus_traces() {
 		printf '5.000000\tDPC\t1\tSystem\t4\t8\t0.05\tend_ms=5.050000\tk!later\n'
 	} >"$T/i.evt"
 	[ "$(order_breaks <"$T/i.evt")" = 0 ]
-	render speedscope --kind DPC "$T/i.evt"   # DPC weights: microseconds >"$T/s.json"
+	render speedscope --kind DPC "$T/i.evt" >"$T/s.json"	# DPC weights: microseconds
 	run python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); f = [x["name"] for x in d["shared"]["frames"]]
 p = d["profiles"][0]
