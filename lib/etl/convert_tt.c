@@ -173,6 +173,16 @@ add_follower(void *ctx, const struct tt_iv *iv)
 		    iv->edge == TT_EDGE_START ? "start" : "end");
 	if (iv->readied)
 		waker_attrs(c, l, iv, ts);
+	/*
+	 * A wait ends at the ReadyThread, but its line needs the switch-in's
+	 * stack, so it is written with that later CSwitch: logged_ms= says
+	 * when, and is the line's key in the stream's log order (evt-format §2.2).
+	 */
+	int64_t logged = (int64_t)(c->now - GBIAS);
+	if (logged > iv->end) {
+		evtw_key(l, "logged_ms");
+		evtw_time_ns(l, logged);
+	}
 
 	c->f.n++;
 	t->win = (uint8_t)iv->waker_in;
