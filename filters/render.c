@@ -87,7 +87,7 @@ enum {
 	O_FACTOR, O_TOTAL, O_NOTES, O_DIFF, O_NOUNESC, O_KIND, O_SEARCHCOLOR,
 	O_TSV, O_MINPCT, O_BY, O_CPU, O_DPCONLY, O_ISRONLY, O_DPCLIMIT,
 	O_ISRLIMIT, O_MODULE, O_LABEL, O_UNIT, O_LOGY, O_VERSION, O_MAXDEPTH,
-	O_TID, O_FROM, O_TO, O_AT, O_MINUS,
+	O_TID, O_FROM, O_TO, O_AT, O_MINUS, O_ERROR,
 	O_HARDFAULTS
 };
 
@@ -135,6 +135,7 @@ static const struct option longopts[] = {
 	{ "label", required_argument, NULL, O_LABEL },
 	{ "log", no_argument, NULL, O_LOGY },
 	{ "max-depth", required_argument, NULL, O_MAXDEPTH },
+	{ "error", no_argument, NULL, O_ERROR },
 	{ "tid", required_argument, NULL, O_TID },
 	{ "from", required_argument, NULL, O_FROM },
 	{ "to", required_argument, NULL, O_TO },
@@ -172,8 +173,8 @@ help(void)
 "  --countname N --nametype N --factor X --total N --notes TEXT --fonttype F\n"
 "  --fontsize N --fontwidth N --search-color #rrggbb --no-unescape --kind KIND\n"
 "  differential (\"stack base test\" lines): --diff leaf|inclusive --negate\n"
-"Text views: tree [--min-percent P] [--max-depth N], callers|callees -f FRAME,\n"
-"  byname, speedscope [--by thread|process|all]; --tsv for tab-separated output;\n"
+"Text views: tree [--min-percent P] [--max-depth N] [--error], callers|callees -f FRAME,\n"
+"  byname [--error], speedscope [--by thread|process|all]; --tsv for tab-separated output;\n"
 "  flame/tree/callers/callees/byname take stackfold's options (speedscope: --unit,\n"
 "  --kind, --keep-idle); evt counts are samples for Sample, us for other kinds, and\n"
 "  the Idle process's samples are left out (said on stderr):\n  " STK_OPTIONS_HELP "\n"
@@ -424,6 +425,7 @@ struct options {
 	int tsv;
 	double minpct;
 	int maxdepth;
+	int error;		/* --error: tree and byname rows get their sampling error */
 	const char *focus;
 	const char *by;
 	int hard_faults;	/* diskio --hard-faults */
@@ -601,6 +603,7 @@ run_view(struct options *op, enum mode m, int argc, char **argv)
 	vo.tsv = op->tsv;
 	vo.min_percent = op->minpct;
 	vo.max_depth = op->maxdepth;
+	vo.error = op->error;
 	vo.focus = op->focus;
 	if (m == M_BYNAME)
 		op->stk.when = 1;	/* PerfView's When column */
@@ -967,6 +970,7 @@ main(int argc, char **argv)
 		case O_TSV: op.tsv = 1; op.dpc.tsv = 1; break;
 		case O_MINPCT: op.minpct = cli_number("--min-percent", optarg); break;
 		case O_MAXDEPTH: op.maxdepth = (int)cli_integer("--max-depth", optarg); break;
+		case O_ERROR: op.error = 1; break;
 		case 'f': op.focus = optarg; break;
 		case O_BY: op.by = optarg; break;	/* checked once the mode is known */
 		case O_HARDFAULTS: op.hard_faults = 1; break;

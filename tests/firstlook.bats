@@ -229,3 +229,28 @@ census_provider() {
 	(cd "$T" && etlkit-run -q p.yaml)
 	awk -F'\t' '$1 == "t amsi" { print $4 "\t" $8 }' "$T/out/run-report.tsv" | grep -q $'^reused\ttrace lost '
 }
+
+@test "firstlook: --error gives tree and byname rows their sampling error (binomial, 95%), worked out by hand and by awk" {
+	# 100 samples: 25 in a!f, 75 in a!g: the 25% row is +-1.96*sqrt(.25*.75/100) = 8.49 points
+	{ printf '#evt\t1\n'
+	  for i in $(seq 1 100); do
+		if [ "$i" -le 25 ]; then s='a!main;a!f'; else s='a!main;a!g'; fi
+		printf '%d.000000\tSample\t0\ta.exe\t10\t11\t1\t%s\n' "$i" "$s"
+	  done; } >"$T/s.evt"
+	render byname --error --tsv "$T/s.evt" >"$T/b.tsv"
+	head -1 "$T/b.tsv" | grep -q $'inc%\tinc%_err95\tinc_count'
+	[ "$(awk -F'\t' '$NF == "a!f" { print $6 }' "$T/b.tsv")" = 8.49 ]
+	[ "$(awk -F'\t' '$NF == "a!main" { print $6 }' "$T/b.tsv")" = 0.00 ]
+	render tree --error --tsv "$T/s.evt" >"$T/t.tsv"
+	[ "$(awk -F'\t' '$NF == "a!g" { print $4 }' "$T/t.tsv")" = 8.49 ]
+	render tree "$T/s.evt" | head -1 | grep -qv '95%'
+	# every byname row of net.4.5.2.x64, recomputed by awk from its own count and the total
+	render byname --error --tsv "$D/net.evt" >"$T/n.tsv"
+	# (the Idle rule: Idle's samples are left out, but for those taken in a DPC or ISR)
+	n=$(awk -F'\t' '!/^#/ && $2 == "Sample" { c = 1; irq = 0
+		for (i = 8; i < NF; i++) { if ($i ~ /^count=/) c = substr($i, 7); if ($i == "dpc=1" || $i == "isr=1") irq = 1 }
+		if ($4 != "Idle" || irq) s += c } END { print s }' "$D/net.evt")
+	[ "$n" -gt 1000 ]
+	bad=$(awk -F'\t' -v N="$n" 'NR > 1 { p = $7 / N; e = sprintf("%.2f", 100 * 1.96 * sqrt(p * (1 - p) / N)); if (e != $6) b++ } END { print b + 0 }' "$T/n.tsv")
+	[ "$bad" = 0 ]
+}

@@ -52,6 +52,33 @@ sep(struct outbuf *ob, int tsv)
 }
 
 /*
+ * --error: the sampling error of a row's inclusive share, in percentage
+ * points at 95% confidence.  A row holding K of N samples is a binomial
+ * draw: its share could have come out 1.96 * sqrt(p (1 - p) / N) away
+ * (p = K/N, the normal approximation).  This is why PerfView asks for
+ * about 1,000 samples: below that a 10% row is +-2 points or worse.
+ * Durations measured exactly (DPC, thread time) have no sampling error;
+ * the column then only says how many events the share rests on.
+ */
+static void
+put_error(struct outbuf *ob, int64_t k, int64_t n, int tsv)
+{
+	char b[32];
+	double p = n > 0 ? (double)k / (double)n : 0;
+
+	if (p < 0)
+		p = 0;
+	if (p > 1)
+		p = 1;
+	snprintf(b, sizeof(b), "%.2f", n > 0 ? 100 * 1.96 * sqrt(p * (1 - p) / (double)n) : 0);
+	if (!tsv)
+		for (int i = (int)strlen(b); i < 7; i++)
+			ob_putc(ob, ' ');
+	ob_puts(ob, b);
+	sep(ob, tsv);
+}
+
+/*
  * A tree line's indentation: one space per level, then "+ ".  Past
  * VIEW_MAX_INDENT levels the indentation stops growing and the level is
  * written as a number ("+ [depth 300] "), so a line's length does not
@@ -101,10 +128,11 @@ view_tree(struct stk *S, const struct view_opts *o, struct outbuf *ob)
 		return -1;
 	stk_sort_children(S, 0);
 	if (tsv)
-		ob_printf(ob, "#depth\tinc_%s\tinc%%\texc_%s\texc%%\tname\n", stk_unit_name(S),
-		    stk_unit_name(S));
+		ob_printf(ob, "#depth\tinc_%s\tinc%%\t%sexc_%s\texc%%\tname\n", stk_unit_name(S),
+		    o->error ? "inc%_err95\t" : "", stk_unit_name(S));
 	else
-		ob_printf(ob, "%14s  %7s  %14s  %7s  name\n", "inc", "inc%", "exc", "exc%");
+		ob_printf(ob, "%14s  %7s  %s%14s  %7s  name\n", "inc", "inc%",
+		    o->error ? " +-95%  " : "", "exc", "exc%");
 	stk = xmalloc(cap * sizeof(*stk));
 	stk[sp].id = STK_ROOT;
 	stk[sp++].depth = 0;
@@ -131,6 +159,8 @@ view_tree(struct stk *S, const struct view_opts *o, struct outbuf *ob)
 		sep(ob, tsv);
 		put_pct(ob, (double)n->inc / div, total, 7, tsv);
 		sep(ob, tsv);
+		if (o->error)
+			put_error(ob, n->inc_count, root->inc_count, tsv);
 		put_value(ob, (double)stk_node(S, last)->exc / div, 14, tsv);
 		sep(ob, tsv);
 		put_pct(ob, (double)stk_node(S, last)->exc / div, total, 7, tsv);
@@ -197,11 +227,11 @@ view_byname(struct stk *S, const struct view_opts *o, struct outbuf *ob)
 		when = stk_when_range(S, &ws, &we);
 	}
 	if (tsv)
-		ob_printf(ob, "#exc_%s\texc%%\texc_count\tinc_%s\tinc%%\tinc_count\tfirst_ms\tlast_ms\t%sname\n",
-		    stk_unit_name(S), stk_unit_name(S), when ? "when\t" : "");
+		ob_printf(ob, "#exc_%s\texc%%\texc_count\tinc_%s\tinc%%\t%sinc_count\tfirst_ms\tlast_ms\t%sname\n",
+		    stk_unit_name(S), stk_unit_name(S), o->error ? "inc%_err95\t" : "", when ? "when\t" : "");
 	else
-		ob_printf(ob, "%14s  %7s  %10s  %14s  %7s  %10s  %12s  %12s  %s%sname\n", "exc", "exc%",
-		    "exc_ct", "inc", "inc%", "inc_ct", "first_ms", "last_ms",
+		ob_printf(ob, "%14s  %7s  %10s  %14s  %7s  %s%10s  %12s  %12s  %s%sname\n", "exc", "exc%",
+		    "exc_ct", "inc", "inc%", o->error ? " +-95%  " : "", "inc_ct", "first_ms", "last_ms",
 		    when ? "when                            " : "", when ? "  " : "");
 	for (i = 0; i < n; i++) {
 		struct stk_byname *r = &rows[i];
@@ -223,6 +253,8 @@ view_byname(struct stk *S, const struct view_opts *o, struct outbuf *ob)
 		sep(ob, tsv);
 		put_pct(ob, (double)r->inc / div, total, 7, tsv);
 		sep(ob, tsv);
+		if (o->error)
+			put_error(ob, r->inc_count, stk_node(S, STK_ROOT)->inc_count, tsv);
 		ob_printf(ob, tsv ? "%lld" : "%10lld", (long long)r->inc_count);
 		sep(ob, tsv);
 		ob_printf(ob, tsv ? "%s\t%s\t" : "%12s  %12s  ", f, l);

@@ -17,6 +17,7 @@ struct view_opts {
 	double min_percent;	/* tree: prune nodes below this % of the total */
 	int max_depth;		/* tree: 0 = unlimited */
 	const char *focus;	/* callers/callees: frame name or shell pattern */
+	int error;		/* tree, byname: each row's sampling error (+-95%, points of inc%) */
 };
 
 /* Top-down call tree.  Returns 0, or -1 when there is nothing to show. */
