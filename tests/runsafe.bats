@@ -179,7 +179,7 @@ fake	row	cpu	converted	ok	0	.folded"
 	[ "$status" -eq 0 ] || fail "$output"
 	r=$T/out/p/run-report.tsv
 	[ "$(wc -l <"$r")" -eq 4 ]
-	awk -F'\t' 'NF != 7 { exit 1 }' "$r"
+	awk -F'\t' 'NF != 8 { exit 1 }' "$r"	# scenario, trace, step, action, status, seconds, error, health
 	! grep -q "$(printf '\033')" "$r"
 	# unescaping the trace column (python, not lib/evt/evt.c) gives back exactly the files on disk
 	python3 - "$r" "$T/tr" <<-'EOF'
