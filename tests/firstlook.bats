@@ -254,3 +254,17 @@ census_provider() {
 	bad=$(awk -F'\t' -v N="$n" 'NR > 1 { p = $7 / N; e = sprintf("%.2f", 100 * 1.96 * sqrt(p * (1 - p) / N)); if (e != $6) b++ } END { print b + 0 }' "$T/n.tsv")
 	[ "$bad" = 0 ]
 }
+
+@test "firstlook: etl2evt warns once when a trace has both PROFILE and CSWITCH stacks (synthesised), and not when it has only one" {
+	etlgen -o "$T/e.etl" "$ROOT/tests/scenarios/threadtime-edges.yaml" >/dev/null
+	etl2evt -o "$T/e.evt" "$T/e.etl" 2>"$T/err"
+	# independent of the warning: the stream itself has stacked samples and stacked context switches
+	[ "$(awk -F'\t' '$2 == "Sample" && $NF != "" { s++ } END { print s + 0 }' "$T/e.evt")" -gt 0 ]
+	[ "$(awk -F'\t' '$2 == "CSwitch" && $NF != "" { s++ } END { print s + 0 }' "$T/e.evt")" -gt 0 ]
+	[ "$(grep -c 'PROFILE and CSWITCH stacks both' "$T/err")" -eq 1 ]
+	grep -q $'^#health\tstacks=profile+cswitch' "$T/e.evt"
+	# the cswitch scenario's switches have no stacks: no such warning
+	etlgen -o "$T/c.etl" "$ROOT/tests/scenarios/cswitch.yaml" >/dev/null
+	[ "$(etl2evt "$T/c.etl" 2>&1 >"$T/c.evt" | grep -c 'PROFILE and CSWITCH')" -eq 0 ]
+	[ "$(awk -F'\t' '$2 == "CSwitch" && $NF != "" { s++ } END { print s + 0 }' "$T/c.evt")" -eq 0 ]
+}
