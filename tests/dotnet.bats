@@ -1,0 +1,149 @@
+#!/usr/bin/env bats
+# .NET (issue 17): CLR stack walks joined to their events, allocation
+# stacks weighted in bytes, exception stacks.  The expected figures come
+# from sources independent of etl2evt's CLR code (lib/etl/convert_clr.c):
+# tdhdump (lib/tdh alone, decoding the raw records with the schemas the
+# trace embeds, or with -B the built-in ones), PerfView's own dump of
+# gcevents (corpus perfview/gcevents.baseline.txt) and short awks.
+load helpers
+
+NET=perfview/net.4.5.2.x64.etl.zip
+
+# unzipped TRACE: the .etl inside a corpus zip, for tdhdump (which reads .etl files only)
+unzipped() {
+	python3 -m zipfile -e "$CORPUS/$1" "$T/unz" >/dev/null
+	find "$T/unz" -name '*.etl' | head -1
+}
+
+# frames_of EVT KIND: per line of KIND with clrstack=1, its stack's frame count (leaf pseudo-frames too)
+frames_of() {
+	awk -F'\t' -v k="$2" '$2 == k && /\tclrstack=1\t/ { print split($NF, a, ";") }' "$1"
+}
+
+@test "dotnet: every CLR stack walk of net.4.5.2.x64 joins its event, with all its frames" {
+	require_corpus
+	etl2evt "$CORPUS/$NET" >"$T/out.evt"
+	tdhdump "$(unzipped "$NET")" >"$T/raw"
+	walks=$(awk -F'\t' '$3 == "CLRStack/CLRStackWalk"' "$T/raw" | wc -l)
+	[ "$walks" -eq 14983 ]		# the issue's census figure
+	grep -qx "#clrstacks	walks=$walks	joined=$walks" "$T/out.evt"
+	run grep -c '^#skipped	what=clrstack' "$T/out.evt"
+	[ "$output" = 0 ]
+	# no walk is left as a line of its own
+	run grep -c '	id=82	' "$T/out.evt"
+	[ "$output" = 0 ]
+	# the frame counts the raw records carry (FrameCount, not the schema's 2) are the
+	# stacks' depths: allocation and exception stacks have one pseudo-frame more
+	sed -n 's/.*CLRStack\/CLRStackWalk\t.*FrameCount=\([0-9]*\);.*/\1/p' "$T/raw" | sort -n >"$T/want"
+	{ awk -F'\t' '$2 == "Event" && /\tclrstack=1\t/ { print split($NF, a, ";") }' "$T/out.evt"
+	  awk -F'\t' '($2 == "GCAllocationTick" || $2 == "Exception") && /\tclrstack=1\t/ { print split($NF, a, ";") - 1 }' "$T/out.evt"
+	} | sort -n >"$T/got"
+	textdiff "$T/want" "$T/got"
+	[ "$(awk '{ s += $1 } END { print s }' "$T/got")" -gt 14983 ]
+}
+
+@test "dotnet: CLR stack frames are named as sample frames are: JIT methods by name" {
+	require_corpus
+	etl2evt "$CORPUS/$NET" >"$T/out.evt"
+	# Test.x64.exe's JIT method Main (a MethodLoad line) calls everything the program does:
+	# it is on every allocation stack of that process, named, and hardly a frame is in no image
+	grep -q '	MethodLoad	.*	method=Test.Program.Main	' "$T/out.evt"
+	run awk -F'\t' '$2 == "GCAllocationTick" && /\tclrstack=1\t/ && $4 == "Test.x64.exe" { n++; if ($NF !~ /(^|;)Test\.x64\.exe!Test\.Program\.Main(;|$)/) bad++ }
+	    END { print n + 0, bad + 0 }' "$T/out.evt"
+	[ "${output% *}" -gt 10000 ]
+	[ "${output#* }" = 0 ]
+	run awk -F'\t' '/\tclrstack=1\t/ { n = split($NF, f, ";"); for (i = 1; i <= n; i++) { total++; if (f[i] == "?!?") unknown++ } }
+	    END { print (unknown * 100 < total) ? "ok" : unknown " of " total " in no image" }' "$T/out.evt"
+	[ "$output" = ok ]
+}
+
+@test "dotnet: allocation weights are the AllocationTick payloads' bytes, and the leaf is the type" {
+	require_corpus
+	etl2evt "$CORPUS/$NET" >"$T/out.evt"
+	tdhdump "$(unzipped "$NET")" >"$T/raw"
+	# bytes from the raw records (AllocationAmount64, hex), and their types, in time order
+	awk -F'\t' 'function hex(s,  v, i) { v = 0; s = tolower(substr(s, 3))
+	        for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
+	    $3 == "GarbageCollection/GCAllocationTick" { split($4, f, "; ");
+	    for (i in f) { if (f[i] ~ /^AllocationAmount64=/) a = substr(f[i], 20); if (f[i] ~ /^TypeName=/) t = substr(f[i], 10) }
+	    printf "%s\t%d\tType %s\n", $1, hex(a), t }' "$T/raw" | sort -t'	' -k1,1n -s | cut -f2,3 >"$T/want"
+	[ "$(wc -l <"$T/want")" -eq 10382 ]
+	awk -F'\t' '$2 == "GCAllocationTick" { n = split($NF, f, ";"); print $7 "\t" f[n] }' "$T/out.evt" >"$T/got"
+	textdiff "$T/want" "$T/got"
+	want_sum=$(awk -F'\t' '{ s += $1 } END { printf "%d", s }' "$T/want")
+	[ "$want_sum" -gt 1000000000 ]
+}
+
+@test "dotnet: gcevents' allocation weights are the amounts PerfView printed" {
+	require_corpus
+	etl2evt "$CORPUS/perfview/gcevents.etl.zip" >"$T/out.evt"
+	B="$CORPUS/perfview/gcevents.baseline.txt"
+	# PerfView's lines: "EVENT 8,215.606: .../GC/AllocationTick ... AllocationAmount64=109,120; ... TypeName=System.String;"
+	sed -n 's/^EVENT \([0-9,.]*\): Microsoft-Windows-DotNETRuntime\/GC\/AllocationTick .*AllocationAmount64=\([0-9,]*\);.*/\1 \2/p' "$B" |
+	    tr -d , >"$T/want"
+	[ "$(wc -l <"$T/want")" -ge 5 ]
+	while read -r t bytes; do
+		got=$(awk -F'\t' -v t="$t" '$2 == "GCAllocationTick" && sprintf("%.3f", $1) == t { print $7 }' "$T/out.evt")
+		[ "$got" = "$bytes" ] || fail "tick at $t ms: weight '$got', PerfView says $bytes"
+	done <"$T/want"
+	want=$(sed -n 's|^COUNT Microsoft-Windows-DotNETRuntime/GC/AllocationTick:||p' "$B")
+	[ "$(awk -F'\t' '$2 == "GCAllocationTick"' "$T/out.evt" | wc -l)" = "$want" ]
+}
+
+@test "dotnet: allocation bytes are conserved through stackfold, render and diff, in bytes" {
+	require_corpus
+	etl2evt "$CORPUS/$NET" >"$T/out.evt"
+	total=$(awk -F'\t' '$2 == "GCAllocationTick" { s += $7 } END { printf "%d", s }' "$T/out.evt")
+	[ "$total" -gt 0 ]
+	stackfold --kind=GCAllocationTick "$T/out.evt" >"$T/f" 2>"$T/err"
+	[ "$(awk '{ s += $NF } END { printf "%d", s }' "$T/f")" = "$total" ]
+	# every folded stack ends with its type
+	run awk '{ n = split($0, f, ";"); if (f[n] !~ /^Type /) bad++ } END { print bad + 0 }' "$T/f"
+	[ "$output" = 0 ]
+	stackfold --by-name --kind=GCAllocationTick "$T/out.evt" >"$T/byname"
+	grep -q "^# ByName, metric in bytes; total $total," "$T/byname"
+	render flame --kind=GCAllocationTick "$T/out.evt" >"$T/a.svg"
+	grep -q "<g id=\"frames\" .* total=\"$total\" factor=\"1\" cname=\"bytes\"" "$T/a.svg"
+	# diff and overweight: a trace against itself has the same bytes on both sides
+	diff --kind=GCAllocationTick "$T/out.evt" "$T/out.evt" >"$T/d"
+	[ "$(awk '{ a += $(NF - 1); b += $NF } END { printf "%d %d", a, b }' "$T/d")" = "$total $total" ]
+	overweight --kind=GCAllocationTick "$T/out.evt" "$T/out.evt" >"$T/o"
+	grep -q "^Base (old) .*: $total bytes$" "$T/o"
+}
+
+@test "dotnet: the exception of net.4.5.2.x64 is an Exception stack ending in its type and message" {
+	require_corpus
+	etl2evt "$CORPUS/$NET" >"$T/out.evt"
+	tdhdump "$(unzipped "$NET")" >"$T/raw"
+	want=$(awk -F'\t' '$3 == "Exception/Start" { split($4, f, "; ");
+	    for (i in f) { if (f[i] ~ /^ExceptionType=/) t = substr(f[i], 15); if (f[i] ~ /^ExceptionMessage=/) m = substr(f[i], 18) }
+	    print "Exception " t ": " m }' "$T/raw")
+	[ -n "$want" ]
+	run awk -F'\t' '$2 == "Exception" { n = split($NF, f, ";"); print $7 "\t" f[n] }' "$T/out.evt"
+	[ "${#lines[@]}" -eq 1 ]
+	[ "${lines[0]}" = "1	$want" ]
+	# and its stack is the CLR's walk: frames above the pseudo-frame
+	[ "$(frames_of "$T/out.evt" Exception)" -gt 2 ]
+}
+
+@test "dotnet: walks of events a filter drops are counted as not selected" {
+	require_corpus
+	etl2evt -k Sample "$CORPUS/$NET" >"$T/out.evt"
+	grep -q '^#removed	by=etl2evt	reason=not-selected	clrstacks=14983	' "$T/out.evt"
+	grep -qx '#clrstacks	walks=14983	joined=0' "$T/out.evt"
+	# only the allocations: each tick keeps its walk
+	etl2evt -k GCAllocationTick "$CORPUS/$NET" >"$T/a.evt"
+	ticks=$(awk -F'\t' '$2 == "GCAllocationTick"' "$T/a.evt" | wc -l)
+	joined=$(sed -n 's/^#clrstacks\twalks=14983\tjoined=\([0-9]*\)$/\1/p' "$T/a.evt")
+	[ "$joined" -eq "$(grep -c '	clrstack=1	' "$T/a.evt")" ]
+	[ "$joined" -gt 10000 ] && [ "$joined" -le "$ticks" ]
+}
+
+@test "dotnet: the Windows 7 trace's CLR walks all join too" {
+	require_corpus
+	etl2evt "$CORPUS/perfview/ctf-net45-win7.etl.zip" >"$T/out.evt"
+	tdhdump "$(unzipped perfview/ctf-net45-win7.etl.zip)" >"$T/raw"
+	walks=$(awk -F'\t' '$3 ~ /StackWalk$|^ClrStack\/Walk$/' "$T/raw" | wc -l)
+	[ "$walks" -gt 50000 ]
+	grep -qx "#clrstacks	walks=$walks	joined=$walks" "$T/out.evt"
+}
