@@ -25,6 +25,8 @@
  *                           kind/process, first and last time (--by to keep fewer keys)
  *          health           lost events, missing rundown, too few samples, PROFILE+CSWITCH
  *                           stacks, clock, CPU coverage, DPC/ISR at the edges
+ *          gcstats          PerfView's GCStats: per .NET process and per GC, pauses, heaps
+ *          jitstats         PerfView's JITStats: methods jitted, JIT time, IL/native size, tier
  *
  * INPUT:   folded stacks ("a;b;c 12", or "stack base test" for differentials)
  *          ntdll.dll!RtlUserThreadStart;app.exe!main;app.exe!work 120
@@ -54,12 +56,14 @@
 #include "report/tables.h"
 #include "report/health.h"
 #include "report/threadviews.h"
+#include "report/clrstats.h"
 
 enum mode {
 	M_FLAME, M_TREE, M_CALLERS, M_CALLEES, M_BYNAME, M_SPEEDSCOPE,
 	M_DPC, M_DPCISR, M_DPCSTACKS, M_DPCCHART, M_PMU,
 	M_PROCESSES, M_THREADS, M_IMAGES, M_EVENTS, M_HEALTH,
-	M_THREADTIME, M_INTERVALS, M_WAITCHAIN
+	M_THREADTIME, M_INTERVALS, M_WAITCHAIN,
+	M_GCSTATS, M_JITSTATS
 };
 
 static const struct { const char *name; enum mode m; } modes[] = {
@@ -70,6 +74,7 @@ static const struct { const char *name; enum mode m; } modes[] = {
 	{ "processes", M_PROCESSES }, { "threads", M_THREADS }, { "images", M_IMAGES },
 	{ "events", M_EVENTS }, { "health", M_HEALTH },
 	{ "threadtime", M_THREADTIME }, { "intervals", M_INTERVALS }, { "waitchain", M_WAITCHAIN },
+	{ "gcstats", M_GCSTATS }, { "jitstats", M_JITSTATS },
 	{ NULL, 0 }
 };
 
@@ -143,6 +148,7 @@ usage(void)
 	    "dpc|dpcisr|dpcstacks|dpcchart|pmu|\n"
 	    "        processes|threads|images|events|health] [options] [-o FILE] [FILE...]\n");
 	fprintf(stderr, "       render threadtime|intervals|waitchain [--tid T] [options] [FILE...]\n");
+	fprintf(stderr, "       render gcstats|jitstats [--tsv] [-o FILE] [FILE...]\n");
 }
 
 static void
@@ -152,6 +158,7 @@ help(void)
 	    "dpc|dpcisr|dpcstacks|dpcchart|pmu|\n"
 	    "        processes|threads|images|events|health] [options] [-o FILE] [FILE...]\n");
 	printf("       render threadtime|intervals|waitchain [--tid T] [options] [FILE...]\n");
+	printf("       render gcstats|jitstats [--tsv] [-o FILE] [FILE...]\n");
 	fputs(
 "Flame graphs (folded or evt input):\n"
 "  --title T --subtitle T --width PX --height PX(per frame) --minwidth PX|PCT%\n"
@@ -183,6 +190,13 @@ help(void)
 "                               the wait of T at MS (default its longest) and its wakers,\n"
 "                               backwards, up to 8 hops; a waker's wait under N us ends it\n"
 "  (thread-time stacks: flame/tree/byname --thread-time [--readied-by])\n"
+".NET (evt input; --tsv for tab-separated tables):\n"
+"  gcstats   per process: GCs by generation, total/max pause, % paused, allocation\n"
+"            rate, heap before/after, promoted; per GC: start, generation, reason,\n"
+"            type, pause (SuspendEE begin to RestartEE end), heap before/after\n"
+"  jitstats  per process, module and method: methods jitted, JIT time, IL and\n"
+"            native size, tier (allocation and exception stacks: --kind=GCAllocationTick\n"
+"            or --kind=Exception with flame/tree/byname)\n"
 "  -o, --output=FILE  output (default stdout)   -h --help   --version\n"
 "See render(1).\n", stdout);
 	exit(0);
@@ -736,6 +750,30 @@ run_firstlook(struct options *op, enum mode m, int argc, char **argv)
 	return st;
 }
 
+/* gcstats, jitstats: lib/report/clrstats.c */
+static int
+run_clrstats(struct options *op, enum mode m, int argc, char **argv)
+{
+	struct clrstats *cs = clrstats_new(m == M_GCSTATS ? CLRSTATS_GC : CLRSTATS_JIT, op->tsv);
+	struct outbuf ob;
+	int st = 0, i, r;
+
+	if (argc == 0)
+		st = clrstats_read(cs, "-");
+	for (i = 0; i < argc; i++) {
+		r = clrstats_read(cs, argv[i]);
+		if (r > st)
+			st = r;
+	}
+	if (st != EXIT_FATAL) {
+		ob_open(&ob, op->output);
+		clrstats_report(cs, &ob);
+		ob_close(&ob);
+	}
+	clrstats_free(cs);
+	return st;
+}
+
 /* threadtime, intervals, waitchain: lib/report/threadviews.c */
 static int
 run_threadtime(struct options *op, enum mode m, int argc, char **argv)
@@ -966,6 +1004,8 @@ main(int argc, char **argv)
 	}
 	case M_THREADTIME: case M_INTERVALS: case M_WAITCHAIN:
 		return run_threadtime(&op, m, argc, argv);
+	case M_GCSTATS: case M_JITSTATS:
+		return run_clrstats(&op, m, argc, argv);
 	default:
 		return run_dpc(&op, m, argc, argv);
 	}

@@ -320,6 +320,12 @@ emit_clr_method(struct conv *c, const struct etl_event *ev, int64_t ns)
 	char mod[64];
 	snprintf(mod, sizeof mod, "0x%llx", (unsigned long long)etl_u64(p + 8));
 	evtw_kv_s(&c->l, "module_id", mod);
+	/* MethodFlags: Jitted (0x8), and from .NET Core 3 the optimization tier in bits 7-9 */
+	static const char *const tiers[] = { NULL, "MinOptJitted", "Optimized", "QuickJitted",
+	    "OptimizedTier1", "OptimizedTier1OSR", "QuickJittedInstrumented", "OptimizedTier1Instrumented" };
+	uint32_t flags = etl_u32(p + 32);
+	if ((flags & 0x8) && tiers[(flags >> 7) & 7])
+		evtw_kv_s(&c->l, "tier", tiers[(flags >> 7) & 7]);
 	if (rd)
 		evtw_kv_u(&c->l, "rundown", 1);
 	conv_finish(c, 0, NULL, 0, ev->ts);
