@@ -147,3 +147,106 @@ frames_of() {
 	[ "$walks" -gt 50000 ]
 	grep -qx "#clrstacks	walks=$walks	joined=$walks" "$T/out.evt"
 }
+
+# gcrow TSV PID GC: the per-GC row of gcstats --tsv for that process and GC number, '|'-separated
+gcrow() {
+	awk -F'\t' -v OFS='|' -v pid="$2" -v gc="$3" '/^#GCStats: per GC/ { on = 1; next } on && $1 == pid && $3 == gc { $1 = $1; print }' "$1"
+}
+
+@test "dotnet: gcstats gives each gcevents GC the generation, reason, pause and heap PerfView printed" {
+	require_corpus
+	etl2evt "$CORPUS/perfview/gcevents.etl.zip" | render gcstats --tsv >"$T/gc.tsv"
+	B="$CORPUS/perfview/gcevents.baseline.txt"
+	# from PerfView's dump: per GC its Depth and Reason, its pause (SuspendEEStart before
+	# it to RestartEEStop after it, PerfView's rule) and TotalHeapSize/TotalPromoted
+	awk '{ t = $2; sub(/:$/, "", t); gsub(/,/, "", t) }
+	    /\/GC\/SuspendEEStart / { susp = t }
+	    /\/GC\/Start / { match($0, /Count=[0-9]+/); n = substr($0, RSTART + 6, RLENGTH - 6)
+	        match($0, /Depth=[0-9]+/); d[n] = substr($0, RSTART + 6, RLENGTH - 6)
+	        match($0, /Reason=[A-Za-z]+/); r[n] = substr($0, RSTART + 7, RLENGTH - 7); s[n] = susp; cur = n; order[++k] = n }
+	    /\/GC\/HeapStats / { match($0, /TotalHeapSize=[0-9,]+/); h = substr($0, RSTART + 14, RLENGTH - 14); gsub(/,/, "", h); heap[cur] = h
+	        match($0, /TotalPromoted=[0-9,]+/); p = substr($0, RSTART + 14, RLENGTH - 14); gsub(/,/, "", p); prom[cur] = p }
+	    /\/GC\/RestartEEStop / { pause[cur] = t - s[cur] }
+	    END { for (i = 1; i <= k; i++) { n = order[i]; printf "%s %s %s %.3f %.3f %.3f\n", n, d[n], r[n], pause[n], heap[n] / 1e6, prom[n] / 1e6 } }' "$B" >"$T/want"
+	[ "$(wc -l <"$T/want")" -eq 2 ]
+	while read -r n gen reason pause heap prom; do
+		row=$(gcrow "$T/gc.tsv" 179596 "$n")
+		[ -n "$row" ] || fail "GC $n: no row"
+		IFS='|' read -r _ _ _ _ g r _ p _ _ _ h pr <<<"$row"
+		[ "$g" = "$gen" ] && [ "$r" = "$reason" ] || fail "GC $n: gen $g reason $r, PerfView: $gen $reason"
+		# PerfView prints times to the microsecond: the pauses agree to 2 us
+		awk -v a="$p" -v b="$pause" 'BEGIN { d = a - b; exit !(d < 0.002 && d > -0.002) }' ||
+		    fail "GC $n: pause $p ms, PerfView's events say $pause"
+		[ "$h" = "$heap" ] && [ "$pr" = "$prom" ] || fail "GC $n: heap $h promoted $pr, PerfView: $heap $prom"
+	done <"$T/want"
+}
+
+@test "dotnet: gcstats on net.4.5.2.x64: one row per GC (V1 and V2 starts are one GC), as PerfView counts them" {
+	require_corpus
+	etl2evt "$CORPUS/$NET" | render gcstats --tsv >"$T/gc.tsv"
+	B="$CORPUS/perfview/net.4.5.2.x64.baseline.txt"
+	# PerfView counts every GC/Start record; .NET 4.5 logs each GC's start twice (V1, then V2)
+	starts=$(sed -n 's|^COUNT Microsoft-Windows-DotNETRuntime/GC/Start:||p' "$B")
+	[ "$starts" -eq 528 ]
+	rows=$(awk -F'\t' '/^#GCStats: per GC/ { on = 1; next } on && $1 ~ /^[0-9]+$/' "$T/gc.tsv" | wc -l)
+	[ "$rows" -eq $((starts / 2)) ]
+	# the GCs PerfView printed: their start time and generation
+	sed -n 's/^EVENT \([0-9,.]*\): Microsoft-Windows-DotNETRuntime\/GC\/Start PID=\([0-9]*\);.*DataLen=18; Count=\([0-9]*\); Reason=\([A-Za-z]*\); Depth=\([0-9]\);.*/\1 \2 \3 \4 \5/p' "$B" |
+	    tr -d , >"$T/want"
+	[ "$(wc -l <"$T/want")" -ge 3 ]
+	while read -r t pid n reason gen; do
+		IFS='|' read -r _ _ _ start g r _ <<<"$(gcrow "$T/gc.tsv" "$pid" "$n")"
+		[ "$start" = "$t" ] && [ "$g" = "$gen" ] && [ "$r" = "$reason" ] ||
+		    fail "GC $n of $pid: $start gen $g $r, PerfView: $t gen $gen $reason"
+	done <"$T/want"
+	# the summary's count, generation split and total pause are the per-GC rows' (the
+	# pauses to the rows' rounding)
+	awk -F'\t' '/^#GCStats: per process/ { s = 1; next } /^#GCStats: per GC/ { s = 0; g = 1; next }
+	    s && $1 == 3676 { sum = $3 " " $4 " " $5 " " $6; sp = $7 }
+	    g && $1 == 3676 { n++; gen[$5]++; p += $8 }
+	    END { d = sp - p; printf "%s|%d %d %d %d|%s\n", sum, n, gen[0], gen[1], gen[2], (d < 0.0005 * n && d > -0.0005 * n) ? "ok" : sp " vs " p }' "$T/gc.tsv" >"$T/sum"
+	IFS='|' read -r a b c <"$T/sum"
+	[ "$a" = "$b" ]
+	[ "$c" = ok ]
+	[ "${a%% *}" -eq 263 ]
+}
+
+@test "dotnet: jitstats pairs every JIT start with its method load: sizes from the raw records" {
+	require_corpus
+	etl2evt "$CORPUS/$NET" | render jitstats --tsv >"$T/jit.tsv"
+	tdhdump "$(unzipped "$NET")" >"$T/raw"
+	# the raw records, paired by MethodID (TraceEvent's key): IL size at the start, native at the load
+	awk -F'\t' 'function f(k,  i, n, a) { n = split($4, a, "; "); for (i = 1; i <= n; i++) if (index(a[i], k "=") == 1) return substr(a[i], length(k) + 2) }
+	    function hex(s,  v, i) { if (s !~ /^0x/) return s + 0; v = 0; s = tolower(substr(s, 3))
+	        for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
+	    $3 == "CLRMethod/MethodJittingStarted" { il[f("MethodID")] = hex(f("MethodILSize")); started++ }
+	    $3 == "CLRMethod/MethodLoadVerbose" && (f("MethodID") in il) { n++; IL += il[f("MethodID")]; NAT += hex(f("MethodSize")) }
+	    END { print started, n, IL, NAT }' "$T/raw" >"$T/want"
+	read -r started n il nat <"$T/want"
+	[ "$started" -eq 290 ]
+	awk -F'\t' '/^#JITStats: per process/ { on = 1; next } /^#/ { on = 0 } on && $1 ~ /^[0-9]+$/ { s += $3; m += $4; i += $6; x += $7 }
+	    END { print s, m, i, x }' "$T/jit.tsv" >"$T/got"
+	[ "$(cat "$T/got")" = "$started $n $il $nat" ]
+	# per module and per method rows add up to the same
+	awk -F'\t' '/^#JITStats: per module/ { on = 1; next } /^#/ { on = 0 } on && $1 ~ /^[0-9]+$/ { m += $4; i += $6; x += $7 } END { print m, i, x }' "$T/jit.tsv" >"$T/mod"
+	[ "$(cat "$T/mod")" = "$n $il $nat" ]
+	grep -q "	Test.x64.exe	Test.Program.Main$" "$T/jit.tsv"
+}
+
+@test "dotnet: jitstats' tiers are the MethodFlags tiers of the .NET Core trace's raw records" {
+	require_corpus
+	D=perfview/diaghub-dotnetcore3.1-win-x64-diagsession.zip
+	etl2evt "$CORPUS/$D" 2>/dev/null | render jitstats --tsv >"$T/jit.tsv" 2>/dev/null
+	python3 -m zipfile -e "$CORPUS/$D" "$T/dh" >/dev/null
+	for f in "$T"/dh/*/*.etl; do tdhdump "$f"; done >"$T/raw"
+	# MethodFlags "Jitted|0x200": the tier is bits 7-9 (TraceEvent's OptimizationTier)
+	awk -F'\t' '$3 == "Method/LoadVerbose" && match($4, /MethodFlags=[^;]*Jitted[^;]*/) {
+	        fl = substr($4, RSTART, RLENGTH); v = 0; if (match(fl, /0x[0-9a-f]+/)) { h = substr(fl, RSTART + 2, RLENGTH - 2)
+	        for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1 }
+	        t = int(v / 128) % 8; split("MinOptJitted Optimized QuickJitted OptimizedTier1 OptimizedTier1OSR QuickJittedInstrumented OptimizedTier1Instrumented", name, " ")
+	        if (t) c[name[t]]++ }
+	    END { for (k in c) print k, c[k] }' "$T/raw" | sort >"$T/want"
+	[ -s "$T/want" ]
+	awk -F'\t' '/^#JITStats: per method/ { on = 1; next } on && $1 ~ /^[0-9]+$/ && $7 != "" { c[$7]++ } END { for (k in c) print k, c[k] }' "$T/jit.tsv" | sort >"$T/got"
+	textdiff "$T/want" "$T/got"
+}
