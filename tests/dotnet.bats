@@ -250,3 +250,73 @@ gcrow() {
 	awk -F'\t' '/^#JITStats: per method/ { on = 1; next } on && $1 ~ /^[0-9]+$/ && $7 != "" { c[$7]++ } END { for (k in c) print k, c[k] }' "$T/jit.tsv" | sort >"$T/got"
 	textdiff "$T/want" "$T/got"
 }
+
+# The synthesised trace of tests/tools/clrgen.c: its header comment is the model, and
+# every figure below is worked out from it by hand.
+@test "dotnet: synthesised CLR trace: walks joined or counted by reason, both pointer sizes" {
+	for ps in 8 4; do
+		clrgen -o "$T/c$ps.etl" --pointer-size $ps
+		run etl2evt "$T/c$ps.etl"
+		[ "$status" -eq 1 ]		# walks lost: partial
+		printf '%s\n' "${lines[@]}" >"$T/c$ps.evt"
+		# 8 walks: 5 of thread 1001 and the truncated one of 1002 join; one has no CLR
+		# event before it, one is its event's second
+		grep -qx '#clrstacks	walks=8	joined=6' "$T/c$ps.evt"
+		grep -qx '#skipped	what=clrstack	count=1	detail=CLR stack walks with no CLR event before them on their thread' "$T/c$ps.evt"
+		grep -q '^#skipped	what=clrstack	count=1	detail=CLR stack walks whose event had its walk already' "$T/c$ps.evt"
+		grep -q '^#skipped	what=clrstack	count=1	detail=CLR stack walks whose FrameCount passes their payload' "$T/c$ps.evt"
+		# the frames innermost first 0x10080 (in Main, jitted at 0x10000), 0x20000, 0x30000
+		awk -F'\t' '$2 == "GCAllocationTick" || $2 == "Exception" { print $1, $6, $7, $NF }' "$T/c$ps.evt" | cut -c1-107 >"$T/got$ps"
+		cat >"$T/want" <<-'W'
+		10.000000 1001 100000 ?!?;?!?;app.dll!App.Program.Main;Type System.String
+		20.000000 1001 150000 ?!?;?!?;app.dll!App.Program.Main;Type System.Byte[]
+		25.000000 1002 200000 ?!?;app.dll!App.Program.Main;Type System.Object
+		30.000000 1001 5000000000 ?!?;?!?;app.dll!App.Program.Main;Type App.Big
+		30.005000 1002 300000 Type System.Object
+		40.000000 1001 1 ?!?;?!?;app.dll!App.Program.Main;Exception System.InvalidOperationException: bad state%3B 
+		W
+		textdiff "$T/want" "$T/got$ps"
+		# the 300-byte message is cut to 200 bytes: "bad state; " and 189 m's
+		run awk -F'\t' '$2 == "Exception" { n = split($NF, f, ";"); m = f[n]; sub(/^Exception System\.InvalidOperationException: /, "", m)
+		    gsub(/%3B/, ";", m); print length(m), gsub(/m/, "", m) }' "$T/c$ps.evt"
+		[ "$output" = "200 189" ]
+	done
+}
+
+@test "dotnet: synthesised CLR trace: gcstats and jitstats give the model's figures" {
+	clrgen -o "$T/c.etl"
+	etl2evt "$T/c.etl" 2>/dev/null >"$T/c.evt" || true
+	render gcstats --tsv "$T/c.evt" >"$T/gc.tsv"
+	# one gen-1 GC: pause 53.0 - 50.0 = 3 ms; duration 52.0 - 50.5; bytes allocated before
+	# it: every tick (100,000 + 150,000 + 200,000 + 5,000,000,000 + 300,000); heap after
+	# 1000 + 2000 + 3000 + 4000, promoted 100 + 200 + 300 + 400
+	[ "$(gcrow "$T/gc.tsv" 1000 1)" = "1000|?|1|50.500|1|AllocSmall|NonConcurrentGC|3.000|1.500|5000.750|"'|0.010|0.001' ]
+	# per process: 3 ms paused of the process's 0.5 .. 53.0 ms in the trace = 5.71 %
+	run awk -F'\t' '/^#GCStats: per process/ { on = 1; next } on && $1 == 1000 { print $3, $7, $8, $9, $10; exit }' "$T/gc.tsv"
+	[ "$output" = "1 3.000 3.000 5.71 5000.750" ]
+	run render jitstats --tsv "$T/c.evt"
+	[ "$status" -eq 0 ]
+	# Main: JIT 1.0 -> 3.5 ms, IL 64, native 256, QuickJitted (MethodFlags 0x188); Never: no load
+	printf '%s\n' "${lines[@]}" | grep -qx '1000	?	2	1	2.500	64	256'
+	printf '%s\n' "${lines[@]}" | grep -qx '1000	?	app.dll	1	2.500	64	256'
+	printf '%s\n' "${lines[@]}" | grep -qx '1000	?	1.000	2.500	64	256	QuickJitted	app.dll	App.Program.Main'
+	[[ "$output" == *"1 JIT compilations without their MethodLoad"* ]]
+}
+
+@test "dotnet: synthesised CLR trace: allocation bytes through stackfold, diff and aggregate" {
+	clrgen -o "$T/c.etl"
+	etl2evt "$T/c.etl" 2>/dev/null >"$T/c.evt" || true
+	# 100,000 + 150,000 + 200,000 + 5,000,000,000 + 300,000
+	stackfold --kind=GCAllocationTick "$T/c.evt" >"$T/f"
+	[ "$(awk '{ s += $NF } END { printf "%.0f", s }' "$T/f")" = 5000750000 ]
+	# (stackfold merges the two adjacent unknown frames, as PerfView's ?!? do)
+	grep -qx '?!?;app.dll!App.Program.Main;Type App.Big 5000000000' "$T/f"
+	stackfold --by-name --kind=GCAllocationTick "$T/c.evt" | grep -q '^# ByName, metric in bytes; total 5000750000, 5 events'
+	# aggregate sums the scenarios (the same trace twice), diff puts one on each side
+	aggregate --kind=GCAllocationTick "$T/c.evt" "$T/c.evt" >"$T/agg" 2>/dev/null
+	[ "$(awk '{ s += $NF } END { printf "%.0f", s }' "$T/agg")" = 10001500000 ]
+	diff --kind=GCAllocationTick "$T/c.evt" "$T/c.evt" >"$T/d" 2>/dev/null
+	[ "$(awk '{ a += $(NF - 1); b += $NF } END { printf "%.0f %.0f", a, b }' "$T/d")" = "5000750000 5000750000" ]
+	# exceptions: one, counted 1
+	stackfold --kind=Exception --unit=samples "$T/c.evt" | awk '{ s += $NF } END { exit s != 1 }'
+}
