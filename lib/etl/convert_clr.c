@@ -13,7 +13,9 @@
  * FrameCount, pointer-sized) become the line's stack, named like sample
  * frames; the walk writes no line of its own.  A line that already has an
  * ETW stack-walk record keeps it (the kernel's walk, logged with the
- * event, comes first).  Every walk is joined or counted with its reason.
+ * event, comes first; TraceLog would give the event both, which it
+ * asserts never happens, and keep either).  Every walk is joined or
+ * counted with its reason.
  *
  * AllocationTick (id 10) lines become kind GCAllocationTick, weight the
  * bytes allocated since the previous tick, with the allocated type as a
