@@ -259,12 +259,13 @@ gcrow() {
 		run etl2evt "$T/c$ps.etl"
 		[ "$status" -eq 1 ]		# walks lost: partial
 		printf '%s\n' "${lines[@]}" >"$T/c$ps.evt"
-		# 8 walks: 5 of thread 1001 and the truncated one of 1002 join; one has no CLR
-		# event before it, one is its event's second
-		grep -qx '#clrstacks	walks=8	joined=6' "$T/c$ps.evt"
+		# 9 walks: 5 of thread 1001 and the truncated one of 1002 join; one has no CLR
+		# event before it, one is its event's second, one's event has an ETW stack
+		grep -qx '#clrstacks	walks=9	joined=6' "$T/c$ps.evt"
 		grep -qx '#skipped	what=clrstack	count=1	detail=CLR stack walks with no CLR event before them on their thread' "$T/c$ps.evt"
 		grep -q '^#skipped	what=clrstack	count=1	detail=CLR stack walks whose event had its walk already' "$T/c$ps.evt"
 		grep -q '^#skipped	what=clrstack	count=1	detail=CLR stack walks whose FrameCount passes their payload' "$T/c$ps.evt"
+		grep -q '^#skipped	what=clrstack	count=1	detail=CLR stack walks of events with an ETW stack-walk record' "$T/c$ps.evt"
 		# the frames innermost first 0x10080 (in Main, jitted at 0x10000), 0x20000, 0x30000
 		awk -F'\t' '$2 == "GCAllocationTick" || $2 == "Exception" { print $1, $6, $7, $NF }' "$T/c$ps.evt" | cut -c1-107 >"$T/got$ps"
 		cat >"$T/want" <<-'W'
@@ -273,6 +274,7 @@ gcrow() {
 		25.000000 1002 200000 ?!?;app.dll!App.Program.Main;Type System.Object
 		30.000000 1001 5000000000 ?!?;?!?;app.dll!App.Program.Main;Type App.Big
 		30.005000 1002 300000 Type System.Object
+		35.000000 1001 400000 app.dll!App.Program.Main;Type System.Kernel
 		40.000000 1001 1 ?!?;?!?;app.dll!App.Program.Main;Exception System.InvalidOperationException: bad state%3B 
 		W
 		textdiff "$T/want" "$T/got$ps"
@@ -288,12 +290,12 @@ gcrow() {
 	etl2evt "$T/c.etl" 2>/dev/null >"$T/c.evt" || true
 	render gcstats --tsv "$T/c.evt" >"$T/gc.tsv"
 	# one gen-1 GC: pause 53.0 - 50.0 = 3 ms; duration 52.0 - 50.5; bytes allocated before
-	# it: every tick (100,000 + 150,000 + 200,000 + 5,000,000,000 + 300,000); heap after
+	# it: every tick (100,000 + 150,000 + 200,000 + 5,000,000,000 + 300,000 + 400,000); heap after
 	# 1000 + 2000 + 3000 + 4000, promoted 100 + 200 + 300 + 400
-	[ "$(gcrow "$T/gc.tsv" 1000 1)" = "1000|?|1|50.500|1|AllocSmall|NonConcurrentGC|3.000|1.500|5000.750|"'|0.010|0.001' ]
+	[ "$(gcrow "$T/gc.tsv" 1000 1)" = "1000|?|1|50.500|1|AllocSmall|NonConcurrentGC|3.000|1.500|5001.150|"'|0.010|0.001' ]
 	# per process: 3 ms paused of the process's 0.5 .. 53.0 ms in the trace = 5.71 %
 	run awk -F'\t' '/^#GCStats: per process/ { on = 1; next } on && $1 == 1000 { print $3, $7, $8, $9, $10; exit }' "$T/gc.tsv"
-	[ "$output" = "1 3.000 3.000 5.71 5000.750" ]
+	[ "$output" = "1 3.000 3.000 5.71 5001.150" ]
 	run render jitstats --tsv "$T/c.evt"
 	[ "$status" -eq 0 ]
 	# Main: JIT 1.0 -> 3.5 ms, IL 64, native 256, QuickJitted (MethodFlags 0x188); Never: no load
@@ -306,17 +308,17 @@ gcrow() {
 @test "dotnet: synthesised CLR trace: allocation bytes through stackfold, diff and aggregate" {
 	clrgen -o "$T/c.etl"
 	etl2evt "$T/c.etl" 2>/dev/null >"$T/c.evt" || true
-	# 100,000 + 150,000 + 200,000 + 5,000,000,000 + 300,000
+	# 100,000 + 150,000 + 200,000 + 5,000,000,000 + 300,000 + 400,000
 	stackfold --kind=GCAllocationTick "$T/c.evt" >"$T/f"
-	[ "$(awk '{ s += $NF } END { printf "%.0f", s }' "$T/f")" = 5000750000 ]
+	[ "$(awk '{ s += $NF } END { printf "%.0f", s }' "$T/f")" = 5001150000 ]
 	# (stackfold merges the two adjacent unknown frames, as PerfView's ?!? do)
 	grep -qx '?!?;app.dll!App.Program.Main;Type App.Big 5000000000' "$T/f"
-	stackfold --by-name --kind=GCAllocationTick "$T/c.evt" | grep -q '^# ByName, metric in bytes; total 5000750000, 5 events'
+	stackfold --by-name --kind=GCAllocationTick "$T/c.evt" | grep -q '^# ByName, metric in bytes; total 5001150000, 6 events'
 	# aggregate sums the scenarios (the same trace twice), diff puts one on each side
 	aggregate --kind=GCAllocationTick "$T/c.evt" "$T/c.evt" >"$T/agg" 2>/dev/null
-	[ "$(awk '{ s += $NF } END { printf "%.0f", s }' "$T/agg")" = 10001500000 ]
+	[ "$(awk '{ s += $NF } END { printf "%.0f", s }' "$T/agg")" = 10002300000 ]
 	diff --kind=GCAllocationTick "$T/c.evt" "$T/c.evt" >"$T/d" 2>/dev/null
-	[ "$(awk '{ a += $(NF - 1); b += $NF } END { printf "%.0f %.0f", a, b }' "$T/d")" = "5000750000 5000750000" ]
+	[ "$(awk '{ a += $(NF - 1); b += $NF } END { printf "%.0f %.0f", a, b }' "$T/d")" = "5001150000 5001150000" ]
 	# exceptions: one, counted 1
 	stackfold --kind=Exception --unit=samples "$T/c.evt" | awk '{ s += $NF } END { exit s != 1 }'
 }

@@ -3,7 +3,8 @@
  * every figure is known: CLR allocation ticks, an exception, a GC, a JIT
  * compilation, and CLR stack walks after them, with the walks a decoder
  * must count rather than join (no CLR event before it on its thread, a
- * second walk for one event, a FrameCount beyond the payload).  No
+ * second walk for one event, a FrameCount beyond the payload, an event
+ * with an ETW stack-walk record too).  No
  * manifest is embedded: etl2evt decodes the events with its built-in CLR
  * schemas.  tests/dotnet.bats works the expected figures out by hand from
  * the model below.
@@ -19,6 +20,8 @@
  *   20.0   AllocationTick        150,000 bytes System.Byte[]       + walk (3 frames)
  *   30.0   AllocationTick  5,000,000,000 bytes App.Big (AllocationAmount: the low 32 bits)
  *                                                                  + walk at 30.01 (3 frames)
+ *   35.0   AllocationTick        400,000 bytes System.Kernel with an ETW stack-walk record
+ *                                (one user frame, 0x10040) + a walk at 35.01, which loses
  *   40.0   ExceptionThrown_V1    System.InvalidOperationException, a 300-byte message
  *                                with a ';' in it                  + walk (3 frames)
  *   50.0   SuspendEEBegin; 50.5 GCStart #1 gen 1 AllocSmall + walk (3 frames);
@@ -138,6 +141,31 @@ walk(double ms, int cpu, uint32_t tid, uint32_t framecount, const uint64_t *fram
 	add_event(ms, cpu, tid, 82, 0, 11, 82, &p);
 }
 
+/* An ETW Stack record (group 24, type 32) for the event of thread TID at EVMS. */
+static void
+kernel_stack(double ms, int cpu, uint32_t tid, double evms, const uint64_t *frames, size_t nf)
+{
+	struct etlw_rec r;
+	size_t n;
+
+	etlw_rec_init(&r);
+	etlw_rec_kernel(&r, ETLW_PERFINFO, psize, 24, 32, 2, 0, 0, MS(ms));
+	etlw_u64(&r, MS(evms));
+	etlw_u32(&r, PID);
+	etlw_u32(&r, tid);
+	for (size_t i = 0; i < nf; i++)
+		etlw_ptr(&r, frames[i]);
+	n = etlw_rec_finish(&r);
+	if (nrecs == caprecs) {
+		caprecs = caprecs ? caprecs * 2 : 64;
+		recs = xrealloc(recs, caprecs * sizeof *recs);
+	}
+	recs[nrecs] = (struct rec){ MS(ms), nrecs, cpu, xmalloc(n), n };
+	memcpy(recs[nrecs].b, r.b, n);
+	nrecs++;
+	etlw_rec_free(&r);
+}
+
 static void
 alloc_tick(double ms, int cpu, uint32_t tid, uint64_t bytes, const char *type)
 {
@@ -251,6 +279,10 @@ model(void)
 	alloc_tick(30.0, 0, 1001, 5000000000ull, "App.Big");
 	alloc_tick(30.005, 1, 1002, 300000, "System.Object");
 	walk(30.01, 0, 1001, 3, f, 3);
+	static const uint64_t k[1] = { 0x10040 };
+	alloc_tick(35.0, 0, 1001, 400000, "System.Kernel");
+	kernel_stack(35.0, 0, 1001, 35.0, k, 1);
+	walk(35.01, 0, 1001, 3, f, 3);
 
 	p.n = 0;			/* ExceptionThrown_V1 */
 	put_wstr(&p, "System.InvalidOperationException");
