@@ -442,8 +442,8 @@ stk_config_unit(const struct stk_config *cfg)
 	copy = xstrdup(cfg->kinds);
 	for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save))
 	{
-		if (strcmp(tok, "Sample") != 0 && strcmp(tok, "cpu") != 0)
-			samples_only = 0;	/* a duration-weighted kind, or all */
+		if (strcmp(tok, "Sample") != 0 && strcmp(tok, "cpu") != 0 && strcmp(tok, "Exception") != 0)
+			samples_only = 0;	/* a duration-weighted kind, or all (exceptions are counted) */
 		if (strcmp(tok, "GCAllocationTick") != 0)
 			bytes_only = 0;		/* CLR allocations weigh bytes, not time */
 	}

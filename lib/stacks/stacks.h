@@ -48,7 +48,8 @@ enum stk_roots {
  * flamegraph.pl and inferno call every count a sample; microseconds of
  * the weight column when any duration-weighted kind is (DPC, ISR,
  * thread time, disk I/O), or a mix; bytes when only CLR allocations
- * (GCAllocationTick, weighted in bytes) are.
+ * (GCAllocationTick, weighted in bytes) are; CLR exceptions (Exception)
+ * are counted as samples are.
  */
 enum stk_unit {
 	STK_UNIT_US,		/* microseconds of the weight column */
