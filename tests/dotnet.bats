@@ -161,23 +161,26 @@ gcrow() {
 	# it to RestartEEStop after it, PerfView's rule) and TotalHeapSize/TotalPromoted
 	awk '{ t = $2; sub(/:$/, "", t); gsub(/,/, "", t) }
 	    /\/GC\/SuspendEEStart / { susp = t }
+	    /\/GC\/SuspendEEStop / { suspended = t - susp }
 	    /\/GC\/Start / { match($0, /Count=[0-9]+/); n = substr($0, RSTART + 6, RLENGTH - 6)
 	        match($0, /Depth=[0-9]+/); d[n] = substr($0, RSTART + 6, RLENGTH - 6)
-	        match($0, /Reason=[A-Za-z]+/); r[n] = substr($0, RSTART + 7, RLENGTH - 7); s[n] = susp; cur = n; order[++k] = n }
+	        match($0, /Reason=[A-Za-z]+/); r[n] = substr($0, RSTART + 7, RLENGTH - 7); s[n] = susp; sd[n] = suspended; cur = n; order[++k] = n }
 	    /\/GC\/HeapStats / { match($0, /TotalHeapSize=[0-9,]+/); h = substr($0, RSTART + 14, RLENGTH - 14); gsub(/,/, "", h); heap[cur] = h
 	        match($0, /TotalPromoted=[0-9,]+/); p = substr($0, RSTART + 14, RLENGTH - 14); gsub(/,/, "", p); prom[cur] = p }
 	    /\/GC\/RestartEEStop / { pause[cur] = t - s[cur] }
-	    END { for (i = 1; i <= k; i++) { n = order[i]; printf "%s %s %s %.3f %.3f %.3f\n", n, d[n], r[n], pause[n], heap[n] / 1e6, prom[n] / 1e6 } }' "$B" >"$T/want"
+	    END { for (i = 1; i <= k; i++) { n = order[i]; printf "%s %s %s %.3f %.3f %.3f %.3f\n", n, d[n], r[n], pause[n], heap[n] / 1e6, prom[n] / 1e6, sd[n] } }' "$B" >"$T/want"
 	[ "$(wc -l <"$T/want")" -eq 2 ]
-	while read -r n gen reason pause heap prom; do
+	while read -r n gen reason pause heap prom susp; do
 		row=$(gcrow "$T/gc.tsv" 179596 "$n")
 		[ -n "$row" ] || fail "GC $n: no row"
-		IFS='|' read -r _ _ _ _ g r _ p _ _ _ h pr <<<"$row"
+		IFS='|' read -r _ _ _ _ g r _ p sp _ _ _ h pr <<<"$row"
 		[ "$g" = "$gen" ] && [ "$r" = "$reason" ] || fail "GC $n: gen $g reason $r, PerfView: $gen $reason"
 		# PerfView prints times to the microsecond: the pauses agree to 2 us
 		awk -v a="$p" -v b="$pause" 'BEGIN { d = a - b; exit !(d < 0.002 && d > -0.002) }' ||
 		    fail "GC $n: pause $p ms, PerfView's events say $pause"
 		[ "$h" = "$heap" ] && [ "$pr" = "$prom" ] || fail "GC $n: heap $h promoted $pr, PerfView: $heap $prom"
+		awk -v a="$sp" -v b="$susp" 'BEGIN { d = a - b; exit !(d < 0.002 && d > -0.002) }' ||
+		    fail "GC $n: suspension $sp ms, PerfView's events say $susp"
 	done <"$T/want"
 }
 
@@ -292,7 +295,8 @@ gcrow() {
 	# one gen-1 GC: pause 53.0 - 50.0 = 3 ms; duration 52.0 - 50.5; bytes allocated before
 	# it: every tick (100,000 + 150,000 + 200,000 + 5,000,000,000 + 300,000 + 400,000); heap after
 	# 1000 + 2000 + 3000 + 4000, promoted 100 + 200 + 300 + 400
-	[ "$(gcrow "$T/gc.tsv" 1000 1)" = "1000|?|1|50.500|1|AllocSmall|NonConcurrentGC|3.000|1.500|5001.150|"'|0.010|0.001' ]
+	# threads stopped 50.0 -> 50.2
+	[ "$(gcrow "$T/gc.tsv" 1000 1)" = "1000|?|1|50.500|1|AllocSmall|NonConcurrentGC|3.000|0.200|1.500|5001.150|"'|0.010|0.001' ]
 	# per process: 3 ms paused of the process's 0.5 .. 53.0 ms in the trace = 5.71 %
 	run awk -F'\t' '/^#GCStats: per process/ { on = 1; next } on && $1 == 1000 { print $3, $7, $8, $9, $10; exit }' "$T/gc.tsv"
 	[ "$output" = "1 3.000 3.000 5.71 5001.150" ]

@@ -6,7 +6,8 @@
  * type; GCEnd (id 2) ends it; GCHeapStats (id 4) gives the heap after it
  * (the generations' sizes, LOH and POH included) and the bytes it promoted.
  * Its pause is PerfView's: from the SuspendEE begin (id 9) before it to the
- * RestartEE end (id 3) after it.  The bytes allocated before it are the
+ * RestartEE end (id 3) after it; of which suspending the threads took up
+ * to the SuspendEE end (id 8).  The bytes allocated before it are the
  * GCAllocationTick weights since the previous GC (sampled by the CLR every
  * ~100 KB, as PerfView's allocation figures are when it has no per-heap
  * history), and the heap before it is the previous GC's heap after plus
@@ -35,13 +36,14 @@
 #define MAX_OPEN 64		/* JIT compilations open at once on all threads (nested ones are rare) */
 
 enum { ID_GC_START = 1, ID_GC_END = 2, ID_RESTART_END = 3, ID_HEAP_STATS = 4,
-    ID_SUSPEND_BEGIN = 9, ID_JIT_START = 145 };
+    ID_SUSPEND_END = 8, ID_SUSPEND_BEGIN = 9, ID_JIT_START = 145 };
 
 struct gc {
 	long number;
 	int gen;
 	char *reason, *type;
 	double start_ms, end_ms, suspend_ms, pause_ms;	/* NAN when unknown */
+	double suspending_ms;				/* SuspendEE begin to end: threads stopping */
 	double alloc, heap_after, promoted;		/* bytes; heap_after < 0 unknown */
 };
 
@@ -59,6 +61,7 @@ struct proc {
 	double first_ms, last_ms;
 	double alloc, alloc_since;	/* GCAllocationTick bytes: all, since the last GC began */
 	double suspend_ms;		/* a SuspendEE begun and not yet restarted, NAN none */
+	double suspended_ms;		/* ...and how long the threads took to stop, NAN not yet */
 	struct gc *gc;
 	size_t ngc, capgc;
 	uint64_t jit_started;
@@ -166,7 +169,7 @@ proc_of(struct clrstats *s, long pid, struct evt_span name, double ms)
 		memset(p, 0, sizeof *p);
 		p->pid = pid;
 		p->first_ms = ms;
-		p->suspend_ms = NAN;
+		p->suspend_ms = p->suspended_ms = NAN;
 		hmap_put(&s->pmap, (uint64_t)pid, 0, (uint32_t)s->np++);
 	} else
 		p = &s->p[*i];
@@ -249,6 +252,7 @@ gc_start(struct proc *p, const struct evt_cols *c, double ms)
 	g->start_ms = ms;
 	g->end_ms = g->pause_ms = NAN;
 	g->suspend_ms = p->suspend_ms;
+	g->suspending_ms = p->suspended_ms;
 	g->alloc = p->alloc_since;
 	g->heap_after = g->promoted = -1;
 	p->alloc_since = 0;
@@ -282,7 +286,7 @@ restart_end(struct proc *p, double ms)
 	for (size_t i = p->ngc; i-- > 0 && p->gc[i].start_ms >= p->suspend_ms;)
 		if (isnan(p->gc[i].pause_ms))
 			p->gc[i].pause_ms = ms - p->suspend_ms;
-	p->suspend_ms = NAN;
+	p->suspend_ms = p->suspended_ms = NAN;
 }
 
 static void
@@ -388,6 +392,11 @@ take_event(struct clrstats *s, const struct evt_cols *c, double ms)
 	switch ((int)attr_num(c, "id", -1)) {
 	case ID_SUSPEND_BEGIN:
 		p->suspend_ms = ms;
+		p->suspended_ms = NAN;
+		break;
+	case ID_SUSPEND_END:
+		if (!isnan(p->suspend_ms))
+			p->suspended_ms = ms - p->suspend_ms;
 		break;
 	case ID_GC_START:
 		gc_start(p, c, ms);
@@ -542,13 +551,14 @@ gc_summary(struct clrstats *s, struct outbuf *ob)
 static void
 gc_table(struct clrstats *s, struct outbuf *ob)
 {
-	static const int right[] = { 1, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1 };
+	static const int right[] = { 1, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1 };
 	static const char *const head[] = { "pid", "process", "gc", "start_ms", "gen", "reason", "type",
-	    "pause_ms", "duration_ms", "alloc_mb", "heap_before_mb", "heap_after_mb", "promoted_mb" };
+	    "pause_ms", "suspend_ms", "duration_ms", "alloc_mb", "heap_before_mb", "heap_after_mb",
+	    "promoted_mb" };
 	struct tbl t;
 
-	tbl_init(&t, 13, right, s->tsv);
-	for (size_t i = 0; i < 13; i++)
+	tbl_init(&t, 14, right, s->tsv);
+	for (size_t i = 0; i < 14; i++)
 		tbl_cell(&t, head[i]);
 	for (size_t i = 0; i < s->np; i++) {
 		struct proc *p = &s->p[i];
@@ -565,6 +575,7 @@ gc_table(struct clrstats *s, struct outbuf *ob)
 			tbl_cell(&t, g->reason);
 			tbl_cell(&t, g->type);
 			num_cell(s, &t, g->pause_ms, 3);
+			num_cell(s, &t, g->suspending_ms, 3);
 			num_cell(s, &t, g->end_ms - g->start_ms, 3);
 			num_cell(s, &t, g->alloc / MB, 3);
 			num_cell(s, &t, prev < 0 ? -1 : (prev + g->alloc) / MB, 3);

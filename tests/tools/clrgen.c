@@ -24,7 +24,7 @@
  *                                (one user frame, 0x10040) + a walk at 35.01, which loses
  *   40.0   ExceptionThrown_V1    System.InvalidOperationException, a 300-byte message
  *                                with a ';' in it                  + walk (3 frames)
- *   50.0   SuspendEEBegin; 50.5 GCStart #1 gen 1 AllocSmall + walk (3 frames);
+ *   50.0   SuspendEEBegin; 50.2 SuspendEEEnd; 50.5 GCStart #1 gen 1 AllocSmall + walk (3 frames);
  *   52.0   GCEnd; 52.1 GCHeapStats (sizes 1000, 2000, 3000, 4000; promoted 100, 200, 300, 400);
  *   52.5   RestartEEBegin; 53.0 RestartEEEnd: pause 3 ms
  *   thread 1002:
@@ -207,6 +207,9 @@ gc_events(void)
 	put(&p, 0, 4);
 	put(&p, 9, 2);
 	add_event(50.0, 0, 1001, 9, 1, 1, 10, &p);
+	p.n = 0;
+	put(&p, 9, 2);			/* SuspendEEEnd_V1 */
+	add_event(50.2, 0, 1001, 8, 1, 1, 136, &p);
 	p.n = 0;
 	put(&p, 1, 4);			/* GCStart_V1: Count */
 	put(&p, 1, 4);			/* Depth */
