@@ -361,16 +361,10 @@ take_event(struct clrstats *s, const struct evt_cols *c, double ms)
 
 	if (evt_cols_pid(c, &pid, &why) < 0 || evt_cols_tid(c, &tid, &why) < 0 || pid < 0)
 		return;
-	if (!ev && !tick && !load) {
-		/* the process's span in the trace (for % paused and the allocation rate) */
-		uint32_t *i = hmap_get(&s->pmap, (uint64_t)pid, 0);
-		if (i) {
-			if (ms > s->p[*i].last_ms)
-				s->p[*i].last_ms = ms;
-		}
-		return;
-	}
+	/* every line: the process's span in the trace (for % paused and the allocation rate) */
 	p = proc_of(s, pid, c->col[EVT_PROCESS], ms);
+	if (!ev && !tick && !load)
+		return;
 	if (tick) {
 		double w;
 
