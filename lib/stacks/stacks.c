@@ -1907,7 +1907,8 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 	if (S->cfg.thread_time)
 		tt_stack(S, &waker, c.col[EVT_KIND], &stack, &stacklen);
 	{
-		double dur = (double)metric / 1e6;
+		/* how long the event lasted (Last = its end); bytes are no time */
+		double dur = S->cfg.unit == STK_UNIT_BYTES ? 0 : (double)metric / 1e6;
 
 		if (S->cfg.unit == STK_UNIT_SAMPLES)
 			metric = count * 1000000;
