@@ -318,6 +318,8 @@ gcrow() {
 	# (stackfold merges the two adjacent unknown frames, as PerfView's ?!? do)
 	grep -qx '?!?;app.dll!App.Program.Main;Type App.Big 5000000000' "$T/f"
 	stackfold --by-name --kind=GCAllocationTick "$T/c.evt" | grep -q '^# ByName, metric in bytes; total 5001150000, 6 events'
+	# speedscope's profiles are in bytes
+	render speedscope --kind=GCAllocationTick "$T/c.evt" | grep -q '"unit":"bytes"'
 	# bytes are no duration: the 5 GB tick at 30 ms is first and last seen at 30 ms
 	stackfold --by-name --kind=GCAllocationTick "$T/c.evt" | awk '/ Type App\.Big$/ { print $9, $10 }' | grep -qx '30.000 30.000'
 	# aggregate sums the scenarios (the same trace twice), diff puts one on each side
