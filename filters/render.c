@@ -29,6 +29,8 @@
  *          hardfaults       hard page faults by file or process (also: diskio --hard-faults)
  *          fileio           WPA's File I/O: operations by file, operation or process
  *          diskstacks       disk I/O time on the stacks that issued it, as folded stacks
+ *          gcstats          PerfView's GCStats: per .NET process and per GC, pauses, heaps
+ *          jitstats         PerfView's JITStats: methods jitted, JIT time, IL/native size, tier
  *
  * INPUT:   folded stacks ("a;b;c 12", or "stack base test" for differentials)
  *          ntdll.dll!RtlUserThreadStart;app.exe!main;app.exe!work 120
@@ -59,13 +61,15 @@
 #include "report/health.h"
 #include "report/threadviews.h"
 #include "report/diskio.h"
+#include "report/clrstats.h"
 
 enum mode {
 	M_FLAME, M_TREE, M_CALLERS, M_CALLEES, M_BYNAME, M_SPEEDSCOPE,
 	M_DPC, M_DPCISR, M_DPCSTACKS, M_DPCCHART, M_PMU,
 	M_PROCESSES, M_THREADS, M_IMAGES, M_EVENTS, M_HEALTH,
 	M_THREADTIME, M_INTERVALS, M_WAITCHAIN,
-	M_DISKIO, M_HARDFAULTS, M_FILEIO, M_DISKSTACKS
+	M_DISKIO, M_HARDFAULTS, M_FILEIO, M_DISKSTACKS,
+	M_GCSTATS, M_JITSTATS
 };
 
 static const struct { const char *name; enum mode m; } modes[] = {
@@ -77,7 +81,9 @@ static const struct { const char *name; enum mode m; } modes[] = {
 	{ "events", M_EVENTS }, { "health", M_HEALTH },
 	{ "threadtime", M_THREADTIME }, { "intervals", M_INTERVALS }, { "waitchain", M_WAITCHAIN },
 	{ "diskio", M_DISKIO }, { "hardfaults", M_HARDFAULTS }, { "fileio", M_FILEIO },
-	{ "diskstacks", M_DISKSTACKS }, { NULL, 0 }
+	{ "diskstacks", M_DISKSTACKS },
+	{ "gcstats", M_GCSTATS }, { "jitstats", M_JITSTATS },
+	{ NULL, 0 }
 };
 
 enum {
@@ -154,6 +160,7 @@ usage(void)
 	    "        processes|threads|images|events|health] [options] [-o FILE] [FILE...]\n");
 	fprintf(stderr, "       render threadtime|intervals|waitchain [--tid T] [options] [FILE...]\n");
 	fprintf(stderr, "       render diskio|hardfaults|fileio|diskstacks [--by KEY] [options] [FILE...]\n");
+	fprintf(stderr, "       render gcstats|jitstats [--tsv] [-o FILE] [FILE...]\n");
 }
 
 static void
@@ -164,6 +171,7 @@ help(void)
 	    "        processes|threads|images|events|health] [options] [-o FILE] [FILE...]\n");
 	printf("       render threadtime|intervals|waitchain [--tid T] [options] [FILE...]\n");
 	printf("       render diskio|hardfaults|fileio|diskstacks [--by KEY] [options] [FILE...]\n");
+	printf("       render gcstats|jitstats [--tsv] [-o FILE] [FILE...]\n");
 	fputs(
 "Flame graphs (folded or evt input):\n"
 "  --title T --subtitle T --width PX --height PX(per frame) --minwidth PX|PCT%\n"
@@ -200,6 +208,13 @@ help(void)
 "  diskio --hard-faults, hardfaults [--by file|process]  hard faults, bytes, wait time\n"
 "  fileio [--by file|operation|process]  FileIo operations, bytes, time to OperationEnd\n"
 "  diskstacks [--unit us|ms]  disk I/O time on the stacks of their starts, folded\n"
+".NET (evt input; --tsv for tab-separated tables):\n"
+"  gcstats   per process: GCs by generation, total/max pause, % paused, allocation\n"
+"            rate, heap before/after, promoted; per GC: start, generation, reason,\n"
+"            type, pause (SuspendEE begin to RestartEE end), heap before/after\n"
+"  jitstats  per process, module and method: methods jitted, JIT time, IL and\n"
+"            native size, tier (allocation and exception stacks: --kind=GCAllocationTick\n"
+"            or --kind=Exception with flame/tree/byname)\n"
 "  -o, --output=FILE  output (default stdout)   -h --help   --version\n"
 "See render(1).\n", stdout);
 	exit(0);
@@ -756,6 +771,30 @@ run_firstlook(struct options *op, enum mode m, int argc, char **argv)
 	return st;
 }
 
+/* gcstats, jitstats: lib/report/clrstats.c */
+static int
+run_clrstats(struct options *op, enum mode m, int argc, char **argv)
+{
+	struct clrstats *cs = clrstats_new(m == M_GCSTATS ? CLRSTATS_GC : CLRSTATS_JIT, op->tsv);
+	struct outbuf ob;
+	int st = 0, i, r;
+
+	if (argc == 0)
+		st = clrstats_read(cs, "-");
+	for (i = 0; i < argc; i++) {
+		r = clrstats_read(cs, argv[i]);
+		if (r > st)
+			st = r;
+	}
+	if (st != EXIT_FATAL) {
+		ob_open(&ob, op->output);
+		clrstats_report(cs, &ob);
+		ob_close(&ob);
+	}
+	clrstats_free(cs);
+	return st;
+}
+
 /* threadtime, intervals, waitchain: lib/report/threadviews.c */
 static int
 run_threadtime(struct options *op, enum mode m, int argc, char **argv)
@@ -1039,6 +1078,8 @@ main(int argc, char **argv)
 	}
 	case M_THREADTIME: case M_INTERVALS: case M_WAITCHAIN:
 		return run_threadtime(&op, m, argc, argv);
+	case M_GCSTATS: case M_JITSTATS:
+		return run_clrstats(&op, m, argc, argv);
 	default:
 		return run_dpc(&op, m, argc, argv);
 	}

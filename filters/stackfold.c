@@ -71,8 +71,9 @@ help(void)
 	    "      --keep-addrs     do not merge module!0xRVA frames into module!?\n"
 	    "  -k, --kernel         mark kernel frames _[k] (evt kframes=N)\n"
 	    "      --roots=STYLE    none, process, thread (PerfView), comm, pid, tid (FlameGraph)\n"
-	    "      --unit=U         us, ms or samples (default: samples when only Sample events\n"
-	    "                       are read, else us; ms for --by-name)\n"
+	    "      --unit=U         us, ms, samples or bytes (default: samples when only Sample\n"
+	    "                       events are read, bytes for GCAllocationTick alone, else us;\n"
+	    "                       ms for --by-name)\n"
 	    "      --kind=LIST      evt kinds to read: Sample (default), dpc, isr, dpcisr, all, ...\n"
 	    "      --keep-idle      keep the Idle process's Sample and Running events (removed\n"
 	    "                       by default, and the removed weight said on stderr)\n"
@@ -298,7 +299,7 @@ main(int argc, char **argv)
 	}
 	if (byname) {
 		cfg.when = 1;
-		if (!cfg.unit_set) {
+		if (!cfg.unit_set && stk_config_unit(&cfg) != STK_UNIT_BYTES) {
 			cfg.unit = STK_UNIT_MS;	/* PerfView shows milliseconds */
 			cfg.unit_set = 1;
 		}

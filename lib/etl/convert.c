@@ -432,6 +432,7 @@ report(struct conv *c, struct etl2evt_result *res)
 	    (unsigned long long)damaged_bytes);
 	evtw_skipped(ob, "buffer", damaged, detail);
 	evtw_skipped(ob, "stack", c->dup_stacks, "second stack records for the same part of one event");
+	conv_clr_report(c);
 	char events[24], recs[24], joined[24];
 	snprintf(events, sizeof events, "%llu", (unsigned long long)c->events);
 	snprintf(recs, sizeof recs, "%llu", (unsigned long long)c->nstackev);
@@ -446,7 +447,7 @@ report(struct conv *c, struct etl2evt_result *res)
 		res->unmatched_stacks = c->unmatched;
 		res->unresolved_keys = c->unresolved;
 	}
-	return damaged > 0 || c->skipped_events > 0 || c->bad_ts > 0 || c->bad_dpc > 0;
+	return damaged > 0 || c->skipped_events > 0 || c->bad_ts > 0 || c->bad_dpc > 0 || conv_clr_lost(c);
 }
 
 static void
@@ -462,6 +463,7 @@ free_conv(struct conv *c)
 		free(c->q[i].text.b);
 		free(c->q[i].kf);
 		free(c->q[i].uf);
+		free(c->q[i].leaf.b);
 		for (int k = 0; k < TT_MAXF; k++)
 			free(c->q[i].f.l[k].text.b);
 	}
@@ -472,6 +474,7 @@ free_conv(struct conv *c)
 	free(c->frames);
 	free(c->cur_tid);
 	conv_tt_free(c);
+	conv_clr_free(c);
 	evtw_free(&c->l);
 	hmap_free(&c->pendmap);
 	hmap_free(&c->stacked);

@@ -1,6 +1,7 @@
 /*
  * convert_emit_user.c - pass 2's decoders of user-mode providers: CLR
- * method loads, KernelTraceControl's ImageID and DbgID, and every other
+ * method loads (their stack walks, allocation ticks and exceptions:
+ * convert_clr.c), KernelTraceControl's ImageID and DbgID, and every other
  * event (manifest, TraceLogging, WPP, classic) with its fields decoded by
  * its TraceLogging schema or by a manifest schema the trace embeds, else
  * its payload in hex.
@@ -234,7 +235,11 @@ conv_emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 	/* an event about another process (a parent logs its child's start) is that process's */
 	if (ks_subject_pid(ev, ev->hdr64 ? 8 : 4, &subject))
 		line_pid = subject;
-	if (!conv_begin(c, ev->hkind == ETL_HK_WPP ? "WPP" : "Event", ns, ev->cpu, line_pid, tid, 0, ev->ts))
+	int64_t weight = 0;
+	const char *kind = ev->hkind == ETL_HK_WPP ? NULL : conv_clr_kind(c, ev, &weight);
+	if (!kind)
+		kind = ev->hkind == ETL_HK_WPP ? "WPP" : "Event";
+	if (!conv_begin(c, kind, ns, ev->cpu, line_pid, tid, weight, ev->ts))
 		return;
 	if (line_pid != pid)
 		evtw_kv_i(&c->l, "logged_by_pid", pid);
@@ -315,16 +320,30 @@ emit_clr_method(struct conv *c, const struct etl_event *ev, int64_t ns)
 	char mod[64];
 	snprintf(mod, sizeof mod, "0x%llx", (unsigned long long)etl_u64(p + 8));
 	evtw_kv_s(&c->l, "module_id", mod);
+	/* MethodFlags: Jitted (0x8), and from .NET Core 3 the optimization tier in bits 7-9 */
+	static const char *const tiers[] = { NULL, "MinOptJitted", "Optimized", "QuickJitted",
+	    "OptimizedTier1", "OptimizedTier1OSR", "QuickJittedInstrumented", "OptimizedTier1Instrumented" };
+	uint32_t flags = etl_u32(p + 32);
+	if ((flags & 0x8) && tiers[(flags >> 7) & 7])
+		evtw_kv_s(&c->l, "tier", tiers[(flags >> 7) & 7]);
 	if (rd)
 		evtw_kv_u(&c->l, "rundown", 1);
 	conv_finish(c, 0, NULL, 0, ev->ts);
 	return 1;
 }
 
-/* Events with an EVENT_HEADER (manifest, TraceLogging). */
+/*
+ * Events with an EVENT_HEADER (manifest, TraceLogging).  A CLR stack walk
+ * is no line of its own: its frames join its event's (convert_clr.c).
+ */
 void
 conv_emit_event(struct conv *c, const struct etl_event *ev, int64_t ns)
 {
+	if (conv_clr_walk(c, ev))
+		return;
+	conv_clr_before(c, ev);
 	if (!emit_clr_method(c, ev, ns))
 		conv_emit_user(c, ev, ns);
+	c->clr_line = c->want_clr = 0;
+	c->leaf.n = 0;
 }

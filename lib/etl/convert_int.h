@@ -84,6 +84,8 @@ struct pend {
 	uint8_t sample;
 	uint8_t has_k, has_u;
 	uint8_t late;		/* got records kept by pass 1: the others may still come */
+	uint8_t clr_wait;	/* waits for a CLR stack walk (convert_clr.c) */
+	struct evtw_line leaf;	/* pseudo-frames after its stack (CLR allocations, exceptions) */
 	uint64_t *kf, *uf;	/* innermost first; kf also holds frames given directly */
 	uint32_t nk, nu, capk, capu;
 	struct ttfollow f;	/* thread-time lines written after it */
@@ -93,6 +95,7 @@ struct pend {
 #define LATE_NS 1000000u		/* stack records later than this are remembered one by one */
 #define LATE_MAX (1u << 18)		/* up to this many */
 #define QCAP (1u << 17)			/* and how many lines may wait */
+#define CLR_WAIT_NS (50 * 1000000LL)	/* how long a CLR event's line waits for its stack walk */
 
 /* A stack key's definition (KeyCreate, KeyDelete, KeyRundown): its frames in conv.fr[]. */
 struct keydef {
@@ -232,6 +235,11 @@ struct conv {
 	uint64_t bad_ts;
 	uint64_t bad_dpc;	/* DPC/ISR records with an impossible InitialTime */
 	uint64_t progress_total, progress_n;	/* bytes to read, events read (for --progress) */
+	/* CLR stack walks, allocations and exceptions (convert_clr.c) */
+	struct clrjoin *clr;
+	int clr_line, want_clr;	/* the line being built is a CLR event's; it waits for a walk */
+	uint32_t clr_tid;
+	struct evtw_line leaf;	/* its pseudo-frames, root first, escaped for the stack column */
 	/* output */
 	struct evtw_line l;
 	size_t line_mark;	/* where attributes start */
@@ -305,7 +313,7 @@ struct imginfo {
 /* ---------- convert_names.c ---------- */
 
 /* The providers conv_is_provider() knows by index (their place in the names table). */
-enum { P_CLR = 0, P_CLR_RUNDOWN = 1, P_IMAGEID = 8, P_SYSCONFIGEX = 10 };
+enum { P_CLR = 0, P_CLR_RUNDOWN = 1, P_CLR_PRIVATE = 2, P_IMAGEID = 8, P_SYSCONFIGEX = 10 };
 
 /* Known provider names: long (Microsoft-Windows-DotNETRuntime) and the census' short form. */
 const char *conv_provider_name(const uint8_t *guid, int census_form);
@@ -362,6 +370,17 @@ void conv_tt_waker_attrs(struct conv *c, struct evtw_line *l, const struct ttlin
 void conv_tt_queued(struct conv *c, const struct ttfollow *f, uint64_t seq);
 void conv_tt_unqueued(struct conv *c, struct ttfollow *f);
 void conv_free_lines(struct conv *c);
+
+/* ---------- convert_clr.c: CLR stack walks, allocations, exceptions ---------- */
+
+void conv_clr_learn(struct conv *c, const struct etl_event *ev);
+void conv_clr_before(struct conv *c, const struct etl_event *ev);
+void conv_clr_line(struct conv *c, int waits, uint64_t seq);
+const char *conv_clr_kind(struct conv *c, const struct etl_event *ev, int64_t *weight);
+int conv_clr_walk(struct conv *c, const struct etl_event *ev);
+void conv_clr_report(struct conv *c);
+int conv_clr_lost(const struct conv *c);
+void conv_clr_free(struct conv *c);
 
 /* ---------- convert_emit_kernel.c, convert_emit_user.c: pass 2's decoders ---------- */
 

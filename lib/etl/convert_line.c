@@ -301,10 +301,13 @@ conv_stack_of(struct conv *c, uint32_t tid)
 	return 0;
 }
 
-/* Appends the stack column (root first) and the newline to L, and writes it. */
+/*
+ * Appends the stack column (root first, then the pseudo-frames LEAF, if
+ * any) and the newline to L, and writes it.
+ */
 static void
 write_line(struct conv *c, struct evtw_line *l, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts,
-    struct ttfollow *f)
+    struct ttfollow *f, const struct evtw_line *leaf)
 {
 	char fbuf[2048];
 	int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | (c->o->addrs ? FRAME_ADDRS : 0);
@@ -347,6 +350,11 @@ write_line(struct conv *c, struct evtw_line *l, uint32_t pid, const uint64_t *fr
 		if (i)
 			evtw_frame_sep(l);
 	}
+	if (leaf->n) {
+		if (n)
+			evtw_frame_sep(l);
+		evtw_mem(l, leaf->b, leaf->n);
+	}
 	size_t s1 = l->n;
 	evtw_end(l);
 	if (!f->silent) {
@@ -387,7 +395,7 @@ flush_pend(struct conv *c, struct pend *e)
 		}
 		evtw_kv_u(&e->text, "kframes", conv_count_kernel(c, c->frames, nf));
 	}
-	write_line(c, &e->text, e->pid, c->frames, nf, e->ts, &e->f);
+	write_line(c, &e->text, e->pid, c->frames, nf, e->ts, &e->f, &e->leaf);
 }
 
 /*
@@ -399,6 +407,8 @@ flush_pend(struct conv *c, struct pend *e)
 static int
 pend_done(const struct conv *c, const struct pend *e)
 {
+	if (e->clr_wait && c->now <= e->ts + CLR_WAIT_NS)
+		return 0;	/* a CLR event waits for its stack walk (convert_clr.c) */
 	if (e->f.npending)
 		return 0;	/* a thread-time line waits to know whether a DPC readied it */
 	if (!e->want)
@@ -455,6 +465,8 @@ queue_push(struct conv *c)
 	e->has_k = e->has_u = 0;
 	e->want = e->sample = 0;
 	e->late = 0;
+	e->clr_wait = 0;
+	e->leaf.n = 0;
 	e->f.n = 0;
 	e->f.npending = 0;
 	e->f.silent = e->f.stash = 0;
@@ -490,10 +502,14 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 	}
 	int want = c->want && c->nstackev > 0;
 	int sample = c->want_sample;
+	int clr = c->want_clr;
 	c->want = 0;
 	c->want_sample = 0;
-	if (!want && !sample && c->qhead == c->qtail && !c->f.npending) {
-		write_line(c, &c->l, pid, frames, n, ts, &c->f);
+	if (!want && !sample && !clr && c->qhead == c->qtail && !c->f.npending) {
+		if (c->clr_line)
+			conv_clr_line(c, 0, 0);
+		write_line(c, &c->l, pid, frames, n, ts, &c->f, &c->leaf);
+		c->leaf.n = 0;
 		return;
 	}
 	struct pend *e = queue_push(c);
@@ -510,9 +526,18 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 	}
 	e->text.n = 0;
 	evtw_mem(&e->text, c->l.b, c->l.n);
+	if (c->leaf.n)
+		evtw_mem(&e->leaf, c->leaf.b, c->leaf.n);
+	c->leaf.n = 0;
+	if (c->clr_line) {
+		e->clr_wait = (uint8_t)clr;
+		conv_clr_line(c, clr, c->qtail - 1);
+	}
 	e->ts = ts;
 	e->pid = pid;
 	e->tid = c->want_tid;
+	if (clr && !want)
+		e->tid = c->clr_tid;
 	e->sample = (uint8_t)sample;
 	e->ip = c->want_ip;
 	if (frames && n) {

@@ -268,6 +268,7 @@ conv_collect(struct conv *c, const struct etl_event *ev)
 	case ETL_HK_EVENT:
 		if (esm_collect(c->esm, c->tdh, ev))
 			break;	/* a chunk of an EventSource manifest */
+		conv_clr_learn(c, ev);
 		if (conv_is_provider(ev->guid, P_CLR))
 			collect_clr(c, ev, 0);
 		else if (conv_is_provider(ev->guid, P_CLR_RUNDOWN))

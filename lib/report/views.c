@@ -876,6 +876,8 @@ ss_unit(const char *unit)
 		return "microseconds";
 	if (unit != NULL && strcmp(unit, "ms") == 0)
 		return "milliseconds";
+	if (unit != NULL && strcmp(unit, "bytes") == 0)
+		return "bytes";		/* CLR allocations */
 	return "none";
 }
 

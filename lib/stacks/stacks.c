@@ -393,8 +393,10 @@ stk_option(struct stk_config *cfg, int opt, const char *arg)
 			cfg->unit = STK_UNIT_MS;
 		else if (strcmp(arg, "samples") == 0 || strcmp(arg, "count") == 0)
 			cfg->unit = STK_UNIT_SAMPLES;
+		else if (strcmp(arg, "bytes") == 0)
+			cfg->unit = STK_UNIT_BYTES;
 		else
-			cli_usage_error("--unit: '%s' is not us, ms or samples", arg);
+			cli_usage_error("--unit: '%s' is not us, ms, samples or bytes", arg);
 		return 1;
 	case STK_OPT_KIND:
 		free(cfg->kinds);
@@ -431,7 +433,7 @@ enum stk_unit
 stk_config_unit(const struct stk_config *cfg)
 {
 	char *copy, *save, *tok;
-	int samples_only = 1;
+	int samples_only = 1, bytes_only = 1;
 
 	if (cfg->unit_set)
 		return cfg->unit;
@@ -439,16 +441,23 @@ stk_config_unit(const struct stk_config *cfg)
 		return cfg->thread_time ? STK_UNIT_US : STK_UNIT_SAMPLES;
 	copy = xstrdup(cfg->kinds);
 	for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save))
-		if (strcmp(tok, "Sample") != 0 && strcmp(tok, "cpu") != 0)
-			samples_only = 0;	/* a duration-weighted kind, or all */
+	{
+		if (strcmp(tok, "Sample") != 0 && strcmp(tok, "cpu") != 0 && strcmp(tok, "Exception") != 0)
+			samples_only = 0;	/* a duration-weighted kind, or all (exceptions are counted) */
+		if (strcmp(tok, "GCAllocationTick") != 0)
+			bytes_only = 0;		/* CLR allocations weigh bytes, not time */
+	}
 	free(copy);
+	if (bytes_only)
+		return STK_UNIT_BYTES;
 	return samples_only ? STK_UNIT_SAMPLES : STK_UNIT_US;
 }
 
 const char *
 stk_unit_text(enum stk_unit unit)
 {
-	return unit == STK_UNIT_US ? "us" : unit == STK_UNIT_MS ? "ms" : "samples";
+	return unit == STK_UNIT_US ? "us" : unit == STK_UNIT_MS ? "ms" :
+	    unit == STK_UNIT_BYTES ? "bytes" : "samples";
 }
 
 /* Is the span S the text WORD, ignoring case? */
@@ -1899,7 +1908,8 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 	if (S->cfg.thread_time)
 		tt_stack(S, &waker, c.col[EVT_KIND], &stack, &stacklen);
 	{
-		double dur = (double)metric / 1e6;
+		/* how long the event lasted (Last = its end); bytes are no time */
+		double dur = S->cfg.unit == STK_UNIT_BYTES ? 0 : (double)metric / 1e6;
 
 		if (S->cfg.unit == STK_UNIT_SAMPLES)
 			metric = count * 1000000;

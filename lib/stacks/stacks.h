@@ -47,12 +47,15 @@ enum stk_roots {
  * (stk_config_unit): samples when only Sample events are read, as
  * flamegraph.pl and inferno call every count a sample; microseconds of
  * the weight column when any duration-weighted kind is (DPC, ISR,
- * thread time, disk I/O), or a mix.
+ * thread time, disk I/O), or a mix; bytes when only CLR allocations
+ * (GCAllocationTick, weighted in bytes) are; CLR exceptions (Exception)
+ * are counted as samples are.
  */
 enum stk_unit {
 	STK_UNIT_US,		/* microseconds of the weight column */
 	STK_UNIT_MS,		/* milliseconds */
-	STK_UNIT_SAMPLES	/* events (times their count= attribute) */
+	STK_UNIT_SAMPLES,	/* events (times their count= attribute) */
+	STK_UNIT_BYTES		/* the weight column as bytes (GCAllocationTick) */
 };
 
 struct stk_config {
@@ -82,7 +85,7 @@ struct stk_config {
  * struct option array and pass each getopt_long result to stk_option():
  *   --group=PATS --fold=PATS --include=PATS --exclude=PATS --fold-pct=N
  *   --preset=NAME[,NAME] --chain-groups --keep-addrs --kernel
- *   --roots=none|process|thread|comm|pid|tid --unit=us|ms|samples
+ *   --roots=none|process|thread|comm|pid|tid --unit=us|ms|samples|bytes
  *   --kind=LIST --decimals=N --no-scenario --keep-idle
  */
 enum {
@@ -121,7 +124,7 @@ enum {
 #define STK_OPTIONS_HELP \
 	"[--preset=NAME] [--group=PATS] [--fold=PATS] [--include=PATS] [--exclude=PATS]\n" \
 	"  [--fold-pct=N] [--chain-groups] [--keep-addrs] [--kernel] [--roots=STYLE]\n" \
-	"  [--unit=us|ms|samples] [--kind=LIST] [--decimals=N] [--no-scenario] [--keep-idle]\n" \
+	"  [--unit=us|ms|samples|bytes] [--kind=LIST] [--decimals=N] [--no-scenario] [--keep-idle]\n" \
 	"  [--thread-time [--readied-by]]"
 
 void stk_config_init(struct stk_config *cfg);
