@@ -462,6 +462,32 @@ queue_push(struct conv *c)
 }
 
 /*
+ * The thread-time lines go with the line into its window slot E: the
+ * slot's buffers and the line's trade places, for the lines in use only
+ * (each entry owns its buffer; the whole struct is a kilobyte a switch).
+ */
+static void
+follow_into_slot(struct conv *c, struct pend *e)
+{
+	struct ttfollow *from = &c->f, *to = &e->f;
+	for (unsigned i = 0; i < from->n; i++) {
+		struct ttline t = to->l[i];
+		to->l[i] = from->l[i];
+		from->l[i] = t;
+	}
+	to->n = from->n;
+	to->npending = from->npending;
+	to->silent = from->silent;
+	to->stash = from->stash;
+	to->stash_tid = from->stash_tid;
+	from->n = 0;
+	from->npending = 0;
+	from->silent = from->stash = 0;
+	if (to->npending)
+		conv_tt_queued(c, to, c->qtail - 1);
+}
+
+/*
  * Ends the line started by conv_begin(): written now, or kept in the window
  * when conv_stack_of() asked for a stack (or when earlier lines still wait,
  * so that the output stays in time order).  FRAMES, when given, are the
@@ -497,17 +523,8 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 		return;
 	}
 	struct pend *e = queue_push(c);
-	if (c->f.n || c->f.silent || c->f.stash) {
-		/* the thread-time lines go with it: the slot's buffers and the line's trade places */
-		struct ttfollow t = e->f;
-		e->f = c->f;
-		c->f = t;
-		c->f.n = 0;
-		c->f.npending = 0;
-		c->f.silent = c->f.stash = 0;
-		if (e->f.npending)
-			conv_tt_queued(c, &e->f, c->qtail - 1);
-	}
+	if (c->f.n || c->f.silent || c->f.stash)
+		follow_into_slot(c, e);
 	e->text.n = 0;
 	evtw_mem(&e->text, c->l.b, c->l.n);
 	e->ts = ts;
