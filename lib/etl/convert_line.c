@@ -251,7 +251,9 @@ conv_begin_silent(struct conv *c)
 /*
  * Writes F's lines: each one's text, waker_stack= when it has one, and
  * the stack column: STACK[0..N) (the event's, as written) when the line
- * takes it, then its pseudo-frame.
+ * takes it, then its pseudo-frame.  The long parts (the text, the two
+ * stacks) go straight to the output, copied once: these lines are half
+ * of a context-switch trace's output.
  */
 void
 conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n)
@@ -259,21 +261,24 @@ conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size
 	struct evtw_line *o = &c->ttout;
 	for (unsigned i = 0; i < f->n; i++) {
 		const struct ttline *t = &f->l[i];
-		o->n = 0;
-		evtw_mem(o, t->text.b, t->text.n);
-		if (t->wstack)
-			conv_tt_waker_attrs(c, o, t, c->now);
+		ob_write(c->ob, t->text.b, t->text.n);
 		if (t->wstack) {
 			size_t wn;
 			const char *w = tt_waker_stack(c->tt, t->wtid, &wn);
-			if (wn) {
+			o->n = 0;
+			conv_tt_waker_attrs(c, o, t, c->now);
+			if (wn)
 				evtw_key(o, "waker_stack");
-				evtw_mem(o, w, wn);
-			}
+			ob_write(c->ob, o->b, o->n);
+			ob_write(c->ob, w, wn);
 		}
+		o->n = 0;
 		evtw_stack_begin(o);
-		if (t->stack && n) {
-			evtw_mem(o, stack, n);
+		int take = t->stack && n;
+		if (take) {
+			ob_write(c->ob, o->b, o->n);
+			ob_write(c->ob, stack, n);
+			o->n = 0;
 			if (t->pseudo)
 				evtw_frame_sep(o);
 		}
