@@ -224,13 +224,21 @@ conv_begin_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t t
 	return start_line(c, l, kind, time_ns, cpu, proc, pid, tid, weight_ns, ts);
 }
 
+/* Whether the filters keep a line of KIND at TIME_NS in process PROC (PID). */
+int
+conv_named_wanted(const struct conv *c, const char *kind, int64_t time_ns, const char *proc,
+    int64_t pid)
+{
+	return kind_wanted(c, kind) && time_ns >= c->from_ns && time_ns <= c->to_ns &&
+	    proc_wanted(c, proc, pid);
+}
+
 /* conv_begin_line() for a caller that knows the process name PROC already. */
 int
 conv_begin_named(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
     const char *proc, int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts)
 {
-	if (!kind_wanted(c, kind) || time_ns < c->from_ns || time_ns > c->to_ns ||
-	    !proc_wanted(c, proc, pid))
+	if (!conv_named_wanted(c, kind, time_ns, proc, pid))
 		return 0;
 	return start_line(c, l, kind, time_ns, cpu, proc, pid, tid, weight_ns, ts);
 }

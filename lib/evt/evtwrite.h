@@ -134,6 +134,35 @@ evtw_time_ns(struct evtw_line *l, int64_t ns)
 	l->n += (size_t)evt_format_time_ns(l->b + l->n, ns);
 }
 
+/*
+ * The last few times written, as text: a line that follows another often
+ * repeats its times (an interval ends when the event it follows happens),
+ * and a copy is cheaper than formatting again.  Zero-initialised: empty.
+ */
+#define EVTW_MEMO 4
+struct evtw_timememo {
+	int64_t ns[EVTW_MEMO];
+	uint8_t len[EVTW_MEMO];	/* 0: the slot is empty */
+	char text[EVTW_MEMO][32];
+	unsigned next;		/* the slot to replace */
+};
+
+/* evtw_time_ns(L, NS), through M */
+static inline void
+evtw_time_ns_memo(struct evtw_line *l, struct evtw_timememo *m, int64_t ns)
+{
+	for (unsigned i = 0; i < EVTW_MEMO; i++)
+		if (m->len[i] && m->ns[i] == ns) {
+			evtw_mem(l, m->text[i], m->len[i]);
+			return;
+		}
+	unsigned k = m->next;
+	m->next = (k + 1) % EVTW_MEMO;
+	m->ns[k] = ns;
+	m->len[k] = (uint8_t)evt_format_time_ns(m->text[k], ns);
+	evtw_mem(l, m->text[k], m->len[k]);
+}
+
 /* NS nanoseconds as milliseconds, shortest form (the weight column) */
 static inline void
 evtw_weight_ns(struct evtw_line *l, int64_t ns)
