@@ -53,6 +53,20 @@ evtw_mem(struct evtw_line *l, const void *s, size_t n)
 	l->n += n;
 }
 
+/*
+ * Room for K more bytes (and the spare): where they go.  The appenders
+ * below that write several pieces take room once and write through a
+ * local pointer, then set l->n: every byte stored through l->b may alias
+ * l itself, so a length kept in l would be reloaded after each one.
+ */
+static inline char *
+evtw_room(struct evtw_line *l, size_t k)
+{
+	if (l->n + k + 1 > l->cap)
+		evtw_grow(l, k);
+	return l->b + l->n;
+}
+
 static inline void
 evtw_ch(struct evtw_line *l, char c)
 {
@@ -97,6 +111,17 @@ evtw_esc(struct evtw_line *l, const char *s, size_t n, int in_stack)
 
 /* ---------- numbers ---------- */
 
+/* V in decimal at O (room for 21 bytes); returns the end. */
+static inline char *
+evtw_put_i64(char *o, int64_t v)
+{
+	if (v < 0) {
+		*o++ = '-';
+		return o + evt_format_u64(o, (uint64_t)(-(v + 1)) + 1);
+	}
+	return o + evt_format_u64(o, (uint64_t)v);
+}
+
 static inline void
 evtw_u64(struct evtw_line *l, uint64_t v)
 {
@@ -108,11 +133,8 @@ evtw_u64(struct evtw_line *l, uint64_t v)
 static inline void
 evtw_i64(struct evtw_line *l, int64_t v)
 {
-	if (v < 0) {
-		evtw_ch(l, '-');
-		evtw_u64(l, (uint64_t)(-(v + 1)) + 1);
-	} else
-		evtw_u64(l, (uint64_t)v);
+	char *o = evtw_room(l, 21);
+	l->n = (size_t)(evtw_put_i64(o, v) - l->b);
 }
 
 /* "0x" and lower-case hex */
@@ -176,14 +198,18 @@ evtw_weight_ns(struct evtw_line *l, int64_t ns)
 static inline void
 evtw_us3(struct evtw_line *l, int64_t ns)
 {
+	char *o = evtw_room(l, 26);
 	if (ns < 0) {
-		evtw_ch(l, '-');
+		*o++ = '-';
 		ns = -ns;
 	}
-	evtw_u64(l, (uint64_t)ns / 1000);
-	char f[3] = { (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10), (char)('0' + ns % 10) };
-	evtw_ch(l, '.');
-	evtw_mem(l, f, 3);
+	o += evt_format_u64(o, (uint64_t)ns / 1000);
+	unsigned f = (unsigned)(ns % 1000);
+	o[0] = '.';
+	o[1] = (char)('0' + f / 100);
+	o[2] = (char)('0' + f / 10 % 10);
+	o[3] = (char)('0' + f % 10);
+	l->n = (size_t)(o + 4 - l->b);
 }
 
 /* The N bytes at P as 2N lower-case hex digits */
@@ -206,32 +232,43 @@ static inline void
 evtw_begin(struct evtw_line *l, int64_t time_ns, const char *kind, int64_t cpu,
     const char *process, int64_t pid, int64_t tid, int64_t weight_ns)
 {
+	size_t kl = strlen(kind);
 	l->n = 0;
-	evtw_time_ns(l, time_ns);
-	evtw_ch(l, '\t');
-	evtw_str(l, kind);
-	evtw_ch(l, '\t');
-	evtw_i64(l, cpu);
-	evtw_ch(l, '\t');
+	/* time (32 and its NUL), kind, cpu (21), three tabs */
+	char *o = evtw_room(l, 33 + kl + 21 + 3);
+	o += evt_format_time_ns(o, time_ns);
+	*o++ = '\t';
+	memcpy(o, kind, kl);
+	o += kl;
+	*o++ = '\t';
+	o = evtw_put_i64(o, cpu);
+	*o++ = '\t';
+	l->n = (size_t)(o - l->b);
 	evtw_esc(l, process, strlen(process), 0);
-	evtw_ch(l, '\t');
-	evtw_i64(l, pid);
-	evtw_ch(l, '\t');
-	evtw_i64(l, tid);
-	evtw_ch(l, '\t');
+	/* two tabs, pid and tid (21 each), a tab, the weight (40 and its NUL) */
+	o = evtw_room(l, 2 + 21 + 21 + 1 + 41);
+	*o++ = '\t';
+	o = evtw_put_i64(o, pid);
+	*o++ = '\t';
+	o = evtw_put_i64(o, tid);
+	*o++ = '\t';
 	if (weight_ns == 0)
-		evtw_ch(l, '0');
+		*o++ = '0';
 	else
-		evtw_weight_ns(l, weight_ns);
+		o += evt_format_weight_ns(o, weight_ns);
+	l->n = (size_t)(o - l->b);
 }
 
 /* An attribute's "\tKEY=": its value follows (KEY is [A-Za-z0-9_.:-]+, not escaped). */
 static inline void
 evtw_key(struct evtw_line *l, const char *k)
 {
-	evtw_ch(l, '\t');
-	evtw_str(l, k);
-	evtw_ch(l, '=');
+	size_t kl = strlen(k);
+	char *o = evtw_room(l, kl + 2);
+	o[0] = '\t';
+	memcpy(o + 1, k, kl);
+	o[kl + 1] = '=';
+	l->n += kl + 2;
 }
 
 static inline void
