@@ -259,9 +259,9 @@ conv_begin_silent(struct conv *c)
 /*
  * Writes F's lines: each one's text, waker_stack= when it has one, and
  * the stack column: STACK[0..N) (the event's, as written) when the line
- * takes it, then its pseudo-frame.  The long parts (the text, the two
- * stacks) go straight to the output, copied once: these lines are half
- * of a context-switch trace's output.
+ * takes it, then its pseudo-frame.  Each line is put together in the
+ * output buffer, its long parts (the text, the two stacks) copied once:
+ * these lines are half of a context-switch trace's output.
  */
 void
 conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n)
@@ -269,31 +269,37 @@ conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size
 	struct evtw_line *o = &c->ttout;
 	for (unsigned i = 0; i < f->n; i++) {
 		const struct ttline *t = &f->l[i];
-		ob_write(c->ob, t->text.b, t->text.n);
+		size_t wn = 0;
+		const char *w = "";
+		o->n = 0;
 		if (t->wstack) {
-			size_t wn;
-			const char *w = tt_waker_stack(c->tt, t->wtid, &wn);
-			o->n = 0;
+			w = tt_waker_stack(c->tt, t->wtid, &wn);
 			conv_tt_waker_attrs(c, o, t, c->now);
 			if (wn)
 				evtw_key(o, "waker_stack");
-			ob_write(c->ob, o->b, o->n);
-			ob_write(c->ob, w, wn);
 		}
-		o->n = 0;
-		evtw_stack_begin(o);
-		int take = t->stack && n;
-		if (take) {
-			ob_write(c->ob, o->b, o->n);
-			ob_write(c->ob, stack, n);
-			o->n = 0;
-			if (t->pseudo)
-				evtw_frame_sep(o);
-		}
-		if (t->pseudo)
-			evtw_str(o, t->pseudo);
-		evtw_end(o);
-		ob_write(c->ob, o->b, o->n);
+		size_t take = t->stack ? n : 0;
+		size_t pn = t->pseudo ? strlen(t->pseudo) : 0;
+		size_t sep = take && t->pseudo;
+		size_t len = t->text.n + o->n + wn + 1 + take + sep + pn + 1;
+		char *p = ob_reserve(c->ob, len);
+		memcpy(p, t->text.b, t->text.n);
+		p += t->text.n;
+		if (o->n)
+			memcpy(p, o->b, o->n);
+		p += o->n;
+		memcpy(p, w, wn);
+		p += wn;
+		*p++ = '\t';	/* the stack column */
+		if (take)
+			memcpy(p, stack, take);
+		p += take;
+		if (sep)
+			*p++ = ';';
+		if (pn)
+			memcpy(p, t->pseudo, pn);
+		p[pn] = '\n';
+		ob_commit(c->ob, len);
 		c->events++;
 	}
 	f->n = 0;
