@@ -229,8 +229,11 @@ int
 conv_named_wanted(const struct conv *c, const char *kind, int64_t time_ns, const char *proc,
     int64_t pid)
 {
-	return kind_wanted(c, kind) && time_ns >= c->from_ns && time_ns <= c->to_ns &&
-	    proc_wanted(c, proc, pid);
+	if (time_ns < c->from_ns || time_ns > c->to_ns)
+		return 0;
+	if (!c->nkinds && !c->nprocs)	/* (the common case, asked per thread-time line) */
+		return 1;
+	return kind_wanted(c, kind) && proc_wanted(c, proc, pid);
 }
 
 /* conv_begin_line() for a caller that knows the process name PROC already. */

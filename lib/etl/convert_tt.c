@@ -26,13 +26,23 @@ static const char *const in_names[] = { [TT_IN_THREAD] = "thread", [TT_IN_DPC] =
 static void
 kv_name(struct evtw_line *l, const char *key, unsigned v, const char *(*name)(unsigned))
 {
+	const char *s = v == TT_UNKNOWN ? "unknown" : name(v);
 	evtw_key(l, key);
-	if (v == TT_UNKNOWN)
-		evtw_str(l, "unknown");
-	else if (name(v))
-		evtw_str(l, name(v));
+	if (s)
+		evtw_str(l, s);
 	else
 		evtw_u64(l, v);
+}
+
+/*
+ * KEY=V for a V of this file's own words ("readied", "kernel"...): none
+ * has a byte evt-format §4 escapes, so it is copied as it is.
+ */
+static void
+kv_word(struct evtw_line *l, const char *key, const char *v)
+{
+	evtw_key(l, key);
+	evtw_str(l, v);
 }
 
 /* E's "process<TAB>pid<TAB>tid" as evtw_begin() writes them, when they fit in e->ids. */
@@ -115,7 +125,13 @@ waker_attrs(struct conv *c, struct evtw_line *l, const struct tt_iv *iv, uint64_
 		const struct tcache *w = thread_process(c, iv->waker_tid, ts);
 		evtw_kv_i(l, "waker_tid", iv->waker_tid);
 		evtw_kv_i(l, "waker_pid", w->pid);
-		evtw_kv_s(l, "waker_process", w->name);
+		/* the escaped name begins the cached columns, up to their first tab */
+		const char *tab = w->nids ? memchr(w->ids, '\t', w->nids) : NULL;
+		if (tab) {
+			evtw_key(l, "waker_process");
+			evtw_mem(l, w->ids, (size_t)(tab - w->ids));
+		} else
+			evtw_kv_s(l, "waker_process", w->name);
 	}
 	evtw_kv_i(l, "waker_cpu", iv->waker_cpu);
 	/* waker_in= and waker_routine= when the line is written: a DPC may still tell */
@@ -126,7 +142,7 @@ void
 conv_tt_waker_attrs(struct conv *c, struct evtw_line *l, const struct ttline *t, uint64_t ts)
 {
 	enum tt_waker_in in = t->win == TT_IN_PENDING ? TT_IN_THREAD : t->win;
-	evtw_kv_s(l, "waker_in", in_names[in]);
+	kv_word(l, "waker_in", in_names[in]);
 	if (in != TT_IN_THREAD && t->routine) {
 		char fbuf[2048];
 		int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | FRAME_ADDRS;
@@ -204,17 +220,17 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	evtw_key(l, "duration_us");
 	evtw_us3(l, iv->end - iv->start);
 	if (iv->kind == TT_READY)
-		evtw_kv_s(l, "from", from_names[iv->from]);
+		kv_word(l, "from", from_names[iv->from]);
 	if (iv->kind == TT_WAITING) {
 		kv_name(l, "wait_reason", iv->wait_reason, tt_wait_reason_name);
-		evtw_kv_s(l, "wait_mode", iv->wait_mode == TT_UNKNOWN ? "unknown" :
+		kv_word(l, "wait_mode", iv->wait_mode == TT_UNKNOWN ? "unknown" :
 		    iv->wait_mode ? "user" : "kernel");
 		kv_name(l, "old_state", iv->old_state, tt_thread_state_name);
 	}
 	if (iv->prio >= 0)
 		evtw_kv_i(l, "prio", iv->prio);
 	if (iv->edge)
-		evtw_kv_s(l, "edge", iv->edge == (TT_EDGE_START | TT_EDGE_END) ? "both" :
+		kv_word(l, "edge", iv->edge == (TT_EDGE_START | TT_EDGE_END) ? "both" :
 		    iv->edge == TT_EDGE_START ? "start" : "end");
 	if (iv->readied)
 		waker_attrs(c, l, iv, ts);
