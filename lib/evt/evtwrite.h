@@ -157,32 +157,35 @@ evtw_time_ns(struct evtw_line *l, int64_t ns)
 }
 
 /*
- * The last few times written, as text: a line that follows another often
- * repeats its times (an interval ends when the event it follows happens),
- * and a copy is cheaper than formatting again.  Zero-initialised: empty.
+ * Times written lately, as text: a line that follows another often
+ * repeats its times (an interval ends when the event it follows happens,
+ * and the next one on that CPU or thread starts there), and a copy is
+ * cheaper than formatting again.  Direct-mapped by time; zero-initialised
+ * it is empty.
  */
-#define EVTW_MEMO 4
+#define EVTW_MEMO_BITS 8
 struct evtw_timememo {
-	int64_t ns[EVTW_MEMO];
-	uint8_t len[EVTW_MEMO];	/* 0: the slot is empty */
-	char text[EVTW_MEMO][32];
-	unsigned next;		/* the slot to replace */
+	struct evtw_timetext {
+		int64_t ns;
+		uint8_t len;	/* 0: the slot is empty */
+		char text[31];
+	} slot[1u << EVTW_MEMO_BITS];
 };
 
 /* evtw_time_ns(L, NS), through M */
 static inline void
 evtw_time_ns_memo(struct evtw_line *l, struct evtw_timememo *m, int64_t ns)
 {
-	for (unsigned i = 0; i < EVTW_MEMO; i++)
-		if (m->len[i] && m->ns[i] == ns) {
-			evtw_mem(l, m->text[i], m->len[i]);
-			return;
-		}
-	unsigned k = m->next;
-	m->next = (k + 1) % EVTW_MEMO;
-	m->ns[k] = ns;
-	m->len[k] = (uint8_t)evt_format_time_ns(m->text[k], ns);
-	evtw_mem(l, m->text[k], m->len[k]);
+	struct evtw_timetext *e = &m->slot[((uint64_t)ns * 0x9e3779b97f4a7c15ull) >>
+	    (64 - EVTW_MEMO_BITS)];
+	if (!e->len || e->ns != ns) {
+		char t[33];	/* (the longest: a sign, 20 digits, a point, 6 digits and a NUL) */
+		int n = evt_format_time_ns(t, ns);
+		e->ns = ns;
+		e->len = (uint8_t)n;
+		memcpy(e->text, t, (size_t)n);
+	}
+	evtw_mem(l, e->text, e->len);
 }
 
 /* NS nanoseconds as milliseconds, shortest form (the weight column) */
