@@ -107,7 +107,7 @@ begin_follower(struct conv *c, struct evtw_line *l, const struct tt_iv *iv, cons
 	evtw_ch(l, '\t');
 	evtw_i64(l, iv->cpu);
 	evtw_ch(l, '\t');
-	evtw_mem(l, e->ids, e->nids);
+	evtw_mem_pad(l, e->ids, e->nids, sizeof e->ids);
 	evtw_ch(l, '\t');
 	if (w == 0)
 		evtw_ch(l, '0');
@@ -129,7 +129,7 @@ waker_attrs(struct conv *c, struct evtw_line *l, const struct tt_iv *iv, uint64_
 		const char *tab = w->nids ? memchr(w->ids, '\t', w->nids) : NULL;
 		if (tab) {
 			evtw_key(l, "waker_process");
-			evtw_mem(l, w->ids, (size_t)(tab - w->ids));
+			evtw_mem_pad(l, w->ids, (size_t)(tab - w->ids), sizeof w->ids);
 		} else
 			evtw_kv_s(l, "waker_process", w->name);
 	}
