@@ -224,13 +224,24 @@ conv_begin_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t t
 	return start_line(c, l, kind, time_ns, cpu, proc, pid, tid, weight_ns, ts);
 }
 
+/* Whether the filters keep a line of KIND at TIME_NS in process PROC (PID). */
+int
+conv_named_wanted(const struct conv *c, const char *kind, int64_t time_ns, const char *proc,
+    int64_t pid)
+{
+	if (time_ns < c->from_ns || time_ns > c->to_ns)
+		return 0;
+	if (!c->nkinds && !c->nprocs)	/* (the common case, asked per thread-time line) */
+		return 1;
+	return kind_wanted(c, kind) && proc_wanted(c, proc, pid);
+}
+
 /* conv_begin_line() for a caller that knows the process name PROC already. */
 int
 conv_begin_named(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
     const char *proc, int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts)
 {
-	if (!kind_wanted(c, kind) || time_ns < c->from_ns || time_ns > c->to_ns ||
-	    !proc_wanted(c, proc, pid))
+	if (!conv_named_wanted(c, kind, time_ns, proc, pid))
 		return 0;
 	return start_line(c, l, kind, time_ns, cpu, proc, pid, tid, weight_ns, ts);
 }
@@ -251,7 +262,9 @@ conv_begin_silent(struct conv *c)
 /*
  * Writes F's lines: each one's text, waker_stack= when it has one, and
  * the stack column: STACK[0..N) (the event's, as written) when the line
- * takes it, then its pseudo-frame.
+ * takes it, then its pseudo-frame.  Each line is put together in the
+ * output buffer, its long parts (the text, the two stacks) copied once:
+ * these lines are half of a context-switch trace's output.
  */
 void
 conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n)
@@ -259,28 +272,37 @@ conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size
 	struct evtw_line *o = &c->ttout;
 	for (unsigned i = 0; i < f->n; i++) {
 		const struct ttline *t = &f->l[i];
+		size_t wn = 0;
+		const char *w = "";
 		o->n = 0;
-		evtw_mem(o, t->text.b, t->text.n);
-		if (t->wstack)
-			conv_tt_waker_attrs(c, o, t, c->now);
 		if (t->wstack) {
-			size_t wn;
-			const char *w = tt_waker_stack(c->tt, t->wtid, &wn);
-			if (wn) {
+			w = tt_waker_stack(c->tt, t->wtid, &wn);
+			conv_tt_waker_attrs(c, o, t, c->now);
+			if (wn)
 				evtw_key(o, "waker_stack");
-				evtw_mem(o, w, wn);
-			}
 		}
-		evtw_stack_begin(o);
-		if (t->stack && n) {
-			evtw_mem(o, stack, n);
-			if (t->pseudo)
-				evtw_frame_sep(o);
-		}
-		if (t->pseudo)
-			evtw_str(o, t->pseudo);
-		evtw_end(o);
-		ob_write(c->ob, o->b, o->n);
+		size_t take = t->stack ? n : 0;
+		size_t pn = t->pseudo ? strlen(t->pseudo) : 0;
+		size_t sep = take && t->pseudo;
+		size_t len = t->text.n + o->n + wn + 1 + take + sep + pn + 1;
+		char *p = ob_reserve(c->ob, len);
+		memcpy(p, t->text.b, t->text.n);
+		p += t->text.n;
+		if (o->n)
+			memcpy(p, o->b, o->n);
+		p += o->n;
+		memcpy(p, w, wn);
+		p += wn;
+		*p++ = '\t';	/* the stack column */
+		if (take)
+			memcpy(p, stack, take);
+		p += take;
+		if (sep)
+			*p++ = ';';
+		if (pn)
+			memcpy(p, t->pseudo, pn);
+		p[pn] = '\n';
+		ob_commit(c->ob, len);
 		c->events++;
 	}
 	f->n = 0;
@@ -474,6 +496,32 @@ queue_push(struct conv *c)
 }
 
 /*
+ * The thread-time lines go with the line into its window slot E: the
+ * slot's buffers and the line's trade places, for the lines in use only
+ * (each entry owns its buffer; the whole struct is a kilobyte a switch).
+ */
+static void
+follow_into_slot(struct conv *c, struct pend *e)
+{
+	struct ttfollow *from = &c->f, *to = &e->f;
+	for (unsigned i = 0; i < from->n; i++) {
+		struct ttline t = to->l[i];
+		to->l[i] = from->l[i];
+		from->l[i] = t;
+	}
+	to->n = from->n;
+	to->npending = from->npending;
+	to->silent = from->silent;
+	to->stash = from->stash;
+	to->stash_tid = from->stash_tid;
+	from->n = 0;
+	from->npending = 0;
+	from->silent = from->stash = 0;
+	if (to->npending)
+		conv_tt_queued(c, to, c->qtail - 1);
+}
+
+/*
  * Ends the line started by conv_begin(): written now, or kept in the window
  * when conv_stack_of() asked for a stack (or when earlier lines still wait,
  * so that the output stays in time order).  FRAMES, when given, are the
@@ -513,17 +561,8 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 		return;
 	}
 	struct pend *e = queue_push(c);
-	if (c->f.n || c->f.silent || c->f.stash) {
-		/* the thread-time lines go with it: the slot's buffers and the line's trade places */
-		struct ttfollow t = e->f;
-		e->f = c->f;
-		c->f = t;
-		c->f.n = 0;
-		c->f.npending = 0;
-		c->f.silent = c->f.stash = 0;
-		if (e->f.npending)
-			conv_tt_queued(c, &e->f, c->qtail - 1);
-	}
+	if (c->f.n || c->f.silent || c->f.stash)
+		follow_into_slot(c, e);
 	e->text.n = 0;
 	evtw_mem(&e->text, c->l.b, c->l.n);
 	if (c->leaf.n)

@@ -26,49 +26,112 @@ static const char *const in_names[] = { [TT_IN_THREAD] = "thread", [TT_IN_DPC] =
 static void
 kv_name(struct evtw_line *l, const char *key, unsigned v, const char *(*name)(unsigned))
 {
+	const char *s = v == TT_UNKNOWN ? "unknown" : name(v);
 	evtw_key(l, key);
-	if (v == TT_UNKNOWN)
-		evtw_str(l, "unknown");
-	else if (name(v))
-		evtw_str(l, name(v));
+	if (s)
+		evtw_str(l, s);
 	else
 		evtw_u64(l, v);
 }
 
 /*
- * The process of thread TID now, and its name: kept per thread until a
- * thread or process starts or ends (c->tt_gen), since every Running, Ready
- * and Waiting line asks, and they are as many as all other lines.
+ * KEY=V for a V of this file's own words ("readied", "kernel"...): none
+ * has a byte evt-format §4 escapes, so it is copied as it is.
  */
-static int64_t
-thread_process(struct conv *c, int64_t tid, uint64_t ts, const char **name)
+static void
+kv_word(struct evtw_line *l, const char *key, const char *v)
 {
-	if (tid <= 0) {
-		*name = tid == 0 ? "Idle" : "?";
-		return tid == 0 ? 0 : -1;
-	}
+	evtw_key(l, key);
+	evtw_str(l, v);
+}
+
+/* E's "process<TAB>pid<TAB>tid" as evtw_begin() writes them, when they fit in e->ids. */
+static void
+cache_ids(struct tcache *e)
+{
+	struct evtw_line s = { 0 };
+	evtw_esc(&s, e->name, strlen(e->name), 0);
+	evtw_ch(&s, '\t');
+	evtw_i64(&s, e->pid);
+	evtw_ch(&s, '\t');
+	evtw_u64(&s, e->tid);
+	e->nids = s.n <= sizeof e->ids ? (uint8_t)s.n : 0;
+	if (e->nids)
+		memcpy(e->ids, s.b, s.n);
+	evtw_free(&s);
+}
+
+/*
+ * The process of thread TID now, its name, and the columns they make:
+ * kept per thread until a thread or process starts or ends (c->tt_gen),
+ * since every Running, Ready and Waiting line asks, and they are as many
+ * as all other lines.
+ */
+static const struct tcache *
+thread_process(struct conv *c, int64_t tid, uint64_t ts)
+{
+	static const struct tcache idle = { .pid = 0, .name = "Idle", .nids = 8, .ids = "Idle\t0\t0" };
+	static const struct tcache unknown = { .pid = -1, .name = "?" };	/* (nids 0) */
+	if (tid <= 0)
+		return tid == 0 ? &idle : &unknown;
 	struct tcache *e = &c->tcache[(uint32_t)tid % TCACHE];
 	if (e->gen != c->tt_gen || e->tid != (uint32_t)tid) {
 		e->gen = c->tt_gen;
 		e->tid = (uint32_t)tid;
 		e->pid = images_thread_pid(c->img, (uint32_t)tid, ts);
 		e->name = conv_process_name(c, e->pid, ts);
+		cache_ids(e);
 	}
-	*name = e->name;
-	return e->pid;
+	return e;
+}
+
+/*
+ * conv_begin_named() for interval IV of thread E: the same bytes, with
+ * the thread's columns copied from the cache and repeated times from
+ * c->ttmemo.
+ */
+static int
+begin_follower(struct conv *c, struct evtw_line *l, const struct tt_iv *iv, const struct tcache *e,
+    uint64_t ts)
+{
+	const char *kind = kind_names[iv->kind];
+	int64_t w = iv->end - iv->start;
+	if (!e->nids || c->o->utc)
+		return conv_begin_named(c, l, kind, iv->start, iv->cpu, e->name, e->pid, iv->tid, w, ts);
+	if (!conv_named_wanted(c, kind, iv->start, e->name, e->pid))
+		return 0;
+	l->n = 0;
+	evtw_time_ns_memo(l, &c->ttmemo, iv->start);
+	evtw_ch(l, '\t');
+	evtw_str(l, kind);
+	evtw_ch(l, '\t');
+	evtw_i64(l, iv->cpu);
+	evtw_ch(l, '\t');
+	evtw_mem_pad(l, e->ids, e->nids, sizeof e->ids);
+	evtw_ch(l, '\t');
+	if (w == 0)
+		evtw_ch(l, '0');
+	else
+		evtw_weight_ns(l, w);
+	return 1;
 }
 
 static void
 waker_attrs(struct conv *c, struct evtw_line *l, const struct tt_iv *iv, uint64_t ts)
 {
 	evtw_key(l, "ready_ms");
-	evtw_time_ns(l, iv->ready_ns);
+	evtw_time_ns_memo(l, &c->ttmemo, iv->ready_ns);
 	if (iv->waker_tid >= 0) {
-		const char *wname;
-		int64_t wpid = thread_process(c, iv->waker_tid, ts, &wname);
+		const struct tcache *w = thread_process(c, iv->waker_tid, ts);
 		evtw_kv_i(l, "waker_tid", iv->waker_tid);
-		evtw_kv_i(l, "waker_pid", wpid);
-		evtw_kv_s(l, "waker_process", wname);
+		evtw_kv_i(l, "waker_pid", w->pid);
+		/* the escaped name begins the cached columns, up to their first tab */
+		const char *tab = w->nids ? memchr(w->ids, '\t', w->nids) : NULL;
+		if (tab) {
+			evtw_key(l, "waker_process");
+			evtw_mem_pad(l, w->ids, (size_t)(tab - w->ids), sizeof w->ids);
+		} else
+			evtw_kv_s(l, "waker_process", w->name);
 	}
 	evtw_kv_i(l, "waker_cpu", iv->waker_cpu);
 	/* waker_in= and waker_routine= when the line is written: a DPC may still tell */
@@ -79,7 +142,7 @@ void
 conv_tt_waker_attrs(struct conv *c, struct evtw_line *l, const struct ttline *t, uint64_t ts)
 {
 	enum tt_waker_in in = t->win == TT_IN_PENDING ? TT_IN_THREAD : t->win;
-	evtw_kv_s(l, "waker_in", in_names[in]);
+	kv_word(l, "waker_in", in_names[in]);
 	if (in != TT_IN_THREAD && t->routine) {
 		char fbuf[2048];
 		int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | FRAME_ADDRS;
@@ -141,8 +204,7 @@ add_follower(void *ctx, const struct tt_iv *iv)
 {
 	struct conv *c = ctx;
 	uint64_t ts = GBIAS + (uint64_t)iv->end;
-	const char *pname;
-	int64_t pid = thread_process(c, iv->tid, ts, &pname);
+	const struct tcache *e = thread_process(c, iv->tid, ts);
 	if (c->f.n == TT_MAXF && c->tt_finishing)	/* the end of the trace: as many as threads */
 		conv_write_followers(c, &c->f, "", 0);
 	if (c->f.n == TT_MAXF) {
@@ -151,25 +213,24 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	}
 	struct ttline *t = &c->f.l[c->f.n];
 	struct evtw_line *l = &t->text;
-	if (!conv_begin_named(c, l, kind_names[iv->kind], iv->start, iv->cpu, pname, pid, iv->tid,
-	    iv->end - iv->start, ts))
+	if (!begin_follower(c, l, iv, e, ts))
 		return;
 	evtw_key(l, "end_ms");
-	evtw_time_ns(l, iv->end);
+	evtw_time_ns_memo(l, &c->ttmemo, iv->end);
 	evtw_key(l, "duration_us");
 	evtw_us3(l, iv->end - iv->start);
 	if (iv->kind == TT_READY)
-		evtw_kv_s(l, "from", from_names[iv->from]);
+		kv_word(l, "from", from_names[iv->from]);
 	if (iv->kind == TT_WAITING) {
 		kv_name(l, "wait_reason", iv->wait_reason, tt_wait_reason_name);
-		evtw_kv_s(l, "wait_mode", iv->wait_mode == TT_UNKNOWN ? "unknown" :
+		kv_word(l, "wait_mode", iv->wait_mode == TT_UNKNOWN ? "unknown" :
 		    iv->wait_mode ? "user" : "kernel");
 		kv_name(l, "old_state", iv->old_state, tt_thread_state_name);
 	}
 	if (iv->prio >= 0)
 		evtw_kv_i(l, "prio", iv->prio);
 	if (iv->edge)
-		evtw_kv_s(l, "edge", iv->edge == (TT_EDGE_START | TT_EDGE_END) ? "both" :
+		kv_word(l, "edge", iv->edge == (TT_EDGE_START | TT_EDGE_END) ? "both" :
 		    iv->edge == TT_EDGE_START ? "start" : "end");
 	if (iv->readied)
 		waker_attrs(c, l, iv, ts);
@@ -181,7 +242,7 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	int64_t logged = (int64_t)(c->now - GBIAS);
 	if (logged > iv->end) {
 		evtw_key(l, "logged_ms");
-		evtw_time_ns(l, logged);
+		evtw_time_ns_memo(l, &c->ttmemo, logged);
 	}
 
 	c->f.n++;

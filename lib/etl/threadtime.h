@@ -35,7 +35,7 @@ enum tt_anomaly {
 };
 
 /* One interval that ended: what a Running, Ready or Waiting line says. */
-struct tt_iv {
+struct tt_iv {		/* (iv_init in threadtime.c sets each field: a new one too) */
 	enum tt_kind kind;
 	int64_t tid;
 	int cpu;

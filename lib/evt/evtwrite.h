@@ -53,6 +53,34 @@ evtw_mem(struct evtw_line *l, const void *s, size_t n)
 	l->n += n;
 }
 
+/*
+ * Room for K more bytes (and the spare): where they go.  The appenders
+ * below that write several pieces take room once and write through a
+ * local pointer, then set l->n: every byte stored through l->b may alias
+ * l itself, so a length kept in l would be reloaded after each one.
+ */
+static inline char *
+evtw_room(struct evtw_line *l, size_t k)
+{
+	if (l->n + k + 1 > l->cap)
+		evtw_grow(l, k);
+	return l->b + l->n;
+}
+
+/*
+ * S[0..N) from a buffer of PAD >= N bytes, PAD a constant: all PAD bytes
+ * are copied (a few wide moves) and N kept.  A short copy whose length
+ * the compiler can bound (a uint8_t) is otherwise inlined as "rep movs",
+ * slow to start: it was a third of the thread-time lines' time.
+ */
+static inline void
+evtw_mem_pad(struct evtw_line *l, const void *s, size_t n, size_t pad)
+{
+	char *o = evtw_room(l, pad);
+	memcpy(o, s, pad);
+	l->n += n;
+}
+
 static inline void
 evtw_ch(struct evtw_line *l, char c)
 {
@@ -97,6 +125,17 @@ evtw_esc(struct evtw_line *l, const char *s, size_t n, int in_stack)
 
 /* ---------- numbers ---------- */
 
+/* V in decimal at O (room for 21 bytes); returns the end. */
+static inline char *
+evtw_put_i64(char *o, int64_t v)
+{
+	if (v < 0) {
+		*o++ = '-';
+		return o + evt_format_u64(o, (uint64_t)(-(v + 1)) + 1);
+	}
+	return o + evt_format_u64(o, (uint64_t)v);
+}
+
 static inline void
 evtw_u64(struct evtw_line *l, uint64_t v)
 {
@@ -108,11 +147,8 @@ evtw_u64(struct evtw_line *l, uint64_t v)
 static inline void
 evtw_i64(struct evtw_line *l, int64_t v)
 {
-	if (v < 0) {
-		evtw_ch(l, '-');
-		evtw_u64(l, (uint64_t)(-(v + 1)) + 1);
-	} else
-		evtw_u64(l, (uint64_t)v);
+	char *o = evtw_room(l, 21);
+	l->n = (size_t)(evtw_put_i64(o, v) - l->b);
 }
 
 /* "0x" and lower-case hex */
@@ -134,6 +170,38 @@ evtw_time_ns(struct evtw_line *l, int64_t ns)
 	l->n += (size_t)evt_format_time_ns(l->b + l->n, ns);
 }
 
+/*
+ * Times written lately, as text: a line that follows another often
+ * repeats its times (an interval ends when the event it follows happens,
+ * and the next one on that CPU or thread starts there), and a copy is
+ * cheaper than formatting again.  Direct-mapped by time; zero-initialised
+ * it is empty.
+ */
+#define EVTW_MEMO_BITS 8
+struct evtw_timememo {
+	struct evtw_timetext {
+		int64_t ns;
+		uint8_t len;	/* 0: the slot is empty */
+		char text[32];	/* (evtw_mem_pad copies all of it) */
+	} slot[1u << EVTW_MEMO_BITS];
+};
+
+/* evtw_time_ns(L, NS), through M */
+static inline void
+evtw_time_ns_memo(struct evtw_line *l, struct evtw_timememo *m, int64_t ns)
+{
+	struct evtw_timetext *e = &m->slot[((uint64_t)ns * 0x9e3779b97f4a7c15ull) >>
+	    (64 - EVTW_MEMO_BITS)];
+	if (!e->len || e->ns != ns) {
+		char t[33];	/* (the longest: a sign, 20 digits, a point, 6 digits and a NUL) */
+		int n = evt_format_time_ns(t, ns);
+		e->ns = ns;
+		e->len = (uint8_t)n;
+		memcpy(e->text, t, (size_t)n);
+	}
+	evtw_mem_pad(l, e->text, e->len, sizeof e->text);
+}
+
 /* NS nanoseconds as milliseconds, shortest form (the weight column) */
 static inline void
 evtw_weight_ns(struct evtw_line *l, int64_t ns)
@@ -147,14 +215,18 @@ evtw_weight_ns(struct evtw_line *l, int64_t ns)
 static inline void
 evtw_us3(struct evtw_line *l, int64_t ns)
 {
+	char *o = evtw_room(l, 26);
 	if (ns < 0) {
-		evtw_ch(l, '-');
+		*o++ = '-';
 		ns = -ns;
 	}
-	evtw_u64(l, (uint64_t)ns / 1000);
-	char f[3] = { (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10), (char)('0' + ns % 10) };
-	evtw_ch(l, '.');
-	evtw_mem(l, f, 3);
+	o += evt_format_u64(o, (uint64_t)ns / 1000);
+	unsigned f = (unsigned)(ns % 1000);
+	o[0] = '.';
+	o[1] = (char)('0' + f / 100);
+	o[2] = (char)('0' + f / 10 % 10);
+	o[3] = (char)('0' + f % 10);
+	l->n = (size_t)(o + 4 - l->b);
 }
 
 /* The N bytes at P as 2N lower-case hex digits */
@@ -177,32 +249,43 @@ static inline void
 evtw_begin(struct evtw_line *l, int64_t time_ns, const char *kind, int64_t cpu,
     const char *process, int64_t pid, int64_t tid, int64_t weight_ns)
 {
+	size_t kl = strlen(kind);
 	l->n = 0;
-	evtw_time_ns(l, time_ns);
-	evtw_ch(l, '\t');
-	evtw_str(l, kind);
-	evtw_ch(l, '\t');
-	evtw_i64(l, cpu);
-	evtw_ch(l, '\t');
+	/* time (32 and its NUL), kind, cpu (21), three tabs */
+	char *o = evtw_room(l, 33 + kl + 21 + 3);
+	o += evt_format_time_ns(o, time_ns);
+	*o++ = '\t';
+	memcpy(o, kind, kl);
+	o += kl;
+	*o++ = '\t';
+	o = evtw_put_i64(o, cpu);
+	*o++ = '\t';
+	l->n = (size_t)(o - l->b);
 	evtw_esc(l, process, strlen(process), 0);
-	evtw_ch(l, '\t');
-	evtw_i64(l, pid);
-	evtw_ch(l, '\t');
-	evtw_i64(l, tid);
-	evtw_ch(l, '\t');
+	/* two tabs, pid and tid (21 each), a tab, the weight (40 and its NUL) */
+	o = evtw_room(l, 2 + 21 + 21 + 1 + 41);
+	*o++ = '\t';
+	o = evtw_put_i64(o, pid);
+	*o++ = '\t';
+	o = evtw_put_i64(o, tid);
+	*o++ = '\t';
 	if (weight_ns == 0)
-		evtw_ch(l, '0');
+		*o++ = '0';
 	else
-		evtw_weight_ns(l, weight_ns);
+		o += evt_format_weight_ns(o, weight_ns);
+	l->n = (size_t)(o - l->b);
 }
 
 /* An attribute's "\tKEY=": its value follows (KEY is [A-Za-z0-9_.:-]+, not escaped). */
 static inline void
 evtw_key(struct evtw_line *l, const char *k)
 {
-	evtw_ch(l, '\t');
-	evtw_str(l, k);
-	evtw_ch(l, '=');
+	size_t kl = strlen(k);
+	char *o = evtw_room(l, kl + 2);
+	o[0] = '\t';
+	memcpy(o + 1, k, kl);
+	o[kl + 1] = '=';
+	l->n += kl + 2;
 }
 
 static inline void
