@@ -179,7 +179,7 @@ io_match() {
 	{ cat "$c.evt"; printf '12.5\tDiskRead\tx\n'; } > "$T/bad.evt"
 	run render diskio --tsv "$T/bad.evt"
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"1 line(s) skipped"* ]]
+	[[ "$output" == *"1 unusable line skipped"* ]]
 	[[ "$output" == *$'\tapp.exe (1200)'* ]]
 }
 

@@ -1252,3 +1252,80 @@ evt_cut_free(struct evt_stack_cut *c)
 	c->buf = NULL;
 	c->cap = 0;
 }
+
+/* ---------- the read loop of an evt report ---------- */
+
+static int
+each_line(const struct evt_handlers *h, enum evt_linetype lt, char *line, size_t len,
+    const char **why)
+{
+	struct evt_cols c;
+
+	switch (lt) {
+	case EVT_HEADER:
+		return h->header ? h->header(h->ctx, line, len, why) : 0;
+	case EVT_META:
+		return h->meta ? h->meta(h->ctx, line, len, why) : 0;
+	case EVT_EVENT:
+		if (h->event == NULL)
+			return 0;
+		if (evt_split(line, len, &c, why) < 0)
+			return -1;
+		return h->event(h->ctx, &c, why);
+	default:
+		return 0;
+	}
+}
+
+/* The input is unusable at the current line: say why, stop, exit 2. */
+static int
+each_fatal(struct linereader *lr, const char *why)
+{
+	cli_warn("%s:%lu: %s", lr_name(lr), lr_lineno(lr), why);
+	cli_progress_end();
+	lr_close(lr);
+	return EXIT_FATAL;
+}
+
+int
+evt_each(const char *path, const struct evt_handlers *h, uint64_t *skipped)
+{
+	struct linereader *lr = lr_open(path);
+	const char *why = NULL;
+	uint64_t bad = 0;
+	char *line;
+	size_t len;
+	int first = 1;
+
+	if (skipped)
+		*skipped = 0;
+	if (lr == NULL) {
+		cli_warn("%s: %s", path, strerror(errno));
+		return EXIT_FATAL;
+	}
+	while ((line = lr_next(lr, &len)) != NULL) {
+		enum evt_linetype lt = evt_classify(line, len);
+		int r;
+
+		lr_progress(lr);
+		if (first && lt != EVT_BLANK) {
+			first = 0;
+			if (h->need_header && lt != EVT_HEADER)
+				return each_fatal(lr, h->need_header);
+		}
+		if ((r = each_line(h, lt, line, len, &why)) == 0)
+			continue;
+		if (r == -2)
+			return each_fatal(lr, why);
+		if (++bad <= 5)
+			cli_warn("%s:%lu: %s, line skipped", lr_name(lr), lr_lineno(lr), why);
+	}
+	bad += lr_finish(lr);
+	lr_close(lr);
+	if (skipped)
+		*skipped = bad;
+	if (bad == 0)
+		return 0;
+	cli_warn("%s: %llu unusable line%s skipped", path, (unsigned long long)bad, bad == 1 ? "" : "s");
+	return EXIT_PARTIAL;
+}

@@ -298,4 +298,32 @@ void evt_cut_free(struct evt_stack_cut *c);
 void evt_warn_cut(const char *name, unsigned long first_line, int64_t stacks,
     int64_t frames);
 
+/* ---------- the read loop of an evt report ---------- */
+
+/*
+ * What evt_each() hands each line to, by its type (a NULL callback skips
+ * those lines).  Event lines come split (evt_split); the callback parses
+ * the columns it needs.  A callback returns 0, -1 with *WHY set when the
+ * line is unusable (counted and skipped), or -2 with *WHY set when the
+ * whole input is (the read stops, exit 2).
+ */
+struct evt_handlers {
+	void *ctx;
+	int (*header)(void *ctx, char *line, size_t len, const char **why);
+	int (*meta)(void *ctx, char *line, size_t len, const char **why);
+	int (*event)(void *ctx, struct evt_cols *c, const char **why);
+	/* when set: the input must begin with the #evt header, else this is why it is unusable */
+	const char *need_header;
+};
+
+/*
+ * Reads the evt file PATH ("-" for stdin) through H: the loop every report
+ * over evt shares, so that all of them skip, name and count bad lines the
+ * same way.  The first five unusable lines are named FILE:LINE on stderr,
+ * then their count in one line.  Returns 0, EXIT_PARTIAL when lines were
+ * skipped (*SKIPPED, when not NULL, gets how many), EXIT_FATAL when PATH
+ * cannot be opened or a callback said the input is unusable.
+ */
+int evt_each(const char *path, const struct evt_handlers *h, uint64_t *skipped);
+
 #endif

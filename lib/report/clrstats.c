@@ -414,42 +414,27 @@ take_event(struct clrstats *s, const struct evt_cols *c, double ms)
 	}
 }
 
+/* An event line for evt_each(): its time, then take_event(). */
+static int
+take_line(void *ctx, struct evt_cols *c, const char **why)
+{
+	double ms;
+
+	if (evt_cols_time(c, &ms, why) < 0)
+		return -1;
+	take_event(ctx, c, ms);
+	return 0;
+}
+
 int
 clrstats_read(struct clrstats *s, const char *path)
 {
-	struct linereader *lr = lr_open(path);
-	struct evt_cols c;
-	const char *why;
-	char *line;
-	size_t len;
-	uint64_t bad = 0;
+	const struct evt_handlers eh = { .ctx = s, .event = take_line };
+	uint64_t bad;
+	int r = evt_each(path, &eh, &bad);
 
-	if (lr == NULL) {
-		cli_warn("%s: %s", path, strerror(errno));
-		return EXIT_FATAL;
-	}
-	while ((line = lr_next(lr, &len)) != NULL) {
-		double ms;
-
-		lr_progress(lr);
-		if (evt_classify(line, len) != EVT_EVENT)
-			continue;
-		if (evt_split(line, len, &c, &why) < 0 || evt_cols_time(&c, &ms, &why) < 0) {
-			if (++bad <= 5)
-				cli_warn("%s:%lu: %s, line skipped", lr_name(lr), lr_lineno(lr), why);
-			continue;
-		}
-		take_event(s, &c, ms);
-	}
-	cli_progress_end();
-	bad += lr_finish(lr);
-	lr_close(lr);
 	s->bad += bad;
-	if (bad) {
-		cli_warn("%s: %llu unusable line%s skipped", path, (unsigned long long)bad, bad == 1 ? "" : "s");
-		return EXIT_PARTIAL;
-	}
-	return 0;
+	return r;
 }
 
 /* ---------- reports ---------- */

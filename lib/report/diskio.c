@@ -543,12 +543,11 @@ wanted(const struct diskio *d, const char *kind)
 }
 
 static int
-take_line(struct diskio *d, char *line, size_t len, const char **why)
+take_line(void *ctx, struct evt_cols *cols, const char **why)
 {
-	struct evt_cols c;
+	struct diskio *d = ctx;
+	struct evt_cols c = *cols;
 	char kind[64];
-	if (evt_split(line, len, &c, why) < 0)
-		return -1;
 	if (c.col[EVT_KIND].n >= sizeof kind)
 		return 0;
 	memcpy(kind, c.col[EVT_KIND].p, c.col[EVT_KIND].n);
@@ -590,49 +589,32 @@ take_line(struct diskio *d, char *line, size_t len, const char **why)
 	return 0;
 }
 
+/* The header for evt_each(): the trace's duration, for the disks' busy share. */
+static int
+take_header(void *ctx, char *line, size_t len, const char **why)
+{
+	struct diskio *d = ctx;
+	struct evt_header h;
+	const char *dur;
+	int64_t ns;
+
+	if (evt_parse_header(line, len, &h, why) < 0)
+		return -2;
+	if ((dur = evt_header_get(&h, "duration_ms")) &&
+	    evt_parse_millionths(dur, strlen(dur), &ns) == 0 && ns > 0)
+		d->duration_ns += ns;
+	return 0;
+}
+
 int
 diskio_read(struct diskio *d, const char *path)
 {
-	struct linereader *lr = lr_open(path);
-	char *line;
-	size_t len;
-	uint64_t bad = 0;
-	const char *why;
+	const struct evt_handlers eh = { .ctx = d, .header = take_header, .event = take_line };
+	uint64_t bad;
+	int r = evt_each(path, &eh, &bad);
 
-	if (!lr) {
-		cli_warn("%s: %s", path, strerror(errno));
-		return EXIT_FATAL;
-	}
-	while ((line = lr_next(lr, &len)) != NULL) {
-		lr_progress(lr);
-		enum evt_linetype lt = evt_classify(line, len);
-		if (lt == EVT_HEADER) {
-			struct evt_header h;
-			const char *dur;
-			int64_t ns;
-			if (evt_parse_header(line, len, &h, &why) < 0) {
-				cli_warn("%s:%lu: %s", lr_name(lr), lr_lineno(lr), why);
-				lr_close(lr);
-				return EXIT_FATAL;
-			}
-			if ((dur = evt_header_get(&h, "duration_ms")) &&
-			    evt_parse_millionths(dur, strlen(dur), &ns) == 0 && ns > 0)
-				d->duration_ns += ns;
-		}
-		if (lt != EVT_EVENT)
-			continue;
-		if (take_line(d, line, len, &why) < 0 && bad++ < 5)
-			cli_warn("%s:%lu: %s, line skipped", lr_name(lr), lr_lineno(lr), why);
-	}
-	cli_progress_end();
-	bad += lr_finish(lr);
-	lr_close(lr);
 	d->skipped += bad;
-	if (bad) {
-		cli_warn("%s: %" PRIu64 " line(s) skipped", path, bad);
-		return EXIT_PARTIAL;
-	}
-	return 0;
+	return r;
 }
 
 /* ---------- the report ---------- */

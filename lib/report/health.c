@@ -123,17 +123,15 @@ header_get(const struct evt_header *hd, const char *key)
 	return evt_header_get(hd, key);
 }
 
-static void
-take_header(struct health *h, char *line, size_t len, const char *name, unsigned long lineno)
+static int
+take_header(void *ctx, char *line, size_t len, const char **why)
 {
+	struct health *h = ctx;
 	struct evt_header hd;
-	const char *why, *v;
+	const char *v;
 
-	if (evt_parse_header(line, len, &hd, &why) < 0) {
-		cli_warn("%s:%lu: %s", name, lineno, why);
-		h->bad++;
-		return;
-	}
+	if (evt_parse_header(line, len, &hd, why) < 0)
+		return -1;
 	h->have_header = 1;
 	if ((v = header_get(&hd, "source")) != NULL) {
 		free(h->source);
@@ -157,6 +155,7 @@ take_header(struct health *h, char *line, size_t len, const char *name, unsigned
 		h->cpus = atol(v);
 	if ((v = header_get(&hd, "files")) != NULL)
 		h->files = atol(v);
+	return 0;
 }
 
 static struct cpu *
@@ -316,49 +315,28 @@ take_event(struct health *h, const struct evt_cols *c, double ms, int cpu)
 		take_dpc(h, c, ms);
 }
 
+/* An event line for evt_each(): the columns health needs, then take_event(). */
+static int
+take_line(void *ctx, struct evt_cols *c, const char **why)
+{
+	double ms;
+	int cpu;
+
+	if (evt_cols_time(c, &ms, why) < 0 || evt_cols_cpu(c, &cpu, why) < 0)
+		return -1;
+	take_event(ctx, c, ms, cpu);
+	return 0;
+}
+
 int
 health_read(struct health *h, const char *path)
 {
-	struct linereader *lr = lr_open(path);
-	struct evt_cols c;
-	const char *why;
-	char *line;
-	size_t len;
-	uint64_t bad = 0;
+	const struct evt_handlers eh = { .ctx = h, .header = take_header, .event = take_line };
+	uint64_t bad;
+	int r = evt_each(path, &eh, &bad);
 
-	if (lr == NULL) {
-		cli_warn("%s: %s", path, strerror(errno));
-		return EXIT_FATAL;
-	}
-	while ((line = lr_next(lr, &len)) != NULL) {
-		enum evt_linetype lt = evt_classify(line, len);
-		double ms;
-		int cpu;
-
-		lr_progress(lr);
-		if (lt == EVT_HEADER) {
-			take_header(h, line, len, lr_name(lr), lr_lineno(lr));
-			continue;
-		}
-		if (lt != EVT_EVENT)
-			continue;
-		if (evt_split(line, len, &c, &why) < 0 || evt_cols_time(&c, &ms, &why) < 0 ||
-		    evt_cols_cpu(&c, &cpu, &why) < 0) {
-			if (++bad <= 5)
-				cli_warn("%s:%lu: %s, line skipped", lr_name(lr), lr_lineno(lr), why);
-			continue;
-		}
-		take_event(h, &c, ms, cpu);
-	}
-	cli_progress_end();
-	bad += lr_finish(lr);
-	lr_close(lr);
 	h->bad += bad;
-	if (bad) {
-		cli_warn("%s: %" PRIu64 " unusable line%s skipped", path, bad, bad == 1 ? "" : "s");
-		return EXIT_PARTIAL;
-	}
-	return 0;
+	return r;
 }
 
 /* ---------- findings ---------- */

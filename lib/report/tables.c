@@ -707,55 +707,51 @@ take_symbols(struct tables *t, char *line, size_t len)
 	strbuf_release(&key);
 }
 
+/* What evt_each() calls back with: the tables and a scratch buffer for event keys. */
+struct tables_read {
+	struct tables *t;
+	struct strbuf sb;
+};
+
+static int
+take_meta(void *ctx, char *line, size_t len, const char **why)
+{
+	struct tables_read *r = ctx;
+
+	(void)why;
+	if (len > 9 && memcmp(line, "#symbols\t", 9) == 0)
+		take_symbols(r->t, line + 9, len - 9);
+	return 0;
+}
+
+static int
+take_line(void *ctx, struct evt_cols *c, const char **why)
+{
+	struct tables_read *r = ctx;
+	double ms;
+	long pid, tid;
+
+	if (evt_cols_time(c, &ms, why) < 0 || evt_cols_pid(c, &pid, why) < 0 ||
+	    evt_cols_tid(c, &tid, why) < 0)
+		return -1;
+	if (r->t->view == TV_EVENTS)
+		take_event_key(r->t, c, ms, &r->sb);
+	else
+		take_model(r->t, c, ms, pid, tid);
+	return 0;
+}
+
 int
 tables_read(struct tables *t, const char *path)
 {
-	struct linereader *lr = lr_open(path);
-	struct strbuf sb = STRBUF_INIT;
-	struct evt_cols c;
-	const char *why;
-	char *line;
-	size_t len;
-	uint64_t bad = 0;
+	struct tables_read r = { t, STRBUF_INIT };
+	const struct evt_handlers eh = { .ctx = &r, .meta = take_meta, .event = take_line };
+	uint64_t bad;
+	int st = evt_each(path, &eh, &bad);
 
-	if (lr == NULL) {
-		cli_warn("%s: %s", path, strerror(errno));
-		return EXIT_FATAL;
-	}
-	while ((line = lr_next(lr, &len)) != NULL) {
-		enum evt_linetype lt = evt_classify(line, len);
-		double ms;
-		long pid, tid;
-
-		lr_progress(lr);
-		if (lt == EVT_META) {
-			if (len > 9 && memcmp(line, "#symbols\t", 9) == 0)
-				take_symbols(t, line + 9, len - 9);
-			continue;
-		}
-		if (lt != EVT_EVENT)
-			continue;
-		if (evt_split(line, len, &c, &why) < 0 || evt_cols_time(&c, &ms, &why) < 0 ||
-		    evt_cols_pid(&c, &pid, &why) < 0 || evt_cols_tid(&c, &tid, &why) < 0) {
-			if (++bad <= 5)
-				cli_warn("%s:%lu: %s, line skipped", lr_name(lr), lr_lineno(lr), why);
-			continue;
-		}
-		if (t->view == TV_EVENTS)
-			take_event_key(t, &c, ms, &sb);
-		else
-			take_model(t, &c, ms, pid, tid);
-	}
-	cli_progress_end();
-	bad += lr_finish(lr);
-	lr_close(lr);
-	strbuf_release(&sb);
+	strbuf_release(&r.sb);
 	t->bad += bad;
-	if (bad) {
-		cli_warn("%s: %" PRIu64 " unusable line%s skipped", path, bad, bad == 1 ? "" : "s");
-		return EXIT_PARTIAL;
-	}
-	return 0;
+	return st;
 }
 
 /* ---------- reports ---------- */

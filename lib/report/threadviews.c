@@ -178,15 +178,13 @@ take_attr(struct ttline *l, struct evt_span k, struct evt_span v, struct evt_spa
 
 /* Parses a thread-time line.  Returns 1, 0 for another kind, -1 (with *WHY) if malformed. */
 static int
-parse_line(char *line, size_t len, struct ttline *l, const char **why)
+parse_line(const struct evt_cols *split, struct ttline *l, const char **why)
 {
-	struct evt_cols c;
+	struct evt_cols c = *split;
 	struct evt_span k, v, end = { NULL, 0 };
 	char *at;
 	int r;
 
-	if (evt_split(line, len, &c, why) < 0)
-		return -1;
 	memset(l, 0, sizeof *l);
 	if ((l->state = state_of(c.col[EVT_KIND])) < 0)
 		return 0;
@@ -200,8 +198,7 @@ parse_line(char *line, size_t len, struct ttline *l, const char **why)
 		take_attr(l, k, v, &end);
 	if (r < 0)
 		return -1;
-	l->stack.p = at;
-	l->stack.n = (size_t)(line + len - at);
+	l->stack = evt_cols_stack(&c);
 	l->end = l->start + (double)l->ns / 1e6;
 	if (end.n) {
 		char buf[64];
@@ -437,52 +434,30 @@ threadviews_new(const struct threadviews_opts *o)
 	return tt;
 }
 
+/* An event line for evt_each(). */
+static int
+read_line(void *ctx, struct evt_cols *c, const char **why)
+{
+	struct threadviews *tt = ctx;
+	struct ttline l;
+
+	switch (parse_line(c, &l, why)) {
+	case 1: take_line(tt, &l); return 0;
+	case 0: tt->other++; return 0;
+	default: return -1;
+	}
+}
+
 int
 threadviews_read(struct threadviews *tt, const char *path)
 {
-	struct linereader *lr = lr_open(path);
-	char *line;
-	size_t len;
-	int first = 1;
-	int64_t bad0 = tt->bad;
-	const char *why;
-	struct ttline l;
+	const struct evt_handlers eh = { .ctx = tt, .event = read_line,
+	    .need_header = "not an evt stream (the thread-time views read etl2evt's output)" };
+	uint64_t bad;
+	int st = evt_each(path, &eh, &bad);
 
-	if (lr == NULL) {
-		cli_warn("%s: %s", path, strerror(errno));
-		return EXIT_FATAL;
-	}
-	while ((line = lr_next(lr, &len)) != NULL) {
-		enum evt_linetype t = evt_classify(line, len);
-
-		lr_progress(lr);
-		if (t == EVT_BLANK)
-			continue;
-		if (first) {
-			first = 0;
-			if (t != EVT_HEADER) {
-				cli_warn("%s:%lu: not an evt stream (the thread-time views read "
-				    "etl2evt's output)", lr_name(lr), lr_lineno(lr));
-				lr_close(lr);
-				return EXIT_FATAL;
-			}
-		}
-		if (t != EVT_EVENT)
-			continue;
-		switch (parse_line(line, len, &l, &why)) {
-		case 1: take_line(tt, &l); break;
-		case 0: tt->other++; break;
-		default:
-			if (++tt->bad - bad0 <= 5)
-				cli_warn("%s:%lu: %s, line skipped", lr_name(lr), lr_lineno(lr), why);
-		}
-	}
-	cli_progress_end();
-	tt->bad += (int64_t)lr_finish(lr);
-	if (tt->bad - bad0 > 5)
-		cli_warn("%s: %lld unusable lines skipped", lr_name(lr), (long long)(tt->bad - bad0));
-	lr_close(lr);
-	return tt->bad > bad0 ? EXIT_PARTIAL : 0;
+	tt->bad += (int64_t)bad;
+	return st;
 }
 
 /* ------------------------------------------------------------------ */
