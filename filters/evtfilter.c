@@ -115,14 +115,26 @@ kind_is(const struct line *L, const char *kind)
 }
 
 /* The Idle rule every stack tool follows (lib/stacks: stk_idle_event). */
+/* A sample taken inside a DPC or ISR says dpc=1 or isr=1: one pass over the attributes. */
+static int
+in_interrupt(const struct line *L)
+{
+	const char *p = L->c.attrs, *end = L->c.line + L->c.len, *tab;
+
+	while ((tab = memchr(p, '\t', (size_t)(end - p))) != NULL) {
+		if (tab - p == 5 && (memcmp(p, "dpc=1", 5) == 0 || memcmp(p, "isr=1", 5) == 0))
+			return 1;
+		p = tab + 1;
+	}
+	return 0;
+}
+
 static int
 is_idle(const struct line *L)
 {
-	size_t dn = 0, in = 0;
-	const char *d = evt_cols_attr(&L->c, "dpc", &dn), *i = evt_cols_attr(&L->c, "isr", &in);
-	int intr = (d != NULL && dn == 1 && *d == '1') || (i != NULL && in == 1 && *i == '1');
-
-	return stk_idle_event(L->c.col[EVT_KIND], L->c.col[EVT_PROCESS], L->pid, intr);
+	/* the columns first: the attributes are read only for the Idle process's lines */
+	return stk_idle_event(L->c.col[EVT_KIND], L->c.col[EVT_PROCESS], L->pid, 0) &&
+	    !in_interrupt(L);
 }
 
 /* -p NAME matches app.exe and app (case-insensitive); -p 1234 matches the pid */
@@ -237,9 +249,14 @@ time_selected(const struct opts *o, const struct line *L, double *scale)
 {
 	double s = o->has_start ? o->start : -INFINITY, e = o->has_end ? o->end : INFINITY;
 	int interval;
-	double t0 = L->time, d = duration(L, &interval), t1 = t0 + d, lo, hi;
+	double t0, d, t1, lo, hi;
 
 	*scale = 1;
+	if (!o->has_start && !o->has_end)
+		return 1;	/* no range: nothing to read (end_ms= is looked up per line) */
+	t0 = L->time;
+	d = duration(L, &interval);
+	t1 = t0 + d;
 	if (t0 >= s - TIME_EPS && t1 <= e + TIME_EPS)
 		return 1;
 	if (d <= 0)
