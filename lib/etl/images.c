@@ -15,6 +15,7 @@
 #include "base/hmap.h"
 #include "evt/evt.h"
 #include "etl/images.h"
+#include "base/path.h"
 
 struct proc {
 	uint32_t pid;
@@ -244,16 +245,6 @@ images_thread_name_of(const struct images *m, uint32_t tid)
 
 /* ---------- images ---------- */
 
-static const char *
-file_part(const char *path)
-{
-	const char *f = path;
-	for (const char *s = path; *s; s++)
-		if (*s == '\\' || *s == '/')
-			f = s + 1;
-	return f;
-}
-
 static struct image *
 image_slot(struct images *m, uint32_t pid, uint64_t base)
 {
@@ -284,7 +275,7 @@ images_image(struct images *m, uint32_t pid, uint64_t base, uint64_t size, uint6
 		im->load = how == PROC_START ? ts : TS_NONE;
 		im->unload = TS_END;
 		im->path = xstrdup(path && *path ? path : "?");
-		im->file = file_part(im->path);
+		im->file = path_base(im->path);
 		hmap_put(&m->image_at, pid, base, (uint32_t)m->nim++);
 	}
 	if (how == PROC_END)
@@ -294,7 +285,7 @@ images_image(struct images *m, uint32_t pid, uint64_t base, uint64_t size, uint6
 	if (path && *path && strcmp(im->path, "?") == 0) {
 		free(im->path);
 		im->path = xstrdup(path);
-		im->file = file_part(im->path);
+		im->file = path_base(im->path);
 	}
 }
 
@@ -349,7 +340,7 @@ images_clr_module(struct images *m, uint32_t pid, uint64_t module_id, const char
 	GROW(m->cm, m->ncm, m->capcm);
 	m->cm[m->ncm].pid = pid;
 	m->cm[m->ncm].id = module_id;
-	m->cm[m->ncm].file = xstrdup(file_part(il_path ? il_path : "?"));
+	m->cm[m->ncm].file = xstrdup(path_base(il_path ? il_path : "?"));
 	m->cm[m->ncm].path = xstrdup(il_path && *il_path ? il_path : "?");
 	m->ncm++;
 }

@@ -3,6 +3,7 @@
  * into readable function names.  See symbols.h for the search rules.
  */
 #include "etl/symbols.h"
+#include "base/path.h"
 #include "base/cli.h"
 #include "etl/pdb.h"
 #include "etl/zip.h"
@@ -446,23 +447,12 @@ static char *flat_file(struct symctx *c, const char *dir, const char *base)
 	return p;
 }
 
-/* The last component of PATH, after either kind of slash (Windows paths
- * and zip member names use both). */
-static const char *file_part(const char *path)
-{
-	const char *b = path, *p;
-	for (p = path; *p; p++)
-		if (*p == '/' || *p == '\\')
-			b = p + 1;
-	return b;
-}
-
 static int search_dir(struct sym_image *im, const char *dir)
 {
 	char *idx, two[3];
 	struct stat st;
 	if (stat(dir, &st) == 0 && S_ISREG(st.st_mode))	/* --symbols app.pdb */
-		return strcasecmp(file_part(dir), im->base) == 0 &&
+		return strcasecmp(path_base(dir), im->base) == 0 &&
 		    try_file(im, xstrdup(dir));
 	if (try_file(im, join3_ci(im->ctx, dir, im->base, im->key, im->base)))
 		return 1;
@@ -555,7 +545,7 @@ static int search_zip(struct sym_image *im)
 			return try_member(im, i);
 	for (i = 0; i < c->zip.n; i++)
 		if (strncasecmp(c->zip.m[i].name, "symbols", 7) == 0 &&
-		    strcasecmp(file_part(c->zip.m[i].name), im->base) == 0 &&
+		    strcasecmp(path_base(c->zip.m[i].name), im->base) == 0 &&
 		    try_member(im, i))
 			return 1;
 	return 0;
@@ -639,7 +629,7 @@ struct sym_image *sym_image(struct symctx *c, const char *image,
 	im->ctx = c;
 	im->image = xstrdup(image);
 	im->pdbname = xstrdup(pdb);
-	im->base = (char *)file_part(im->pdbname);
+	im->base = (char *)path_base(im->pdbname);
 	memcpy(im->guid, guid, 16);
 	im->age = age;
 	im->has_id = memcmp(guid, zero, 16) != 0;
@@ -692,7 +682,7 @@ const char *sym_etl_hook(void *ctx, void **cache, const char *image_path, const 
 {
 	struct sym_image *im = cache ? *cache : NULL;
 	if (!im)
-		im = sym_image(ctx, file_part(image_path ? image_path : "?"), pdb_name, guid, age);
+		im = sym_image(ctx, path_base(image_path ? image_path : "?"), pdb_name, guid, age);
 	if (cache)
 		*cache = im;
 	if (rva > UINT32_MAX) {

@@ -28,6 +28,7 @@
 #include "base/hmap.h"
 #include "evt/evt.h"
 #include "report/clrstats.h"
+#include "base/path.h"
 #include "report/numfmt.h"
 #include "report/tables.h"
 
@@ -186,18 +187,6 @@ proc_of(struct clrstats *s, long pid, struct evt_span name, double ms)
 	return p;
 }
 
-/* The file name of a path ("C:\...\System.dll" -> "System.dll"). */
-static const char *
-base_name(const char *path)
-{
-	const char *b = path;
-
-	for (const char *q = path; *q; q++)
-		if (*q == '\\' || *q == '/')
-			b = q + 1;
-	return b;
-}
-
 static void
 take_module(struct clrstats *s, const struct evt_cols *c, long pid)
 {
@@ -210,7 +199,7 @@ take_module(struct clrstats *s, const struct evt_cols *c, long pid)
 		return;
 	path = attr_text(c, "p.ModuleILPath");
 	GROW(s->mods, s->nmods, s->capmods);
-	s->mods[s->nmods] = xstrdup(base_name(path));
+	s->mods[s->nmods] = xstrdup(path_base(path));
 	hmap_put(&s->modmap, (uint64_t)pid, (uint64_t)id, (uint32_t)s->nmods++);
 	free(path);
 }

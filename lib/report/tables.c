@@ -41,6 +41,7 @@
 #include "evt/evt.h"
 #include "report/numfmt.h"
 #include "report/tables.h"
+#include "base/path.h"
 
 /* A start or an end: unknown, at a time in the trace, or beyond its edge. */
 enum edge { E_UNKNOWN, E_TIME, E_OUTSIDE, E_DEFUNCT };
@@ -949,12 +950,7 @@ report_threads(struct tables *t, struct outbuf *ob)
 static void
 file_name(struct strbuf *sb, const char *path)
 {
-	const char *b = path;
-
-	for (const char *p = path; *p; p++)
-		if (*p == '\\' || *p == '/')
-			b = p + 1;
-	for (; *b; b++)
+	for (const char *b = path_base(path); *b; b++)
 		strbuf_addc(sb, (char)(*b >= 'A' && *b <= 'Z' ? *b + 32 : *b));
 }
 
