@@ -40,6 +40,17 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 
 /*
+ * Makes room for one more element in ARR (N used of CAP): when full, the
+ * capacity doubles (FIRST the first time), so appending is amortised O(1).
+ */
+#define XGROW(arr, n, cap, first) do { \
+	if ((n) == (cap)) { \
+		(cap) = (cap) ? (cap) * 2 : (first); \
+		(arr) = xrealloc((arr), (cap) * sizeof *(arr)); \
+	} \
+} while (0)
+
+/*
  * N bytes at OFF of the file FD into BUF, over short reads and EINTR:
  * 0, or -1 with errno (EIO when the file ends first).
  */

@@ -267,12 +267,8 @@ struct conv {
 
 #define FTEXT_BITS 12
 
-#define GROW(arr, n, cap) do { \
-	if ((n) == (cap)) { \
-		(cap) = (cap) ? (cap) * 2 : 256; \
-		(arr) = xrealloc((arr), (cap) * sizeof *(arr)); \
-	} \
-} while (0)
+/* room for one more element: the converter's arrays start at 256 */
+#define GROW(arr, n, cap) XGROW(arr, n, cap, 256)
 
 static inline uint64_t
 ptr_at(const struct conv *c, const uint8_t *p)

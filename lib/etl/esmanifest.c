@@ -285,17 +285,10 @@ struct manifest {
 	size_t nev, capev;
 };
 
-#define GROWARR(arr, n, cap) do { \
-	if ((n) == (cap)) { \
-		(cap) = (cap) ? (cap) * 2 : 16; \
-		(arr) = xrealloc((arr), (cap) * sizeof *(arr)); \
-	} \
-} while (0)
-
 static void
 add_named(struct named **arr, size_t *n, size_t *cap, const char *name, uint32_t value)
 {
-	GROWARR(*arr, *n, *cap);
+	XGROW(*arr, *n, *cap, 16);
 	(*arr)[*n].name = xstrdup(name);
 	(*arr)[(*n)++].value = value;
 }
@@ -410,7 +403,7 @@ read_manifest(struct manifest *m, const char *text, size_t len)
 		    attr(&t, "value", w, sizeof w)) {
 			add_named(&m->opcodes, &m->nopcodes, &m->capopcodes, v, (uint32_t)strtoul(w, NULL, 0));
 		} else if ((tag_is(&t, "valueMap") || tag_is(&t, "bitMap")) && attr(&t, "name", v, sizeof v)) {
-			GROWARR(m->maps, m->nmaps, m->capmaps);
+			XGROW(m->maps, m->nmaps, m->capmaps, 16);
 			cur_map = &m->maps[m->nmaps++];
 			memset(cur_map, 0, sizeof *cur_map);
 			memcpy(cur_map->name, v, sizeof v);
@@ -425,7 +418,7 @@ read_manifest(struct manifest *m, const char *text, size_t len)
 			cur_map->values[cur_map->n] = (uint32_t)strtoul(v, NULL, 0);
 			cur_map->msgs[cur_map->n++] = xstrdup(w);
 		} else if (tag_is(&t, "template") && attr(&t, "tid", v, sizeof v)) {
-			GROWARR(m->tm, m->ntm, m->captm);
+			XGROW(m->tm, m->ntm, m->captm, 16);
 			cur_tm = &m->tm[m->ntm++];
 			memset(cur_tm, 0, sizeof *cur_tm);
 			memcpy(cur_tm->tid, v, sizeof v);
@@ -446,7 +439,7 @@ read_manifest(struct manifest *m, const char *text, size_t len)
 			attr(&t, "count", f->count, sizeof f->count);
 			attr(&t, "length", f->length, sizeof f->length);
 		} else if (tag_is(&t, "event") && attr(&t, "value", v, sizeof v)) {
-			GROWARR(m->ev, m->nev, m->capev);
+			XGROW(m->ev, m->nev, m->capev, 16);
 			struct event *e = &m->ev[m->nev++];
 			memset(e, 0, sizeof *e);
 			e->id = (uint16_t)strtoul(v, NULL, 0);
@@ -458,7 +451,7 @@ read_manifest(struct manifest *m, const char *text, size_t len)
 			attr(&t, "opcode", e->opcode_name, sizeof e->opcode_name);
 			attr(&t, "template", e->tmpl, sizeof e->tmpl);
 		} else if (tag_is(&t, "string") && attr(&t, "id", v, sizeof v) && attr(&t, "value", w, sizeof w)) {
-			GROWARR(m->strs, m->nstrs, m->capstrs);
+			XGROW(m->strs, m->nstrs, m->capstrs, 16);
 			m->strval = xrealloc(m->strval, m->capstrs * sizeof *m->strval);
 			m->strs[m->nstrs].name = xstrdup(v);
 			m->strs[m->nstrs].value = (uint32_t)m->nstrs;
@@ -606,7 +599,7 @@ pending_of(struct esm *m, const uint8_t *guid)
 			return &m->p[i];
 	if (m->np == MAX_PENDING)
 		return NULL;
-	GROWARR(m->p, m->np, m->capp);
+	XGROW(m->p, m->np, m->capp, 16);
 	struct pending *p = &m->p[m->np++];
 	memset(p, 0, sizeof *p);
 	memcpy(p->guid, guid, 16);

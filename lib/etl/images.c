@@ -100,13 +100,6 @@ struct images {
 	void *symctx;
 };
 
-#define GROW(arr, n, cap) do { \
-	if ((n) == (cap)) { \
-		(cap) = (cap) ? (cap) * 2 : 64; \
-		(arr) = xrealloc((arr), (cap) * sizeof *(arr)); \
-	} \
-} while (0)
-
 struct images *
 images_new(unsigned pointer_size)
 {
@@ -178,7 +171,7 @@ images_process(struct images *m, uint32_t pid, uint64_t ts, int how, const char 
 
 	if (how == PROC_START || !p || (p->end != TS_END && how == PROC_DCSTART) ||
 	    (name && *name && p->name && strcmp(p->name, name) != 0 && p->end != TS_END)) {
-		GROW(m->p, m->np, m->capp);
+		XGROW(m->p, m->np, m->capp, 64);
 		p = &m->p[m->np];
 		memset(p, 0, sizeof *p);
 		p->pid = pid;
@@ -201,7 +194,7 @@ images_thread(struct images *m, uint32_t tid, uint32_t pid, uint64_t ts, int how
 	struct thread *t = last ? &m->t[*last] : NULL;
 
 	if (how == PROC_START || !t || t->pid != pid) {
-		GROW(m->t, m->nt, m->capt);
+		XGROW(m->t, m->nt, m->capt, 64);
 		t = &m->t[m->nt];
 		t->tid = tid;
 		t->pid = pid;
@@ -231,7 +224,7 @@ images_thread_name(struct images *m, uint32_t tid, const char *name)
 		m->tnames[*i] = xstrdup(name);
 		return;
 	}
-	GROW(m->tnames, m->ntn, m->captn);
+	XGROW(m->tnames, m->ntn, m->captn, 64);
 	m->tnames[m->ntn] = xstrdup(name);
 	hmap_put(&m->tname, tid, 0, (uint32_t)m->ntn++);
 }
@@ -266,7 +259,7 @@ images_image(struct images *m, uint32_t pid, uint64_t base, uint64_t size, uint6
 	if (im && (how == PROC_START) && im->unload != TS_END)
 		im = NULL;	/* loaded again after an unload: a new life */
 	if (!im) {
-		GROW(m->im, m->nim, m->capim);
+		XGROW(m->im, m->nim, m->capim, 64);
 		im = &m->im[m->nim];
 		memset(im, 0, sizeof *im);
 		im->pid = pid;
@@ -293,7 +286,7 @@ static void
 add_pending(struct images *m, uint32_t pid, uint64_t base, const char *orig, const char *pdb,
     const uint8_t *guid, uint32_t age)
 {
-	GROW(m->pend, m->npend, m->cappend);
+	XGROW(m->pend, m->npend, m->cappend, 64);
 	struct pending_id *p = &m->pend[m->npend++];
 	memset(p, 0, sizeof *p);
 	p->pid = pid;
@@ -337,7 +330,7 @@ images_dbgid(struct images *m, uint32_t pid, uint64_t base, const uint8_t guid[1
 void
 images_clr_module(struct images *m, uint32_t pid, uint64_t module_id, const char *il_path)
 {
-	GROW(m->cm, m->ncm, m->capcm);
+	XGROW(m->cm, m->ncm, m->capcm, 64);
 	m->cm[m->ncm].pid = pid;
 	m->cm[m->ncm].id = module_id;
 	m->cm[m->ncm].file = xstrdup(path_base(il_path ? il_path : "?"));
@@ -349,7 +342,7 @@ void
 images_method(struct images *m, uint32_t pid, uint64_t start, uint32_t size, uint64_t module_id,
     const char *name)
 {
-	GROW(m->me, m->nme, m->capme);
+	XGROW(m->me, m->nme, m->capme, 64);
 	struct method *x = &m->me[m->nme++];
 	x->pid = pid;
 	x->start = start;
@@ -364,7 +357,7 @@ images_volume(struct images *m, const char *nt, const char *dos)
 {
 	if (!nt || !*nt || !dos || !*dos)
 		return;
-	GROW(m->vm, m->nvm, m->capvm);
+	XGROW(m->vm, m->nvm, m->capvm, 64);
 	m->vm[m->nvm].nt = xstrdup(nt);
 	m->vm[m->nvm].dos = xstrdup(dos);
 	m->vm[m->nvm].ntlen = strlen(nt);

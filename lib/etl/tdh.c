@@ -53,13 +53,6 @@ enum {
 	OT_CODEPTR = 37
 };
 
-#define GROWARR(arr, n, cap) do { \
-	if ((n) == (cap)) { \
-		(cap) = (cap) ? (cap) * 2 : 16; \
-		(arr) = xrealloc((arr), (cap) * sizeof *(arr)); \
-	} \
-} while (0)
-
 #define MAX_PROPS 4096
 #define MAX_DEPTH 8
 #define MAX_VALUES 100000	/* per event: bounds the work a hostile schema can cause */
@@ -301,7 +294,7 @@ add_provider(struct tdh_db *db, const struct tdh_event *e)
 {
 	if (e->classic || !e->provider || !*e->provider || tdh_provider_name(db, e->guid))
 		return;
-	GROWARR(db->prov, db->nprov, db->capprov);
+	XGROW(db->prov, db->nprov, db->capprov, 16);
 	memcpy(db->prov[db->nprov].guid, e->guid, 16);
 	db->prov[db->nprov++].name = e->provider;
 }
@@ -386,7 +379,7 @@ tdh_add_event_info(struct tdh_db *db, const uint8_t *b, size_t len)
 	}
 	e->provider = trimmed(blob_str(b, len, etl_u32(b + 52)));
 	e->name = event_label(b, len, id, opcode);
-	GROWARR(db->ev, db->nev, db->capev);
+	XGROW(db->ev, db->nev, db->capev, 16);
 	db->ev[db->nev++] = e;
 	index_event(db, db->nev - 1);
 	add_provider(db, e);
@@ -437,7 +430,7 @@ tdh_add_map_info(struct tdh_db *db, const uint8_t *rec, size_t len)
 		m.e[k].value = etl_u32(b + 16 + 8 * (size_t)k + 4);
 	}
 	qsort(m.e, cnt, sizeof *m.e, cmp_mapent);
-	GROWARR(db->maps, db->nmaps, db->capmaps);
+	XGROW(db->maps, db->nmaps, db->capmaps, 16);
 	db->maps[db->nmaps++] = m;
 	db->st.maps++;
 	return 0;

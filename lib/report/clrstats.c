@@ -93,13 +93,6 @@ struct clrstats {
 	uint64_t bad;
 };
 
-#define GROW(arr, n, cap) do { \
-	if ((n) == (cap)) { \
-		(cap) = (cap) ? (cap) * 2 : 64; \
-		(arr) = xrealloc((arr), (cap) * sizeof *(arr)); \
-	} \
-} while (0)
-
 struct clrstats *
 clrstats_new(enum clrstats_view v, int tsv)
 {
@@ -165,7 +158,7 @@ proc_of(struct clrstats *s, long pid, struct evt_span name, double ms)
 	struct proc *p;
 
 	if (i == NULL) {
-		GROW(s->p, s->np, s->capp);
+		XGROW(s->p, s->np, s->capp, 64);
 		p = &s->p[s->np];
 		memset(p, 0, sizeof *p);
 		p->pid = pid;
@@ -198,7 +191,7 @@ take_module(struct clrstats *s, const struct evt_cols *c, long pid)
 	if (hmap_get(&s->modmap, (uint64_t)pid, (uint64_t)id))
 		return;
 	path = attr_text(c, "p.ModuleILPath");
-	GROW(s->mods, s->nmods, s->capmods);
+	XGROW(s->mods, s->nmods, s->capmods, 64);
 	s->mods[s->nmods] = xstrdup(path_base(path));
 	hmap_put(&s->modmap, (uint64_t)pid, (uint64_t)id, (uint32_t)s->nmods++);
 	free(path);
@@ -232,7 +225,7 @@ gc_start(struct proc *p, const struct evt_cols *c, double ms)
 		g->type = attr_text(c, "p.Type");
 		return;
 	}
-	GROW(p->gc, p->ngc, p->capgc);
+	XGROW(p->gc, p->ngc, p->capgc, 64);
 	g = &p->gc[p->ngc++];
 	g->number = number;
 	g->gen = (int)attr_num(c, "p.Depth", -1);
@@ -320,7 +313,7 @@ jit_end(struct clrstats *s, struct proc *p, const struct evt_cols *c, long tid, 
 
 		if (o->pid != p->pid || o->tid != tid || strcmp(o->method, name) != 0)
 			continue;
-		GROW(s->m, s->nm, s->capm);
+		XGROW(s->m, s->nm, s->capm, 64);
 		m = &s->m[s->nm++];
 		m->proc = (size_t)(p - s->p);
 		m->name = o->method;
@@ -637,7 +630,7 @@ jit_modules(struct clrstats *s, struct outbuf *ob)
 		while (j > 0 && r[j - 1].proc == m->proc && strcmp(r[j - 1].module, m->module) != 0)
 			j--;
 		if (j == 0 || r[j - 1].proc != m->proc) {
-			GROW(r, nr, capr);
+			XGROW(r, nr, capr, 64);
 			r[nr] = (struct modrow){ m->proc, m->module, 0, 0, 0, 0 };
 			j = ++nr;
 		}

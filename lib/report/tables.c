@@ -116,13 +116,6 @@ struct tables {
 	uint64_t bad;
 };
 
-#define GROW(arr, n, cap) do { \
-	if ((n) == (cap)) { \
-		(cap) = (cap) ? (cap) * 2 : 64; \
-		(arr) = xrealloc((arr), (cap) * sizeof *(arr)); \
-	} \
-} while (0)
-
 /* ---------- the table helper (also health.c's) ---------- */
 
 void
@@ -137,7 +130,7 @@ tbl_init(struct tbl *t, size_t ncol, const int *right, int tsv)
 static void
 tbl_take(struct tbl *t, char *s)
 {
-	GROW(t->cell, t->n, t->cap);
+	XGROW(t->cell, t->n, t->cap, 64);
 	t->cell[t->n++] = s;
 }
 
@@ -291,7 +284,7 @@ opens_new(const struct life *l, int starting)
 static uint32_t
 new_proc(struct tables *t, long pid)
 {
-	GROW(t->p, t->np, t->capp);
+	XGROW(t->p, t->np, t->capp, 64);
 	memset(&t->p[t->np], 0, sizeof t->p[t->np]);
 	t->p[t->np].pid = pid;
 	t->p[t->np].parent = -1;
@@ -322,7 +315,7 @@ proc_of(struct tables *t, long pid, int starting)
 static uint32_t
 new_thr(struct tables *t, long tid)
 {
-	GROW(t->t, t->nt, t->capt);
+	XGROW(t->t, t->nt, t->capt, 64);
 	memset(&t->t[t->nt], 0, sizeof t->t[t->nt]);
 	t->t[t->nt].tid = tid;
 	t->t[t->nt].pid = -1;
@@ -472,7 +465,7 @@ image_event(struct tables *t, const struct evt_cols *c, const struct evt_span *k
 	if (v && !(starting && opens_new(&t->im[*v].life, starting)))
 		i = *v;
 	else {
-		GROW(t->im, t->nim, t->capim);
+		XGROW(t->im, t->nim, t->capim, 64);
 		i = (uint32_t)t->nim++;
 		memset(&t->im[i], 0, sizeof t->im[i]);
 		t->im[i].pid = pid;
@@ -502,7 +495,7 @@ dbgid_event(struct tables *t, const struct evt_cols *c, long pid)
 	size_t n;
 	struct pdbid *d;
 
-	GROW(t->pd, t->npd, t->cappd);
+	XGROW(t->pd, t->npd, t->cappd, 64);
 	d = &t->pd[t->npd];
 	memset(d, 0, sizeof *d);
 	if ((s = attr(c, "guid", &n)) != NULL)
