@@ -565,32 +565,32 @@ jit_summary(struct clrstats *s, struct outbuf *ob)
 	static const int right[] = { 1, 0, 1, 1, 1, 1, 1 };
 	static const char *const head[] = { "pid", "process", "jit_started", "methods", "jit_ms",
 	    "il_bytes", "native_bytes" };
+	/* one pass over the methods: per process, methods, ms, IL and native bytes */
+	double (*sum)[4] = xcalloc(s->np ? s->np : 1, sizeof *sum);
 	struct tbl t;
 
+	for (size_t k = 0; k < s->nm; k++) {
+		double *a = sum[s->m[k].proc];
+
+		a[0]++;
+		a[1] += s->m[k].jit_ms;
+		a[2] += s->m[k].il > 0 ? (double)s->m[k].il : 0;
+		a[3] += s->m[k].native > 0 ? (double)s->m[k].native : 0;
+	}
 	tbl_init(&t, 7, right, s->tsv);
 	for (size_t i = 0; i < 7; i++)
 		tbl_cell(&t, head[i]);
 	for (size_t i = 0; i < s->np; i++) {
-		double n = 0, ms = 0, il = 0, nat = 0;
-
-		for (size_t k = 0; k < s->nm; k++)
-			if (s->m[k].proc == i) {
-				n++;
-				ms += s->m[k].jit_ms;
-				il += s->m[k].il > 0 ? (double)s->m[k].il : 0;
-				nat += s->m[k].native > 0 ? (double)s->m[k].native : 0;
-			}
-		if (s->p[i].jit_started == 0 && n == 0)
+		if (s->p[i].jit_started == 0 && sum[i][0] == 0)
 			continue;
 		long_cell(&t, s->p[i].pid);
 		tbl_cell(&t, s->p[i].name ? s->p[i].name : "?");
 		num_cell(s, &t, (double)s->p[i].jit_started, 0);
-		num_cell(s, &t, n, 0);
-		num_cell(s, &t, ms, 3);
-		num_cell(s, &t, il, 0);
-		num_cell(s, &t, nat, 0);
+		for (int c = 0; c < 4; c++)
+			num_cell(s, &t, sum[i][c], c == 1 ? 3 : 0);
 	}
 	tbl_write(&t, ob);
+	free(sum);
 }
 
 struct modrow {
