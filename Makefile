@@ -27,6 +27,15 @@ WARN     = -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototy
 # stays as it was so that existing builds do not change.
 FEATURES ?= -D_GNU_SOURCE
 CPPFLAGS += $(FEATURES) -DETLKIT_VERSION='"$(VERSION)"' -Ilib
+# The build identity, the second line of every tool's --version: a hash of
+# the sources compiled into the tools (lib/, filters/), never of paths,
+# times or the compiler.  etlkit-run puts it in its cache keys, so two
+# installs of one build share a cache and any other build converts again.
+# Override to force a distinct identity: make BUILD_ID=mybuild (or export
+# BUILD_ID).  Only base/cli.o is compiled with it (see $(OBJ)/buildid.stamp).
+ifeq ($(origin BUILD_ID),undefined)
+BUILD_ID := $(shell cat $(sort $(wildcard lib/*/*.c lib/*/*.h filters/*.c)) | sha256sum | cut -c1-16)
+endif
 LDLIBS   = -lyaml -lz -lnettle -lm
 
 BIN     ?= bin
@@ -98,6 +107,16 @@ $(BIN)/%: $(OBJ)/tools/%.o $(TOOLLIBA) $(LIBA)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(TOOLLIBA) $(LIBA) $(LDLIBS)
 
 -include $(wildcard $(OBJ)/*/*.d $(OBJ)/*/*/*.d)
+
+# cli.o (the --version text) is recompiled when the build identity changes:
+# the stamp is rewritten (when make reads this file, so that make -n tells
+# the truth) only then.
+BUILD_STAMP = $(OBJ)/buildid.stamp
+$(shell mkdir -p $(OBJ) && { [ "$$(cat $(BUILD_STAMP) 2>/dev/null)" = '$(BUILD_ID)' ] || \
+    echo '$(BUILD_ID)' >$(BUILD_STAMP); })
+$(BUILD_STAMP): ;
+$(OBJ)/lib/base/cli.o: $(BUILD_STAMP)
+$(OBJ)/lib/base/cli.o: CPPFLAGS += -DETLKIT_BUILD_ID='"$(BUILD_ID)"'
 
 test: all
 	ETLKIT_BIN=$(abspath $(BIN)) tests/run.sh

@@ -75,7 +75,7 @@ help(void)
 }
 
 struct job_counts {
-	int converted, skipped, failed, partial, empty;
+	int converted, reused, missing, skipped, failed, partial, empty;
 };
 
 /* Counts job J and reports it on stderr unless it is clean. */
@@ -87,6 +87,10 @@ report_job(const struct run *r, const struct job *j, struct job_counts *count)
 
 	if (j->state == JOB_CONVERTED || j->state == JOB_FAILED || j->state == JOB_TIMEOUT)
 		count->converted++;
+	else if (j->state == JOB_CACHED || j->state == JOB_FAILED_CACHED)
+		count->reused++;
+	else if (j->state == JOB_TODO)
+		count->missing++;	/* --merge-only: not in the cache */
 	if (j->state == JOB_SKIPPED) {
 		count->skipped++;
 		count->failed++;
@@ -113,7 +117,8 @@ report_job(const struct run *r, const struct job *j, struct job_counts *count)
 static int
 write_products(struct run *r, int empty)
 {
-	struct job_counts count = { 0, 0, 0, 0, 0 };
+	struct job_counts count = { 0, 0, 0, 0, 0, 0, 0 };
+	char missing[64] = "";
 	int i, status = 0;
 
 	if (outputs_write(r) != 0)
@@ -121,11 +126,13 @@ write_products(struct run *r, int empty)
 	for (i = 0; i < r->njobs; i++)
 		report_job(r, &r->jobs[i], &count);
 	outputs_write_report(r);
+	if (count.missing)
+		snprintf(missing, sizeof(missing), ", %d not in the cache", count.missing);
 	if (!r->quiet)
-		cli_warn("%d trace job%s: %d converted, %d reused, %d skipped, %d failed, %d partial, "
+		cli_warn("%d trace job%s: %d converted, %d reused%s, %d skipped, %d failed, %d partial, "
 		    "%d empty; outputs in %s", r->njobs, r->njobs == 1 ? "" : "s", count.converted,
-		    r->njobs - count.converted - count.skipped, count.skipped, count.failed,
-		    count.partial, count.empty, r->pl->outdir);
+		    count.reused, missing, count.skipped, count.failed, count.partial, count.empty,
+		    r->pl->outdir);
 	if (count.failed || count.partial || empty)
 		status = EXIT_PARTIAL;
 	if (count.failed == r->njobs) {
@@ -292,7 +299,7 @@ main(int argc, char **argv)
 			emit = 1;
 			break;
 		case 'm':
-			merge = 1;
+			merge = run.merge_only = 1;
 			break;
 		case 'q':
 			run.quiet = 1;

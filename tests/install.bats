@@ -61,11 +61,11 @@ VERSION=$(sed -n 's/^VERSION *= *//p' "$BATS_TEST_DIRNAME/../Makefile")
 		l=$(link_name "$t")
 		[ -x "$P/libexec/etlkit/$t" ] || { bad="$bad $t(not in libexec)"; continue; }
 		# a tool names itself as it was run: etlkit-diff, never diff(1)'s name
-		[ "$("$l" --version)" = "$l (etlkit) $VERSION" ] || bad="$bad $l(--version: $("$l" --version 2>&1))"
-		[ "$(etlkit "${t#etlkit-}" --version)" = "$l (etlkit) $VERSION" ] || bad="$bad etlkit ${t#etlkit-}"
+		[ "$("$l" --version | head -1)" = "$l (etlkit) $VERSION" ] || bad="$bad $l(--version: $("$l" --version 2>&1))"
+		[ "$(etlkit "${t#etlkit-}" --version | head -1)" = "$l (etlkit) $VERSION" ] || bad="$bad etlkit ${t#etlkit-}"
 		"$l" --help >/dev/null || bad="$bad $l(--help)"
 	done
-	[ "$(etlkit --version)" = "etlkit (etlkit) $VERSION" ] || bad="$bad etlkit(--version)"
+	[ "$(etlkit --version | head -1)" = "etlkit (etlkit) $VERSION" ] || bad="$bad etlkit(--version)"
 	[ "$(etlkit --exec-path)" = "$P/libexec/etlkit" ] || bad="$bad etlkit(--exec-path $(etlkit --exec-path))"
 	[ -z "$bad" ] || fail "bad:$bad"
 	run etlkit sh -c true

@@ -93,7 +93,7 @@ actions_in() { awk -F'\t' -v a="$2" 'NR > 1 && $4 == a' "$1/run-report.tsv" | wc
 	[ "$(head -c 2 "${rec%.rec}.out.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ]
 }
 
-@test "a second run converts nothing and writes the same outputs; touching one trace converts one" {
+@test "a second run converts nothing and writes the same outputs; touching one trace converts none" {
 	require_corpus
 	copy_setup cache
 	run etlkit-run -q "$T/p.yaml"
@@ -102,11 +102,11 @@ actions_in() { awk -F'\t' -v a="$2" 'NR > 1 && $4 == a' "$1/run-report.tsv" | wc
 	[ "$(actions converted)" -eq 0 ]
 	cmp "$(REF cpu.folded)" "$T/out/cpu.folded"
 	cmp "$(REF cpu-byname.tsv)" "$T/out/cpu-byname.tsv"
+	# a trace's identity is its content: a new mtime costs a re-hash, not a conversion
 	touch "$T/traces/synth-4.etl"
 	run etlkit-run -q "$T/p.yaml"
 	[ "$status" -eq 0 ]
-	[ "$(actions converted)" -eq 1 ]
-	awk -F'\t' '$4 == "converted" && $2 !~ /synth-4.etl$/ { exit 1 }' "$T/out/run-report.tsv"
+	[ "$(actions converted)" -eq 0 ]
 	cmp "$(REF cpu.folded)" "$T/out/cpu.folded"
 	# a re-recorded trace (new content) is converted and its new stacks replace the old
 	etlgen --seed 9 -o "$T/traces/synth-2.etl" "$BATS_TEST_DIRNAME/scenarios/kinds.yaml" 2>/dev/null

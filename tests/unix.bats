@@ -116,12 +116,17 @@ args() {
 	[ -z "$bad" ] || fail "bad:$bad"
 }
 
-@test "unix: --version prints 'TOOL (etlkit) VERSION' on stdout and exits 0" {
-	local t bad="" v
+@test "unix: --version prints 'TOOL (etlkit) VERSION' and 'build ID' on stdout and exits 0" {
+	local t bad="" v b
 	v=$(sed -n 's/^VERSION *= *//p' "$REPO/Makefile")
+	b=$(etl2evt --version | sed -n 2p)
+	[[ "$b" == "build "?* ]] || bad="$bad etl2evt(no build line: $b)"
 	for t in $(tools 2>/dev/null); do
 		"$t" --version >"$T/out" 2>"$T/err" || bad="$bad $t(exit $?)"
-		[ "$(cat "$T/out")" = "$t (etlkit) $v" ] || bad="$bad $t(stdout: $(head -c 60 "$T/out"))"
+		[ "$(head -1 "$T/out")" = "$t (etlkit) $v" ] || bad="$bad $t(stdout: $(head -c 60 "$T/out"))"
+		# the build identity etlkit-run's cache keys name (Makefile BUILD_ID)
+		[ "$(sed -n '2,$p' "$T/out")" = "$b" ] ||
+		    bad="$bad $t(build line: $(sed -n 2p "$T/out"))"
 		[ ! -s "$T/err" ] || bad="$bad $t(stderr)"
 	done
 	[ -z "$bad" ] || fail "bad:$bad"

@@ -15,6 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
+/* set by the Makefile for this file only; a build outside it has no identity */
+#ifndef ETLKIT_BUILD_ID
+#define ETLKIT_BUILD_ID "unknown"
+#endif
+
 static const char *progname = "etlkit";
 static int progress_drawn;
 static double progress_last;
@@ -39,7 +44,7 @@ cli_progname(void)
 void
 cli_version(void)
 {
-	printf("%s (etlkit) %s\n", progname, ETLKIT_VERSION);
+	printf("%s (etlkit) %s\nbuild %s\n", progname, ETLKIT_VERSION, ETLKIT_BUILD_ID);
 	exit(0);
 }
 

@@ -23,7 +23,10 @@
 /* Call first in main(): sets the name used in messages, SIGPIPE default. */
 void cli_init(const char *progname);
 const char *cli_progname(void);
-/* Prints "NAME (etlkit) VERSION" and exits 0. */
+/*
+ * Prints "NAME (etlkit) VERSION", then "build ID" (the hash of the sources
+ * the Makefile compiled in: what etlkit-run's cache keys name), exits 0.
+ */
 void cli_version(void);
 
 /* "tool: message" on stderr.  cli_fatal exits 2. */

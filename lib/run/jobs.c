@@ -206,9 +206,61 @@ build_chain(const struct run *r, struct job *j)
 	}
 }
 
-/* Settings text: every command with the identity of its executable. */
+/*
+ * What TOOL at PATH says it is: its --version ("etl2evt (etlkit) 0.1.0"
+ * and "build ID", the hash of the sources it was built from), newlines
+ * made spaces.  Never its path, size or mtime: two installs of one build
+ * on two nodes are the same tool, and a rebuild from other sources is
+ * not.  Asked once per tool and run.
+ */
+static const char *
+tool_identity(struct run *r, const char *tool, const char *path)
+{
+	struct runcmd c = RUNCMD_INIT;
+	char *argv[] = { (char *)tool, "--version", NULL }, buf[512], *p;
+	int fd[2], devnull, i;
+	size_t n = 0;
+	ssize_t got;
+
+	for (i = 0; i < r->ntools; i++)
+		if (strcmp(r->tool_path[i], path) == 0)
+			return r->tool_id[i];
+	if (pipe(fd) != 0 || (devnull = open("/dev/null", O_RDWR)) < 0)
+		cli_fatal("pipe: %s", strerror(errno));
+	c.path = path;
+	c.argv = argv;
+	c.in = devnull;
+	c.out = fd[1];
+	c.err = devnull;
+	if (runcmd_start(&c) != 0)
+		cli_fatal("fork: %s", strerror(errno));
+	close(fd[1]);
+	while (n < sizeof(buf) - 1 && (got = read(fd[0], buf + n, sizeof(buf) - 1 - n)) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd[0]);
+	close(devnull);
+	runcmd_finish(&c);
+	buf[n] = '\0';
+	for (p = buf; *p; p++)
+		if (*p == '\n' || *p == '\t')
+			*p = ' ';
+	r->tool_path = xrealloc(r->tool_path, (size_t)(r->ntools + 1) * sizeof(char *));
+	r->tool_id = xrealloc(r->tool_id, (size_t)(r->ntools + 1) * sizeof(char *));
+	r->tool_path[r->ntools] = xstrdup(path);
+	/* a tool that cannot say what it is never matches a record */
+	r->tool_id[r->ntools] = c.exit_status == 0 && n > 0 ? xstrdup(buf) :
+	    runtext_printf("%s (no version: status %d)", tool, c.exit_status);
+	return r->tool_id[r->ntools++];
+}
+
+/* Settings text: every command with the identity (tool_identity) of its executable. */
 static void
-build_settings(struct job *j)
+build_settings(struct run *r, struct job *j)
 {
 	size_t cap = 256, len = 0;
 	char *s = xmalloc(cap);
@@ -217,16 +269,11 @@ build_settings(struct job *j)
 	s[0] = '\0';
 	for (i = 0; i < j->ncmd; i++) {
 		struct job_command *c = &j->cmd[i];
-		struct stat st;
-		char head[PATH_MAX + 128];
-		int64_t sec;
-		long nsec;
+		char head[600];
 
-		if (c->path && stat(c->path, &st) == 0) {
-			stat_mtime(&st, &sec, &nsec);
-			snprintf(head, sizeof(head), "%s size=%lld mtime=%lld.%09ld\n", c->path,
-			    (long long)st.st_size, (long long)sec, nsec);
-		} else
+		if (c->path)
+			snprintf(head, sizeof(head), "%s\n", tool_identity(r, c->tool, c->path));
+		else
 			snprintf(head, sizeof(head), "%s (not found)\n", c->tool);
 		for (a = -1; a < c->argc; a++) {
 			/* the trace itself is in the key already (as trace_id) */
@@ -318,7 +365,7 @@ add_job(struct run *r, int scen, const char *name, const char *trace, int prod,
 	} else {
 		j->type = trace_type(trace);
 		build_chain(r, j);
-		build_settings(j);
+		build_settings(r, j);
 	}
 	runcache_key(j->key, r->pl->prod[prod].name, j->trace_id, j->settings);
 }
@@ -453,10 +500,17 @@ cache_state(const struct run *r, struct job *j, int retry)
 		if (found)
 			stat_mtime(&st, &sec, &nsec);
 		if (found && strcmp(rec.trace, j->trace_id) == 0 &&
-		    rec.size == (uint64_t)st.st_size && rec.mtime_s == sec && rec.mtime_ns == nsec) {
+		    rec.size == (uint64_t)st.st_size) {
+			/*
+			 * The trace's identity is its content: size and mtime as
+			 * recorded are the fast path; another mtime (a copy on a
+			 * node, a restore) costs one re-hash, and only a changed
+			 * SHA-256 converts again.
+			 */
+			int same_time = rec.mtime_s == sec && rec.mtime_ns == nsec;
 			char hex[65];
 
-			if (r->verify && (sha256_file(j->trace, hex) != 0 ||
+			if ((r->verify || !same_time) && (sha256_file(j->trace, hex) != 0 ||
 			    strcmp(hex, rec.sha256) != 0))
 				state = JOB_TODO;
 			else if (strcmp(rec.status, "failed") == 0)
@@ -559,6 +613,14 @@ jobs_free(struct run *r)
 		free(j->status);
 		free(j->error);
 	}
+	for (i = 0; i < r->ntools; i++) {
+		free(r->tool_path[i]);
+		free(r->tool_id[i]);
+	}
+	free(r->tool_path);
+	free(r->tool_id);
+	r->tool_path = r->tool_id = NULL;
+	r->ntools = 0;
 	free(r->jobs);
 	free(r->todo);
 	r->jobs = NULL;

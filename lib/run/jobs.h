@@ -61,10 +61,13 @@ struct run {
 	int verify;		/* re-hash every trace, even when size and mtime match */
 	int retry;		/* convert again traces whose last conversion failed */
 	int quiet;		/* no progress or summary on stderr */
+	int merge_only;		/* --merge-only: converts nothing */
 	struct job *jobs;
 	int njobs;
 	int *todo;		/* the jobs to convert (indexes), after jobs_check_cache() */
 	int ntodo;
+	char **tool_path, **tool_id;	/* each tool's --version, asked once (jobs.c) */
+	int ntools;
 };
 
 /*

@@ -500,6 +500,20 @@ write_output(const struct run *r, const struct pipeline_output *o)
 	char **names;
 	int nnames, k, rc = 0;
 
+	free(usable_jobs(r, o->product, NULL, &nnames));
+	if (nnames == 0) {
+		/*
+		 * Nothing to aggregate (every trace failed, or --merge-only on
+		 * a cache the jobs have not filled): an empty file would read
+		 * as a night without samples.  Not written, and said so.
+		 */
+		char *e = runtext_escaped(o->path);
+
+		cli_warn("%s: not written: no trace of step %s has a usable result%s", e,
+		    r->pl->prod[o->product].name, r->merge_only ? " in the cache" : "");
+		free(e);
+		return -1;
+	}
 	if (o->type == PIPELINE_OUT_DPC_REPORT)
 		return write_dpc_reports(r, o);
 	if (strstr(o->path, "{scenario}") == NULL)

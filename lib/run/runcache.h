@@ -7,9 +7,15 @@
  *                    the exact commands, tool identities, status, error
  * CACHE/KEY.log      what the tools wrote on stderr
  *
- * KEY is a hash of the product name, the trace's absolute path and the
- * step settings (commands and tool identities), so a change of settings
- * gives a new key and a re-run converts again.  A record is written
+ * KEY is a hash of the product name, the trace's path (relative to the
+ * pipeline's directory when under it) and the step settings: the commands
+ * and each tool's identity, its --version with the build ID (a hash of
+ * the sources it was built from), never its install path, size or mtime.
+ * So a change of settings or of build gives a new key and converts again,
+ * while two nodes with their own installs of one build share a cache.
+ * The trace's content is in the record (SHA-256): a trace whose mtime
+ * differs from the record's is re-hashed, not converted again, when its
+ * content is the same.  A record is written
  * last and atomically; the result's size is in it, so a result that is
  * not the one the record describes is never trusted.
  */
