@@ -4,7 +4,7 @@
  *
  * USAGE:  etlkit-run [-j N] [--verify] [--retry-failed] PIPELINE.yaml
  *         etlkit-run --list-jobs [--todo] PIPELINE.yaml    (for a scheduler)
- *         etlkit-run --run-job ID [--emit] PIPELINE.yaml   (one trace)
+ *         etlkit-run --run-job ID|- [--emit[=STEP]] PIPELINE.yaml  (one job)
  *         etlkit-run --merge-only PIPELINE.yaml            (outputs from the cache)
  *
  * INPUT:  a pipeline (docs/pipelines.md): scenarios (globs over .etl,
@@ -50,7 +50,7 @@ static void
 usage(FILE *fp)
 {
 	fprintf(fp, "usage: etlkit-run [-j n] [--verify] [--retry-failed] [--list-jobs [--todo]] "
-	    "[--run-job id [--emit]] [--merge-only] pipeline.yaml\n");
+	    "[--run-job id|- [--emit[=step]]] [--merge-only] pipeline.yaml\n");
 }
 
 static void
@@ -63,9 +63,12 @@ help(void)
 	    "      --retry-failed  convert again traces whose last conversion failed\n"
 	    "      --list-jobs     print the per-trace jobs (INDEX KEY STATE STEP SCENARIO TRACE COMMAND)\n"
 	    "      --todo          with --list-jobs: only the jobs that need converting\n"
-	    "      --run-job ID    convert one job (1-based INDEX or KEY), as a scheduler would\n"
-	    "      --emit          with --run-job: print its result as folded stacks with the\n"
-	    "                      scenario frame (a mapper for aggregate --merge)\n"
+	    "      --run-job ID    convert one job (1-based INDEX or KEY), as a scheduler would;\n"
+	    "                      ID '-': the IDs on stdin, one a line (a line's last tab-separated\n"
+	    "                      field: Hadoop Streaming's OFFSET<TAB>LINE)\n"
+	    "      --emit          with --run-job: print the result as folded stacks with the\n"
+	    "                      scenario frame, each line tagged STEP<TAB> (docs/scaling.md)\n"
+	    "      --emit=STEP     the same for the jobs of STEP only, untagged (aggregate -M input)\n"
 	    "      --merge-only    convert nothing: write the outputs from the cache\n"
 	    "  -q, --quiet         no summary on stderr\n"
 	    "  -h, --help, --version\n"
@@ -215,15 +218,26 @@ list_jobs(const struct run *r, int todo_only)
 	return 0;
 }
 
-/* --run-job ID [--emit]: converts one job as a scheduler's worker would (no lock). */
+/*
+ * What --emit asks for: nothing, every job's lines tagged "STEP<TAB>"
+ * (--emit), or the lines of one step's jobs, untagged (--emit=STEP).
+ */
+struct emit {
+	int on;
+	const char *step;
+};
+
+/* One job by ID, converted when the cache lacks it, emitted as asked; the exit status. */
 static int
-run_job(struct run *r, const char *id, int emit)
+run_one_job(struct run *r, const char *id, const struct emit *emit)
 {
 	struct job *j = jobs_find(r, id);
 	int status;
 
-	if (j == NULL)
-		cli_usage_error("--run-job: no job '%s' (see --list-jobs)", id);
+	if (j == NULL) {
+		cli_warn("--run-job: no job '%s' (see --list-jobs)", id);
+		return EXIT_FATAL;
+	}
 	if (j->state == JOB_TODO)
 		worker_convert(r, j);
 	job_settle(r, j);
@@ -232,8 +246,67 @@ run_job(struct run *r, const char *id, int emit)
 		return EXIT_FATAL;
 	}
 	status = strcmp(j->status, "partial") == 0;
-	if (emit && outputs_emit_job(r, j) != 0)
+	if (emit->on && (emit->step == NULL || strcmp(emit->step, r->pl->prod[j->prod].name) == 0) &&
+	    outputs_emit_job(r, j, emit->step == NULL) != 0)
 		status = EXIT_PARTIAL;
+	return status;
+}
+
+/*
+ * --run-job -: the job IDs on stdin, one a line.  A line with tabs gives
+ * its last field: Hadoop Streaming hands a mapper "OFFSET<TAB>LINE" (with
+ * NLineInputFormat), and the offset is no job.  Returns the worst status.
+ */
+static int
+run_jobs_from_stdin(struct run *r, const struct emit *emit)
+{
+	char *line = NULL, *id, *end;
+	size_t cap = 0;
+	ssize_t n;
+	int status = 0, st, any = 0;
+
+	while ((n = getline(&line, &cap, stdin)) > 0) {
+		end = line + n;
+		while (end > line && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+			*--end = '\0';
+		id = strrchr(line, '\t');
+		id = id ? id + 1 : line;
+		id += strspn(id, " ");
+		if (*id == '\0')
+			continue;
+		any = 1;
+		if ((st = run_one_job(r, id, emit)) > status)
+			status = st;
+	}
+	free(line);
+	if (ferror(stdin))
+		cli_fatal("--run-job -: reading stdin: %s", strerror(errno));
+	if (!any)
+		cli_warn("--run-job -: no job ID on stdin");
+	return status;
+}
+
+/* --run-job ID|- [--emit[=STEP]]: converts jobs as a scheduler's worker would (no lock). */
+static int
+run_job(struct run *r, const char *id, const struct emit *emit)
+{
+	int i, status;
+
+	if (emit->step) {
+		for (i = 0; i < r->pl->nprod; i++)
+			if (strcmp(r->pl->prod[i].name, emit->step) == 0)
+				break;
+		if (i == r->pl->nprod)
+			cli_usage_error("--emit=%s: %s has no such step", emit->step, r->pl->file);
+	}
+	if (strcmp(id, "-") == 0)
+		status = run_jobs_from_stdin(r, emit);
+	else if (jobs_find(r, id) == NULL)
+		cli_usage_error("--run-job: no job '%s' (see --list-jobs)", id);
+	else
+		status = run_one_job(r, id, emit);
+	if (fflush(stdout) != 0 || ferror(stdout))
+		cli_fatal("write error: %s", strerror(errno));
 	return status;
 }
 
@@ -261,7 +334,7 @@ main(int argc, char **argv)
 		{ "list-jobs", no_argument, NULL, 'L' },
 		{ "todo", no_argument, NULL, 't' },
 		{ "run-job", required_argument, NULL, 'R' },
-		{ "emit", no_argument, NULL, 'e' },
+		{ "emit", optional_argument, NULL, 'e' },
 		{ "merge-only", no_argument, NULL, 'm' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -269,7 +342,8 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct run run = { 0 };
-	int jobs_opt = 0, list = 0, todo_only = 0, emit = 0, merge = 0, ch, empty, status;
+	int jobs_opt = 0, list = 0, todo_only = 0, merge = 0, ch, empty, status;
+	struct emit emit = { 0, NULL };
 	const char *run_one = NULL;
 
 	cli_init(argv[0]);
@@ -296,7 +370,8 @@ main(int argc, char **argv)
 			run_one = optarg;
 			break;
 		case 'e':
-			emit = 1;
+			emit.on = 1;
+			emit.step = optarg;
 			break;
 		case 'm':
 			merge = run.merge_only = 1;
@@ -317,7 +392,7 @@ main(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		cli_usage_error("give one pipeline file");
-	if (emit && run_one == NULL)
+	if (emit.on && run_one == NULL)
 		cli_usage_error("--emit goes with --run-job");
 	run.self_dir = exec_path_self_dir(argv[0]);
 	if ((run.pl = pipeline_load(argv[optind])) == NULL)
@@ -342,7 +417,7 @@ main(int argc, char **argv)
 	if (list)
 		status = list_jobs(&run, todo_only);
 	else if (run_one)
-		status = run_job(&run, run_one, emit);
+		status = run_job(&run, run_one, &emit);
 	else if (merge)
 		status = merge_only(&run, empty);
 	else

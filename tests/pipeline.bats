@@ -228,7 +228,7 @@ actions_in() { awk -F'\t' -v a="$2" 'NR > 1 && $4 == a' "$1/run-report.tsv" | wc
 		[ "$state" = todo ]
 		i=$((i + 1))
 		if [ $((i % 2)) -eq 0 ]; then id=$idx; else id=$key; fi
-		etlkit-run --run-job "$id" --emit "$T/p.yaml" >"$T/part-$i.folded"
+		etlkit-run --run-job "$id" --emit=cpu "$T/p.yaml" >"$T/part-$i.folded"
 	done <"$T/jobs"
 	[ "$(etlkit-run --list-jobs --todo "$T/p.yaml" | wc -l)" -eq 0 ]
 	# the reducer: aggregate --merge over the partials (in two levels, any grouping)

@@ -63,3 +63,34 @@ same_outputs() {
 
 # summary_of STDERR_FILE: etlkit-run's last summary line
 summary_of() { grep 'trace jobs:' "$1" | tail -1; }
+
+# doc_block NAME: the commands of docs/scaling.md's fenced block "```sh tested=NAME",
+# the page's text exactly (a test runs them unchanged)
+doc_block() {
+	local b
+	b=$(awk -v want='```sh tested='"$1" '$0 == want { f = 1; next } f && $0 == "```" { exit } f' \
+	    "$ROOT/docs/scaling.md")
+	[ -n "$b" ] || { echo "docs/scaling.md has no block 'tested=$1'" >&2; return 1; }
+	printf '%s\n' "$b"
+}
+
+# doc_path: a directory first on PATH with the tools under their installed
+# names (etlkit-run, etlkit-aggregate), as the page's commands call them,
+# and a HOME in which GNU parallel's citation notice is acknowledged.
+doc_path() {
+	mkdir -p "$T/path" "$T/home/.parallel"
+	touch "$T/home/.parallel/will-cite"
+	ln -sf "$ETLKIT_BIN/etlkit-run" "$T/path/etlkit-run"
+	ln -sf "$ETLKIT_BIN/aggregate" "$T/path/etlkit-aggregate"
+	ln -sf "$ROOT/tests/tools/hadoop-streaming-standin" "$T/path/hadoop"
+	PATH="$T/path:$PATH" HOME="$T/home"
+	export PATH HOME
+}
+
+# night_in DIR: the night of scaling_night as the page's nightly.yaml in DIR
+# (relative paths: the commands run in DIR)
+night_in() {
+	mkdir -p "$1"
+	cp -a "$BATS_FILE_TMPDIR/traces" "$1/traces"
+	cp "$BATS_FILE_TMPDIR/p.yaml" "$1/nightly.yaml"
+}

@@ -612,14 +612,19 @@ outputs_write_report(const struct run *r)
 }
 
 int
-outputs_emit_job(const struct run *r, const struct job *j)
+outputs_emit_job(const struct run *r, const struct job *j, int tagged)
 {
 	struct scenagg *sa = scenagg_new();
 	struct scenagg_out_opts oo = { 1, 0, 0 };
 	struct scenagg_file_stats st;
 	struct outbuf ob;
 	char *res = job_cache_file(r, j, "out.gz");
-	int id = scenagg_scenario(sa, j->name), rc = 0;
+	/* the tag is written as the start of the scenario frame: "STEP<TAB>SCENARIO;..." */
+	char *name = tagged ? runtext_printf("%s\t%s", r->pl->prod[j->prod].name, j->name) :
+	    xstrdup(j->name);
+	int id = scenagg_scenario(sa, name), rc = 0;
+
+	free(name);
 
 	if (read_result(sa, id, res, &st) < 0 || st.error || st.skipped)
 		rc = 1;

@@ -27,7 +27,11 @@ int outputs_write(struct run *r);
 /* Writes OUTDIR/run-report.tsv: one row per job. */
 void outputs_write_report(const struct run *r);
 
-/* Prints job J's result as folded stacks with the scenario frame (a mapper's output); 0 or 1 (unusable). */
-int outputs_emit_job(const struct run *r, const struct job *j);
+/*
+ * Prints job J's result as folded stacks with the scenario frame (a
+ * mapper's output), each line "STEP<TAB>" first when TAGGED (folded
+ * lines hold no tab); 0 or 1 (unusable).
+ */
+int outputs_emit_job(const struct run *r, const struct job *j, int tagged);
 
 #endif
