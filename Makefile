@@ -11,7 +11,8 @@
 #                     the front command etlkit and the links etlkit-TOOL in
 #                     PREFIX/bin (nothing there shadows a system command),
 #                     the tools themselves in PREFIX/libexec/etlkit
-#   make deps         install the Debian packages the build and tests need (root)
+#   make deps         install the Debian packages the build and tests need (root;
+#                     parallel, slurm-wlm and munge for tests/scaling_*.bats)
 #   make corpus       fetch the real traces the tests read into a cache outside
 #                     the repository (not needed when ../shared/corpus exists)
 #   make peers        fetch flamegraph.pl (pinned commit, SHA-256 checked) into
@@ -175,7 +176,8 @@ deps:
 	apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 	    build-essential zlib1g-dev libyaml-dev nettle-dev bats python3 perl \
-	    clang llvm lld libclang-rt-14-dev xxd chromium time musl-tools dpkg-dev
+	    clang llvm lld libclang-rt-14-dev xxd chromium time musl-tools dpkg-dev \
+	    parallel slurm-wlm munge
 
 clean:
 	rm -rf bin/.obj bin/asan bin/posix bin/musl $(TOOLS) $(TESTTOOLS)

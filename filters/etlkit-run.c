@@ -98,6 +98,9 @@ report_job(const struct run *r, const struct job *j, struct job_counts *count)
 		count->skipped++;
 		count->failed++;
 		cli_warn("FAILED %s (scenario '%s', step %s): %s", trace, name, step, j->error);
+	} else if (j->state == JOB_TODO) {
+		count->failed++;	/* --merge-only: no conversion, so no log to point at */
+		cli_warn("FAILED %s (scenario '%s', step %s): %s", trace, name, step, j->error);
 	} else if (strcmp(j->status, "failed") == 0) {
 		count->failed++;
 		cli_warn("FAILED %s (scenario '%s', step %s): %s [log: %s/%s.log]", trace, name,
