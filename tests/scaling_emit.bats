@@ -117,3 +117,16 @@ total_of() { cat "$@" | awk '{ s += $NF } END { printf "%.6f\n", s }'; }
 		[ "$(total_of "$T/m$n")" = "$(awk -v n=$n '{ s += $NF } END { printf "%.6f\n", n * s }' "$T/one.folded")" ]
 	done
 }
+
+@test "scaling docs: every command block of docs/scaling.md is a tested= block that a scaling test runs" {
+	local fences names n
+	# every fence opens a "sh tested=NAME" block or closes one: no untested commands on the page
+	fences=$(grep -c '^```' "$ROOT/docs/scaling.md")
+	names=$(sed -n 's/^```sh tested=\([a-z-]*\)$/\1/p' "$ROOT/docs/scaling.md")
+	[ "$fences" -eq $((2 * $(wc -w <<<"$names"))) ] || fail "untested blocks: $(grep -n '^```.' "$ROOT/docs/scaling.md")"
+	[ "$(wc -w <<<"$names")" -ge 4 ]
+	# each is run by a test, through doc_block (which takes the page's text as it is)
+	for n in $names; do
+		grep -q "doc_block $n " "$ROOT"/tests/scaling_*.bats || fail "no test runs the block tested=$n"
+	done
+}
