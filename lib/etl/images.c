@@ -4,7 +4,10 @@
  *
  * Everything is appended to plain arrays during the pre-pass (with a
  * hash for de-duplication: an image seen at rundown start and again at
- * rundown end is one image), then sorted once.
+ * rundown end is one image), then sorted once.  Pass 2 asks who owns
+ * every frame of every stack, and the same few thousand addresses make
+ * most stacks: the answers are kept (struct owner_memo), each with the
+ * times it holds for, so that a kept one is never wrong for another time.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +75,21 @@ struct pending_id {
 	int is_dbg;
 };
 
+/*
+ * What owns ADDR in process PID (IMG_KERNEL_PID for kernel addresses):
+ * an image, a JIT method or nothing, for times in [lo, hi).  The images
+ * load and unload, so an answer holds while the image it found stays
+ * loaded and the images it passed over stay unloaded.  Direct-mapped:
+ * a fixed size whatever the trace.
+ */
+#define OWNER_MEMO_BITS 14
+struct owner_memo {
+	uint64_t addr, lo, hi;	/* hi == 0: the slot is empty */
+	uint32_t pid;
+	const struct image *im;
+	const struct method *me;
+};
+
 struct images {
 	struct pending_id *pend;
 	size_t npend, cappend;
@@ -98,7 +116,16 @@ struct images {
 	etl_symbol_fn sym;
 	etl_symcount_fn symcount;
 	void *symctx;
+	struct owner_memo *memo;	/* NULL until images_finish(); points into im[] and me[] */
 };
+
+/* Forgets the kept owners: the arrays they point into are about to change. */
+static void
+memo_drop(struct images *m)
+{
+	free(m->memo);
+	m->memo = NULL;
+}
 
 struct images *
 images_new(unsigned pointer_size)
@@ -150,6 +177,7 @@ images_free(struct images *m)
 	hmap_free(&m->thread_last);
 	hmap_free(&m->image_at);
 	hmap_free(&m->tname);
+	memo_drop(m);
 	free(m);
 }
 
@@ -253,6 +281,7 @@ images_image(struct images *m, uint32_t pid, uint64_t base, uint64_t size, uint6
 {
 	struct image *im;
 
+	memo_drop(m);
 	if (images_is_kernel(m, base))
 		pid = IMG_KERNEL_PID;
 	im = image_slot(m, pid, base);
@@ -342,6 +371,7 @@ void
 images_method(struct images *m, uint32_t pid, uint64_t start, uint32_t size, uint64_t module_id,
     const char *name)
 {
+	memo_drop(m);
 	XGROW(m->me, m->nme, m->capme, 64);
 	struct method *x = &m->me[m->nme++];
 	x->pid = pid;
@@ -461,6 +491,8 @@ images_finish(struct images *m)
 			m->vm[j] = m->vm[j - 1];
 			m->vm[j - 1] = t;
 		}
+	memo_drop(m);
+	m->memo = xcalloc((size_t)1 << OWNER_MEMO_BITS, sizeof *m->memo);
 	m->finished = 1;
 }
 
@@ -513,27 +545,49 @@ images_thread_pid(const struct images *m, uint32_t tid, uint64_t ts)
 	return best ? (int64_t)best->pid : -1;
 }
 
-static const struct image *
-find_image(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts)
+/* Narrows [*LO, *HI) to [LO, HI). */
+static void
+narrow(uint64_t *lo, uint64_t *hi, uint64_t from, uint64_t to)
 {
-	size_t lo = 0, hi = m->nim;
+	if (from > *lo)
+		*lo = from;
+	if (to < *hi)
+		*hi = to;
+}
+
+/*
+ * The image of PID holding ADDR at TS: the loaded one, else any that
+ * held it once.  [*LO, *HI) narrows to the times the same answer holds:
+ * the one found stays loaded, the ones passed over stay unloaded.
+ */
+static const struct image *
+find_image(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, uint64_t *lo,
+    uint64_t *hi)
+{
+	size_t l = 0, h = m->nim;
 	/* first entry > (pid, addr) */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
+	while (l < h) {
+		size_t mid = (l + h) / 2;
 		const struct image *x = &m->im[mid];
 		if (x->pid < pid || (x->pid == pid && x->base <= addr))
-			lo = mid + 1;
+			l = mid + 1;
 		else
-			hi = mid;
+			h = mid;
 	}
 	const struct image *any = NULL;
-	for (size_t i = lo, k = 0; i-- > 0 && k < 32; k++) {
+	for (size_t i = l, k = 0; i-- > 0 && k < 32; k++) {
 		const struct image *x = &m->im[i];
 		if (x->pid != pid)
 			break;
 		if (addr - x->base < x->size) {
-			if (x->load <= ts && ts < x->unload)
+			if (x->load <= ts && ts < x->unload) {
+				narrow(lo, hi, x->load, x->unload);
 				return x;
+			}
+			if (ts < x->load)
+				narrow(lo, hi, 0, x->load);
+			else
+				narrow(lo, hi, x->unload, UINT64_MAX);
 			if (!any)
 				any = x;
 		}
@@ -598,19 +652,44 @@ images_dos_path(const struct images *m, const char *nt, char *out, size_t cap)
  * frame caches decide alike through this.
  */
 static const struct image *
-frame_owner(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts,
-    const struct method **me)
+find_owner(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts,
+    const struct method **me, uint64_t *lo, uint64_t *hi)
 {
 	*me = NULL;
 	if (images_is_kernel(m, addr))
-		return find_image(m, IMG_KERNEL_PID, addr, ts);
-	const struct image *im = find_image(m, pid, addr, ts);
+		return find_image(m, IMG_KERNEL_PID, addr, ts, lo, hi);
+	const struct image *im = find_image(m, pid, addr, ts, lo, hi);
 	if (im)
 		return im;
 	if ((*me = find_method(m, pid, addr)) != NULL)
 		return NULL;
 	/* user-mode addresses of the kernel session's own images (ntdll of System) */
-	return find_image(m, IMG_KERNEL_PID, addr, ts);
+	return find_image(m, IMG_KERNEL_PID, addr, ts, lo, hi);
+}
+
+/*
+ * What names ADDR of process PID at TS: an image (returned), a JIT method
+ * (*ME, NULL returned), or nothing.  images_frame() and its callers'
+ * frame caches decide alike through this.  Kept answers first.
+ */
+static const struct image *
+frame_owner(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts,
+    const struct method **me)
+{
+	uint64_t lo = 0, hi = UINT64_MAX;
+	if (!m->memo)
+		return find_owner(m, pid, addr, ts, me, &lo, &hi);
+	/* a kernel address is every process's: one slot for all of them */
+	uint32_t kpid = images_is_kernel(m, addr) ? IMG_KERNEL_PID : pid;
+	uint64_t h = (addr ^ (uint64_t)kpid << 40) * 0x9e3779b97f4a7c15ull;
+	struct owner_memo *e = &m->memo[h >> (64 - OWNER_MEMO_BITS)];
+	if (e->addr == addr && e->pid == kpid && e->lo <= ts && ts < e->hi) {
+		*me = e->me;
+		return e->im;
+	}
+	const struct image *im = find_owner(m, pid, addr, ts, me, &lo, &hi);
+	*e = (struct owner_memo){ .addr = addr, .pid = kpid, .lo = lo, .hi = hi, .im = im, .me = *me };
+	return im;
 }
 
 const void *
@@ -646,9 +725,22 @@ images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, i
 	if (me) {
 		if (modname)
 			*modname = me->module;
-		snprintf(out, cap, "%s!%s", (flags & FRAME_FULL_PATHS) ? me->module_path : me->module,
-		    me->name);
-		return strlen(out);
+		/* "module!Method", cut to CAP - 1 bytes as snprintf would */
+		const char *mp = (flags & FRAME_FULL_PATHS) ? me->module_path : me->module;
+		size_t nl = strlen(me->name);
+		ml = strlen(mp);
+		if (ml > cap - 1)
+			ml = cap - 1;
+		memcpy(out, mp, ml);
+		n = ml;
+		if (n < cap - 1)
+			out[n++] = '!';
+		if (nl > cap - 1 - n)
+			nl = cap - 1 - n;
+		memcpy(out + n, me->name, nl);
+		n += nl;
+		out[n] = '\0';
+		return n;
 	}
 	if (!im) {
 		if (modname)
