@@ -16,3 +16,18 @@ load helpers
 	    "25.000000 app.exe!0x1000;second.dll!0x2340" "30.000000 app.exe!0x1000;second.dll!0x2340" >"$T/want"
 	textdiff "$T/want" "$T/got"
 }
+
+@test "-k: a kept CLR allocation or exception line is the full decode's line, leaf pseudo-frame and all" {
+	require_corpus
+	etl2evt "$CORPUS/perfview/net.4.5.2.x64.etl.zip" >"$T/all.evt"
+	etl2evt -k GCAllocationTick,Exception,Sample "$CORPUS/perfview/net.4.5.2.x64.etl.zip" >"$T/k.evt"
+	# the kind filter drops lines, never changes the ones it keeps
+	awk -F'\t' '!/^#/ && ($2 == "GCAllocationTick" || $2 == "Exception" || $2 == "Sample")' "$T/all.evt" >"$T/want"
+	awk -F'\t' '!/^#/' "$T/k.evt" >"$T/got"
+	textdiff "$T/want" "$T/got"
+	# and the allocation lines are there, each with its allocated type as the leaf
+	n=$(awk -F'\t' '$2 == "GCAllocationTick"' "$T/got" | wc -l)
+	[ "$n" -gt 1000 ] || fail "only $n allocation lines"
+	bad=$(awk -F'\t' '$2 == "GCAllocationTick" && $NF !~ /(^|;)Type [^;]+$/' "$T/got" | wc -l)
+	[ "$bad" -eq 0 ] || fail "$bad allocation lines without their Type leaf"
+}

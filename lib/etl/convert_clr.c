@@ -229,27 +229,46 @@ cut_utf8(char *s, size_t max)
 
 /*
  * Pass 2: a CLR event's line kind and weight (ns, the line's weight in
- * its unit times 1e6) and its leaf pseudo-frame.  Returns the kind, or
- * NULL for an ordinary Event line.
+ * its unit times 1e6).  Returns the kind, or NULL for an ordinary Event
+ * line.  Its leaf pseudo-frame waits for conv_clr_leaf(): a filter may
+ * drop the line first.
  */
 const char *
 conv_clr_kind(struct conv *c, const struct etl_event *ev, int64_t *weight)
+{
+	c->leaf.n = 0;
+	if (clr_provider(ev) != 1)
+		return NULL;
+	if (ev->id == CLR_ALLOC_ID && ev->plen >= 8) {
+		const uint8_t *p = ev->payload;
+		/* AllocationAmount64 from version 2, else AllocationAmount */
+		uint64_t bytes = ev->version >= 2 && ev->plen >= 18 ? etl_u64(p + 10) : etl_u32(p);
+		/* bytes in the weight column: 1 byte is written as 1 (the writer's ms) */
+		*weight = bytes > (uint64_t)INT64_MAX / 1000000 ? INT64_MAX : (int64_t)bytes * 1000000;
+		return "GCAllocationTick";
+	}
+	if (ev->id == CLR_EXCEPTION_ID && ev->version >= 1 && ev->plen >= 4) {
+		*weight = 1000000;
+		return "Exception";
+	}
+	return NULL;
+}
+
+/* Pass 2: the leaf pseudo-frame of a line conv_clr_kind() gave a kind, once the line is kept. */
+void
+conv_clr_leaf(struct conv *c, const struct etl_event *ev)
 {
 	char type[512], msg[1024], frame[1300];
 
 	c->leaf.n = 0;
 	if (clr_provider(ev) != 1)
-		return NULL;
+		return;
 	if (ev->id == CLR_ALLOC_ID && ev->plen >= 8) {
 		uint64_t bytes;
 		alloc_tick(ev, &bytes, type, sizeof type);
-		/* bytes in the weight column: 1 byte is written as 1 (the writer's ms) */
-		*weight = bytes > (uint64_t)INT64_MAX / 1000000 ? INT64_MAX : (int64_t)bytes * 1000000;
 		snprintf(frame, sizeof frame, "Type %s", type);
 		evtw_frame(&c->leaf, frame, strlen(frame));
-		return "GCAllocationTick";
-	}
-	if (ev->id == CLR_EXCEPTION_ID && ev->version >= 1 && ev->plen >= 4) {
+	} else if (ev->id == CLR_EXCEPTION_ID && ev->version >= 1 && ev->plen >= 4) {
 		size_t used = 0;
 		etl_wstr(ev->payload, ev->plen, type, sizeof type, &used);
 		msg[0] = '\0';
@@ -258,10 +277,7 @@ conv_clr_kind(struct conv *c, const struct etl_event *ev, int64_t *weight)
 		cut_utf8(msg, MESSAGE_MAX);
 		snprintf(frame, sizeof frame, "Exception %s: %s", *type ? type : "?", msg);
 		evtw_frame(&c->leaf, frame, strlen(frame));
-		*weight = 1000000;
-		return "Exception";
 	}
-	return NULL;
 }
 
 /* Pass 2: a walk, which writes no line.  Returns 1 if EV is one. */

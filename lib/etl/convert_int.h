@@ -378,6 +378,7 @@ void conv_clr_learn(struct conv *c, const struct etl_event *ev);
 void conv_clr_before(struct conv *c, const struct etl_event *ev);
 void conv_clr_line(struct conv *c, int waits, uint64_t seq);
 const char *conv_clr_kind(struct conv *c, const struct etl_event *ev, int64_t *weight);
+void conv_clr_leaf(struct conv *c, const struct etl_event *ev);
 int conv_clr_walk(struct conv *c, const struct etl_event *ev);
 void conv_clr_report(struct conv *c);
 int conv_clr_lost(const struct conv *c);
