@@ -20,6 +20,23 @@ struct fieldctx {
 	unsigned n, dropped;
 };
 
+/* A field name's byte in an attribute key: keys are [A-Za-z0-9_.:-]+, anything else becomes '_'. */
+static char key_char[256];
+
+static void
+key_chars_init(void)
+{
+	for (int ch = 0; ch < 256; ch++) {
+		int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		    ch == '_' || ch == '.' || ch == ':' || ch == '-';
+		key_char[ch] = ok ? (char)ch : '_';
+	}
+}
+
+/* The longest field name kept in a key ("p." and 297 bytes) */
+#define FIELD_NAME_MAX 297
+
+/* "\tp.NAME=VALUE", the name made a key, the value escaped */
 static void
 field_cb(void *ctx, const char *name, const char *value, size_t vlen)
 {
@@ -30,21 +47,19 @@ field_cb(void *ctx, const char *name, const char *value, size_t vlen)
 		return;
 	}
 	fc->n++;
-	char key[300];
-	size_t k = 0;
-	/* attribute keys are [A-Za-z0-9_.:-]+: anything else in a field name becomes '_' */
-	memcpy(key, "p.", 2);
-	k = 2;
-	for (const char *s = name; *s && k < sizeof key - 1; s++) {
-		char ch = *s;
-		int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-		    ch == '_' || ch == '.' || ch == ':' || ch == '-';
-		key[k++] = ok ? ch : '_';
-	}
-	if (k == 2)
-		key[k++] = '_';
-	key[k] = '\0';
-	evtw_key(l, key);
+	if (!key_char['a'])
+		key_chars_init();
+	size_t nl = strnlen(name, FIELD_NAME_MAX);
+	char *o = evtw_room(l, 3 + nl + 2);
+	memcpy(o, "\tp.", 3);
+	o += 3;
+	for (size_t i = 0; i < nl; i++)
+		o[i] = key_char[(uint8_t)name[i]];
+	o += nl;
+	if (nl == 0)
+		*o++ = '_';
+	*o++ = '=';
+	l->n = (size_t)(o - l->b);
 	evtw_esc(l, value, vlen, 0);
 }
 
