@@ -187,9 +187,13 @@ join_walk(struct conv *c, const struct etl_event *ev)
 	else if (want > have)
 		J->truncated++;
 	e->nu = 0;
-	for (size_t i = 0; i < have; i++) {
-		uint64_t a = P == 8 ? etl_u64(ev->payload + 8 + 8 * i) : etl_u32(ev->payload + 8 + 4 * i);
-		conv_frames_put(&e->uf, &e->nu, &e->capu, &a, 1);
+	/* the frames in batches: a walk is often a hundred of them */
+	uint64_t a[256];
+	for (size_t i = 0; i < have;) {
+		size_t k = 0;
+		for (; k < sizeof a / sizeof a[0] && i < have; k++, i++)
+			a[k] = P == 8 ? etl_u64(ev->payload + 8 + 8 * i) : etl_u32(ev->payload + 8 + 4 * i);
+		conv_frames_put(&e->uf, &e->nu, &e->capu, a, k);
 	}
 	e->has_u = 1;
 	evtw_kv_u(&e->text, "clrstack", 1);
@@ -205,13 +209,13 @@ alloc_tick(const struct etl_event *ev, uint64_t *bytes, char *type, size_t cap)
 	size_t P = ev->hdr64 ? 8 : 4;
 	const uint8_t *p = ev->payload;
 	*bytes = etl_u32(p);
-	snprintf(type, cap, "?");
+	memcpy(type, "?", 2);	/* (CAP is a type name's buffer: hundreds of bytes) */
 	if (ev->version >= 2 && ev->plen >= 18) {
 		*bytes = etl_u64(p + 10);
 		if (ev->plen > 18 + P)
 			etl_wstr(p + 18 + P, ev->plen - 18 - P, type, cap, NULL);
 		if (!*type)
-			snprintf(type, cap, "?");
+			memcpy(type, "?", 2);
 	}
 }
 
@@ -266,8 +270,9 @@ conv_clr_leaf(struct conv *c, const struct etl_event *ev)
 	if (ev->id == CLR_ALLOC_ID && ev->plen >= 8) {
 		uint64_t bytes;
 		alloc_tick(ev, &bytes, type, sizeof type);
-		snprintf(frame, sizeof frame, "Type %s", type);
-		evtw_frame(&c->leaf, frame, strlen(frame));
+		/* "Type NAME": one per allocation tick, the most common CLR line */
+		evtw_mem(&c->leaf, "Type ", 5);
+		evtw_frame(&c->leaf, type, strlen(type));
 	} else if (ev->id == CLR_EXCEPTION_ID && ev->version >= 1 && ev->plen >= 4) {
 		size_t used = 0;
 		etl_wstr(ev->payload, ev->plen, type, sizeof type, &used);
