@@ -3,8 +3,8 @@
  * writes the fixed columns, a decoder adds the attributes, conv_finish()
  * writes the line, or keeps it in a window while it waits for its stack
  * records (conv_attach_stack), so that the output stays in time order.
- * The texts of frames are kept by image and address: the same few
- * thousand frames make most stacks.  The thread-time lines an event ends
+ * The stack column is images_stack_text()'s (lib/etl/images.c keeps the
+ * texts of recent stacks and frames).  The thread-time lines an event ends
  * (convert_tt.c) follow its line, take its stack, and may keep it in the
  * window until their waker is known; a line a filter dropped is still
  * built, "silent", when thread time needs its stack.
