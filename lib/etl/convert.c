@@ -243,7 +243,6 @@ init(struct conv *c, struct etl_reader **rs, size_t nr, const struct etl2evt_opt
 	c->cur_tid = xmalloc((c->ncur ? c->ncur : 1) * sizeof *c->cur_tid);
 	c->cseq = xcalloc((nr ? nr : 1) * (c->ncur ? c->ncur : 1), sizeof *c->cseq);
 	c->recent = xcalloc((c->ncur ? c->ncur : 1) * RECENT, sizeof *c->recent);
-	c->ftext = xcalloc((size_t)1 << FTEXT_BITS, sizeof *c->ftext);
 	for (size_t i = 0; i < c->ncur; i++)
 		c->cur_tid[i] = -1;
 	conv_tt_init(c);
@@ -480,9 +479,6 @@ free_conv(struct conv *c)
 	hmap_free(&c->stacked);
 	hmap_free(&c->lastmap);
 	hmap_free(&c->late);
-	for (size_t i = 0; i < (size_t)1 << FTEXT_BITS; i++)
-		free(c->ftext[i].text);
-	free(c->ftext);
 	free(c->lates);
 	free(c->last);
 	free(c->recent);

@@ -187,9 +187,13 @@ join_walk(struct conv *c, const struct etl_event *ev)
 	else if (want > have)
 		J->truncated++;
 	e->nu = 0;
-	for (size_t i = 0; i < have; i++) {
-		uint64_t a = P == 8 ? etl_u64(ev->payload + 8 + 8 * i) : etl_u32(ev->payload + 8 + 4 * i);
-		conv_frames_put(&e->uf, &e->nu, &e->capu, &a, 1);
+	/* the frames in batches: a walk is often a hundred of them */
+	uint64_t a[256];
+	for (size_t i = 0; i < have;) {
+		size_t k = 0;
+		for (; k < sizeof a / sizeof a[0] && i < have; k++, i++)
+			a[k] = P == 8 ? etl_u64(ev->payload + 8 + 8 * i) : etl_u32(ev->payload + 8 + 4 * i);
+		conv_frames_put(&e->uf, &e->nu, &e->capu, a, k);
 	}
 	e->has_u = 1;
 	evtw_kv_u(&e->text, "clrstack", 1);
@@ -205,13 +209,13 @@ alloc_tick(const struct etl_event *ev, uint64_t *bytes, char *type, size_t cap)
 	size_t P = ev->hdr64 ? 8 : 4;
 	const uint8_t *p = ev->payload;
 	*bytes = etl_u32(p);
-	snprintf(type, cap, "?");
+	memcpy(type, "?", 2);	/* (CAP is a type name's buffer: hundreds of bytes) */
 	if (ev->version >= 2 && ev->plen >= 18) {
 		*bytes = etl_u64(p + 10);
 		if (ev->plen > 18 + P)
 			etl_wstr(p + 18 + P, ev->plen - 18 - P, type, cap, NULL);
 		if (!*type)
-			snprintf(type, cap, "?");
+			memcpy(type, "?", 2);
 	}
 }
 
@@ -229,27 +233,47 @@ cut_utf8(char *s, size_t max)
 
 /*
  * Pass 2: a CLR event's line kind and weight (ns, the line's weight in
- * its unit times 1e6) and its leaf pseudo-frame.  Returns the kind, or
- * NULL for an ordinary Event line.
+ * its unit times 1e6).  Returns the kind, or NULL for an ordinary Event
+ * line.  Its leaf pseudo-frame waits for conv_clr_leaf(): a filter may
+ * drop the line first.
  */
 const char *
 conv_clr_kind(struct conv *c, const struct etl_event *ev, int64_t *weight)
+{
+	c->leaf.n = 0;
+	if (clr_provider(ev) != 1)
+		return NULL;
+	if (ev->id == CLR_ALLOC_ID && ev->plen >= 8) {
+		const uint8_t *p = ev->payload;
+		/* AllocationAmount64 from version 2, else AllocationAmount */
+		uint64_t bytes = ev->version >= 2 && ev->plen >= 18 ? etl_u64(p + 10) : etl_u32(p);
+		/* bytes in the weight column: 1 byte is written as 1 (the writer's ms) */
+		*weight = bytes > (uint64_t)INT64_MAX / 1000000 ? INT64_MAX : (int64_t)bytes * 1000000;
+		return "GCAllocationTick";
+	}
+	if (ev->id == CLR_EXCEPTION_ID && ev->version >= 1 && ev->plen >= 4) {
+		*weight = 1000000;
+		return "Exception";
+	}
+	return NULL;
+}
+
+/* Pass 2: the leaf pseudo-frame of a line conv_clr_kind() gave a kind, once the line is kept. */
+void
+conv_clr_leaf(struct conv *c, const struct etl_event *ev)
 {
 	char type[512], msg[1024], frame[1300];
 
 	c->leaf.n = 0;
 	if (clr_provider(ev) != 1)
-		return NULL;
+		return;
 	if (ev->id == CLR_ALLOC_ID && ev->plen >= 8) {
 		uint64_t bytes;
 		alloc_tick(ev, &bytes, type, sizeof type);
-		/* bytes in the weight column: 1 byte is written as 1 (the writer's ms) */
-		*weight = bytes > (uint64_t)INT64_MAX / 1000000 ? INT64_MAX : (int64_t)bytes * 1000000;
-		snprintf(frame, sizeof frame, "Type %s", type);
-		evtw_frame(&c->leaf, frame, strlen(frame));
-		return "GCAllocationTick";
-	}
-	if (ev->id == CLR_EXCEPTION_ID && ev->version >= 1 && ev->plen >= 4) {
+		/* "Type NAME": one per allocation tick, the most common CLR line */
+		evtw_mem(&c->leaf, "Type ", 5);
+		evtw_frame(&c->leaf, type, strlen(type));
+	} else if (ev->id == CLR_EXCEPTION_ID && ev->version >= 1 && ev->plen >= 4) {
 		size_t used = 0;
 		etl_wstr(ev->payload, ev->plen, type, sizeof type, &used);
 		msg[0] = '\0';
@@ -258,10 +282,7 @@ conv_clr_kind(struct conv *c, const struct etl_event *ev, int64_t *weight)
 		cut_utf8(msg, MESSAGE_MAX);
 		snprintf(frame, sizeof frame, "Exception %s: %s", *type ? type : "?", msg);
 		evtw_frame(&c->leaf, frame, strlen(frame));
-		*weight = 1000000;
-		return "Exception";
 	}
-	return NULL;
 }
 
 /* Pass 2: a walk, which writes no line.  Returns 1 if EV is one. */

@@ -6,7 +6,6 @@
  * its TraceLogging schema or by a manifest schema the trace embeds, else
  * its payload in hex.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "etl/convert_int.h"
@@ -21,6 +20,23 @@ struct fieldctx {
 	unsigned n, dropped;
 };
 
+/* A field name's byte in an attribute key: keys are [A-Za-z0-9_.:-]+, anything else becomes '_'. */
+static char key_char[256];
+
+static void
+key_chars_init(void)
+{
+	for (int ch = 0; ch < 256; ch++) {
+		int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		    ch == '_' || ch == '.' || ch == ':' || ch == '-';
+		key_char[ch] = ok ? (char)ch : '_';
+	}
+}
+
+/* The longest field name kept in a key ("p." and 297 bytes) */
+#define FIELD_NAME_MAX 297
+
+/* "\tp.NAME=VALUE", the name made a key, the value escaped */
 static void
 field_cb(void *ctx, const char *name, const char *value, size_t vlen)
 {
@@ -31,21 +47,19 @@ field_cb(void *ctx, const char *name, const char *value, size_t vlen)
 		return;
 	}
 	fc->n++;
-	char key[300];
-	size_t k = 0;
-	/* attribute keys are [A-Za-z0-9_.:-]+: anything else in a field name becomes '_' */
-	memcpy(key, "p.", 2);
-	k = 2;
-	for (const char *s = name; *s && k < sizeof key - 1; s++) {
-		char ch = *s;
-		int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-		    ch == '_' || ch == '.' || ch == ':' || ch == '-';
-		key[k++] = ok ? ch : '_';
-	}
-	if (k == 2)
-		key[k++] = '_';
-	key[k] = '\0';
-	evtw_key(l, key);
+	if (!key_char['a'])
+		key_chars_init();
+	size_t nl = strnlen(name, FIELD_NAME_MAX);
+	char *o = evtw_room(l, 3 + nl + 2);
+	memcpy(o, "\tp.", 3);
+	o += 3;
+	for (size_t i = 0; i < nl; i++)
+		o[i] = key_char[(uint8_t)name[i]];
+	o += nl;
+	if (nl == 0)
+		*o++ = '_';
+	*o++ = '=';
+	l->n = (size_t)(o - l->b);
 	evtw_esc(l, value, vlen, 0);
 }
 
@@ -213,13 +227,30 @@ user_stack(struct conv *c, const struct etl_event *ev, const struct ext_items *x
 	return nf;
 }
 
-/* Any user-mode event: its provider, header ids, fields and stack. */
+/*
+ * Any user-mode event: its provider, header ids, fields and stack.  What
+ * only the line needs is worked out once a filter kept it.
+ */
 void
 conv_emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 {
 	struct ext_items x;
 	char gs[40];
 
+	int64_t tid = htid(ev), pid = hpid(ev), line_pid = pid;
+	uint32_t subject;
+	/* an event about another process (a parent logs its child's start) is that process's */
+	if (ks_subject_pid(ev, ev->hdr64 ? 8 : 4, &subject))
+		line_pid = subject;
+	int64_t weight = 0;
+	const char *kind = ev->hkind == ETL_HK_WPP ? NULL : conv_clr_kind(c, ev, &weight);
+	int clr_kind = kind != NULL;
+	if (!kind)
+		kind = ev->hkind == ETL_HK_WPP ? "WPP" : "Event";
+	if (!conv_begin(c, kind, ns, ev->cpu, line_pid, tid, weight, ev->ts))
+		return;
+	if (clr_kind)
+		conv_clr_leaf(c, ev);
 	read_ext_items(ev, &x);
 	const char *prov = x.provider;
 	if (!prov)
@@ -230,17 +261,6 @@ conv_emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 		etl_guid_str(gs, ev->guid);
 	else
 		strcpy(gs, "00000000-0000-0000-0000-000000000000");
-	int64_t tid = htid(ev), pid = hpid(ev), line_pid = pid;
-	uint32_t subject;
-	/* an event about another process (a parent logs its child's start) is that process's */
-	if (ks_subject_pid(ev, ev->hdr64 ? 8 : 4, &subject))
-		line_pid = subject;
-	int64_t weight = 0;
-	const char *kind = ev->hkind == ETL_HK_WPP ? NULL : conv_clr_kind(c, ev, &weight);
-	if (!kind)
-		kind = ev->hkind == ETL_HK_WPP ? "WPP" : "Event";
-	if (!conv_begin(c, kind, ns, ev->cpu, line_pid, tid, weight, ev->ts))
-		return;
 	if (line_pid != pid)
 		evtw_kv_i(&c->l, "logged_by_pid", pid);
 	write_header_attrs(&c->l, ev, prov, gs);
@@ -317,9 +337,7 @@ emit_clr_method(struct conv *c, const struct etl_event *ev, int64_t ns)
 	evtw_esc(&c->l, nm, strlen(nm), 0);
 	evtw_kv_x(&c->l, "start", etl_u64(p + 16));
 	evtw_kv_u(&c->l, "size", etl_u32(p + 24));
-	char mod[64];
-	snprintf(mod, sizeof mod, "0x%llx", (unsigned long long)etl_u64(p + 8));
-	evtw_kv_s(&c->l, "module_id", mod);
+	evtw_kv_x(&c->l, "module_id", etl_u64(p + 8));
 	/* MethodFlags: Jitted (0x8), and from .NET Core 3 the optimization tier in bits 7-9 */
 	static const char *const tiers[] = { NULL, "MinOptJitted", "Optimized", "QuickJitted",
 	    "OptimizedTier1", "OptimizedTier1OSR", "QuickJittedInstrumented", "OptimizedTier1Instrumented" };

@@ -251,21 +251,7 @@ struct conv {
 	uint64_t skipped_events;
 	uint64_t *frames;	/* scratch for one stack, innermost first */
 	size_t capframes;
-	/*
-	 * Frame texts as written (escaped), by image and address: the same
-	 * few thousand frames make most stacks, and making a frame (image
-	 * lookup aside) is most of the cost of a stack column.
-	 */
-	struct frame_text {
-		const void *image;	/* NULL: free */
-		uint64_t addr;
-		char *text;
-		size_t len, cap;
-		int resolved;		/* the symbol hook named it (its lookups are still counted) */
-	} *ftext;
 };
-
-#define FTEXT_BITS 12
 
 /* room for one more element: the converter's arrays start at 256 */
 #define GROW(arr, n, cap) XGROW(arr, n, cap, 256)
@@ -378,6 +364,7 @@ void conv_clr_learn(struct conv *c, const struct etl_event *ev);
 void conv_clr_before(struct conv *c, const struct etl_event *ev);
 void conv_clr_line(struct conv *c, int waits, uint64_t seq);
 const char *conv_clr_kind(struct conv *c, const struct etl_event *ev, int64_t *weight);
+void conv_clr_leaf(struct conv *c, const struct etl_event *ev);
 int conv_clr_walk(struct conv *c, const struct etl_event *ev);
 void conv_clr_report(struct conv *c);
 int conv_clr_lost(const struct conv *c);

@@ -3,8 +3,8 @@
  * writes the fixed columns, a decoder adds the attributes, conv_finish()
  * writes the line, or keeps it in a window while it waits for its stack
  * records (conv_attach_stack), so that the output stays in time order.
- * The texts of frames are kept by image and address: the same few
- * thousand frames make most stacks.  The thread-time lines an event ends
+ * The stack column is images_stack_text()'s (lib/etl/images.c keeps the
+ * texts of recent stacks and frames).  The thread-time lines an event ends
  * (convert_tt.c) follow its line, take its stack, and may keep it in the
  * window until their waker is known; a line a filter dropped is still
  * built, "silent", when thread time needs its stack.
@@ -331,47 +331,11 @@ static void
 write_line(struct conv *c, struct evtw_line *l, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts,
     struct ttfollow *f, const struct evtw_line *leaf)
 {
-	char fbuf[2048];
 	int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | (c->o->addrs ? FRAME_ADDRS : 0);
 
 	evtw_stack_begin(l);
 	size_t s0 = l->n;
-	for (size_t i = n; i-- > 0;) {
-		/* the image first: a frame of an image is its text, made once and kept */
-		const void *im = images_frame_image(c->img, pid, frames[i], ts);
-		struct frame_text *ft = NULL;
-		if (im) {
-			uint64_t h = ((uint64_t)(uintptr_t)im ^ frames[i]) * 0x9e3779b97f4a7c15ull;
-			ft = &c->ftext[h >> (64 - FTEXT_BITS)];
-			if (ft->image == im && ft->addr == frames[i]) {
-				evtw_mem(l, ft->text, ft->len);
-				images_count_lookup(c->img, im, ft->resolved);
-				if (i)
-					evtw_frame_sep(l);
-				continue;
-			}
-		}
-		int resolved;
-		size_t fl = images_frame(c->img, pid, frames[i], ts, flags, fbuf, sizeof fbuf, NULL,
-		    &resolved);
-		size_t at = l->n;
-		evtw_frame(l, fbuf, fl);
-		if (ft) {
-			size_t len = l->n - at;
-			if (ft->cap < len) {
-				free(ft->text);
-				ft->cap = len;
-				ft->text = xmalloc(len);
-			}
-			memcpy(ft->text, l->b + at, len);
-			ft->len = len;
-			ft->image = im;
-			ft->addr = frames[i];
-			ft->resolved = resolved;
-		}
-		if (i)
-			evtw_frame_sep(l);
-	}
+	images_stack_text(c->img, pid, frames, n, ts, flags, l);
 	if (leaf->n) {
 		if (n)
 			evtw_frame_sep(l);

@@ -4,7 +4,12 @@
  *
  * Everything is appended to plain arrays during the pre-pass (with a
  * hash for de-duplication: an image seen at rundown start and again at
- * rundown end is one image), then sorted once.
+ * rundown end is one image), then sorted once.  Pass 2 asks who owns
+ * every frame of every stack, and the same few thousand addresses make
+ * most stacks: the answers are kept (struct owner_memo), each with the
+ * times it holds for, so that a kept one is never wrong for another time.
+ * So are the texts of frames (struct frame_memo) and of whole stacks
+ * (struct stack_memo), which the stack column repeats line after line.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +17,10 @@
 #include <strings.h>
 
 #include "base/cli.h"
+#include "base/hash.h"
 #include "base/hmap.h"
 #include "evt/evt.h"
+#include "evt/evtwrite.h"
 #include "etl/images.h"
 #include "base/path.h"
 
@@ -72,6 +79,53 @@ struct pending_id {
 	int is_dbg;
 };
 
+/*
+ * What owns ADDR in process PID (IMG_KERNEL_PID for kernel addresses):
+ * an image, a JIT method or nothing, for times in [lo, hi).  The images
+ * load and unload, so an answer holds while the image it found stays
+ * loaded and the images it passed over stay unloaded.  Direct-mapped:
+ * a fixed size whatever the trace.
+ */
+#define OWNER_MEMO_BITS 14
+struct owner_memo {
+	uint64_t addr, lo, hi;	/* hi == 0: the slot is empty */
+	uint32_t pid;
+	const struct image *im;
+	const struct method *me;
+};
+
+/* An image frame's text as the stack column writes it (escaped), by image, address and flags. */
+#define FRAME_MEMO_BITS 12
+struct frame_memo {
+	const struct image *im;	/* NULL: the slot is empty */
+	uint64_t addr;
+	int flags, resolved;
+	char *text;
+	size_t len, cap;
+};
+
+/*
+ * A whole stack's text (its frames root first, escaped, ';' between), by
+ * process, frames and flags, for the times every frame's owner holds
+ * for.  COUNTED and RESOLVED say which lookup each frame counts with the
+ * symbol hook, so that a stack written from here counts as if looked up.
+ * Direct-mapped; long stacks are not kept, so the memory stays bounded.
+ */
+#define STACK_MEMO_BITS 10
+#define STACK_MEMO_FRAMES 256
+#define STACK_MEMO_TEXT 16384
+struct stack_memo {
+	uint64_t hash, lo, hi;	/* hi == 0: the slot is empty */
+	uint32_t pid, n;
+	int flags;
+	uint64_t *addr;		/* N frames, innermost first */
+	const struct image **counted;
+	uint8_t *resolved;
+	size_t cap;		/* frames the three arrays hold */
+	char *text;
+	size_t len, tcap;
+};
+
 struct images {
 	struct pending_id *pend;
 	size_t npend, cappend;
@@ -98,7 +152,33 @@ struct images {
 	etl_symbol_fn sym;
 	etl_symcount_fn symcount;
 	void *symctx;
+	/* NULL until images_finish(), the stack texts until the first one; they point into im[] and me[] */
+	struct owner_memo *memo;
+	struct frame_memo *fmemo;
+	struct stack_memo *smemo;
 };
+
+/* Forgets the kept owners and texts: the arrays they point into are about to change. */
+static void
+memo_drop(struct images *m)
+{
+	free(m->memo);
+	m->memo = NULL;
+	if (m->fmemo)
+		for (size_t i = 0; i < (size_t)1 << FRAME_MEMO_BITS; i++)
+			free(m->fmemo[i].text);
+	free(m->fmemo);
+	m->fmemo = NULL;
+	if (m->smemo)
+		for (size_t i = 0; i < (size_t)1 << STACK_MEMO_BITS; i++) {
+			free(m->smemo[i].addr);
+			free(m->smemo[i].counted);
+			free(m->smemo[i].resolved);
+			free(m->smemo[i].text);
+		}
+	free(m->smemo);
+	m->smemo = NULL;
+}
 
 struct images *
 images_new(unsigned pointer_size)
@@ -150,6 +230,7 @@ images_free(struct images *m)
 	hmap_free(&m->thread_last);
 	hmap_free(&m->image_at);
 	hmap_free(&m->tname);
+	memo_drop(m);
 	free(m);
 }
 
@@ -253,6 +334,7 @@ images_image(struct images *m, uint32_t pid, uint64_t base, uint64_t size, uint6
 {
 	struct image *im;
 
+	memo_drop(m);
 	if (images_is_kernel(m, base))
 		pid = IMG_KERNEL_PID;
 	im = image_slot(m, pid, base);
@@ -342,6 +424,7 @@ void
 images_method(struct images *m, uint32_t pid, uint64_t start, uint32_t size, uint64_t module_id,
     const char *name)
 {
+	memo_drop(m);
 	XGROW(m->me, m->nme, m->capme, 64);
 	struct method *x = &m->me[m->nme++];
 	x->pid = pid;
@@ -461,6 +544,8 @@ images_finish(struct images *m)
 			m->vm[j] = m->vm[j - 1];
 			m->vm[j - 1] = t;
 		}
+	memo_drop(m);
+	m->memo = xcalloc((size_t)1 << OWNER_MEMO_BITS, sizeof *m->memo);
 	m->finished = 1;
 }
 
@@ -513,27 +598,49 @@ images_thread_pid(const struct images *m, uint32_t tid, uint64_t ts)
 	return best ? (int64_t)best->pid : -1;
 }
 
-static const struct image *
-find_image(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts)
+/* Narrows [*LO, *HI) to [LO, HI). */
+static void
+narrow(uint64_t *lo, uint64_t *hi, uint64_t from, uint64_t to)
 {
-	size_t lo = 0, hi = m->nim;
+	if (from > *lo)
+		*lo = from;
+	if (to < *hi)
+		*hi = to;
+}
+
+/*
+ * The image of PID holding ADDR at TS: the loaded one, else any that
+ * held it once.  [*LO, *HI) narrows to the times the same answer holds:
+ * the one found stays loaded, the ones passed over stay unloaded.
+ */
+static const struct image *
+find_image(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, uint64_t *lo,
+    uint64_t *hi)
+{
+	size_t l = 0, h = m->nim;
 	/* first entry > (pid, addr) */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
+	while (l < h) {
+		size_t mid = (l + h) / 2;
 		const struct image *x = &m->im[mid];
 		if (x->pid < pid || (x->pid == pid && x->base <= addr))
-			lo = mid + 1;
+			l = mid + 1;
 		else
-			hi = mid;
+			h = mid;
 	}
 	const struct image *any = NULL;
-	for (size_t i = lo, k = 0; i-- > 0 && k < 32; k++) {
+	for (size_t i = l, k = 0; i-- > 0 && k < 32; k++) {
 		const struct image *x = &m->im[i];
 		if (x->pid != pid)
 			break;
 		if (addr - x->base < x->size) {
-			if (x->load <= ts && ts < x->unload)
+			if (x->load <= ts && ts < x->unload) {
+				narrow(lo, hi, x->load, x->unload);
 				return x;
+			}
+			if (ts < x->load)
+				narrow(lo, hi, 0, x->load);
+			else
+				narrow(lo, hi, x->unload, UINT64_MAX);
 			if (!any)
 				any = x;
 		}
@@ -598,32 +705,60 @@ images_dos_path(const struct images *m, const char *nt, char *out, size_t cap)
  * frame caches decide alike through this.
  */
 static const struct image *
-frame_owner(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts,
-    const struct method **me)
+find_owner(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts,
+    const struct method **me, uint64_t *lo, uint64_t *hi)
 {
 	*me = NULL;
 	if (images_is_kernel(m, addr))
-		return find_image(m, IMG_KERNEL_PID, addr, ts);
-	const struct image *im = find_image(m, pid, addr, ts);
+		return find_image(m, IMG_KERNEL_PID, addr, ts, lo, hi);
+	const struct image *im = find_image(m, pid, addr, ts, lo, hi);
 	if (im)
 		return im;
 	if ((*me = find_method(m, pid, addr)) != NULL)
 		return NULL;
 	/* user-mode addresses of the kernel session's own images (ntdll of System) */
-	return find_image(m, IMG_KERNEL_PID, addr, ts);
+	return find_image(m, IMG_KERNEL_PID, addr, ts, lo, hi);
 }
 
-const void *
-images_frame_image(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts)
+/*
+ * What names ADDR of process PID at TS: an image (returned), a JIT method
+ * (*ME, NULL returned), or nothing.  images_frame() and its callers'
+ * frame caches decide alike through this.  Kept answers first.
+ * [*LO, *HI) narrows to the times the answer holds for.
+ */
+static const struct image *
+owner_span(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts,
+    const struct method **me, uint64_t *lo, uint64_t *hi)
 {
-	const struct method *me;
-	return frame_owner(m, pid, addr, ts, &me);
+	if (!m->memo)
+		return find_owner(m, pid, addr, ts, me, lo, hi);
+	/* a kernel address is every process's: one slot for all of them */
+	uint32_t kpid = images_is_kernel(m, addr) ? IMG_KERNEL_PID : pid;
+	uint64_t h = (addr ^ (uint64_t)kpid << 40) * 0x9e3779b97f4a7c15ull;
+	struct owner_memo *e = &m->memo[h >> (64 - OWNER_MEMO_BITS)];
+	if (e->addr != addr || e->pid != kpid || ts < e->lo || ts >= e->hi) {
+		uint64_t l = 0, u = UINT64_MAX;
+		const struct image *im = find_owner(m, pid, addr, ts, me, &l, &u);
+		*e = (struct owner_memo){ .addr = addr, .pid = kpid, .lo = l, .hi = u, .im = im,
+		    .me = *me };
+	}
+	narrow(lo, hi, e->lo, e->hi);
+	*me = e->me;
+	return e->im;
 }
 
-void
-images_count_lookup(const struct images *m, const void *image, int resolved)
+static const struct image *
+frame_owner(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts,
+    const struct method **me)
 {
-	const struct image *im = image;
+	uint64_t lo = 0, hi = UINT64_MAX;
+	return owner_span(m, pid, addr, ts, me, &lo, &hi);
+}
+
+/* Counts a lookup of IMAGE with the symbol hook, for a frame text made earlier and kept. */
+static void
+count_lookup(const struct images *m, const struct image *im, int resolved)
+{
 	if (m->symcount && im->symcache)
 		m->symcount(m->symctx, im->symcache, resolved);
 }
@@ -646,9 +781,22 @@ images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, i
 	if (me) {
 		if (modname)
 			*modname = me->module;
-		snprintf(out, cap, "%s!%s", (flags & FRAME_FULL_PATHS) ? me->module_path : me->module,
-		    me->name);
-		return strlen(out);
+		/* "module!Method", cut to CAP - 1 bytes as snprintf would */
+		const char *mp = (flags & FRAME_FULL_PATHS) ? me->module_path : me->module;
+		size_t nl = strlen(me->name);
+		ml = strlen(mp);
+		if (ml > cap - 1)
+			ml = cap - 1;
+		memcpy(out, mp, ml);
+		n = ml;
+		if (n < cap - 1)
+			out[n++] = '!';
+		if (nl > cap - 1 - n)
+			nl = cap - 1 - n;
+		memcpy(out + n, me->name, nl);
+		n += nl;
+		out[n] = '\0';
+		return n;
 	}
 	if (!im) {
 		if (modname)
@@ -692,4 +840,121 @@ images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, i
 	}
 	out[n] = '\0';
 	return n;
+}
+
+/* ---------- stack texts ---------- */
+
+static void
+keep_text(char **text, size_t *cap, const char *s, size_t n)
+{
+	if (*cap < n) {
+		free(*text);
+		*cap = n;
+		*text = xmalloc(n);
+	}
+	memcpy(*text, s, n);
+}
+
+/*
+ * Appends the text of frame ADDR to L, escaped; [*LO, *HI) narrows to
+ * the times it holds for.  *COUNTED gets the image whose lookup it
+ * counted with the symbol hook (NULL: none), *RESOLVED whether the hook
+ * named it.
+ */
+static void
+frame_text(struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, int flags,
+    struct evtw_line *l, uint64_t *lo, uint64_t *hi, const struct image **counted, uint8_t *resolved)
+{
+	const struct method *me;
+	const struct image *im = owner_span(m, pid, addr, ts, &me, lo, hi);
+	struct frame_memo *ft = NULL;
+	*counted = im;
+	if (im && m->fmemo) {
+		/* a frame of an image is its text, made once and kept */
+		uint64_t h = ((uint64_t)(uintptr_t)im ^ addr) * 0x9e3779b97f4a7c15ull;
+		ft = &m->fmemo[h >> (64 - FRAME_MEMO_BITS)];
+		if (ft->im == im && ft->addr == addr && ft->flags == flags) {
+			evtw_mem(l, ft->text, ft->len);
+			count_lookup(m, im, ft->resolved);
+			*resolved = (uint8_t)ft->resolved;
+			return;
+		}
+	}
+	char fbuf[2048];
+	int named;
+	size_t fl = images_frame(m, pid, addr, ts, flags, fbuf, sizeof fbuf, NULL, &named);
+	*resolved = (uint8_t)named;
+	size_t at = l->n;
+	evtw_frame(l, fbuf, fl);
+	if (ft) {
+		keep_text(&ft->text, &ft->cap, l->b + at, l->n - at);
+		ft->len = l->n - at;
+		ft->im = im;
+		ft->addr = addr;
+		ft->flags = flags;
+		ft->resolved = named;
+	}
+}
+
+/* Room for N frames in stack slot E. */
+static void
+stack_room(struct stack_memo *e, size_t n)
+{
+	if (e->cap >= n)
+		return;
+	e->cap = n;
+	e->addr = xrealloc(e->addr, n * sizeof *e->addr);
+	e->counted = xrealloc(e->counted, n * sizeof *e->counted);
+	e->resolved = xrealloc(e->resolved, n);
+}
+
+void
+images_stack_text(struct images *m, uint32_t pid, const uint64_t *frames, size_t n,
+    uint64_t ts, int flags, struct evtw_line *l)
+{
+	struct stack_memo *e = NULL;
+	uint64_t h = 0;
+
+	if (m->memo && n > 0 && n <= STACK_MEMO_FRAMES) {
+		if (!m->smemo) {
+			m->fmemo = xcalloc((size_t)1 << FRAME_MEMO_BITS, sizeof *m->fmemo);
+			m->smemo = xcalloc((size_t)1 << STACK_MEMO_BITS, sizeof *m->smemo);
+		}
+		h = hash_u64(hash_bytes(frames, n * sizeof *frames) ^ pid ^ (uint64_t)flags << 32);
+		e = &m->smemo[h >> (64 - STACK_MEMO_BITS)];
+		if (e->hi && e->hash == h && e->pid == pid && e->n == n && e->flags == flags &&
+		    e->lo <= ts && ts < e->hi && memcmp(e->addr, frames, n * sizeof *frames) == 0) {
+			evtw_mem(l, e->text, e->len);
+			for (size_t i = 0; i < n; i++)
+				if (e->counted[i])
+					count_lookup(m, e->counted[i], e->resolved[i]);
+			return;
+		}
+		e->hi = 0;	/* (made anew below) */
+		stack_room(e, n);
+	}
+	const struct image *counted;
+	uint8_t resolved;
+	uint64_t lo = 0, hi = UINT64_MAX;
+	size_t s0 = l->n;
+	for (size_t i = n; i-- > 0;) {
+		frame_text(m, pid, frames[i], ts, flags, l, &lo, &hi, &counted, &resolved);
+		if (e) {
+			e->counted[i] = counted;
+			e->resolved[i] = resolved;
+		}
+		if (i)
+			evtw_frame_sep(l);
+	}
+	if (!e || l->n - s0 > STACK_MEMO_TEXT)
+		return;
+	keep_text(&e->text, &e->tcap, l->b + s0, l->n - s0);
+	e->len = l->n - s0;
+	memcpy(e->addr, frames, n * sizeof *frames);
+	e->hash = h;
+	e->pid = pid;
+	e->n = (uint32_t)n;
+	e->flags = flags;
+	e->lo = lo;
+	e->hi = hi;
 }

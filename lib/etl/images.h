@@ -78,15 +78,17 @@ enum { FRAME_FULL_PATHS = 1, FRAME_ADDRS = 2 };
  */
 size_t images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts,
     int flags, char *out, size_t cap, const char **modname, int *resolved);
+struct evtw_line;
 /*
- * The image images_frame() names ADDR by (an opaque handle, stable once
- * images_finish() ran), or NULL when it names no image (a JIT method,
- * "?"); its frame text depends on nothing else but ADDR and the flags.
- * images_count_lookup() counts a lookup of IMAGE with the symbol hook,
- * for a frame text made earlier and kept.
+ * Appends the frames of a stack, FRAMES[0..N) innermost first, to the
+ * stack column of L: root first, each frame's images_frame() text (made
+ * in a buffer of 2048 bytes) escaped for the column, ';' between.  Each
+ * frame of an image counts one lookup with the symbol hook, as
+ * images_frame() does.  The texts of recent stacks are kept, each with
+ * the times it holds for: most lines repeat a stack seen before.
  */
-const void *images_frame_image(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts);
-void images_count_lookup(const struct images *m, const void *image, int resolved);
+void images_stack_text(struct images *m, uint32_t pid, const uint64_t *frames, size_t n,
+    uint64_t ts, int flags, struct evtw_line *l);
 void images_set_symbols(struct images *m, etl_symbol_fn fn, etl_symcount_fn count, void *ctx);
 /* NT path → DOS path when a volume mapping is known (into OUT). */
 const char *images_dos_path(const struct images *m, const char *nt, char *out, size_t cap);

@@ -100,6 +100,7 @@ struct tdh_db {
 	size_t nmaps, capmaps;
 	size_t nbuiltin_maps;	/* the first maps are built in: a trace's own map of the name wins */
 	struct tdh_stats st;
+	struct strbuf *scratch;	/* a value's text, kept from event to event (decoding is const) */
 };
 
 static const uint8_t metadata_guid[16] = {
@@ -161,6 +162,7 @@ struct tdh_db *
 tdh_new(void)
 {
 	struct tdh_db *db = xcalloc(1, sizeof *db);
+	db->scratch = xcalloc(1, sizeof *db->scratch);
 	const uint8_t *blob;
 	size_t len;
 	for (int i = 0; (blob = wperf_schema_blob(i, &len)) != NULL; i++)
@@ -202,6 +204,8 @@ tdh_free(struct tdh_db *db)
 		free(db->maps[i].name);
 	}
 	free(db->maps);
+	strbuf_release(db->scratch);
+	free(db->scratch);
 	free(db);
 }
 
@@ -676,9 +680,7 @@ one_value(struct dec *x, const struct prop *p, size_t len, int haslen, uint64_t 
 	if (isz) {
 		if (room < isz)
 			return -1;
-		uint64_t val = 0;
-		for (size_t k = 0; k < isz; k++)
-			val |= (uint64_t)d[k] << (8 * k);
+		uint64_t val = isz == 8 ? etl_u64(d) : isz == 4 ? etl_u32(d) : isz == 2 ? etl_u16(d) : d[0];
 		*ival = val;
 		x->off += isz;
 		if (in == IT_BOOL) {
@@ -862,15 +864,23 @@ decode_prop(struct dec *x, uint32_t i, const char *prefix, int depth)
 	uint64_t count;
 	int array;
 
-	/* prefix + name, cut to fit as snprintf would */
-	size_t pl = strlen(prefix), nl = strlen(p->name);
-	if (pl > sizeof full - 1)
-		pl = sizeof full - 1;
-	if (nl > sizeof full - 1 - pl)
-		nl = sizeof full - 1 - pl;
-	memcpy(full, prefix, pl);
-	memcpy(full + pl, p->name, nl);
-	full[pl + nl] = '\0';
+	const char *name = p->name;	/* a top-level property's name as it is */
+	if (*prefix) {
+		/* prefix + name, cut to fit as snprintf would */
+		size_t pl = strlen(prefix), nl = strlen(p->name);
+		if (pl > sizeof full - 1)
+			pl = sizeof full - 1;
+		if (nl > sizeof full - 1 - pl)
+			nl = sizeof full - 1 - pl;
+		memcpy(full, prefix, pl);
+		memcpy(full + pl, p->name, nl);
+		full[pl + nl] = '\0';
+		name = full;
+	} else if (strlen(name) > sizeof full - 1) {
+		memcpy(full, name, sizeof full - 1);
+		full[sizeof full - 1] = '\0';
+		name = full;
+	}
 	if (prop_count(x, i, &count, &array) < 0)
 		return -1;
 	if (count > x->len + 1 && count > 65535)
@@ -881,9 +891,9 @@ decode_prop(struct dec *x, uint32_t i, const char *prefix, int depth)
 		for (uint64_t k = 0; k < count; k++) {
 			char pre[600];
 			if (array)
-				snprintf(pre, sizeof pre, "%s.%" PRIu64 ".", full, k);
+				snprintf(pre, sizeof pre, "%s.%" PRIu64 ".", name, k);
 			else
-				snprintf(pre, sizeof pre, "%s.", full);
+				snprintf(pre, sizeof pre, "%s.", name);
 			size_t before = x->off;
 			if (decode_range(x, p->in, p->out, pre, depth + 1) < 0)
 				return -1;
@@ -913,7 +923,7 @@ decode_prop(struct dec *x, uint32_t i, const char *prefix, int depth)
 		else
 			bhex(&x->v, x->d + x->off, bytes);
 		x->off += bytes;
-		emit(x, full);
+		emit(x, name);
 		return 0;
 	}
 	uint64_t ival = 0;
@@ -930,7 +940,7 @@ decode_prop(struct dec *x, uint32_t i, const char *prefix, int depth)
 		x->have[i] = 1;
 	}
 	if (!p->hidden)
-		emit(x, full);
+		emit(x, name);
 	return 0;
 }
 
@@ -950,13 +960,21 @@ tdh_decode(const struct tdh_db *db, const struct tdh_event *e, const uint8_t *da
 	if (!e || (psize != 4 && psize != 8))
 		return -1;
 	struct dec x = { .db = db, .e = e, .d = data, .len = data ? len : 0, .psize = psize,
-	    .fn = fn, .ctx = ctx };
-	x.ival = xcalloc(e->np ? e->np : 1, sizeof *x.ival);
-	x.have = xcalloc(e->np ? e->np : 1, 1);
+	    .fn = fn, .ctx = ctx, .v = *db->scratch };
+	/* most schemas have a few properties: their values on the stack, no allocation per event */
+	uint64_t ival[64];
+	uint8_t have[64];
+	int small = e->np <= 64;
+	x.ival = small ? ival : xcalloc(e->np, sizeof *x.ival);
+	x.have = small ? have : xcalloc(e->np, 1);
+	if (small)
+		memset(have, 0, e->np ? e->np : 1);
 	int r = decode_range(&x, 0, e->ntop, "", 0);
-	free(x.ival);
-	free(x.have);
-	strbuf_release(&x.v);
+	if (!small) {
+		free(x.ival);
+		free(x.have);
+	}
+	*db->scratch = x.v;	/* (its buffer, grown or not, serves the next event) */
 	return r;
 }
 

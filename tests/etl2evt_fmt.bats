@@ -1,0 +1,33 @@
+#!/usr/bin/env bats
+# etl2evt's per-event formatting: what it keeps between events (the owner
+# of each address, the text of each frame) must never change a line.  The
+# expected values are worked out by hand from the scenarios, never taken
+# from etl2evt's output.
+load helpers
+
+@test "an address names the image loaded at the time of its event, not one looked up earlier" {
+	etlgen -o "$T/r.etl" "$BATS_TEST_DIRNAME/scenarios/image-reuse.yaml" 2>/dev/null
+	etl2evt "$T/r.etl" >"$T/r.evt"
+	evtcheck "$T/r.evt"
+	# image-reuse.yaml: samples at 5 and 10 ms in first.dll, at 25 and 30 ms in second.dll,
+	# all four at the same address 0x10002340, below app.exe+0x1000
+	awk -F'\t' '$2 == "Sample" { print $1, $NF }' "$T/r.evt" >"$T/got"
+	printf '%s\n' "5.000000 app.exe!0x1000;first.dll!0x2340" "10.000000 app.exe!0x1000;first.dll!0x2340" \
+	    "25.000000 app.exe!0x1000;second.dll!0x2340" "30.000000 app.exe!0x1000;second.dll!0x2340" >"$T/want"
+	textdiff "$T/want" "$T/got"
+}
+
+@test "-k: a kept CLR allocation or exception line is the full decode's line, leaf pseudo-frame and all" {
+	require_corpus
+	etl2evt "$CORPUS/perfview/net.4.5.2.x64.etl.zip" >"$T/all.evt"
+	etl2evt -k GCAllocationTick,Exception,Sample "$CORPUS/perfview/net.4.5.2.x64.etl.zip" >"$T/k.evt"
+	# the kind filter drops lines, never changes the ones it keeps
+	awk -F'\t' '!/^#/ && ($2 == "GCAllocationTick" || $2 == "Exception" || $2 == "Sample")' "$T/all.evt" >"$T/want"
+	awk -F'\t' '!/^#/' "$T/k.evt" >"$T/got"
+	textdiff "$T/want" "$T/got"
+	# and the allocation lines are there, each with its allocated type as the leaf
+	n=$(awk -F'\t' '$2 == "GCAllocationTick"' "$T/got" | wc -l)
+	[ "$n" -gt 1000 ] || fail "only $n allocation lines"
+	bad=$(awk -F'\t' '$2 == "GCAllocationTick" && $NF !~ /(^|;)Type [^;]+$/' "$T/got" | wc -l)
+	[ "$bad" -eq 0 ] || fail "$bad allocation lines without their Type leaf"
+}
