@@ -85,14 +85,15 @@ struct dpc_rows {
 
 /* a DPC/ISR on one CPU, for the stacks report */
 struct dpc_interval {
-	double start, end;	/* ms, [start, end) */
+	int64_t start, end;	/* ns, [start, end): exact, at any time in the trace */
 	int cls;
 	uint32_t module;	/* module row index */
 };
 
 /* a sample waiting for the routines that may cover it */
 struct dpc_sample {
-	double t, w;
+	int64_t t;		/* ns */
+	double w;
 	char *stack;		/* the evt stack column (a copy) */
 	size_t stack_len;
 	unsigned char flags;	/* 1 dpc=1, 2 isr=1 */
@@ -111,8 +112,8 @@ struct dpc_cpuwin {
 	size_t niv, capiv;
 	struct dpc_sample *smp;	/* ascending time from head */
 	size_t head, nsmp, capsmp;
-	double done_ms;		/* samples before this are attributed */
-	double last_ms;		/* the last sample attributed, if have_last */
+	int64_t done_ns;	/* samples before this are attributed */
+	int64_t last_ns;	/* the last sample attributed, if have_last */
 	int have_last;
 };
 

@@ -296,7 +296,7 @@ cpu_window(struct dpc_stats *s, int cpu)
 	}
 	if (s->win[cpu] == NULL) {
 		s->win[cpu] = xcalloc(1, sizeof(**s->win));
-		s->win[cpu]->done_ms = -INFINITY;
+		s->win[cpu]->done_ns = INT64_MIN;
 	}
 	return s->win[cpu];
 }
@@ -315,6 +315,20 @@ static int64_t
 cpu_settled_ns(const struct dpc_stats *s, const struct dpc_cpuwin *w)
 {
 	return w->seen_ns - s->window_ns;
+}
+
+/*
+ * A line came later than the window allowed (input not in log order):
+ * the window grows to what would have taken it, so that a stream merged
+ * a little out of order costs a few late lines, not all of them.
+ */
+static void
+window_widen(struct dpc_stats *s, const struct dpc_cpuwin *w, int64_t t)
+{
+	int64_t need = 2 * (w->seen_ns - t) + 1000000;
+
+	if (need > s->window_ns)
+		s->window_ns = need;
 }
 
 /* One more start, in start order: the interval from the previous one. */
@@ -368,6 +382,7 @@ start_add(struct dpc_stats *s, struct dpc_row *r, int cpu, int64_t t)
 		q = r->startq[cpu] = xcalloc(1, sizeof(*q));
 	if (q->have_last && t < q->last) {
 		s->late_starts++;	/* later than the window: its intervals are unknown */
+		window_widen(s, s->win[cpu], t);
 		return;
 	}
 	XGROW(q->t, q->n, q->cap, 16);
@@ -380,7 +395,7 @@ start_add(struct dpc_stats *s, struct dpc_row *r, int cpu, int64_t t)
 
 /* The innermost routine covering time T on the CPU (latest start; of equal starts, the shorter). */
 static const struct dpc_interval *
-covering(const struct dpc_cpuwin *w, double t)
+covering(const struct dpc_cpuwin *w, int64_t t)
 {
 	const struct dpc_interval *best = NULL;
 	size_t k;
@@ -403,17 +418,17 @@ static void
 sample_attribute(struct dpc_stats *s, struct dpc_cpuwin *w, struct dpc_sample *sm)
 {
 	dpc_attribute(s, sm, covering(w, sm->t));
-	w->last_ms = sm->t;
+	w->last_ns = sm->t;
 	w->have_last = 1;
 	free(sm->stack);
 }
 
 /*
- * Attributes the CPU's samples before LIMIT (ms), in time order, and
+ * Attributes the CPU's samples before LIMIT (ns), in time order, and
  * forgets the routines that ended by then: no later sample is inside them.
  */
 static void
-cpu_settle(struct dpc_stats *s, struct dpc_cpuwin *w, double limit)
+cpu_settle(struct dpc_stats *s, struct dpc_cpuwin *w, int64_t limit)
 {
 	size_t k;
 
@@ -426,19 +441,13 @@ cpu_settle(struct dpc_stats *s, struct dpc_cpuwin *w, double limit)
 		w->nsmp -= w->head;
 		w->head = 0;
 	}
-	if (limit > w->done_ms)
-		w->done_ms = limit;
+	if (limit > w->done_ns)
+		w->done_ns = limit;
 	for (k = 0; k < w->niv; )
-		if (w->iv[k].end <= w->done_ms)
+		if (w->iv[k].end <= w->done_ns)
 			w->iv[k] = w->iv[--w->niv];
 		else
 			k++;
-}
-
-static double
-cpu_settled_ms(const struct dpc_stats *s, const struct dpc_cpuwin *w)
-{
-	return (double)cpu_settled_ns(s, w) / 1e6;
 }
 
 /* ------------------------------------------------------------------ */
@@ -488,7 +497,8 @@ add_routine(struct dpc_stats *s, const struct evt_event *ev, int cls)
 
 		if (dur > s->maxdur_ns) {
 			s->maxdur_ns = dur;
-			s->window_ns = 2 * dur + 1000000;
+			if (2 * dur + 1000000 > s->window_ns)
+				s->window_ns = 2 * dur + 1000000;
 		}
 		cpu_seen(w, start + dur);
 		if ((size_t)ev->cpu >= mr->ncpu) {
@@ -506,15 +516,17 @@ add_routine(struct dpc_stats *s, const struct evt_event *ev, int cls)
 		if (s->want_samples) {
 			struct dpc_interval *iv;
 
-			if (w->have_last && ev->time_ms <= w->last_ms)
+			if (w->have_last && start <= w->last_ns) {
 				s->late_routines++;	/* a sample inside it may be attributed already */
+				window_widen(s, w, start);
+			}
 			XGROW(w->iv, w->niv, w->capiv, 16);
 			iv = &w->iv[w->niv++];
-			iv->start = ev->time_ms;
-			iv->end = ev->time_ms + us / 1000;
+			iv->start = start;
+			iv->end = start + dur;
 			iv->cls = cls;
 			iv->module = (uint32_t)row_index(&s->mods, mr);
-			cpu_settle(s, w, cpu_settled_ms(s, w));
+			cpu_settle(s, w, cpu_settled_ns(s, w));
 		}
 	}
 }
@@ -531,7 +543,7 @@ add_sample(struct dpc_stats *s, const struct evt_event *ev)
 		return;
 	s->nsamples++;
 	w = cpu_window(s, ev->cpu);
-	sm.t = ev->time_ms;
+	sm.t = ms_to_ns(ev->time_ms);
 	sm.w = ev->weight;
 	if (strcmp(s->o.unit, "samples") == 0) {
 		double c = 1;
@@ -547,19 +559,20 @@ add_sample(struct dpc_stats *s, const struct evt_event *ev)
 		sm.flags |= 2;
 	sm.stack = xstrndup(ev->stack, ev->stack_len);
 	sm.stack_len = ev->stack_len;
-	if (sm.t < w->done_ms) {
+	if (sm.t < w->done_ns) {
 		/* later than the window: the routines that ended since are forgotten */
 		s->late_samples++;
+		window_widen(s, w, sm.t);
 		sample_attribute(s, w, &sm);
 		return;
 	}
-	cpu_seen(w, ms_to_ns(ev->time_ms));
+	cpu_seen(w, sm.t);
 	XGROW(w->smp, w->nsmp, w->capsmp, 16);
 	for (i = w->nsmp; i > w->head && w->smp[i - 1].t > sm.t; i--)
 		w->smp[i] = w->smp[i - 1];
 	w->smp[i] = sm;
 	w->nsmp++;
-	cpu_settle(s, w, cpu_settled_ms(s, w));
+	cpu_settle(s, w, cpu_settled_ns(s, w));
 }
 
 /*
@@ -585,7 +598,7 @@ input_end(struct dpc_stats *s)
 
 		if (w == NULL)
 			continue;
-		cpu_settle(s, w, INFINITY);
+		cpu_settle(s, w, INT64_MAX);
 		free(w->iv);
 		free(w->smp);
 		free(w);
