@@ -118,7 +118,8 @@ add_piece(struct copy *c, const char *s, size_t len, int has_t, int64_t t, int e
 		c->captext = c->captext ? 2 * c->captext : 1 << 20;
 		c->text = xrealloc(c->text, c->captext);
 	}
-	memcpy(c->text + c->ntext, s, len);
+	if (len > 0)
+		memcpy(c->text + c->ntext, s, len);
 	c->p[c->n].off = c->ntext;
 	c->p[c->n].len = len;
 	c->p[c->n].t = t;
