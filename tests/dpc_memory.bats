@@ -222,3 +222,22 @@ nested_stream() {
 	tool_rows "$T/tsv" | sort >"$T/got"
 	textdiff "$T/want" "$T/got" || fail "durations differ from sort/awk"
 }
+
+@test "dpc bad input: a CPU past 4095 is skipped and counted, a duration past any clock is clamped in the windows, nothing written past a table" {
+	{
+		printf '#evt\t1\tcpus=8\n'
+		printf '1.000000\tDPC\t5000\t?\t-1\t-1\t0.1\troutine=a.sys!0x1\tmodule=a.sys\tduration_us=100\t\n'
+		printf '2.000000\tDPC\t1\t?\t-1\t-1\t0.1\troutine=a.sys!0x1\tmodule=a.sys\tduration_us=99999999999999999999\t\n'
+		printf '3.000000\tDPC\t1\t?\t-1\t-1\t0.1\troutine=a.sys!0x1\tmodule=a.sys\tduration_us=10\t\n'
+		printf '3.500000\tSample\t1\tx\t1\t1\t1\tdpc=1\ta.sys!f\n'
+	} >"$T/bad.evt"
+	for v in dpc dpcisr dpcstacks; do
+		run render "$v" "$T/bad.evt"
+		[ "$status" -eq 1 ] || fail "render $v: exit $status ($output)"
+		[[ "$output" == *"bad.evt:2: cpu 5000: the DPC/ISR reports count CPUs 0 to 4095, line skipped"* ]] ||
+		    fail "render $v: $output"
+	done
+	render dpc --tsv "$T/bad.evt" >"$T/tsv" 2>/dev/null || true
+	# the two lines of CPU 1 count; the one of CPU 5000 does not
+	grep -q "^module	DPC	a.sys	2	" "$T/tsv" || fail "$(cat "$T/tsv")"
+}

@@ -278,10 +278,23 @@ unesc(char *buf, size_t n, const char *v)
 /* ------------------------------------------------------------------ */
 /* the per-CPU reorder windows                                         */
 
+/* Times and durations in whole ns; beyond +-2^61 ns (73 years), clamped, so sums cannot overflow. */
+static int64_t
+ns_of(double ns)
+{
+	const double lim = 2305843009213693952.0;	/* 2^61 */
+
+	if (!(ns > -lim))
+		return -(int64_t)lim;
+	if (ns > lim)
+		return (int64_t)lim;
+	return llround(ns);
+}
+
 static int64_t
 ms_to_ns(double ms)
 {
-	return llround(ms * 1e6);
+	return ns_of(ms * 1e6);
 }
 
 static struct dpc_cpuwin *
@@ -493,7 +506,7 @@ add_routine(struct dpc_stats *s, const struct evt_event *ev, int cls)
 	mr->bucket[dpc_bucket(us)]++;
 	if (ev->cpu >= 0) {
 		struct dpc_cpuwin *w = cpu_window(s, ev->cpu);
-		int64_t start = ms_to_ns(ev->time_ms), dur = llround(us * 1000);
+		int64_t start = ms_to_ns(ev->time_ms), dur = ns_of(us * 1000);
 
 		if (dur > s->maxdur_ns) {
 			s->maxdur_ns = dur;
@@ -661,6 +674,12 @@ dpc_read(struct dpc_stats *s, const char *path)
 		if (evt_parse(line, len, &ev, &why) < 0) {
 			if (++s->bad <= 5)
 				cli_warn("%s:%lu: %s, line skipped", lr_name(lr), lr_lineno(lr), why);
+			continue;
+		}
+		if (ev.cpu >= DPC_MAX_CPUS) {	/* the per-CPU tables stop there */
+			if (++s->bad <= 5)
+				cli_warn("%s:%lu: cpu %d: the DPC/ISR reports count CPUs 0 to %d, "
+				    "line skipped", lr_name(lr), lr_lineno(lr), ev.cpu, DPC_MAX_CPUS - 1);
 			continue;
 		}
 		if (!s->have_time || ev.time_ms < s->first_ms)
