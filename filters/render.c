@@ -703,7 +703,10 @@ run_dpc(struct options *op, enum mode m, int argc, char **argv)
 		return st;
 	}
 	{
-		struct dpc_stats *ds = dpc_new(&op->dpc);
+		struct dpc_stats *ds;
+
+		op->dpc.stacks = m == M_DPCSTACKS;	/* only dpcstacks reads the samples */
+		ds = dpc_new(&op->dpc);
 
 		if (argc == 0)
 			st = dpc_read(ds, "-");

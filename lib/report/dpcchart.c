@@ -1,7 +1,10 @@
 /*
  * dpcchart.c - the DPC (or ISR) durations of one module, sorted longest
  * first, one line per trace, as an SVG chart with the guidance limit:
- * how the tail of one driver's DPCs compares across traces.
+ * how the tail of one driver's DPCs compares across traces.  Each trace
+ * keeps a count per distinct duration (dpc_durs), so the chart's memory
+ * does not grow with the number of DPCs; the sorted durations are walked
+ * from the longest down, one run of equal values at a time.
  */
 #include "report/dpcisr_int.h"
 #include "base/escape.h"
@@ -15,9 +18,36 @@
 
 struct trace_series {
 	char *label;
-	double *d;
-	size_t n;
+	struct dpc_durs d;	/* ascending */
+	size_t n;		/* the number of durations */
 };
+
+/* the durations of a series from the longest down, as a cursor over d's runs */
+struct desc_cursor {
+	const struct dpc_durs *d;
+	size_t run;		/* index in d->v, counted from the end */
+	uint64_t left;		/* durations left in that run */
+};
+
+static void
+cursor_init(struct desc_cursor *c, const struct dpc_durs *d)
+{
+	c->d = d;
+	c->run = 0;
+	c->left = d->n ? d->v[d->n - 1].n : 0;
+}
+
+/* The next duration, longest first; there must be one. */
+static double
+cursor_next(struct desc_cursor *c)
+{
+	while (c->left == 0) {
+		c->run++;
+		c->left = c->d->v[c->d->n - 1 - c->run].n;
+	}
+	c->left--;
+	return c->d->v[c->d->n - 1 - c->run].us;
+}
 
 struct dpc_chart {
 	struct dpc_opts o;
@@ -32,14 +62,6 @@ dpc_chart_new(const struct dpc_opts *o)
 
 	c->o = *o;
 	return c;
-}
-
-static int
-cmp_desc(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x < y) - (x > y);
 }
 
 int
@@ -65,21 +87,18 @@ dpc_chart_add_trace(struct dpc_chart *c, const char *path, const char *label)
 	c->t = xrealloc(c->t, (c->n + 1) * sizeof(*c->t));
 	ts = &c->t[c->n++];
 	ts->label = xstrdup(label ? label : (s->source ? s->source : path));
-	ts->d = NULL;
-	ts->n = 0;
+	memset(&ts->d, 0, sizeof(ts->d));
 	for (i = 0; i < s->mods.n; i++) {
 		struct dpc_row *m = s->mods.r[i];
+		size_t k;
 
 		if (strcasecmp(m->module, o.module) != 0)
 			continue;
-		if (m->ndur == 0)
-			continue;
-		ts->d = xrealloc(ts->d, (ts->n + m->ndur) * sizeof(double));
-		memcpy(ts->d + ts->n, m->dur, m->ndur * sizeof(double));
-		ts->n += m->ndur;
+		for (k = 0; k < m->dur.n; k++)
+			dpc_durs_add(&ts->d, m->dur.v[k].us, m->dur.v[k].n);
 	}
-	if (ts->n > 1)
-		qsort(ts->d, ts->n, sizeof(double), cmp_desc);
+	dpc_durs_sort(&ts->d);
+	ts->n = (size_t)ts->d.total;
 	if (ts->n == 0)
 		cli_warn("%s: no %s of module %s", path, o.want_isr && !o.want_dpc ? "ISRs" : "DPCs",
 		    o.module);
@@ -106,11 +125,13 @@ dpc_chart_write(struct dpc_chart *c, struct outbuf *ob)
 	if (ph < 50)
 		ph = 50, H = mt + mb + ph;
 	for (i = 0; i < c->n; i++)
-		for (k = 0; k < c->t[i].n; k++) {
-			if (c->t[i].d[k] > ymax)
-				ymax = c->t[i].d[k];
-			if (c->o.log_y && c->t[i].d[k] > 0 && c->t[i].d[k] < ymin)
-				ymin = c->t[i].d[k];
+		for (k = 0; k < c->t[i].d.n; k++) {
+			double v = c->t[i].d.v[k].us;
+
+			if (v > ymax)
+				ymax = v;
+			if (c->o.log_y && v > 0 && v < ymin)
+				ymin = v;
 		}
 	if (c->o.log_y) {
 		ymin = ymin > limit ? limit / 2 : ymin;
@@ -173,21 +194,24 @@ dpc_chart_write(struct dpc_chart *c, struct outbuf *ob)
 	/* series: at most two points per pixel column (the data is monotonic) */
 	for (i = 0; i < c->n; i++) {
 		struct trace_series *t = &c->t[i];
+		struct desc_cursor cur;
 		long lastcol = -1;
 
 		if (t->n == 0)
 			continue;
+		cursor_init(&cur, &t->d);
 		ob_printf(ob, "<polyline id=\"s%zu\" stroke=\"%s\" points=\"", i,
 		    series_colours[i % 10]);
 		for (k = 0; k < t->n; k++) {
 			double x = ml + (t->n == 1 ? 0 : pw * (double)k / (double)(t->n - 1));
+			double v = cursor_next(&cur);
 			long col = (long)x;
 
 			if (col == lastcol && k + 1 < t->n &&
 			    (long)(ml + pw * (double)(k + 1) / (double)(t->n - 1)) == col)
 				continue;
 			lastcol = col;
-			ob_printf(ob, "%.1f,%.1f ", x, YPOS(t->d[k]));
+			ob_printf(ob, "%.1f,%.1f ", x, YPOS(v));
 		}
 		ob_puts(ob, "\"/>\n");
 	}
@@ -198,19 +222,26 @@ dpc_chart_write(struct dpc_chart *c, struct outbuf *ob)
 	/* legend */
 	for (i = 0; i < c->n; i++) {
 		struct trace_series *t = &c->t[i];
-		double y = mt + ph + 52 + 18.0 * (double)i, sum = 0;
+		double y = mt + ph + 52 + 18.0 * (double)i, sum = 0, longest = 0;
 		size_t over = 0;
+		struct desc_cursor cur;
 
+		/* summed longest first, one by one, as the chart has always added them */
+		cursor_init(&cur, &t->d);
 		for (k = 0; k < t->n; k++) {
-			sum += t->d[k];
-			over += t->d[k] > limit;
+			double v = cursor_next(&cur);
+
+			if (k == 0)
+				longest = v;
+			sum += v;
+			over += v > limit;
 		}
 		ob_printf(ob, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"%s\" stroke-width=\"3\"/>"
 		    "<text x=\"%g\" y=\"%g\">", ml, y - 4, ml + 24, y - 4, series_colours[i % 10], ml + 30, y);
 		xml_escape_str(ob, t->label);
 		ob_printf(ob, ": %zu %ss, avg %.1f us, max %.1f us, %.1f%% over %g us</text>\n",
 		    t->n, c->o.want_isr && !c->o.want_dpc ? "ISR" : "DPC",
-		    t->n ? sum / (double)t->n : 0, t->n ? t->d[0] : 0,
+		    t->n ? sum / (double)t->n : 0, longest,
 		    t->n ? 100.0 * (double)over / (double)t->n : 0, limit);
 	}
 	ob_puts(ob, "</svg>\n");
@@ -226,7 +257,7 @@ dpc_chart_free(struct dpc_chart *c)
 		return;
 	for (i = 0; i < c->n; i++) {
 		free(c->t[i].label);
-		free(c->t[i].d);
+		dpc_durs_free(&c->t[i].d);
 	}
 	free(c->t);
 	free(c);

@@ -245,6 +245,20 @@ flags_section(struct dpc_stats *s, struct outbuf *ob)
 	}
 }
 
+static void
+warn_late(const struct dpc_stats *s)
+{
+	unsigned long n = s->late_starts + s->late_samples + s->late_routines;
+
+	if (n == 0)
+		return;
+	cli_warn("%lu DPC/ISR or Sample line%s came later in the log than the longest routine "
+	    "before them allows (starts %lu, samples %lu, routines %lu): lines out of log "
+	    "order (docs/evt-format.md 2.2); the intervals between starts and the stacks "
+	    "may miss them", n, n == 1 ? "" : "s", s->late_starts, s->late_samples,
+	    s->late_routines);
+}
+
 void
 dpc_report_functions(struct dpc_stats *s, struct outbuf *ob)
 {
@@ -278,6 +292,7 @@ dpc_report_functions(struct dpc_stats *s, struct outbuf *ob)
 	if (s->mods.n == 0 && !s->o.tsv)
 		ob_puts(ob, "no DPC/ISR events in the input (record with the DPC and "
 		    "Interrupt kernel flags)\n");
+	warn_late(s);
 }
 
 void
@@ -358,58 +373,23 @@ dpc_report_xperf(struct dpc_stats *s, struct outbuf *ob)
 /* ------------------------------------------------------------------ */
 /* DPC/ISR usage by module, stack                                      */
 
-static int
-iv_cmp(const void *a, const void *b)
-{
-	const struct dpc_interval *x = a, *y = b;
-
-	if (x->cpu != y->cpu)
-		return x->cpu - y->cpu;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return (x->end < y->end) - (x->end > y->end);	/* outer first */
-}
-
-static int
-sample_cmp(const void *a, const void *b)
-{
-	const struct dpc_sample *x = a, *y = b;
-
-	if (x->cpu != y->cpu)
-		return x->cpu - y->cpu;
-	return (x->t > y->t) - (x->t < y->t);
-}
-
 /*
- * One (root, stack) pair and its weight.  The names are filled in once
- * the sweep has interned every string, just before sorting, so that the
- * comparator needs no context pointer (qsort_r differs between glibc and
- * the BSDs and is not in POSIX 2008).  Interned strings are never moved.
+ * The (root, stack) pairs' names are filled in once every sample is
+ * attributed, just before sorting, so that the comparator needs no
+ * context pointer (qsort_r differs between glibc and the BSDs and is not
+ * in POSIX 2008).  Interned strings are never moved.
  */
-struct agg {
-	uint32_t root, stack;
-	double w;
-	const char *root_name, *stack_name;
-};
-
 /* (root, stack) pairs are unique, so the order is total: no ties */
 static int
 agg_cmp(const void *a, const void *b)
 {
-	const struct agg *x = a, *y = b;
+	const struct dpc_agg *x = a, *y = b;
 	int c = strcmp(x->root_name, y->root_name);
 
 	if (c)
 		return c;
 	return strcmp(x->stack_name, y->stack_name);
 }
-
-struct aggtab {
-	struct agg *a;
-	size_t n, cap;
-	uint32_t *tab;
-	size_t mask;
-};
 
 static size_t
 agg_hash(uint32_t root, uint32_t stack, size_t mask)
@@ -418,12 +398,19 @@ agg_hash(uint32_t root, uint32_t stack, size_t mask)
 }
 
 static void
-agg_add(struct aggtab *t, uint32_t root, uint32_t stack, double w)
+agg_add(struct dpc_aggtab *t, uint32_t root, uint32_t stack, double w)
 {
-	size_t h = agg_hash(root, stack, t->mask), q;
+	size_t h, q;
 
+	if (t->tab == NULL) {
+		t->cap = 1024;
+		t->a = xmalloc(t->cap * sizeof(*t->a));
+		t->mask = 4095;
+		t->tab = xcalloc(t->mask + 1, sizeof(*t->tab));
+	}
+	h = agg_hash(root, stack, t->mask);
 	while (t->tab[h]) {
-		struct agg *a = &t->a[t->tab[h] - 1];
+		struct dpc_agg *a = &t->a[t->tab[h] - 1];
 
 		if (a->root == root && a->stack == stack) {
 			a->w += w;
@@ -468,84 +455,50 @@ put_folded_stack(struct outbuf *ob, const char *st, size_t n)
 	}
 }
 
+/*
+ * A sample belongs to the innermost DPC/ISR (latest start) running on
+ * its CPU at its time -- an ISR interrupting a DPC wins; samples flagged
+ * dpc=1/isr=1 that no routine covers go under "[DPC] ?" / "[ISR] ?".
+ */
+void
+dpc_attribute(struct dpc_stats *s, const struct dpc_sample *sm, const struct dpc_interval *best)
+{
+	char rootname[1200];
+	uint32_t root;
+
+	if (best != NULL) {
+		s->st_matched++;
+		if (!sm->flags)
+			s->st_window_only++;
+		snprintf(rootname, sizeof(rootname), "[%s] %s", cls_name[best->cls],
+		    s->mods.r[best->module]->module);
+	} else if (sm->flags) {
+		s->st_flag_only++;
+		snprintf(rootname, sizeof(rootname), "[%s] ?", (sm->flags & 2) ? "ISR" : "DPC");
+	} else {
+		s->st_outside++;
+		return;
+	}
+	root = intern_add(&s->roots, rootname, strlen(rootname));
+	agg_add(&s->agg, root, intern_add(&s->stacks, sm->stack, sm->stack_len), sm->w);
+}
+
 void
 dpc_report_stacks(struct dpc_stats *s, struct outbuf *ob)
 {
-	size_t i, j = 0, k, nact = 0, capact = 64;
-	struct dpc_interval *act = xmalloc(capact * sizeof(*act));
-	struct intern roots;
-	struct aggtab at;
+	size_t i;
+	struct dpc_aggtab *at = &s->agg;
 	double scale = strcmp(s->o.unit, "us") == 0 ? 1000 : 1, carry = 0;
 
-	intern_init(&roots);
-	memset(&at, 0, sizeof(at));
-	at.cap = 1024;
-	at.a = xmalloc(at.cap * sizeof(*at.a));
-	at.mask = 4095;
-	at.tab = xcalloc(at.mask + 1, sizeof(*at.tab));
-	if (s->nsmp > 1)
-		qsort(s->smp, s->nsmp, sizeof(*s->smp), sample_cmp);
-	if (s->niv > 1)
-		qsort(s->iv, s->niv, sizeof(*s->iv), iv_cmp);
-	/*
-	 * Sweep per CPU in time order: keep the intervals of that CPU that
-	 * have started; a sample belongs to the innermost one (latest start)
-	 * still running at its time -- an ISR interrupting a DPC wins.
-	 */
-	for (i = 0; i < s->nsmp; i++) {
-		struct dpc_sample *sm = &s->smp[i];
-		const struct dpc_interval *best = NULL;
-		char rootname[1200];
-		uint32_t root;
-
-		if (i == 0 || sm->cpu != s->smp[i - 1].cpu) {
-			nact = 0;
-			while (j < s->niv && s->iv[j].cpu < sm->cpu)
-				j++;
-		}
-		for (; j < s->niv && s->iv[j].cpu == sm->cpu && s->iv[j].start <= sm->t; j++) {
-			if (nact == capact) {
-				capact *= 2;
-				act = xrealloc(act, capact * sizeof(*act));
-			}
-			act[nact++] = s->iv[j];
-		}
-		for (k = 0; k < nact; ) {
-			if (act[k].end <= sm->t) {	/* [start, end): a sample at the end is after it */
-				act[k] = act[--nact];
-				continue;
-			}
-			k++;
-		}
-		for (k = 0; k < nact; k++)
-			if (best == NULL || act[k].start > best->start)
-				best = &act[k];
-		if (best != NULL) {
-			s->st_matched++;
-			if (!sm->flags)
-				s->st_window_only++;
-			snprintf(rootname, sizeof(rootname), "[%s] %s", cls_name[best->cls],
-			    s->mods.r[best->module]->module);
-		} else if (sm->flags) {
-			s->st_flag_only++;
-			snprintf(rootname, sizeof(rootname), "[%s] ?",
-			    (sm->flags & 2) ? "ISR" : "DPC");
-		} else {
-			s->st_outside++;
-			continue;
-		}
-		root = intern_add(&roots, rootname, strlen(rootname));
-		agg_add(&at, root, sm->stack, sm->w);
+	for (i = 0; i < at->n; i++) {
+		at->a[i].root_name = intern_str(&s->roots, at->a[i].root);
+		at->a[i].stack_name = intern_str(&s->stacks, at->a[i].stack);
 	}
-	for (i = 0; i < at.n; i++) {
-		at.a[i].root_name = intern_str(&roots, at.a[i].root);
-		at.a[i].stack_name = intern_str(&s->stacks, at.a[i].stack);
-	}
-	if (at.n > 1)
-		qsort(at.a, at.n, sizeof(*at.a), agg_cmp);
-	for (i = 0; i < at.n; i++) {
-		size_t n = intern_len(&s->stacks, at.a[i].stack);
-		double w = at.a[i].w * scale;
+	if (at->n > 1)
+		qsort(at->a, at->n, sizeof(*at->a), agg_cmp);
+	for (i = 0; i < at->n; i++) {
+		size_t n = intern_len(&s->stacks, at->a[i].stack);
+		double w = at->a[i].w * scale;
 		char num[64];
 
 		if (strcmp(s->o.unit, "ms") == 0)
@@ -559,22 +512,19 @@ dpc_report_stacks(struct dpc_stats *s, struct outbuf *ob)
 				continue;
 			snprintf(num, sizeof(num), "%.0f", r);
 		}
-		ob_puts(ob, at.a[i].root_name);
+		ob_puts(ob, at->a[i].root_name);
 		if (n)
 			ob_putc(ob, ';');
-		put_folded_stack(ob, at.a[i].stack_name, n);
+		put_folded_stack(ob, at->a[i].stack_name, n);
 		ob_putc(ob, ' ');
 		ob_puts(ob, num);
 		ob_putc(ob, '\n');
 	}
-	if (s->nsmp == 0)
+	if (s->nsamples == 0)
 		cli_warn("no Sample events in the input: nothing to attribute to DPCs/ISRs");
 	else if (s->st_flag_only)
 		cli_warn("%lu sample%s flagged dpc=1/isr=1 had no DPC/ISR event on their CPU "
 		    "at their time (shown under \"[DPC] ?\" / \"[ISR] ?\")", s->st_flag_only,
 		    s->st_flag_only == 1 ? "" : "s");
-	free(act);
-	free(at.a);
-	free(at.tab);
-	intern_release(&roots);
+	warn_late(s);
 }

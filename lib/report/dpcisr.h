@@ -16,8 +16,9 @@
  *                         a DPC/ISR on the same CPU as folded stacks.
  *   dpc_chart_*           sorted durations of one module, several traces.
  *
- * Memory: one 8-byte duration per DPC/ISR event (exact percentiles);
- * the stacks report also keeps one small record per sample.
+ * Memory grows with what the reports show, not with the events: a count
+ * per distinct duration (exact percentiles) per row, and small per-CPU
+ * windows that put starts and samples in time order (dpcstats.c).
  *
  * The code: dpcstats.c (reading, statistics), dpcisr.c (text/TSV and
  * stacks reports), dpcchart.c (the chart); dpcisr_int.h is what they share.
@@ -37,6 +38,7 @@ struct dpc_opts {
 	int cpu_filter;
 	char cpus[DPC_MAX_CPUS];
 	int tsv;
+	int stacks;		/* read the samples, for dpc_report_stacks */
 	const char *unit;	/* dpcstacks: us (default), ms, samples */
 	double width, height;	/* dpcchart SVG size */
 	int log_y;

@@ -1,9 +1,15 @@
 /*
  * dpcstats.c - DPC/ISR statistics from evt streams: per module and per
- * function durations (every one kept, for exact percentiles), per-CPU
- * usage, power-of-two histograms, intervals between routine starts on
- * a CPU, and the DPC/ISR intervals and samples the stacks report needs.
+ * function durations (a count per distinct duration, for exact
+ * percentiles), per-CPU usage, power-of-two histograms, intervals
+ * between routine starts on a CPU, and the samples inside DPCs/ISRs.
  * The reports are in dpcisr.c and dpcchart.c.
+ *
+ * Memory grows with what the reports show (rows, distinct durations,
+ * CPUs, distinct stacks), never with the number of events: lines come
+ * in end order (docs/evt-format.md §2.2), so the starts and the samples
+ * that need start order wait in small per-CPU windows, as long as the
+ * input's longest routine could still reorder them, and no longer.
  */
 #include "report/dpcisr_int.h"
 #include "base/cli.h"
@@ -40,6 +46,69 @@ dpc_bucket(double us)
 		k++;
 	}
 	return k;
+}
+
+/* ------------------------------------------------------------------ */
+/* durations: a count per distinct value                               */
+
+static uint64_t
+dur_bits(double us)
+{
+	uint64_t b;
+
+	memcpy(&b, &us, sizeof(b));
+	return b;
+}
+
+void
+dpc_durs_add(struct dpc_durs *d, double us, uint64_t n)
+{
+	uint32_t *ix;
+
+	if (us == 0)
+		us = 0;		/* -0 is 0 */
+	if (d->idx.s == NULL)
+		hmap_init(&d->idx);
+	d->total += n;
+	if ((ix = hmap_get(&d->idx, dur_bits(us), 0)) != NULL) {
+		d->v[*ix].n += n;
+		return;
+	}
+	XGROW(d->v, d->n, d->cap, 16);
+	d->v[d->n].us = us;
+	d->v[d->n].n = n;
+	hmap_put(&d->idx, dur_bits(us), 0, (uint32_t)d->n);
+	d->n++;
+}
+
+static int
+dur_cmp(const void *a, const void *b)
+{
+	double x = ((const struct dpc_dur *)a)->us, y = ((const struct dpc_dur *)b)->us;
+
+	return (x > y) - (x < y);
+}
+
+void
+dpc_durs_sort(struct dpc_durs *d)
+{
+	if (d->sorted)
+		return;
+	if (d->n > 1)
+		qsort(d->v, d->n, sizeof(*d->v), dur_cmp);
+	if (d->idx.s != NULL)
+		hmap_free(&d->idx);
+	d->idx.s = NULL;
+	d->sorted = 1;
+}
+
+void
+dpc_durs_free(struct dpc_durs *d)
+{
+	if (d->idx.s != NULL)
+		hmap_free(&d->idx);
+	free(d->v);
+	memset(d, 0, sizeof(*d));
 }
 
 /* ------------------------------------------------------------------ */
@@ -92,7 +161,7 @@ row_get(struct dpc_rows *t, int cls, const char *kind, const char *mod, const ch
 	r->kind = kind ? xstrdup(kind) : NULL;
 	r->module = xstrdup(mod);
 	r->func = fn ? xstrdup(fn) : NULL;
-	r->min_int = INFINITY;
+	r->min_int_ns = INT64_MAX;
 	if (t->n == t->cap) {
 		t->cap = t->cap ? 2 * t->cap : 64;
 		t->r = xrealloc(t->r, t->cap * sizeof(*t->r));
@@ -137,9 +206,14 @@ rows_free(struct dpc_rows *t)
 		free(t->r[i]->kind);
 		free(t->r[i]->module);
 		free(t->r[i]->func);
-		free(t->r[i]->dur);
+		dpc_durs_free(&t->r[i]->dur);
 		free(t->r[i]->cpu_us);
-		free(t->r[i]->starts);
+		for (size_t c = 0; c < t->r[i]->nstartq; c++)
+			if (t->r[i]->startq[c] != NULL) {
+				free(t->r[i]->startq[c]->t);
+				free(t->r[i]->startq[c]);
+			}
+		free(t->r[i]->startq);
 		free(t->r[i]);
 	}
 	free(t->r);
@@ -156,8 +230,10 @@ dpc_new(const struct dpc_opts *o)
 
 	s->o = *o;
 	s->maxcpu = -1;
-	s->want_samples = 1;
+	s->want_samples = o->stacks;
+	s->window_ns = 1000000;
 	intern_init(&s->stacks);
+	intern_init(&s->roots);
 	return s;
 }
 
@@ -181,11 +257,7 @@ add_duration(struct dpc_row *r, double us, double limit)
 		r->max_us = us;
 	if (us > limit)
 		r->over++;
-	if (r->ndur == r->capdur) {
-		r->capdur = r->capdur ? 2 * r->capdur : 16;
-		r->dur = xrealloc(r->dur, r->capdur * sizeof(*r->dur));
-	}
-	r->dur[r->ndur++] = us;
+	dpc_durs_add(&r->dur, us, 1);
 }
 
 /* Copy of an escaped evt value, unescaped, in BUF (size N). */
@@ -203,6 +275,197 @@ unesc(char *buf, size_t n, const char *v)
 	return buf;
 }
 
+/* ------------------------------------------------------------------ */
+/* the per-CPU reorder windows                                         */
+
+/* Times and durations in whole ns; beyond +-2^61 ns (73 years), clamped, so sums cannot overflow. */
+static int64_t
+ns_of(double ns)
+{
+	const double lim = 2305843009213693952.0;	/* 2^61 */
+
+	if (!(ns > -lim))
+		return -(int64_t)lim;
+	if (ns > lim)
+		return (int64_t)lim;
+	return llround(ns);
+}
+
+static int64_t
+ms_to_ns(double ms)
+{
+	return ns_of(ms * 1e6);
+}
+
+static struct dpc_cpuwin *
+cpu_window(struct dpc_stats *s, int cpu)
+{
+	if ((size_t)cpu >= s->nwin) {
+		size_t n = (size_t)cpu + 1;
+
+		s->win = xrealloc(s->win, n * sizeof(*s->win));
+		memset(s->win + s->nwin, 0, (n - s->nwin) * sizeof(*s->win));
+		s->nwin = n;
+	}
+	if (s->win[cpu] == NULL) {
+		s->win[cpu] = xcalloc(1, sizeof(**s->win));
+		s->win[cpu]->done_ns = INT64_MIN;
+	}
+	return s->win[cpu];
+}
+
+/* The CPU's log reached T (ns). */
+static void
+cpu_seen(struct dpc_cpuwin *w, int64_t t)
+{
+	if (!w->have_seen || t > w->seen_ns)
+		w->seen_ns = t;
+	w->have_seen = 1;
+}
+
+/* Starts before this time (ns) on the CPU can no longer be preceded by a later line's. */
+static int64_t
+cpu_settled_ns(const struct dpc_stats *s, const struct dpc_cpuwin *w)
+{
+	return w->seen_ns - s->window_ns;
+}
+
+/*
+ * A line came later than the window allowed (input not in log order):
+ * the window grows to what would have taken it, so that a stream merged
+ * a little out of order costs a few late lines, not all of them.
+ */
+static void
+window_widen(struct dpc_stats *s, const struct dpc_cpuwin *w, int64_t t)
+{
+	int64_t need = 2 * (w->seen_ns - t) + 1000000;
+
+	if (need > s->window_ns)
+		s->window_ns = need;
+}
+
+/* One more start, in start order: the interval from the previous one. */
+static void
+start_take(struct dpc_row *r, struct dpc_startq *q, int64_t t)
+{
+	if (q->have_last) {
+		int64_t d = t - q->last;
+
+		r->nint++;
+		r->sum_int_ns += d;
+		if (d < r->min_int_ns)
+			r->min_int_ns = d;
+		if (d > r->max_int_ns)
+			r->max_int_ns = d;
+	}
+	q->last = t;
+	q->have_last = 1;
+}
+
+/* Takes the starts before LIMIT (ns) out of the window, in order. */
+static void
+startq_drain(struct dpc_row *r, struct dpc_startq *q, int64_t limit)
+{
+	while (q->head < q->n && q->t[q->head] < limit)
+		start_take(r, q, q->t[q->head++]);
+	if (q->head == q->n)
+		q->head = q->n = 0;
+	else if (q->head > q->n / 2) {
+		memmove(q->t, q->t + q->head, (q->n - q->head) * sizeof(*q->t));
+		q->n -= q->head;
+		q->head = 0;
+	}
+}
+
+/* A start of module row R on CPU at T (ns): into the window, in order. */
+static void
+start_add(struct dpc_stats *s, struct dpc_row *r, int cpu, int64_t t)
+{
+	struct dpc_startq *q;
+	size_t i;
+
+	if ((size_t)cpu >= r->nstartq) {
+		size_t n = (size_t)cpu + 1;
+
+		r->startq = xrealloc(r->startq, n * sizeof(*r->startq));
+		memset(r->startq + r->nstartq, 0, (n - r->nstartq) * sizeof(*r->startq));
+		r->nstartq = n;
+	}
+	if ((q = r->startq[cpu]) == NULL)
+		q = r->startq[cpu] = xcalloc(1, sizeof(*q));
+	if (q->have_last && t < q->last) {
+		s->late_starts++;	/* later than the window: its intervals are unknown */
+		window_widen(s, s->win[cpu], t);
+		return;
+	}
+	XGROW(q->t, q->n, q->cap, 16);
+	for (i = q->n; i > q->head && q->t[i - 1] > t; i--)
+		q->t[i] = q->t[i - 1];
+	q->t[i] = t;
+	q->n++;
+	startq_drain(r, q, cpu_settled_ns(s, s->win[cpu]));
+}
+
+/* The innermost routine covering time T on the CPU (latest start; of equal starts, the shorter). */
+static const struct dpc_interval *
+covering(const struct dpc_cpuwin *w, int64_t t)
+{
+	const struct dpc_interval *best = NULL;
+	size_t k;
+
+	for (k = 0; k < w->niv; k++) {
+		const struct dpc_interval *iv = &w->iv[k];
+
+		if (iv->start > t || iv->end <= t)	/* [start, end): a sample at the end is after it */
+			continue;
+		if (best == NULL || iv->start > best->start ||
+		    (iv->start == best->start && (iv->end < best->end ||
+		    (iv->end == best->end && (iv->cls > best->cls ||
+		    (iv->cls == best->cls && iv->module < best->module))))))
+			best = iv;
+	}
+	return best;
+}
+
+static void
+sample_attribute(struct dpc_stats *s, struct dpc_cpuwin *w, struct dpc_sample *sm)
+{
+	dpc_attribute(s, sm, covering(w, sm->t));
+	w->last_ns = sm->t;
+	w->have_last = 1;
+	free(sm->stack);
+}
+
+/*
+ * Attributes the CPU's samples before LIMIT (ns), in time order, and
+ * forgets the routines that ended by then: no later sample is inside them.
+ */
+static void
+cpu_settle(struct dpc_stats *s, struct dpc_cpuwin *w, int64_t limit)
+{
+	size_t k;
+
+	while (w->head < w->nsmp && w->smp[w->head].t < limit)
+		sample_attribute(s, w, &w->smp[w->head++]);
+	if (w->head == w->nsmp)
+		w->head = w->nsmp = 0;
+	else if (w->head > w->nsmp / 2) {
+		memmove(w->smp, w->smp + w->head, (w->nsmp - w->head) * sizeof(*w->smp));
+		w->nsmp -= w->head;
+		w->head = 0;
+	}
+	if (limit > w->done_ns)
+		w->done_ns = limit;
+	for (k = 0; k < w->niv; )
+		if (w->iv[k].end <= w->done_ns)
+			w->iv[k] = w->iv[--w->niv];
+		else
+			k++;
+}
+
+/* ------------------------------------------------------------------ */
+/* events                                                              */
+
 static void
 add_routine(struct dpc_stats *s, const struct evt_event *ev, int cls)
 {
@@ -214,8 +477,8 @@ add_routine(struct dpc_stats *s, const struct evt_event *ev, int cls)
 
 	if ((a = evt_attr(ev, "duration_us")) == NULL || evt_parse_decimal(a, &us) < 0)
 		us = ev->weight * 1000;
-	if (us < 0)
-		us = 0;
+	if (!(us >= 0))
+		us = 0;		/* negative, or not a number */
 	if ((a = evt_attr(ev, "routine")) != NULL)
 		unesc(fn, sizeof(fn), a);
 	else
@@ -242,6 +505,15 @@ add_routine(struct dpc_stats *s, const struct evt_event *ev, int cls)
 	add_duration(mr, us, limit);
 	mr->bucket[dpc_bucket(us)]++;
 	if (ev->cpu >= 0) {
+		struct dpc_cpuwin *w = cpu_window(s, ev->cpu);
+		int64_t start = ms_to_ns(ev->time_ms), dur = ns_of(us * 1000);
+
+		if (dur > s->maxdur_ns) {
+			s->maxdur_ns = dur;
+			if (2 * dur + 1000000 > s->window_ns)
+				s->window_ns = 2 * dur + 1000000;
+		}
+		cpu_seen(w, start + dur);
 		if ((size_t)ev->cpu >= mr->ncpu) {
 			size_t n = (size_t)ev->cpu + 1;
 
@@ -253,59 +525,100 @@ add_routine(struct dpc_stats *s, const struct evt_event *ev, int cls)
 		mr->cpu_us[ev->cpu] += us;
 		s->cpu_us[cls][ev->cpu] += us;
 		/* for the intervals between starts of this module on one CPU */
-		if (mr->nstarts == mr->capstarts) {
-			mr->capstarts = mr->capstarts ? 2 * mr->capstarts : 64;
-			mr->starts = xrealloc(mr->starts, mr->capstarts * sizeof(*mr->starts));
-		}
-		mr->starts[mr->nstarts].t = ev->time_ms;
-		mr->starts[mr->nstarts].cpu = ev->cpu;
-		mr->starts[mr->nstarts++].input = s->inputs;
-	}
-	if (s->want_samples && ev->cpu >= 0) {
-		struct dpc_interval *iv;
+		start_add(s, mr, ev->cpu, start);
+		if (s->want_samples) {
+			struct dpc_interval *iv;
 
-		if (s->niv == s->capiv) {
-			s->capiv = s->capiv ? 2 * s->capiv : 1024;
-			s->iv = xrealloc(s->iv, s->capiv * sizeof(*s->iv));
+			if (w->have_last && start <= w->last_ns) {
+				s->late_routines++;	/* a sample inside it may be attributed already */
+				window_widen(s, w, start);
+			}
+			XGROW(w->iv, w->niv, w->capiv, 16);
+			iv = &w->iv[w->niv++];
+			iv->start = start;
+			iv->end = start + dur;
+			iv->cls = cls;
+			iv->module = (uint32_t)row_index(&s->mods, mr);
+			cpu_settle(s, w, cpu_settled_ns(s, w));
 		}
-		iv = &s->iv[s->niv++];
-		iv->start = ev->time_ms;
-		iv->end = ev->time_ms + us / 1000;
-		iv->cls = cls;
-		iv->cpu = ev->cpu;
-		iv->module = (uint32_t)row_index(&s->mods, mr);
 	}
 }
 
 static void
 add_sample(struct dpc_stats *s, const struct evt_event *ev)
 {
-	struct dpc_sample *sm;
+	struct dpc_cpuwin *w;
+	struct dpc_sample sm;
 	const char *a;
+	size_t i;
 
 	if (ev->cpu < 0)
 		return;
-	if (s->nsmp == s->capsmp) {
-		s->capsmp = s->capsmp ? 2 * s->capsmp : 4096;
-		s->smp = xrealloc(s->smp, s->capsmp * sizeof(*s->smp));
-	}
-	sm = &s->smp[s->nsmp++];
-	sm->t = ev->time_ms;
-	sm->w = ev->weight;
+	s->nsamples++;
+	w = cpu_window(s, ev->cpu);
+	sm.t = ms_to_ns(ev->time_ms);
+	sm.w = ev->weight;
 	if (strcmp(s->o.unit, "samples") == 0) {
 		double c = 1;
 
 		if ((a = evt_attr(ev, "count")) != NULL)
 			evt_parse_decimal(a, &c);
-		sm->w = c;
+		sm.w = c;
 	}
-	sm->cpu = ev->cpu;
-	sm->flags = 0;
+	sm.flags = 0;
 	if ((a = evt_attr(ev, "dpc")) != NULL && strcmp(a, "1") == 0)
-		sm->flags |= 1;
+		sm.flags |= 1;
 	if ((a = evt_attr(ev, "isr")) != NULL && strcmp(a, "1") == 0)
-		sm->flags |= 2;
-	sm->stack = intern_add(&s->stacks, ev->stack, ev->stack_len);
+		sm.flags |= 2;
+	sm.stack = xstrndup(ev->stack, ev->stack_len);
+	sm.stack_len = ev->stack_len;
+	if (sm.t < w->done_ns) {
+		/* later than the window: the routines that ended since are forgotten */
+		s->late_samples++;
+		window_widen(s, w, sm.t);
+		sample_attribute(s, w, &sm);
+		return;
+	}
+	cpu_seen(w, sm.t);
+	XGROW(w->smp, w->nsmp, w->capsmp, 16);
+	for (i = w->nsmp; i > w->head && w->smp[i - 1].t > sm.t; i--)
+		w->smp[i] = w->smp[i - 1];
+	w->smp[i] = sm;
+	w->nsmp++;
+	cpu_settle(s, w, cpu_settled_ns(s, w));
+}
+
+/*
+ * The end of an input: every start and sample waiting is taken, and the
+ * windows start afresh (no interval joins two inputs).
+ */
+static void
+input_end(struct dpc_stats *s)
+{
+	size_t i, c;
+
+	for (i = 0; i < s->mods.n; i++) {
+		struct dpc_row *r = s->mods.r[i];
+
+		for (c = 0; c < r->nstartq; c++)
+			if (r->startq[c] != NULL) {
+				startq_drain(r, r->startq[c], INT64_MAX);
+				r->startq[c]->have_last = 0;
+			}
+	}
+	for (c = 0; c < s->nwin; c++) {
+		struct dpc_cpuwin *w = s->win[c];
+
+		if (w == NULL)
+			continue;
+		cpu_settle(s, w, INT64_MAX);
+		free(w->iv);
+		free(w->smp);
+		free(w);
+		s->win[c] = NULL;
+	}
+	s->maxdur_ns = 0;
+	s->window_ns = 1000000;
 }
 
 int
@@ -363,6 +676,12 @@ dpc_read(struct dpc_stats *s, const char *path)
 				cli_warn("%s:%lu: %s, line skipped", lr_name(lr), lr_lineno(lr), why);
 			continue;
 		}
+		if (ev.cpu >= DPC_MAX_CPUS) {	/* the per-CPU tables stop there */
+			if (++s->bad <= 5)
+				cli_warn("%s:%lu: cpu %d: the DPC/ISR reports count CPUs 0 to %d, "
+				    "line skipped", lr_name(lr), lr_lineno(lr), ev.cpu, DPC_MAX_CPUS - 1);
+			continue;
+		}
 		if (!s->have_time || ev.time_ms < s->first_ms)
 			s->first_ms = ev.time_ms;
 		if (!s->have_time || ev.time_ms > s->last_ms)
@@ -385,6 +704,7 @@ dpc_read(struct dpc_stats *s, const char *path)
 	}
 	s->bad += lr_finish(lr);
 	lr_close(lr);
+	input_end(s);
 	if (s->bad) {
 		cli_warn("%lu unusable input line%s skipped", s->bad, s->bad == 1 ? "" : "s");
 		return EXIT_PARTIAL;
@@ -400,8 +720,18 @@ dpc_free(struct dpc_stats *s)
 	rows_free(&s->funcs);
 	rows_free(&s->mods);
 	intern_release(&s->stacks);
-	free(s->iv);
-	free(s->smp);
+	intern_release(&s->roots);
+	for (size_t c = 0; c < s->nwin; c++)
+		if (s->win[c] != NULL) {
+			for (size_t k = s->win[c]->head; k < s->win[c]->nsmp; k++)
+				free(s->win[c]->smp[k].stack);
+			free(s->win[c]->iv);
+			free(s->win[c]->smp);
+			free(s->win[c]);
+		}
+	free(s->win);
+	free(s->agg.a);
+	free(s->agg.tab);
 	free(s->source);
 	free(s);
 }
@@ -409,27 +739,23 @@ dpc_free(struct dpc_stats *s)
 /* ------------------------------------------------------------------ */
 /* order, percentiles, the trace                                       */
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 double
 dpc_percentile(const struct dpc_row *r, double p)
 {
-	size_t k;
+	uint64_t k, seen = 0;
+	size_t i;
 
-	if (r->ndur == 0)
+	if (r->dur.total == 0)
 		return 0;
-	k = (size_t)ceil(p / 100 * (double)r->ndur);
+	k = (uint64_t)ceil(p / 100 * (double)r->dur.total);
 	if (k < 1)
 		k = 1;
-	if (k > r->ndur)
-		k = r->ndur;
-	return r->dur[k - 1];
+	for (i = 0; i < r->dur.n; i++) {
+		seen += r->dur.v[i].n;
+		if (seen >= k)
+			return r->dur.v[i].us;
+	}
+	return r->dur.v[r->dur.n - 1].us;
 }
 
 static int
@@ -446,58 +772,20 @@ by_total(const void *a, const void *b)
 	return strcmp(x->func ? x->func : "", y->func ? y->func : "");
 }
 
-static int
-by_start(const void *a, const void *b)
-{
-	const struct dpc_start *x = a, *y = b;
-
-	if (x->input != y->input)
-		return x->input < y->input ? -1 : 1;
-	if (x->cpu != y->cpu)
-		return x->cpu < y->cpu ? -1 : 1;
-	return (x->t > y->t) - (x->t < y->t);
-}
-
-/*
- * Intervals between successive starts of a module's routines on one CPU
- * (how often it fires there; back-to-back DPCs show as intervals close
- * to their duration), in start order whatever order the lines came in.
- */
-static void
-start_intervals(struct dpc_row *r)
-{
-	size_t i;
-
-	if (r->nstarts > 1)
-		qsort(r->starts, r->nstarts, sizeof(*r->starts), by_start);
-	for (i = 1; i < r->nstarts; i++) {
-		const struct dpc_start *p = &r->starts[i - 1], *q = &r->starts[i];
-		double d;
-
-		if (p->input != q->input || p->cpu != q->cpu)
-			continue;
-		d = (q->t - p->t) * 1000;
-		r->nint++;
-		r->sum_int += d;
-		if (d < r->min_int)
-			r->min_int = d;
-		if (d > r->max_int)
-			r->max_int = d;
-	}
-	free(r->starts);
-	r->starts = NULL;
-	r->nstarts = r->capstarts = 0;
-}
-
 void
 dpc_sort_rows(struct dpc_rows *t)
 {
 	size_t i;
 
 	for (i = 0; i < t->n; i++) {
-		if (t->r[i]->ndur > 1)
-			qsort(t->r[i]->dur, t->r[i]->ndur, sizeof(double), cmp_double);
-		start_intervals(t->r[i]);
+		struct dpc_row *r = t->r[i];
+
+		dpc_durs_sort(&r->dur);
+		if (r->nint) {
+			r->sum_int = (double)r->sum_int_ns / 1000;
+			r->min_int = (double)r->min_int_ns / 1000;
+			r->max_int = (double)r->max_int_ns / 1000;
+		}
 	}
 	if (t->n > 1)
 		qsort(t->r, t->n, sizeof(*t->r), by_total);
