@@ -23,28 +23,6 @@ static const char *const from_names[] = { [TT_FROM_READIED] = "readied",
 static const char *const in_names[] = { [TT_IN_THREAD] = "thread", [TT_IN_DPC] = "dpc",
     [TT_IN_ISR] = "isr" };
 
-static void
-kv_name(struct evtw_line *l, const char *key, unsigned v, const char *(*name)(unsigned))
-{
-	const char *s = v == TT_UNKNOWN ? "unknown" : name(v);
-	evtw_key(l, key);
-	if (s)
-		evtw_str(l, s);
-	else
-		evtw_u64(l, v);
-}
-
-/*
- * KEY=V for a V of this file's own words ("readied", "kernel"...): none
- * has a byte evt-format §4 escapes, so it is copied as it is.
- */
-static void
-kv_word(struct evtw_line *l, const char *key, const char *v)
-{
-	evtw_key(l, key);
-	evtw_str(l, v);
-}
-
 /* E's "process<TAB>pid<TAB>tid" as evtw_begin() writes them, when they fit in e->ids. */
 static void
 cache_ids(struct tcache *e)
@@ -86,55 +64,136 @@ thread_process(struct conv *c, int64_t tid, uint64_t ts)
 }
 
 /*
- * conv_begin_named() for interval IV of thread E: the same bytes, with
- * the thread's columns copied from the cache and repeated times from
- * c->ttmemo.
+ * A follower's text is written through a pointer into room taken once:
+ * its parts are bounded (the fixed columns with the cached thread columns
+ * about 200 bytes, each attribute under 120, a wait reason's or state's
+ * name under 30), and a length kept in the line would be reloaded after
+ * every byte stored through it (evtwrite.h, evtw_room).  These lines are
+ * as many as all others in a context-switch trace, so each piece counts.
  */
-static int
-begin_follower(struct conv *c, struct evtw_line *l, const struct tt_iv *iv, const struct tcache *e,
-    uint64_t ts)
+#define FOLLOWER_ROOM 1024
+
+static inline char *
+put(char *o, const char *s, size_t n)
 {
-	const char *kind = kind_names[iv->kind];
-	int64_t w = iv->end - iv->start;
-	if (!e->nids || c->o->utc)
-		return conv_begin_named(c, l, kind, iv->start, iv->cpu, e->name, e->pid, iv->tid, w, ts);
-	if (!conv_named_wanted(c, kind, iv->start, e->name, e->pid))
-		return 0;
-	l->n = 0;
-	evtw_time_ns_memo(l, &c->ttmemo, iv->start);
-	evtw_ch(l, '\t');
-	evtw_str(l, kind);
-	evtw_ch(l, '\t');
-	evtw_i64(l, iv->cpu);
-	evtw_ch(l, '\t');
-	evtw_mem_pad(l, e->ids, e->nids, sizeof e->ids);
-	evtw_ch(l, '\t');
-	if (w == 0)
-		evtw_ch(l, '0');
-	else
-		evtw_weight_ns(l, w);
-	return 1;
+	memcpy(o, s, n);
+	return o + n;
 }
 
-static void
-waker_attrs(struct conv *c, struct evtw_line *l, const struct tt_iv *iv, uint64_t ts)
+/* "\tKEY=", KEY a string literal */
+#define PUT_KEY(o, key) put((o), "\t" key "=", sizeof key + 1)
+
+/* one of this file's own words ("readied", "kernel"...): none has a byte evt-format §4 escapes */
+static inline char *
+put_word(char *o, const char *w)
 {
-	evtw_key(l, "ready_ms");
-	evtw_time_ns_memo(l, &c->ttmemo, iv->ready_ns);
+	return put(o, w, strlen(w));
+}
+
+/* a wait reason or thread state V by its name (NAME(V)), its number when it has none */
+static char *
+put_name(char *o, unsigned v, const char *(*name)(unsigned))
+{
+	const char *s = v == TT_UNKNOWN ? "unknown" : name(v);
+	return s ? put_word(o, s) : o + evt_format_u64(o, v);
+}
+
+/*
+ * NS as the time column writes it, through the memo of recent times: a
+ * line that follows another often repeats its times (an interval ends
+ * when the event it follows happens, and the next one on that CPU starts
+ * there).  A time not in the memo is formatted into the line, then kept.
+ */
+static char *
+put_time(struct evtw_timememo *m, char *o, int64_t ns)
+{
+	struct evtw_timetext *e = &m->slot[((uint64_t)ns * 0x9e3779b97f4a7c15ull) >>
+	    (64 - EVTW_MEMO_BITS)];
+	if (e->len && e->ns == ns) {
+		memcpy(o, e->text, sizeof e->text);
+		return o + e->len;
+	}
+	int n = evt_format_time_ns(o, ns);
+	e->ns = ns;
+	e->len = (uint8_t)n;
+	memcpy(e->text, o, sizeof e->text);
+	return o + n;
+}
+
+/*
+ * D as N digits after a point: evt_format_u64 writes 10^N + D, whose
+ * leading 1 the point replaces.  Each number goes straight into the line:
+ * digits stored a few bytes at a time and then copied with wide loads
+ * stall the copy until the stores are done.
+ */
+static inline char *
+put_point(char *o, unsigned d, unsigned pow10)
+{
+	int n = evt_format_u64(o, pow10 + d);
+	o[0] = '.';
+	return o + n;
+}
+
+/* the weight column for an interval of NS: evt_format_weight_ns's text */
+static char *
+put_weight(char *o, int64_t ns)
+{
+	if (ns < 0 || ns >= (1LL << 50))
+		return o + evt_format_weight_ns(o, ns);
+	o += evt_format_u64(o, (uint64_t)ns / 1000000);
+	unsigned frac = (unsigned)((uint64_t)ns % 1000000);
+	if (frac == 0)
+		return o;
+	char *end = put_point(o, frac, 1000000);
+	while (end[-1] == '0')
+		end--;
+	return end;
+}
+
+/* duration_us='s value: evtw_us3's text */
+static char *
+put_us3(char *o, int64_t ns)
+{
+	uint64_t u = (uint64_t)ns;
+	if (ns < 0) {
+		*o++ = '-';
+		u = (uint64_t)(-(ns + 1)) + 1;
+	}
+	o += evt_format_u64(o, u / 1000);
+	return put_point(o, (unsigned)(u % 1000), 1000);
+}
+
+/*
+ * The waker's attributes known when the wait ends, from O in L; the
+ * waker_in= and waker_routine= come when the line is written (a DPC may
+ * still tell).  Returns where the text goes on.
+ */
+static char *
+put_waker(struct conv *c, struct evtw_line *l, char *o, const struct tt_iv *iv, uint64_t ts)
+{
+	o = PUT_KEY(o, "ready_ms");
+	o = put_time(&c->ttmemo, o, iv->ready_ns);
 	if (iv->waker_tid >= 0) {
 		const struct tcache *w = thread_process(c, iv->waker_tid, ts);
-		evtw_kv_i(l, "waker_tid", iv->waker_tid);
-		evtw_kv_i(l, "waker_pid", w->pid);
+		o = PUT_KEY(o, "waker_tid");
+		o = evtw_put_i64(o, iv->waker_tid);
+		o = PUT_KEY(o, "waker_pid");
+		o = evtw_put_i64(o, w->pid);
 		/* the escaped name begins the cached columns, up to their first tab */
 		const char *tab = w->nids ? memchr(w->ids, '\t', w->nids) : NULL;
 		if (tab) {
-			evtw_key(l, "waker_process");
-			evtw_mem_pad(l, w->ids, (size_t)(tab - w->ids), sizeof w->ids);
-		} else
+			o = PUT_KEY(o, "waker_process");
+			memcpy(o, w->ids, sizeof w->ids);
+			o += tab - w->ids;
+		} else {
+			/* a name too long for the cache: escaped, and the room taken again */
+			l->n = (size_t)(o - l->b);
 			evtw_kv_s(l, "waker_process", w->name);
+			o = evtw_room(l, FOLLOWER_ROOM);
+		}
 	}
-	evtw_kv_i(l, "waker_cpu", iv->waker_cpu);
-	/* waker_in= and waker_routine= when the line is written: a DPC may still tell */
+	o = PUT_KEY(o, "waker_cpu");
+	return evtw_put_i64(o, iv->waker_cpu);
 }
 
 /* The waker_in= and waker_routine= attributes of a follower, as they are known now. */
@@ -142,7 +201,8 @@ void
 conv_tt_waker_attrs(struct conv *c, struct evtw_line *l, const struct ttline *t, uint64_t ts)
 {
 	enum tt_waker_in in = t->win == TT_IN_PENDING ? TT_IN_THREAD : t->win;
-	kv_word(l, "waker_in", in_names[in]);
+	evtw_key(l, "waker_in");
+	evtw_str(l, in_names[in]);
 	if (in != TT_IN_THREAD && t->routine) {
 		char fbuf[2048];
 		int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | FRAME_ADDRS;
@@ -213,27 +273,58 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	}
 	struct ttline *t = &c->f.l[c->f.n];
 	struct evtw_line *l = &t->text;
-	if (!begin_follower(c, l, iv, e, ts))
-		return;
-	evtw_key(l, "end_ms");
-	evtw_time_ns_memo(l, &c->ttmemo, iv->end);
-	evtw_key(l, "duration_us");
-	evtw_us3(l, iv->end - iv->start);
-	if (iv->kind == TT_READY)
-		kv_word(l, "from", from_names[iv->from]);
-	if (iv->kind == TT_WAITING) {
-		kv_name(l, "wait_reason", iv->wait_reason, tt_wait_reason_name);
-		kv_word(l, "wait_mode", iv->wait_mode == TT_UNKNOWN ? "unknown" :
-		    iv->wait_mode ? "user" : "kernel");
-		kv_name(l, "old_state", iv->old_state, tt_thread_state_name);
+	const char *kind = kind_names[iv->kind];
+	char *o;
+	if (!e->nids || c->o->utc) {
+		if (!conv_begin_named(c, l, kind, iv->start, iv->cpu, e->name, e->pid, iv->tid,
+		    iv->end - iv->start, ts))
+			return;
+		o = evtw_room(l, FOLLOWER_ROOM);
+	} else {
+		/* conv_begin_named()'s bytes, the thread's columns copied from the cache */
+		if (!conv_named_wanted(c, kind, iv->start, e->name, e->pid))
+			return;
+		l->n = 0;
+		o = evtw_room(l, FOLLOWER_ROOM);
+		o = put_time(&c->ttmemo, o, iv->start);
+		*o++ = '\t';
+		o = put_word(o, kind);
+		*o++ = '\t';
+		o = evtw_put_i64(o, iv->cpu);
+		*o++ = '\t';
+		memcpy(o, e->ids, sizeof e->ids);
+		o += e->nids;
+		*o++ = '\t';
+		o = put_weight(o, iv->end - iv->start);
 	}
-	if (iv->prio >= 0)
-		evtw_kv_i(l, "prio", iv->prio);
-	if (iv->edge)
-		kv_word(l, "edge", iv->edge == (TT_EDGE_START | TT_EDGE_END) ? "both" :
+	o = PUT_KEY(o, "end_ms");
+	o = put_time(&c->ttmemo, o, iv->end);
+	o = PUT_KEY(o, "duration_us");
+	o = put_us3(o, iv->end - iv->start);
+	if (iv->kind == TT_READY) {
+		o = PUT_KEY(o, "from");
+		o = put_word(o, from_names[iv->from]);
+	}
+	if (iv->kind == TT_WAITING) {
+		o = PUT_KEY(o, "wait_reason");
+		o = put_name(o, iv->wait_reason, tt_wait_reason_name);
+		o = PUT_KEY(o, "wait_mode");
+		o = put_word(o, iv->wait_mode == TT_UNKNOWN ? "unknown" :
+		    iv->wait_mode ? "user" : "kernel");
+		o = PUT_KEY(o, "old_state");
+		o = put_name(o, iv->old_state, tt_thread_state_name);
+	}
+	if (iv->prio >= 0) {
+		o = PUT_KEY(o, "prio");
+		o = evtw_put_i64(o, iv->prio);
+	}
+	if (iv->edge) {
+		o = PUT_KEY(o, "edge");
+		o = put_word(o, iv->edge == (TT_EDGE_START | TT_EDGE_END) ? "both" :
 		    iv->edge == TT_EDGE_START ? "start" : "end");
+	}
 	if (iv->readied)
-		waker_attrs(c, l, iv, ts);
+		o = put_waker(c, l, o, iv, ts);
 	/*
 	 * A wait ends at the ReadyThread, but its line needs the switch-in's
 	 * stack, so it is written with that later CSwitch: logged_ms= says
@@ -241,9 +332,10 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	 */
 	int64_t logged = (int64_t)(c->now - GBIAS);
 	if (logged > iv->end) {
-		evtw_key(l, "logged_ms");
-		evtw_time_ns_memo(l, &c->ttmemo, logged);
+		o = PUT_KEY(o, "logged_ms");
+		o = put_time(&c->ttmemo, o, logged);
 	}
+	l->n = (size_t)(o - l->b);
 
 	c->f.n++;
 	t->win = (uint8_t)iv->waker_in;
