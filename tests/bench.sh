@@ -81,8 +81,8 @@ python3 "$here/bench/sidebyside.py" --base-bin "$base_bin" --new-bin "$ETLKIT_BI
 
 # ---- the other benchmarks ---------------------------------------------------
 if [ -n "${BENCH_QUICK:-}" ] && [ "$BENCH_QUICK" != 0 ]; then
-	: "${AGG_BENCH_SIZE:=2M}" "${DIFF_BENCH_SIZE:=5M}" "${RENDER_BENCH_SIZE:=5M}"
-	: "${STACKFOLD_BENCH_SIZE:=5M}" "${SCHEMA_BENCH_PERIODS:=100}" "${SYM_BENCH_LOOKUPS:=50000}"
+	: "${AGG_BENCH_SIZE:=5M}" "${DIFF_BENCH_SIZE:=10M}" "${RENDER_BENCH_SIZE:=20M}"
+	: "${STACKFOLD_BENCH_SIZE:=20M}" "${SCHEMA_BENCH_PERIODS:=100}" "${SYM_BENCH_LOOKUPS:=50000}"
 	: "${MEMORY_ETL_REPEATS=1}" "${MEMORY_ETL_REPEATS_XPRESS=}" "${MEMORY_FOLDED_SIZES=10M}"
 	export AGG_BENCH_SIZE DIFF_BENCH_SIZE RENDER_BENCH_SIZE STACKFOLD_BENCH_SIZE \
 	       SCHEMA_BENCH_PERIODS SYM_BENCH_LOOKUPS MEMORY_ETL_REPEATS \

@@ -15,13 +15,14 @@ Env:    BENCH_RUNS   runs per build and measurement (default 5); the
 
 Each measurement runs the two builds and the floor interleaved (base, new,
 floor, base, new, floor, ...), so load on the shared machine falls on all
-three alike.  CPU is user+sys of every process (getrusage of the children:
-microseconds, not time(1)'s 10 ms steps), wall is the monotonic clock around
-the run, RSS the peak resident set.  A pipeline's CPU is the sum over its
+three alike; a warm-up run of each build comes first (the input into the
+page cache).  CPU is user+sys of every process (wait4's rusage: microseconds,
+not time(1)'s 10 ms steps), wall is the monotonic clock around the run, RSS
+the peak resident set (time(1)'s %M: see TIME below).  A pipeline's CPU is the sum over its
 processes, its RSS the sum of their peaks (they run at the same time, so the
 sum bounds what the pipeline holds at once; the largest single peak is shown
-too).  A tiny input runs several times per sample (the "x N" of its row) and
-is shown per run.
+too).  A row whose run is shorter than 0.2 s runs N times per sample (the
+"xN" after its name) and is shown per run.
 
 OUTPUT: one table per tool, then a summary with the issue's goals, e.g.
 
@@ -157,7 +158,26 @@ class Sample:
         self.cpu, self.wall, self.rss_sum, self.rss_max, self.status = cpu, wall, rss_sum, rss_max, status
 
 
-def run_pipeline(stages, inner, log):
+# Peak RSS comes from time(1), not from our own wait4: a child forked from
+# this Python process starts with Python's pages, and Linux keeps that high
+# water mark across exec, so every tool would seem to need at least what
+# Python does.  time(1) forks from a small process.  Its own CPU (well under
+# a millisecond) is in the CPU figures of both builds alike.
+TIME = shutil.which("time", path="/usr/bin:/bin")
+
+
+def peak_kb(path):
+    """The last line of time(1)'s -o file that is a number ("Command exited
+    with non-zero status" comes before it)."""
+    try:
+        with open(path) as f:
+            nums = [l.strip() for l in f if l.strip().isdigit()]
+        return int(nums[-1]) if nums else 0
+    except OSError:
+        return 0
+
+
+def run_pipeline(stages, inner, log, scratch):
     """Runs the pipeline of argv lists STAGES INNER times in a row; returns
     the Sample per run (CPU and wall divided by INNER, peaks of the worst run)."""
     cpu = 0.0
@@ -169,6 +189,8 @@ def run_pipeline(stages, inner, log):
         prev = None
         for i, argv in enumerate(stages):
             last = i == len(stages) - 1
+            if TIME:
+                argv = [TIME, "-f", "%M", "-o", "%s.%d" % (scratch, i)] + argv
             p = subprocess.Popen(argv, stdin=prev.stdout if prev else subprocess.DEVNULL,
                                  stdout=subprocess.DEVNULL if last else subprocess.PIPE,
                                  stderr=log)
@@ -176,15 +198,14 @@ def run_pipeline(stages, inner, log):
                 prev.stdout.close()
             procs.append(p)
             prev = p
-        peaks = []
         for p in procs:
             _, st, ru = os.wait4(p.pid, 0)
             p.returncode = os.waitstatus_to_exitcode(st)
             cpu += ru.ru_utime + ru.ru_stime
-            peaks.append(ru.ru_maxrss)  # KB on Linux
             # 1: partial (some input skipped) still ran; 2 or a signal did not
             if p.returncode not in (0, 1) and status == 0:
                 status = p.returncode
+        peaks = [peak_kb("%s.%d" % (scratch, i)) for i in range(len(stages))]
         rss_sum = max(rss_sum, sum(peaks))
         rss_max = max(rss_max, max(peaks))
     wall = time.monotonic() - t0
@@ -200,9 +221,10 @@ class Row:
     """One measurement: TOOL on INPUT, the same stages for both builds
     ("{bin}" in an argument is the build's bin directory)."""
 
-    def __init__(self, tool, label, paths, stages, inner=1, goal=None):
+    def __init__(self, tool, label, paths, stages, goal=None):
         self.tool, self.label, self.paths, self.stages = tool, label, paths, stages
-        self.inner, self.goal = inner, goal
+        self.goal = goal
+        self.inner = 1
         self.bytes = 0
         self.result = {}
 
@@ -214,13 +236,22 @@ def median(samples, attr):
     return statistics.median(getattr(s, attr) for s in samples)
 
 
-def measure(row, builds, log):
-    """RUNS interleaved runs of each build and of the floor; medians."""
+# a sample shorter than this is too short to time well: such a row runs
+# several times per sample (and is shown per run)
+MIN_SAMPLE_S = 0.2
+
+
+def measure(row, builds, log, scratch):
+    """A warm-up run of each build (the input into the page cache, and how
+    long one run takes), then RUNS interleaved runs of each build and of the
+    floor; medians."""
+    warm = [run_pipeline(row.argv(b), 1, log, scratch).wall for b in builds.values()]
+    row.inner = max(1, min(50, int(MIN_SAMPLE_S / max(min(warm), 1e-4)) + 1)) if min(warm) < MIN_SAMPLE_S else 1
     got = {name: [] for name in list(builds) + ["floor"]}
     for _ in range(RUNS):
         for name, bindir in builds.items():
-            got[name].append(run_pipeline(row.argv(bindir), row.inner, log))
-        got["floor"].append(run_pipeline(floor_stages(row.paths), row.inner, log))
+            got[name].append(run_pipeline(row.argv(bindir), row.inner, log, scratch))
+        got["floor"].append(run_pipeline(floor_stages(row.paths), row.inner, log, scratch))
     for name, samples in got.items():
         failed = [s.status for s in samples if s.status]
         row.result[name] = {
@@ -244,7 +275,7 @@ def fmt_ratio(r):
 
 
 def fmt_mb(kb):
-    return "%6.0f MB" % (kb / 1024)
+    return "%6.1f MB" % (kb / 1024) if kb else "       -"
 
 
 def print_table(tool, rows):
@@ -289,10 +320,10 @@ def rows_for(inp):
     inputs with it) only when BENCH_ONLY keeps it."""
     rows = []
 
-    def add(tool, label, make, inner=1, goal=None):
+    def add(tool, label, make, goal=None):
         if ONLY.search(tool + " " + label):
             paths, stages = make()
-            rows.append(Row(tool, label, paths, stages, inner, goal))
+            rows.append(Row(tool, label, paths, stages, goal))
 
     def net():
         return inp.corpus_etl("net.4.5.2.x64.etl.zip", "net.4.5.2.x64.etl", "net.4.5.2.x64.etl")
@@ -319,7 +350,7 @@ def rows_for(inp):
     add("render", "flame gen_folded %s seed 1" % size("flame"),
         lambda: one(flame, inp.folded(size("flame"), 1)))
     add("render", "flame gen_folded 8M seed 3 --unique",
-        lambda: one(flame, inp.folded("8M", 3, "--unique")), inner=5,
+        lambda: one(flame, inp.folded("8M", 3, "--unique")),
         goal=">= 2x (a few thousand lines)")
 
     def pair(a, b):
@@ -388,12 +419,16 @@ def main():
     say("inputs:")
     input_sizes(rows)
     log_path = os.path.join(a.cache, "sidebyside.stderr")
+    scratch = os.path.join(a.cache, "time.%d" % os.getpid())
     with open(log_path, "wb") as log:
         for tool, group in itertools.groupby(rows, key=lambda r: r.tool):
             group = list(group)
             for row in group:
-                measure(row, builds, log)
+                measure(row, builds, log, scratch)
             print_table(tool, group)
+    for f in os.listdir(a.cache):
+        if f.startswith("time.%d." % os.getpid()):
+            os.unlink(os.path.join(a.cache, f))
     print_summary(rows)
     say("(the tools' stderr: %s)" % log_path)
 
