@@ -22,7 +22,8 @@
 #       sizes, for a quick look: the output says so), BENCH_OTHER,
 #       BENCH_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/etlkit: the base
 #       worktrees, and in bench/ the inputs, made once and reused),
-#       ETLKIT_BIN (the new build, default bin/), ETLKIT_SHARED, ETLKIT_CORPUS.
+#       BENCH_MIN_SAMPLE (tests/bench/sidebyside.py), ETLKIT_BIN (the new
+#       build, default bin/), ETLKIT_SHARED, ETLKIT_CORPUS.
 #
 # A benchmark, not a test: it measures and reports, it does not pass or fail
 # (it exits non-zero only when it cannot run: no base, no corpus).

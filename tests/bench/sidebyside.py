@@ -12,6 +12,8 @@ Env:    BENCH_RUNS   runs per build and measurement (default 5); the
         BENCH_QUICK  1: smaller inputs, for a quick look (said in the output)
         BENCH_ONLY   a regular expression: only the rows whose "tool input"
                      matches it
+        BENCH_MIN_SAMPLE  seconds (default 0.2): a row whose run is shorter
+                     runs several times per sample
 
 Each measurement runs the two builds and the floor interleaved (base, new,
 floor, base, new, floor, ...), so load on the shared machine falls on all
@@ -238,7 +240,7 @@ def median(samples, attr):
 
 # a sample shorter than this is too short to time well: such a row runs
 # several times per sample (and is shown per run)
-MIN_SAMPLE_S = 0.2
+MIN_SAMPLE_S = float(os.environ.get("BENCH_MIN_SAMPLE", "0.2"))
 
 
 def measure(row, builds, log, scratch):
