@@ -21,7 +21,8 @@
 #       choosing rows of the table), BENCH_QUICK=1 (small inputs and few
 #       sizes, for a quick look: the output says so), BENCH_OTHER,
 #       BENCH_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/etlkit: the base
-#       worktrees, and in bench/ the inputs, made once and reused),
+#       worktrees, and in bench/ the inputs, made once and reused: about
+#       6 GB at the full sizes, mostly the 1 GB trace and its evt),
 #       BENCH_MIN_SAMPLE (tests/bench/sidebyside.py), ETLKIT_BIN (the new
 #       build, default bin/), ETLKIT_SHARED, ETLKIT_CORPUS.
 #
@@ -53,6 +54,9 @@ if [ -n "${BENCH_BASE_BIN:-}" ]; then
 	base_bin=$(cd "$BENCH_BASE_BIN" && pwd)
 else
 	wt=$cache/bench-base-$base_id
+	# one make bench at a time makes or builds a base (flock(1), where there is one)
+	exec 9>"$cache/bench-base.lock"
+	! command -v flock >/dev/null || flock 9
 	if [ ! -f "$wt/Makefile" ]; then
 		echo "bench: base $base_id: making a worktree in $wt" >&2
 		git -C "$ETLKIT_ROOT" worktree prune
@@ -67,6 +71,7 @@ else
 		echo "$commit" >"$wt/.bench-built"
 	fi
 	base_bin=$wt/bin
+	exec 9>&-
 fi
 
 echo "etlkit bench  $(date -u +%Y-%m-%dT%H:%MZ)  $(nproc) cores  $(uname -m)" \

@@ -103,7 +103,7 @@ class Inputs:
         """CACHE/inputs/NAME, made by write(tmp_path) when missing."""
         path = os.path.join(self.dir, name)
         if not os.path.exists(path):
-            tmp = path + ".part"
+            tmp = "%s.part%d" % (path, os.getpid())
             note("making input %s" % name)
             t0 = time.monotonic()
             write(tmp)
