@@ -43,11 +43,12 @@ goal's verdict is information, not a result: nothing passes or fails.
 Inputs are made once, atomically (a half-written file is never reused), in
 CACHE/inputs: gen_folded.py's (SHARED/tools) at the sizes and seeds of the
 issue, the corpus traces unzipped, and etlgen's backup-server incident
-repeated (made by the base build's etlgen and etl2evt, named by base ID so a
-new base makes new ones).
+repeated (made by the base build's etlgen and etl2evt, named by the base ID
+and the scenario's hash, so a new base or scenario makes new ones).
 """
 import argparse
 import functools
+import hashlib
 import itertools
 import os
 import re
@@ -106,7 +107,12 @@ class Inputs:
             tmp = "%s.part%d" % (path, os.getpid())
             note("making input %s" % name)
             t0 = time.monotonic()
-            write(tmp)
+            try:
+                write(tmp)
+            except (OSError, subprocess.CalledProcessError, zipfile.BadZipFile, KeyError) as e:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+                sys.exit("bench: cannot make the input %s: %s" % (name, e))
             os.replace(tmp, path)
             note("  %s: %.1f MB in %.1f s" % (name, os.path.getsize(path) / 1e6, time.monotonic() - t0))
         return path
@@ -125,17 +131,22 @@ class Inputs:
 
     def incident_etl(self, repeat):
         scen = os.path.join(self.root, "tests", "scenarios", "backup-incident.yaml")
-        name = "incident-x%d-%s.etl" % (repeat, self.base_id)
+        name = "incident-x%d-%s.etl" % (repeat, self.incident_tag(scen))
         return self._make(name, lambda tmp: subprocess.run(
             [os.path.join(self.base_bin, "etlgen"), "--no-compress", "--repeat", str(repeat),
              "-o", tmp, scen], check=True, stderr=subprocess.DEVNULL))
 
     def incident_evt(self, repeat):
         etl = self.incident_etl(repeat)
-        name = "incident-x%d-%s.evt" % (repeat, self.base_id)
+        name = os.path.basename(etl)[:-len(".etl")] + ".evt"
         return self._make(name, lambda tmp: subprocess.run(
             [os.path.join(self.base_bin, "etl2evt"), "-o", tmp, etl], check=True,
             stderr=subprocess.DEVNULL))
+
+    def incident_tag(self, scen):
+        """Names what made the incident: the base's tools and the scenario's text."""
+        with open(scen, "rb") as f:
+            return "%s-%s" % (self.base_id, hashlib.sha256(f.read()).hexdigest()[:8])
 
     @staticmethod
     def _run(argv, out):
