@@ -39,7 +39,7 @@ row() { grep -E "^$1" "$F/out" | head -1; }
 	done
 	grep -q 'QUICK' "$F/out"
 	grep -q '^== summary' "$F/out"
-	[ "$(grep -cE '^[a-z0-9 -]{12} .*cpu [0-9.]+x  wall [0-9.]+x' "$F/out")" -eq 6 ]
+	[ "$(grep -cE '^[a-z0-9 -]{12} .*cpu [0-9.]+x.* wall [0-9.]+x' "$F/out")" -eq 6 ]
 	# every row: base and new ran (no "exited"), numbers in every column
 	! grep -q 'exited' "$F/out"
 	[ "$(grep -cE ' [0-9.]+x +[0-9.]+ +[0-9.]+ +[0-9.]+x +[0-9.]+ MB +[0-9.]+ MB +[0-9.]+s +[0-9]+$' "$F/out")" -eq 6 ]

@@ -33,7 +33,8 @@ OUTPUT: one table per tool, then a summary with the issue's goals, e.g.
     net.4.5.2.x64 -k Sample x3      0.090     0.040   2.25x     0.091     0.041   2.22x   11.0 MB   11.2 MB   0.003s     119
     ...
     == summary (medians of 5; x = new speed / base speed)
-    etl2evt      net.4.5.2.x64 -k Sample   cpu 2.25x  wall 2.22x  new: 0.041 s wall, 11.2 MB RSS   goal >= 2.5x: not yet
+    etl2evt      net.4.5.2.x64 -k Sample   cpu 2.25x (2.10-2.31) wall 2.22x (1.95-2.40) new: 0.041 s wall,
+                 11.2 MB RSS   goal >= 2.5x: not yet
 
 "x" is the ratio new speed / base speed (base time / new time): above 1 is
 faster.  MB/s is the input's MB (decompressed, for .gz) over the new
@@ -298,6 +299,12 @@ def measure(row, builds, log, scratch):
         for name, bindir in builds.items():
             got[name].append(run_pipeline(row.argv(bindir), row.inner, log, scratch))
         got["floor"].append(run_pipeline(floor_stages(row.paths), row.inner, log, scratch))
+    # the ratio of each run's pair (base i, new i): its range shows how far
+    # the machine's noise moves the median ratio
+    row.spread = {}
+    for attr in ("cpu", "wall"):
+        pairs = [ratio(getattr(b, attr), getattr(n, attr)) for b, n in zip(got["base"], got["new"])]
+        row.spread[attr] = (min(pairs), max(pairs))
     for name, samples in got.items():
         failed = [s.status for s in samples if s.status]
         row.result[name] = {
@@ -345,15 +352,23 @@ def print_table(tool, rows):
                 "", fmt_mb(b["rss_max"]).strip(), fmt_mb(n["rss_max"]).strip()))
 
 
+def spread(row, attr):
+    """"1.02x (0.95-1.08)": the median ratio and the range of the runs' pairs."""
+    lo, hi = row.spread[attr]
+    med = ratio(row.result["base"][attr], row.result["new"][attr])
+    if RUNS == 1:
+        return fmt_ratio(med).strip()
+    return "%s (%.2f-%.2f)" % (fmt_ratio(med).strip(), lo, hi)
+
+
 def print_summary(rows):
     say("")
-    say("== summary (medians of %d; x = new speed / base speed)%s" % (
+    say("== summary (medians of %d; x = new speed / base speed, in brackets the range of the runs' pairs)%s" % (
         RUNS, "  QUICK: small inputs, not the issue's sizes" if QUICK else ""))
     for row in rows:
         b, n = row.result["base"], row.result["new"]
-        line = "%-12s %-40s cpu %s  wall %s  new: %.3f s wall, %s RSS" % (
-            row.tool, row.label, fmt_ratio(ratio(b["cpu"], n["cpu"])).strip(),
-            fmt_ratio(ratio(b["wall"], n["wall"])).strip(), n["wall"], fmt_mb(n["rss"]).strip())
+        line = "%-12s %-40s cpu %-18s wall %-18s new: %.3f s wall, %s RSS" % (
+            row.tool, row.label, spread(row, "cpu"), spread(row, "wall"), n["wall"], fmt_mb(n["rss"]).strip())
         if row.goal:
             line += "   goal %s" % row.goal.verdict(row)
         say(line)
