@@ -22,7 +22,7 @@ setup_file() {
 	[ -z "$CORPUS" ] && return 0
 	BENCH_BASE_BIN="$F/base" BENCH_CACHE="$F/cache" BENCH_QUICK=1 BENCH_RUNS=1 BENCH_OTHER=0 BENCH_MIN_SAMPLE=0.02 \
 	    ETLKIT_SHARED="${ETLKIT_SHARED:-$ROOT/../shared}" \
-	    BENCH_ONLY='net.4.5.2.x64 -k Sample|render flame gen_folded 8M|perf-A|^stackfold|render flame, x2|render dpcisr, incident x1 ' \
+	    BENCH_ONLY='net.4.5.2.x64 -k Sample|render flame gen_folded 8M|^diff gen_folded|^stackfold|render flame, x2|render dpcisr, incident x1 ' \
 	    "$ROOT/tests/bench.sh" >"$F/out" 2>"$F/err" || true
 }
 

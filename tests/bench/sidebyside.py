@@ -385,6 +385,10 @@ def rows_for(inp):
         if not ONLY.search(tool + " " + label):
             return None
         paths, stages = make()
+        missing = [p for p in paths if not os.path.exists(p)]
+        if missing:
+            note("%s %s: left out, no %s" % (tool, label, missing[0]))
+            return None
         rows.append(Row(tool, label, paths, stages, goal))
         return rows[-1]
 
