@@ -5,7 +5,13 @@
 #   make check-asan   build into bin/asan with ASan+UBSan and run the suite again
 #   make check        the three: test, check-asan, check-portable (README's
 #                     test command, what CI runs)
-#   make bench        benchmarks (tests/bench/*.sh), numbers on stdout
+#   make bench [BASE=rev]  this build against the last release's, side by side
+#                     (tests/bench.sh): each tool on the same inputs, base,
+#                     new and `cat` of the input interleaved, medians of 5,
+#                     ratios.  The base is tests/bench/BASE (rule for updating
+#                     it there: after a release, its commit), checked out
+#                     and built once in ~/.cache/etlkit/bench-base-<commit>.
+#                     BENCH_QUICK=1 for small inputs, BENCH_RUNS=N
 #   make demo         synthesise the backup-server incident and diagnose it
 #   make install PREFIX=/usr/local [DESTDIR=...]
 #                     the front command etlkit and the links etlkit-TOOL in
@@ -131,7 +137,7 @@ check-asan:
 check: test check-asan check-portable
 
 bench: all
-	ETLKIT_BIN=$(abspath $(BIN)) tests/bench.sh
+	BASE=$(BASE) ETLKIT_BIN=$(abspath $(BIN)) tests/bench.sh
 
 demo: all
 	ETLKIT_BIN=$(abspath $(BIN)) tests/demo.sh
