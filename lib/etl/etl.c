@@ -15,6 +15,25 @@
  * maps file pages in large folios around every fault, and reading them
  * through the mapping kept hundreds of MB of a multi-GB trace resident
  * whatever was given back.
+ *
+ * Compressed buffers are decompressed once, not once per pass: the
+ * first rewind starts a worker thread (when there is more than one
+ * core; else the reader does the same work itself, one buffer at a
+ * time as it needs them) that reads and decompresses every compressed
+ * buffer in file order, ahead of the parser, into a store (struct
+ * store) that the later passes read in place.  The store keeps
+ * decompressed buffers in memory up to KEEP_CAP bytes and writes the
+ * rest to an unlinked temporary file: reading a buffer back with
+ * pread(2) costs a copy, a fifth of decompressing it again, and memory
+ * stays bounded whatever the trace's size.  (Decompressing again in
+ * pass 2 instead would keep the disk out of it, but pass 2 is the
+ * one-core part of the conversion, and its thread would pay it.)  A
+ * buffer that expands more than KEEP_RATIO times is not kept at all
+ * (decompressed again when needed), so that a crafted trace cannot fill
+ * the disk: what the temporary file holds is bounded by KEEP_RATIO × the
+ * trace's size.  Problems the worker finds are kept with the buffer and
+ * reported by the reader when it reaches it, so messages come in the
+ * same order, from one thread.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -23,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -34,6 +54,46 @@
 #define BUFHDR 0x48
 #define MAX_BUFFER (64u << 20)	/* larger BufferSize values are corruption */
 #define MAX_CPUS 4096
+#define KEEP_CAP ((size_t)64 << 20)	/* decompressed bytes kept in memory between passes */
+#define KEEP_RATIO 32			/* kept only when no larger than this × its stored size */
+
+/* What the store holds for one buffer. */
+enum kept_state {
+	KEPT_NONE,	/* not kept (uncompressed, or too large): read it as before */
+	KEPT_MEM,	/* decompressed, in memory at .mem */
+	KEPT_SPILL,	/* decompressed, in the temporary file at .off */
+	KEPT_UNREADABLE,	/* reading it failed with .err */
+	KEPT_CORRUPT,	/* decompressing it failed, saying .why */
+};
+
+struct kept {
+	uint8_t *mem;
+	uint64_t off;
+	const char *why;
+	int err;
+	int state;	/* enum kept_state */
+};
+
+/*
+ * The decompressed buffers of a trace, filled in file order by the
+ * worker (or by the reader itself when there is no worker): entries
+ * [0, ready) are final.  The mutex guards READY and STOP only; an
+ * entry is written before READY passes it and never after.
+ */
+struct store {
+	struct kept *k;
+	size_t n, ready;
+	int stop, threaded, complete;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint8_t *arena;		/* KEEP_CAP bytes, touched as they are used: kept buffers, one after another */
+	size_t mem_used;	/* worker's: bytes of the arena used */
+	int spill_fd;		/* -1 until the first spill; -2: it could not be made */
+	uint64_t spill_len;
+	uint8_t *packed, *out;	/* worker's scratch: a stored buffer, one decompressed for the file */
+	size_t pcap, ocap;
+};
 
 struct cursor {
 	uint32_t *bufs;		/* indexes into r->buf, in file order */
@@ -81,6 +141,7 @@ struct etl_reader {
 	int passes;		/* problems are reported during the first pass only */
 	int pending;		/* the last event's cursor must advance first */
 	uint64_t ns_mul, ns_max;	/* clocks that divide 1 GHz: ns = ticks × ns_mul */
+	struct store *store;	/* decompressed buffers (NULL: none compressed, or not yet) */
 };
 
 static void
@@ -975,6 +1036,214 @@ grow(uint8_t **p, size_t *cap, size_t n)
 	return *p;
 }
 
+/* ---------- the store of decompressed buffers ---------- */
+
+static const char *
+temp_dir(void)
+{
+	const char *dir = getenv("TMPDIR");
+	return dir && *dir ? dir : "/tmp";
+}
+
+/* The unlinked temporary file buffers beyond KEEP_CAP go to: -2 if it cannot be made. */
+static int
+spill_file(void)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/etlkit-buffers.XXXXXX", temp_dir());
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return -2;
+	unlink(path);
+	return fd;
+}
+
+static int
+write_full_at(int fd, const uint8_t *p, size_t n, uint64_t off)
+{
+	while (n > 0) {
+		ssize_t k = pwrite(fd, p, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		off += (uint64_t)k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/*
+ * Buffer I into the store: read, decompressed, kept in memory or in the
+ * temporary file.  Nothing is reported here (this runs on the worker):
+ * a problem is kept with the buffer.  A buffer the file cannot take (a
+ * full disk) is left KEPT_NONE, to be decompressed again when needed.
+ */
+static void
+store_fill(const struct etl_reader *r, struct store *s, size_t i)
+{
+	const struct etl_buffer *b = &r->buf[i];
+	struct kept *k = &s->k[i];
+	const uint8_t *h = r->data + b->offset;
+
+	k->state = KEPT_NONE;
+	if (!(b->flags & 0x40) || b->filled > (uint64_t)KEEP_RATIO * b->size)
+		return;
+	if (r->fd >= 0) {
+		h = grow(&s->packed, &s->pcap, b->size);
+		if (read_full_at(r->fd, s->packed, b->size, r->fd_base + b->offset) < 0) {
+			k->err = errno;
+			k->state = KEPT_UNREADABLE;
+			return;
+		}
+	}
+	size_t need = ((size_t)b->filled + 15) & ~(size_t)15;
+	int in_memory = need <= KEEP_CAP - s->mem_used;
+	uint8_t *dst = in_memory ? s->arena + s->mem_used : grow(&s->out, &s->ocap, b->filled);
+	memcpy(dst, h, BUFHDR);
+	if (etl_decompress(r->info.compression, h + BUFHDR, b->size - BUFHDR, dst + BUFHDR,
+	    b->filled - BUFHDR, &k->why) < 0) {
+		k->state = KEPT_CORRUPT;
+		return;
+	}
+	if (in_memory) {
+		k->mem = dst;
+		s->mem_used += need;
+		k->state = KEPT_MEM;
+		return;
+	}
+	if (s->spill_fd == -1)
+		s->spill_fd = spill_file();
+	if (s->spill_fd < 0 || write_full_at(s->spill_fd, dst, b->filled, s->spill_len) < 0)
+		return;
+	k->off = s->spill_len;
+	s->spill_len += b->filled;
+	k->state = KEPT_SPILL;
+}
+
+/*
+ * The KEEP_CAP bytes kept buffers go to.  Its pages are touched only as
+ * buffers fill them, and in huge pages where the system allows: 4 KiB
+ * pages cost a fault each, which for 23 MB of buffers ate a third of
+ * what decompressing once saves.
+ */
+static uint8_t *
+arena_new(void)
+{
+#ifdef MAP_ANONYMOUS
+	void *p = mmap(NULL, KEEP_CAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		cli_fatal("cannot map %zu bytes for decompressed buffers: %s", KEEP_CAP, strerror(errno));
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, KEEP_CAP, MADV_HUGEPAGE);	/* advice only */
+#endif
+	return p;
+#else
+	return xmalloc(KEEP_CAP);	/* a large malloc is a lazy mapping too */
+#endif
+}
+
+static void
+arena_free(uint8_t *a)
+{
+#ifdef MAP_ANONYMOUS
+	munmap(a, KEEP_CAP);
+#else
+	free(a);
+#endif
+}
+
+/* The worker: every buffer in file order, as far ahead of the reader as it goes. */
+static void *
+store_work(void *arg)
+{
+	const struct etl_reader *r = arg;
+	struct store *s = r->store;
+
+	for (size_t i = 0; i < s->n; i++) {
+		pthread_mutex_lock(&s->mu);
+		int stop = s->stop;
+		pthread_mutex_unlock(&s->mu);
+		if (stop)
+			break;
+		store_fill(r, s, i);
+		pthread_mutex_lock(&s->mu);
+		s->ready = i + 1;
+		pthread_cond_signal(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+	}
+	return NULL;
+}
+
+/* At the first rewind of a trace with compressed buffers: the store, and its worker if there is a core for it. */
+static void
+store_start(struct etl_reader *r)
+{
+	size_t ncompressed = 0;
+
+	if (r->store)
+		return;
+	for (size_t i = 0; i < r->nbuf; i++)
+		ncompressed += (r->buf[i].flags & 0x40) != 0;
+	if (!ncompressed)
+		return;
+	struct store *s = xcalloc(1, sizeof *s);
+	s->k = xcalloc(r->nbuf, sizeof *s->k);
+	s->n = r->nbuf;
+	s->spill_fd = -1;
+	s->arena = arena_new();
+	r->store = s;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 1 && pthread_create(&s->thread, NULL, store_work, r) == 0)
+		s->threaded = 1;
+}
+
+/* Buffer I's entry, once final (waiting for the worker, or making it here without one). */
+static const struct kept *
+store_get(struct etl_reader *r, size_t i)
+{
+	struct store *s = r->store;
+
+	if (s->complete)	/* the worker is done: no lock needed */
+		return &s->k[i];
+	if (!s->threaded) {
+		while (s->ready <= i)
+			store_fill(r, s, s->ready++);
+		s->complete = s->ready == s->n;
+	} else {
+		pthread_mutex_lock(&s->mu);
+		while (s->ready <= i)
+			pthread_cond_wait(&s->cv, &s->mu);
+		s->complete = s->ready == s->n;
+		pthread_mutex_unlock(&s->mu);
+	}
+	return &s->k[i];
+}
+
+static void
+store_free(struct store *s)
+{
+	if (!s)
+		return;
+	if (s->threaded) {
+		pthread_mutex_lock(&s->mu);
+		s->stop = 1;
+		pthread_mutex_unlock(&s->mu);
+		pthread_join(s->thread, NULL);
+	}
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
+	arena_free(s->arena);
+	if (s->spill_fd >= 0)
+		close(s->spill_fd);
+	free(s->k);
+	free(s->packed);
+	free(s->out);
+	free(s);
+}
+
 /*
  * The bytes of buffer B as stored in the file: a pointer into the
  * mapping, or a copy read from the descriptor (into the cursor's
@@ -1009,9 +1278,53 @@ stored_buffer(struct etl_reader *r, struct cursor *c, struct etl_buffer *b)
 	return dst;
 }
 
+/* Buffer B from the store (K: its entry, final), reported as load_buffer() would. */
+static int
+load_kept(struct etl_reader *r, struct cursor *c, struct etl_buffer *b, const struct kept *k)
+{
+	/* the cursor's previous buffer, if it was used in place, is done with */
+	release_range(r, c->mapped_off, c->mapped_size);
+	c->mapped_size = 0;
+	r->done_bytes += b->size;
+	c->data = NULL;
+	switch (k->state) {
+	case KEPT_UNREADABLE:
+		report(r, b->offset, "buffer (%u bytes) cannot be read: %s; skipped", b->size,
+		    strerror(k->err));
+		count_damage(r, b, b->size);
+		return -1;
+	case KEPT_CORRUPT:
+		report(r, b->offset, "compressed buffer (%u bytes) cannot be decompressed: %s; skipped",
+		    b->size, k->why);
+		count_damage(r, b, b->size);
+		return -1;
+	case KEPT_SPILL:
+		grow(&c->scratch, &c->scap, b->filled);
+		if (read_full_at(r->store->spill_fd, c->scratch, b->filled, k->off) < 0)
+			cli_fatal("the temporary file of decompressed buffers in %s cannot be read: %s",
+			    temp_dir(), strerror(errno));
+		c->data = c->scratch;
+		break;
+	default:
+		c->data = k->mem;
+	}
+	c->buf = b;
+	c->buf_offset = b->offset;
+	c->cpu = b->cpu;
+	c->off = BUFHDR;
+	c->compressed = 1;
+	c->filled = b->filled;
+	return 0;
+}
+
 static int
 load_buffer(struct etl_reader *r, struct cursor *c, struct etl_buffer *b)
 {
+	const struct kept *k = r->store && (b->flags & 0x40) ?
+	    store_get(r, (size_t)(b - r->buf)) : NULL;
+	if (k && k->state != KEPT_NONE)
+		return load_kept(r, c, b, k);
+
 	const uint8_t *h = stored_buffer(r, c, b);
 	if (!h) {
 		r->done_bytes += b->size;
@@ -1149,6 +1462,7 @@ void
 etl_rewind(struct etl_reader *r, enum etl_order order)
 {
 	free_cursors(r);
+	store_start(r);
 	r->passes++;
 	r->order = order;
 	r->done_bytes = 0;
@@ -1252,6 +1566,7 @@ etl_close(struct etl_reader *r)
 	if (!r)
 		return;
 	free_cursors(r);
+	store_free(r->store);
 	free(r->buf);
 	free(r);
 }
