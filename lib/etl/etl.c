@@ -16,12 +16,18 @@
  * through the mapping kept hundreds of MB of a multi-GB trace resident
  * whatever was given back.
  *
+ * Both cores: with more than one, each pass (each rewind) runs the
+ * iteration above on a worker thread (struct pump): it reads,
+ * decompresses, parses and merges, and hands the events over in
+ * batches, each record copied with its event, so that the caller's
+ * thread only uses them.  Problems the worker finds travel in the
+ * batches too and are reported by the caller's thread when it reaches
+ * them: messages come in the same order as without a worker, from one
+ * thread.  A few batches of bounded size are in flight.
+ *
  * Compressed buffers are decompressed once, not once per pass: the
- * first rewind starts a worker thread (when there is more than one
- * core; else the reader does the same work itself, one buffer at a
- * time as it needs them) that reads and decompresses every compressed
- * buffer in file order, ahead of the parser, into a store (struct
- * store) that the later passes read in place.  The store keeps
+ * first pass decompresses each into a store (struct store) that later
+ * passes read in place.  The store keeps
  * decompressed buffers in memory up to KEEP_CAP bytes and writes the
  * rest to an unlinked temporary file: reading a buffer back with
  * pread(2) costs a copy, a fifth of decompressing it again, and memory
@@ -31,9 +37,8 @@
  * buffer that expands more than KEEP_RATIO times is not kept at all
  * (decompressed again when needed), so that a crafted trace cannot fill
  * the disk: what the temporary file holds is bounded by KEEP_RATIO × the
- * trace's size.  Problems the worker finds are kept with the buffer and
- * reported by the reader when it reaches it, so messages come in the
- * same order, from one thread.
+ * trace's size.  A buffer that could not be read or decompressed is
+ * kept as that, and reported in the first pass only, as before.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -75,15 +80,15 @@ struct kept {
 };
 
 /*
- * The decompressed buffers of a trace, filled in file order by the
- * worker (or by the reader itself when there is no worker): entries
- * [0, ready) are final.  The mutex guards READY and STOP only; an
- * entry is written before READY passes it and never after.
+ * The decompressed buffers of a trace, filled in file order, by a
+ * thread of their own in a first pass in file order (the caller's
+ * thread parses while it decompresses: the two take about as long),
+ * else as the iteration needs them.  Entries [0, ready) are final.
  */
 struct store {
 	struct kept *k;
-	size_t n, ready;
-	int stop, threaded, complete;
+	size_t n, ready;	/* READY: guarded by the mutex while a thread fills the store */
+	int threaded, stop;
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -91,8 +96,53 @@ struct store {
 	size_t mem_used;	/* worker's: bytes of the arena used */
 	int spill_fd;		/* -1 until the first spill; -2: it could not be made */
 	uint64_t spill_len;
-	uint8_t *packed, *out;	/* worker's scratch: a stored buffer, one decompressed for the file */
+	uint8_t *packed, *out;	/* scratch: a stored buffer, one decompressed for the file */
 	size_t pcap, ocap;
+};
+
+/*
+ * One batch of what the worker hands over: events, each with a copy of
+ * its record in BYTES (the event's pointers point there), and problems
+ * to report (MSG set, in BYTES too), in the order the iteration met them.
+ */
+#define NBATCH 4			/* batches in flight */
+#define BATCH_ITEMS 1024
+#define BATCH_BYTES (128u << 10)	/* handed over past this... */
+#define BATCH_ROOM (BATCH_BYTES + (72u << 10))	/* ...so that one more record or message fits */
+
+struct pump_item {
+	struct etl_event ev;
+	const char *msg;	/* non-NULL: a problem at OFF, not an event */
+	uint64_t off;
+};
+
+struct batch {
+	struct pump_item *it;
+	size_t n;
+	uint8_t *bytes;
+	size_t nbytes;
+	uint64_t progress;	/* the file's bytes covered when it was handed over */
+	int last;		/* the iteration ended with it */
+};
+
+/*
+ * The worker of one pass and the batches between it and the reader's
+ * thread.  FILLED batches were handed over, TAKEN given back; the
+ * worker fills batch FILLED % NBATCH while fewer than NBATCH are out.
+ * The mutex guards FILLED, TAKEN and STOP; a batch's contents belong
+ * to one side at a time, passed over under the mutex.
+ */
+struct pump {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct batch b[NBATCH];
+	uint64_t filled, taken;
+	int stop;
+	struct batch *wb;	/* the worker's: the batch being filled, NULL when told to stop */
+	struct batch *rb;	/* the reader's: the batch being used, and where in it */
+	size_t pos;
+	uint64_t progress;
 };
 
 struct cursor {
@@ -142,13 +192,19 @@ struct etl_reader {
 	int pending;		/* the last event's cursor must advance first */
 	uint64_t ns_mul, ns_max;	/* clocks that divide 1 GHz: ns = ticks × ns_mul */
 	struct store *store;	/* decompressed buffers (NULL: none compressed, or not yet) */
+	struct pump *pump;	/* the worker of this pass, or NULL: the caller's thread iterates */
 };
 
 static void
 report(struct etl_reader *r, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void release_range(const struct etl_reader *r, uint64_t off, uint64_t size);
+static void pump_defer(struct etl_reader *r, uint64_t off, const char *msg);
 
+/*
+ * While a pass runs on a worker (R->pump set), only the worker calls
+ * this: the message goes into its batch, to be reported in order.
+ */
 static void
 report(struct etl_reader *r, uint64_t off, const char *fmt, ...)
 {
@@ -158,14 +214,20 @@ report(struct etl_reader *r, uint64_t off, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (r->err && r->passes <= 1)
+	if (!r->err || r->passes > 1)
+		return;
+	if (r->pump)
+		pump_defer(r, off, msg);
+	else
 		r->err(r->ctx, off, msg);
 }
 
+/* From the caller's thread, between events: reported at once. */
 void
 etl_problem(struct etl_reader *r, uint64_t off, const char *msg)
 {
-	report(r, off, "%s", msg);
+	if (r->err && r->passes <= 1)
+		r->err(r->ctx, off, msg);
 }
 
 /* ---------- strings, GUIDs, times ---------- */
@@ -1154,7 +1216,27 @@ arena_free(uint8_t *a)
 #endif
 }
 
-/* The worker: every buffer in file order, as far ahead of the reader as it goes. */
+/* At the first rewind of a trace with compressed buffers: the store, empty. */
+static void
+store_start(struct etl_reader *r)
+{
+	size_t ncompressed = 0;
+
+	if (r->store)
+		return;
+	for (size_t i = 0; i < r->nbuf; i++)
+		ncompressed += (r->buf[i].flags & 0x40) != 0;
+	if (!ncompressed)
+		return;
+	struct store *s = xcalloc(1, sizeof *s);
+	s->k = xcalloc(r->nbuf, sizeof *s->k);
+	s->n = r->nbuf;
+	s->spill_fd = -1;
+	s->arena = arena_new();
+	r->store = s;
+}
+
+/* The store's thread: every buffer in file order, as far ahead of the parser as it goes. */
 static void *
 store_work(void *arg)
 {
@@ -1176,49 +1258,37 @@ store_work(void *arg)
 	return NULL;
 }
 
-/* At the first rewind of a trace with compressed buffers: the store, and its worker if there is a core for it. */
 static void
-store_start(struct etl_reader *r)
+store_thread(struct etl_reader *r)
 {
-	size_t ncompressed = 0;
+	struct store *s = r->store;
 
-	if (r->store)
-		return;
-	for (size_t i = 0; i < r->nbuf; i++)
-		ncompressed += (r->buf[i].flags & 0x40) != 0;
-	if (!ncompressed)
-		return;
-	struct store *s = xcalloc(1, sizeof *s);
-	s->k = xcalloc(r->nbuf, sizeof *s->k);
-	s->n = r->nbuf;
-	s->spill_fd = -1;
-	s->arena = arena_new();
-	r->store = s;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
-	if (sysconf(_SC_NPROCESSORS_ONLN) > 1 && pthread_create(&s->thread, NULL, store_work, r) == 0)
-		s->threaded = 1;
+	s->threaded = pthread_create(&s->thread, NULL, store_work, r) == 0;
+	if (!s->threaded) {
+		pthread_mutex_destroy(&s->mu);
+		pthread_cond_destroy(&s->cv);
+	}
 }
 
-/* Buffer I's entry, once final (waiting for the worker, or making it here without one). */
+/*
+ * Buffer I's entry, once final: waited for, or made here (with every
+ * buffer before it: in time order a CPU's cursor may run ahead).
+ */
 static const struct kept *
 store_get(struct etl_reader *r, size_t i)
 {
 	struct store *s = r->store;
 
-	if (s->complete)	/* the worker is done: no lock needed */
-		return &s->k[i];
-	if (!s->threaded) {
-		while (s->ready <= i)
-			store_fill(r, s, s->ready++);
-		s->complete = s->ready == s->n;
-	} else {
+	if (s->threaded) {
 		pthread_mutex_lock(&s->mu);
 		while (s->ready <= i)
 			pthread_cond_wait(&s->cv, &s->mu);
-		s->complete = s->ready == s->n;
 		pthread_mutex_unlock(&s->mu);
 	}
+	while (s->ready <= i)
+		store_fill(r, s, s->ready++);
 	return &s->k[i];
 }
 
@@ -1232,9 +1302,9 @@ store_free(struct store *s)
 		s->stop = 1;
 		pthread_mutex_unlock(&s->mu);
 		pthread_join(s->thread, NULL);
+		pthread_mutex_destroy(&s->mu);
+		pthread_cond_destroy(&s->cv);
 	}
-	pthread_mutex_destroy(&s->mu);
-	pthread_cond_destroy(&s->cv);
 	arena_free(s->arena);
 	if (s->spill_fd >= 0)
 		close(s->spill_fd);
@@ -1458,15 +1528,12 @@ free_cursors(struct etl_reader *r)
 	r->ncur = r->nheap = 0;
 }
 
-void
-etl_rewind(struct etl_reader *r, enum etl_order order)
+/* The cursors of a pass in R->order, each at its first event. */
+static void
+start_cursors(struct etl_reader *r)
 {
-	free_cursors(r);
-	store_start(r);
-	r->passes++;
-	r->order = order;
-	r->done_bytes = 0;
-	r->pending = 0;
+	enum etl_order order = r->order;
+
 	r->order_bufs = xmalloc((r->nbuf ? r->nbuf : 1) * sizeof *r->order_bufs);
 	if (order == ETL_FILE_ORDER) {
 		r->cur = xcalloc(1, sizeof *r->cur);
@@ -1515,8 +1582,9 @@ etl_rewind(struct etl_reader *r, enum etl_order order)
 	free(start);
 }
 
-int
-etl_next(struct etl_reader *r, struct etl_event *ev)
+/* The iteration itself: the next event of the pass from the cursors. */
+static int
+next_event(struct etl_reader *r, struct etl_event *ev)
 {
 	/*
 	 * The cursor that produced the previous event advances only now, so
@@ -1554,10 +1622,238 @@ etl_next(struct etl_reader *r, struct etl_event *ev)
 	return 1;
 }
 
+/* ---------- the worker ---------- */
+
+/* The worker: the next batch to fill, once the reader has given one back; NULL when told to stop. */
+static struct batch *
+pump_claim(struct pump *p)
+{
+	struct batch *b = NULL;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->stop && p->filled - p->taken >= NBATCH)
+		pthread_cond_wait(&p->cv, &p->mu);
+	if (!p->stop)
+		b = &p->b[p->filled % NBATCH];
+	pthread_mutex_unlock(&p->mu);
+	if (b) {
+		b->n = b->nbytes = 0;
+		b->last = 0;
+	}
+	return b;
+}
+
+/* The worker: batch WB to the reader (LAST: the pass ends with it). */
+static void
+pump_hand(struct etl_reader *r, int last)
+{
+	struct pump *p = r->pump;
+
+	p->wb->progress = r->done_bytes;
+	p->wb->last = last;
+	pthread_mutex_lock(&p->mu);
+	p->filled++;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	p->wb = last ? NULL : pump_claim(p);
+}
+
+/* The worker: room in its batch for one more item of LEN bytes (a new batch if need be); NULL to stop. */
+static struct pump_item *
+pump_room(struct etl_reader *r, size_t len)
+{
+	struct pump *p = r->pump;
+
+	if (p->wb && (p->wb->n == BATCH_ITEMS || p->wb->nbytes + len > BATCH_ROOM))
+		pump_hand(r, 0);
+	return p->wb ? &p->wb->it[p->wb->n++] : NULL;
+}
+
+static void
+pump_defer(struct etl_reader *r, uint64_t off, const char *msg)
+{
+	size_t len = strlen(msg) + 1;
+	struct pump_item *it = pump_room(r, len);
+
+	if (!it)
+		return;
+	struct batch *b = r->pump->wb;
+	memcpy(b->bytes + b->nbytes, msg, len);
+	it->msg = (const char *)b->bytes + b->nbytes;
+	it->off = off;
+	b->nbytes += (len + 7) & ~(size_t)7;
+}
+
+/* A pointer into EV's record, moved to the copy at TO. */
+static const uint8_t *
+rebase(const uint8_t *q, const struct etl_event *ev, const uint8_t *to)
+{
+	return q ? to + (q - ev->raw) : NULL;
+}
+
+/* The worker: EV into its batch, its record copied (every pointer of an event lies in its record). */
+static void
+pump_event(struct etl_reader *r, const struct etl_event *ev)
+{
+	struct pump_item *it = pump_room(r, ev->rawlen);
+
+	if (!it)
+		return;
+	struct batch *b = r->pump->wb;
+	uint8_t *to = b->bytes + b->nbytes;
+	memcpy(to, ev->raw, ev->rawlen);
+	it->ev = *ev;
+	it->ev.raw = to;
+	it->ev.payload = rebase(ev->payload, ev, to);
+	it->ev.guid = rebase(ev->guid, ev, to);
+	it->ev.activity = rebase(ev->activity, ev, to);
+	it->ev.ext = rebase(ev->ext, ev, to);
+	it->msg = NULL;
+	b->nbytes += ((size_t)ev->rawlen + 7) & ~(size_t)7;
+}
+
+static void *
+pump_work(void *arg)
+{
+	struct etl_reader *r = arg;
+	struct pump *p = r->pump;
+	struct etl_event ev;
+
+	p->wb = pump_claim(p);
+	if (!p->wb)
+		return NULL;
+	start_cursors(r);
+	while (p->wb && next_event(r, &ev))
+		pump_event(r, &ev);
+	if (p->wb)
+		pump_hand(r, 1);
+	return NULL;
+}
+
+/* The reader: its next item, giving back the batch it used up. */
+static int
+pump_next(struct etl_reader *r, struct etl_event *ev)
+{
+	struct pump *p = r->pump;
+
+	for (;;) {
+		if (p->rb && p->pos < p->rb->n) {
+			const struct pump_item *it = &p->rb->it[p->pos++];
+			if (it->msg) {
+				r->err(r->ctx, it->off, it->msg);
+				continue;
+			}
+			*ev = it->ev;
+			return 1;
+		}
+		if (p->rb && p->rb->last)
+			return 0;
+		pthread_mutex_lock(&p->mu);
+		if (p->rb) {
+			p->taken++;
+			pthread_cond_broadcast(&p->cv);
+		}
+		while (p->filled == p->taken)
+			pthread_cond_wait(&p->cv, &p->mu);
+		p->rb = &p->b[p->taken % NBATCH];
+		pthread_mutex_unlock(&p->mu);
+		p->pos = 0;
+		p->progress = p->rb->progress;
+	}
+}
+
+/* Stops the worker (wherever it is) and frees it. */
+static void
+pump_stop(struct etl_reader *r)
+{
+	struct pump *p = r->pump;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stop = 1;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->thread, NULL);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	for (int i = 0; i < NBATCH; i++) {
+		free(p->b[i].it);
+		free(p->b[i].bytes);
+	}
+	free(p);
+	r->pump = NULL;
+}
+
+static int
+several_cores(void)
+{
+	static long ncpu;
+
+	if (!ncpu)
+		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	return ncpu > 1;
+}
+
+/* A worker for the pass, if there is a core for it; else the caller's thread iterates. */
+static void
+pump_start(struct etl_reader *r)
+{
+	struct pump *p = xcalloc(1, sizeof *p);
+	for (int i = 0; i < NBATCH; i++) {
+		p->b[i].it = xmalloc(BATCH_ITEMS * sizeof *p->b[i].it);
+		p->b[i].bytes = xmalloc(BATCH_ROOM);
+	}
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	r->pump = p;
+	if (pthread_create(&p->thread, NULL, pump_work, r) != 0) {
+		p->stop = 1;	/* no thread to join: free it here and iterate without */
+		pthread_mutex_destroy(&p->mu);
+		pthread_cond_destroy(&p->cv);
+		for (int i = 0; i < NBATCH; i++) {
+			free(p->b[i].it);
+			free(p->b[i].bytes);
+		}
+		free(p);
+		r->pump = NULL;
+	}
+}
+
+void
+etl_rewind(struct etl_reader *r, enum etl_order order)
+{
+	pump_stop(r);
+	free_cursors(r);
+	store_start(r);
+	r->passes++;
+	r->order = order;
+	r->done_bytes = 0;
+	r->pending = 0;
+	/*
+	 * The first pass over compressed buffers in file order: a thread
+	 * decompresses, the caller's parses.  Otherwise the worker reads,
+	 * parses and merges, and the caller's thread uses the events.
+	 */
+	if (several_cores() && r->store && !r->store->threaded && order == ETL_FILE_ORDER &&
+	    r->store->ready < r->store->n)
+		store_thread(r);
+	else if (several_cores())
+		pump_start(r);
+	if (!r->pump)
+		start_cursors(r);
+}
+
+int
+etl_next(struct etl_reader *r, struct etl_event *ev)
+{
+	return r->pump ? pump_next(r, ev) : next_event(r, ev);
+}
+
 uint64_t
 etl_progress(const struct etl_reader *r)
 {
-	return r->done_bytes;
+	return r->pump ? r->pump->progress : r->done_bytes;
 }
 
 void
@@ -1565,6 +1861,7 @@ etl_close(struct etl_reader *r)
 {
 	if (!r)
 		return;
+	pump_stop(r);
 	free_cursors(r);
 	store_free(r->store);
 	free(r->buf);
