@@ -60,6 +60,7 @@
 #define MAX_BUFFER (64u << 20)	/* larger BufferSize values are corruption */
 #define MAX_CPUS 4096
 #define KEEP_CAP ((size_t)64 << 20)	/* decompressed bytes kept in memory between passes */
+#define STORE_AHEAD 8	/* buffers the parser waits for when it caught up */
 #define KEEP_RATIO 32			/* kept only when no larger than this × its stored size */
 
 /* What the store holds for one buffer. */
@@ -89,6 +90,7 @@ struct store {
 	struct kept *k;
 	size_t n, ready;	/* READY: guarded by the mutex while a thread fills the store */
 	int threaded, stop;
+	size_t want;		/* the parser sleeps until READY reaches this */
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -105,7 +107,7 @@ struct store {
  * its record in BYTES (the event's pointers point there), and problems
  * to report (MSG set, in BYTES too), in the order the iteration met them.
  */
-#define NBATCH 4			/* batches in flight */
+#define NBATCH 8			/* batches in flight */
 #define BATCH_ITEMS 1024
 #define BATCH_BYTES (128u << 10)	/* handed over past this... */
 #define BATCH_ROOM (BATCH_BYTES + (72u << 10))	/* ...so that one more record or message fits */
@@ -138,7 +140,14 @@ struct pump {
 	pthread_cond_t cv;
 	struct batch b[NBATCH];
 	uint64_t filled, taken;
-	int stop;
+	int stop, ended;	/* ENDED: the last batch is handed over */
+	/*
+	 * Who sleeps, for what: a side that must wait sleeps until half
+	 * the batches are there for it (or the pass ends), not one: waking
+	 * a thread costs more than a batch, and two threads woken for
+	 * every batch spent more in the kernel than the worker saved.
+	 */
+	int wsleeps, rsleeps;
 	struct batch *wb;	/* the worker's: the batch being filled, NULL when told to stop */
 	struct batch *rb;	/* the reader's: the batch being used, and where in it */
 	size_t pos;
@@ -1252,7 +1261,8 @@ store_work(void *arg)
 		store_fill(r, s, i);
 		pthread_mutex_lock(&s->mu);
 		s->ready = i + 1;
-		pthread_cond_signal(&s->cv);
+		if (s->ready == s->want)
+			pthread_cond_signal(&s->cv);
 		pthread_mutex_unlock(&s->mu);
 	}
 	return NULL;
@@ -1283,8 +1293,12 @@ store_get(struct etl_reader *r, size_t i)
 
 	if (s->threaded) {
 		pthread_mutex_lock(&s->mu);
-		while (s->ready <= i)
-			pthread_cond_wait(&s->cv, &s->mu);
+		if (s->ready <= i) {
+			/* a few buffers at once: one wake-up each would cost more than they take */
+			s->want = i + STORE_AHEAD < s->n ? i + STORE_AHEAD : s->n;
+			while (s->ready < s->want)
+				pthread_cond_wait(&s->cv, &s->mu);
+		}
 		pthread_mutex_unlock(&s->mu);
 	}
 	while (s->ready <= i)
@@ -1631,8 +1645,12 @@ pump_claim(struct pump *p)
 	struct batch *b = NULL;
 
 	pthread_mutex_lock(&p->mu);
-	while (!p->stop && p->filled - p->taken >= NBATCH)
-		pthread_cond_wait(&p->cv, &p->mu);
+	if (p->filled - p->taken >= NBATCH) {
+		p->wsleeps = 1;
+		while (!p->stop && p->filled - p->taken > NBATCH / 2)
+			pthread_cond_wait(&p->cv, &p->mu);
+		p->wsleeps = 0;
+	}
 	if (!p->stop)
 		b = &p->b[p->filled % NBATCH];
 	pthread_mutex_unlock(&p->mu);
@@ -1653,7 +1671,9 @@ pump_hand(struct etl_reader *r, int last)
 	p->wb->last = last;
 	pthread_mutex_lock(&p->mu);
 	p->filled++;
-	pthread_cond_broadcast(&p->cv);
+	p->ended = last;
+	if (p->rsleeps && (p->filled - p->taken >= NBATCH / 2 || last))
+		pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 	p->wb = last ? NULL : pump_claim(p);
 }
@@ -1751,10 +1771,15 @@ pump_next(struct etl_reader *r, struct etl_event *ev)
 		pthread_mutex_lock(&p->mu);
 		if (p->rb) {
 			p->taken++;
-			pthread_cond_broadcast(&p->cv);
+			if (p->wsleeps && p->filled - p->taken <= NBATCH / 2)
+				pthread_cond_signal(&p->cv);
 		}
-		while (p->filled == p->taken)
-			pthread_cond_wait(&p->cv, &p->mu);
+		if (p->filled == p->taken) {
+			p->rsleeps = 1;
+			while (!p->ended && p->filled - p->taken < NBATCH / 2)
+				pthread_cond_wait(&p->cv, &p->mu);
+			p->rsleeps = 0;
+		}
 		p->rb = &p->b[p->taken % NBATCH];
 		pthread_mutex_unlock(&p->mu);
 		p->pos = 0;
@@ -1772,7 +1797,7 @@ pump_stop(struct etl_reader *r)
 		return;
 	pthread_mutex_lock(&p->mu);
 	p->stop = 1;
-	pthread_cond_broadcast(&p->cv);
+	pthread_cond_signal(&p->cv);	/* only the worker can be waiting */
 	pthread_mutex_unlock(&p->mu);
 	pthread_join(p->thread, NULL);
 	pthread_mutex_destroy(&p->mu);
