@@ -28,7 +28,7 @@
  * Compressed buffers are decompressed once, not once per pass: the
  * first pass decompresses each into a store (struct store) that later
  * passes read in place.  The store keeps
- * decompressed buffers in memory up to KEEP_CAP bytes and writes the
+ * decompressed buffers in memory up to 64 MiB (etl_set_keep) and writes the
  * rest to an unlinked temporary file: reading a buffer back with
  * pread(2) costs a copy, a fifth of decompressing it again, and memory
  * stays bounded whatever the trace's size.  (Decompressing again in
@@ -60,6 +60,10 @@
 #define MAX_BUFFER (64u << 20)	/* larger BufferSize values are corruption */
 #define MAX_CPUS 4096
 #define KEEP_CAP ((size_t)64 << 20)	/* decompressed bytes kept in memory between passes */
+
+/* etl_set_threads(), etl_set_keep(): for every reader of the process */
+static int cfg_threads;		/* 0: a worker when there is more than one core */
+static size_t cfg_keep = KEEP_CAP;
 #define STORE_AHEAD 8	/* buffers the parser waits for when it caught up */
 #define KEEP_RATIO 32			/* kept only when no larger than this × its stored size */
 
@@ -94,7 +98,8 @@ struct store {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	uint8_t *arena;		/* KEEP_CAP bytes, touched as they are used: kept buffers, one after another */
+	uint8_t *arena;		/* CAP bytes, touched as they are used: kept buffers, one after another */
+	size_t cap;
 	size_t mem_used;	/* worker's: bytes of the arena used */
 	int spill_fd;		/* -1 until the first spill; -2: it could not be made */
 	uint64_t spill_len;
@@ -1116,7 +1121,7 @@ temp_dir(void)
 	return dir && *dir ? dir : "/tmp";
 }
 
-/* The unlinked temporary file buffers beyond KEEP_CAP go to: -2 if it cannot be made. */
+/* The unlinked temporary file buffers beyond the cap go to: -2 if it cannot be made. */
 static int
 spill_file(void)
 {
@@ -1170,7 +1175,7 @@ store_fill(const struct etl_reader *r, struct store *s, size_t i)
 		}
 	}
 	size_t need = ((size_t)b->filled + 15) & ~(size_t)15;
-	int in_memory = need <= KEEP_CAP - s->mem_used;
+	int in_memory = need <= s->cap - s->mem_used;
 	uint8_t *dst = in_memory ? s->arena + s->mem_used : grow(&s->out, &s->ocap, b->filled);
 	memcpy(dst, h, BUFHDR);
 	if (etl_decompress(r->info.compression, h + BUFHDR, b->size - BUFHDR, dst + BUFHDR,
@@ -1194,32 +1199,36 @@ store_fill(const struct etl_reader *r, struct store *s, size_t i)
 }
 
 /*
- * The KEEP_CAP bytes kept buffers go to.  Its pages are touched only as
+ * The CAP bytes kept buffers go to.  Its pages are touched only as
  * buffers fill them, and in huge pages where the system allows: 4 KiB
  * pages cost a fault each, which for 23 MB of buffers ate a third of
  * what decompressing once saves.
  */
 static uint8_t *
-arena_new(void)
+arena_new(size_t cap)
 {
+	if (!cap)
+		return NULL;
 #ifdef MAP_ANONYMOUS
-	void *p = mmap(NULL, KEEP_CAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
-		cli_fatal("cannot map %zu bytes for decompressed buffers: %s", KEEP_CAP, strerror(errno));
+		return NULL;	/* then every buffer goes to the temporary file */
 #ifdef MADV_HUGEPAGE
-	(void)madvise(p, KEEP_CAP, MADV_HUGEPAGE);	/* advice only */
+	(void)madvise(p, cap, MADV_HUGEPAGE);	/* advice only */
 #endif
 	return p;
 #else
-	return xmalloc(KEEP_CAP);	/* a large malloc is a lazy mapping too */
+	return malloc(cap);	/* a large malloc is a lazy mapping too */
 #endif
 }
 
 static void
-arena_free(uint8_t *a)
+arena_free(uint8_t *a, size_t cap)
 {
+	if (!a)
+		return;
 #ifdef MAP_ANONYMOUS
-	munmap(a, KEEP_CAP);
+	munmap(a, cap);
 #else
 	free(a);
 #endif
@@ -1241,7 +1250,8 @@ store_start(struct etl_reader *r)
 	s->k = xcalloc(r->nbuf, sizeof *s->k);
 	s->n = r->nbuf;
 	s->spill_fd = -1;
-	s->arena = arena_new();
+	s->arena = arena_new(cfg_keep);
+	s->cap = s->arena ? cfg_keep : 0;
 	r->store = s;
 }
 
@@ -1319,7 +1329,7 @@ store_free(struct store *s)
 		pthread_mutex_destroy(&s->mu);
 		pthread_cond_destroy(&s->cv);
 	}
-	arena_free(s->arena);
+	arena_free(s->arena, s->cap);
 	if (s->spill_fd >= 0)
 		close(s->spill_fd);
 	free(s->k);
@@ -1810,11 +1820,25 @@ pump_stop(struct etl_reader *r)
 	r->pump = NULL;
 }
 
+void
+etl_set_threads(int n)
+{
+	cfg_threads = n > 0 ? n : 0;
+}
+
+void
+etl_set_keep(size_t bytes)
+{
+	cfg_keep = bytes;
+}
+
 static int
 several_cores(void)
 {
 	static long ncpu;
 
+	if (cfg_threads)
+		return cfg_threads > 1;
 	if (!ncpu)
 		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	return ncpu > 1;
