@@ -43,7 +43,7 @@ CPPFLAGS += $(FEATURES) -DETLKIT_VERSION='"$(VERSION)"' -Ilib
 ifeq ($(origin BUILD_ID),undefined)
 BUILD_ID := $(shell cat $(sort $(wildcard lib/*/*.c lib/*/*.h filters/*.c)) | sha256sum | cut -c1-16)
 endif
-LDLIBS   = -lyaml -lz -lnettle -lm
+LDLIBS   = -lyaml -lz -lnettle -lm -pthread
 
 BIN     ?= bin
 OBJ      = $(BIN)/.obj

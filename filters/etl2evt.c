@@ -3,14 +3,16 @@
  *
  * USAGE:  etl2evt [-k KINDS] [-p PROCS] [-s MS] [-e MS] [--utc] [--full-paths]
  *                 [--addrs] [--symbols PATH] [--no-symbols] [-v] [--member NAME]
- *                 [--no-thread-time] [--census] [-o FILE] [FILE|- ...]
+ *                 [--no-thread-time] [--census] [-j N] [--buffer-memory MB]
+ *                 [-o FILE] [FILE|- ...]
  * INPUT:  an .etl file, a zip holding one or several (PerfView .etl.zip,
  *         .diagsession), or either on stdin, each possibly gzip-compressed
  *         (inflated into a temporary file).  Several files of one session
  *         are merged on their absolute times.
  * OUTPUT: the evt stream (docs/evt-format.md), e.g.
  *   29.446000	Sample	7	System	4	584	1	ip=0xffffffffffd03003	prio=14	kframes=3	ntoskrnl.exe!0x1a3f0;...
- *         With --symbols (each local directory must be readable), one
+ *         Two threads where there are two cores (-j 1: one), the
+ *         output the same.  With --symbols (each local directory must be readable), one
  *         summary line goes to stderr, and with -v one line per image
  *         left without names (the #symbols lines always list them).
  *
@@ -46,7 +48,7 @@ usage(int status)
 	fprintf(status ? stderr : stdout,
 	    "usage: etl2evt [-k KINDS] [-p PROCS] [-s MS] [-e MS] [--utc] [--full-paths] [--addrs] "
 	    "[--symbols PATH] [--no-symbols] [-v] [--no-thread-time] [--member NAME] [--census] "
-	    "[-o FILE] [FILE|- ...]\n");
+	    "[-j N] [--buffer-memory MB] [-o FILE] [FILE|- ...]\n");
 	if (status == 0)
 		fputs("Decodes ETW traces (.etl, .etl.zip, .diagsession; gzipped too) into evt text, in log order:\n"
 		    "lines are ordered by end_ms= where they have it (intervals such as DPC and ISR,\n"
@@ -66,6 +68,10 @@ usage(int status)
 		    "                       was doing, derived from context switches)\n"
 		    "      --member=NAME    decode only this member of a zip\n"
 		    "      --census         count events per record kind instead of writing evt\n"
+		    "  -j, --threads=N      1: read and decode on one thread; default: a second\n"
+		    "                       thread reads ahead when there is a second core\n"
+		    "      --buffer-memory=MB  decompressed buffers kept in memory between the\n"
+		    "                       two passes (default 64); the rest go to a temporary file\n"
 		    "  -o, --output=FILE    output file (default stdout)\n"
 		    "  -h, --help, --version\n", stdout);
 	exit(status);
@@ -491,6 +497,8 @@ main(int argc, char **argv)
 		{ "no-symbols", no_argument, NULL, 'N' },
 		{ "no-thread-time", no_argument, NULL, 'T' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "threads", required_argument, NULL, 'j' },
+		{ "buffer-memory", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -503,7 +511,8 @@ main(int argc, char **argv)
 
 	cli_init(argv[0]);
 	memset(&o, 0, sizeof o);
-	while ((ch = getopt_long(argc, argv, "k:p:s:e:o:hv", longopts, NULL)) != -1) {
+	long n;
+	while ((ch = getopt_long(argc, argv, "k:p:s:e:o:hvj:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'k': o.kinds = optarg; break;
 		case 'p': o.procs = optarg; break;
@@ -524,6 +533,16 @@ main(int argc, char **argv)
 		case 'N': use_symbols = 0; break;
 		case 'T': o.no_thread_time = 1; break;
 		case 'v': verbose = 1; break;
+		case 'j':
+			if ((n = cli_integer("--threads", optarg)) < 1)
+				cli_usage_error("--threads takes 1 or more, not %s", optarg);
+			etl_set_threads(n > 2 ? 2 : (int)n);
+			break;
+		case 'B':
+			if ((n = cli_integer("--buffer-memory", optarg)) < 0 || n > (1L << 16))
+				cli_usage_error("--buffer-memory takes MiB from 0 to 65536, not %s", optarg);
+			etl_set_keep((size_t)n << 20);
+			break;
 		case 'h': usage(0); break;
 		case 'V': cli_version(); break;
 		default: usage(2);

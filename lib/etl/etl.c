@@ -15,6 +15,30 @@
  * maps file pages in large folios around every fault, and reading them
  * through the mapping kept hundreds of MB of a multi-GB trace resident
  * whatever was given back.
+ *
+ * Both cores: with more than one, each pass (each rewind) runs the
+ * iteration above on a worker thread (struct pump): it reads,
+ * decompresses, parses and merges, and hands the events over in
+ * batches, each record copied with its event, so that the caller's
+ * thread only uses them.  Problems the worker finds travel in the
+ * batches too and are reported by the caller's thread when it reaches
+ * them: messages come in the same order as without a worker, from one
+ * thread.  A few batches of bounded size are in flight.
+ *
+ * Compressed buffers are decompressed once, not once per pass: the
+ * first pass decompresses each into a store (struct store) that later
+ * passes read in place.  The store keeps
+ * decompressed buffers in memory up to 64 MiB (etl_set_keep) and writes the
+ * rest to an unlinked temporary file: reading a buffer back with
+ * pread(2) costs a copy, a fifth of decompressing it again, and memory
+ * stays bounded whatever the trace's size.  (Decompressing again in
+ * pass 2 instead would keep the disk out of it, but pass 2 is the
+ * one-core part of the conversion, and its thread would pay it.)  A
+ * buffer that expands more than KEEP_RATIO times is not kept at all
+ * (decompressed again when needed), so that a crafted trace cannot fill
+ * the disk: what the temporary file holds is bounded by KEEP_RATIO × the
+ * trace's size.  A buffer that could not be read or decompressed is
+ * kept as that, and reported in the first pass only, as before.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -23,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -34,6 +59,105 @@
 #define BUFHDR 0x48
 #define MAX_BUFFER (64u << 20)	/* larger BufferSize values are corruption */
 #define MAX_CPUS 4096
+#define KEEP_CAP ((size_t)64 << 20)	/* decompressed bytes kept in memory between passes */
+
+/* etl_set_threads(), etl_set_keep(): for every reader of the process */
+static int cfg_threads;		/* 0: a worker when there is more than one core */
+static size_t cfg_keep = KEEP_CAP;
+#define STORE_AHEAD 8	/* buffers the parser waits for when it caught up */
+#define KEEP_RATIO 32			/* kept only when no larger than this × its stored size */
+
+/* What the store holds for one buffer. */
+enum kept_state {
+	KEPT_NONE,	/* not kept (uncompressed, or too large): read it as before */
+	KEPT_MEM,	/* decompressed, in memory at .mem */
+	KEPT_SPILL,	/* decompressed, in the temporary file at .off */
+	KEPT_UNREADABLE,	/* reading it failed with .err */
+	KEPT_CORRUPT,	/* decompressing it failed, saying .why */
+};
+
+struct kept {
+	uint8_t *mem;
+	uint64_t off;
+	const char *why;
+	int err;
+	int state;	/* enum kept_state */
+};
+
+/*
+ * The decompressed buffers of a trace, filled in file order, by a
+ * thread of their own in a first pass in file order (the caller's
+ * thread parses while it decompresses: the two take about as long),
+ * else as the iteration needs them.  Entries [0, ready) are final.
+ */
+struct store {
+	struct kept *k;
+	size_t n, ready;	/* READY: guarded by the mutex while a thread fills the store */
+	int threaded, stop;
+	size_t want;		/* the parser sleeps until READY reaches this */
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint8_t *arena;		/* CAP bytes, touched as they are used: kept buffers, one after another */
+	size_t cap;
+	size_t mem_used;	/* worker's: bytes of the arena used */
+	int spill_fd;		/* -1 until the first spill; -2: it could not be made */
+	uint64_t spill_len;
+	uint8_t *packed, *out;	/* scratch: a stored buffer, one decompressed for the file */
+	size_t pcap, ocap;
+};
+
+/*
+ * One batch of what the worker hands over: events, each with a copy of
+ * its record in BYTES (the event's pointers point there), and problems
+ * to report (MSG set, in BYTES too), in the order the iteration met them.
+ */
+#define NBATCH 8			/* batches in flight */
+#define BATCH_ITEMS 1024
+#define BATCH_BYTES (128u << 10)	/* handed over past this... */
+#define BATCH_ROOM (BATCH_BYTES + (72u << 10))	/* ...so that one more record or message fits */
+
+struct pump_item {
+	struct etl_event ev;
+	const char *msg;	/* non-NULL: a problem at OFF, not an event */
+	uint64_t off;
+};
+
+struct batch {
+	struct pump_item *it;
+	size_t n;
+	uint8_t *bytes;
+	size_t nbytes;
+	uint64_t progress;	/* the file's bytes covered when it was handed over */
+	int last;		/* the iteration ended with it */
+};
+
+/*
+ * The worker of one pass and the batches between it and the reader's
+ * thread.  FILLED batches were handed over, TAKEN given back; the
+ * worker fills batch FILLED % NBATCH while fewer than NBATCH are out.
+ * The mutex guards FILLED, TAKEN and STOP; a batch's contents belong
+ * to one side at a time, passed over under the mutex.
+ */
+struct pump {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct batch b[NBATCH];
+	uint64_t filled, taken;
+	int stop, ended;	/* ENDED: the last batch is handed over */
+	/*
+	 * Who sleeps, for what: a side that must wait sleeps until half
+	 * the batches are there for it (or the pass ends), not one: waking
+	 * a thread costs more than a batch, and two threads woken for
+	 * every batch spent more in the kernel than the worker saved.
+	 */
+	int wsleeps, rsleeps;
+	struct batch *wb;	/* the worker's: the batch being filled, NULL when told to stop */
+	struct batch *rb;	/* the reader's: the batch being used, and where in it */
+	size_t pos;
+	uint64_t progress;
+};
 
 struct cursor {
 	uint32_t *bufs;		/* indexes into r->buf, in file order */
@@ -81,13 +205,20 @@ struct etl_reader {
 	int passes;		/* problems are reported during the first pass only */
 	int pending;		/* the last event's cursor must advance first */
 	uint64_t ns_mul, ns_max;	/* clocks that divide 1 GHz: ns = ticks × ns_mul */
+	struct store *store;	/* decompressed buffers (NULL: none compressed, or not yet) */
+	struct pump *pump;	/* the worker of this pass, or NULL: the caller's thread iterates */
 };
 
 static void
 report(struct etl_reader *r, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void release_range(const struct etl_reader *r, uint64_t off, uint64_t size);
+static void pump_defer(struct etl_reader *r, uint64_t off, const char *msg);
 
+/*
+ * While a pass runs on a worker (R->pump set), only the worker calls
+ * this: the message goes into its batch, to be reported in order.
+ */
 static void
 report(struct etl_reader *r, uint64_t off, const char *fmt, ...)
 {
@@ -97,14 +228,20 @@ report(struct etl_reader *r, uint64_t off, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (r->err && r->passes <= 1)
+	if (!r->err || r->passes > 1)
+		return;
+	if (r->pump)
+		pump_defer(r, off, msg);
+	else
 		r->err(r->ctx, off, msg);
 }
 
+/* From the caller's thread, between events: reported at once. */
 void
 etl_problem(struct etl_reader *r, uint64_t off, const char *msg)
 {
-	report(r, off, "%s", msg);
+	if (r->err && r->passes <= 1)
+		r->err(r->ctx, off, msg);
 }
 
 /* ---------- strings, GUIDs, times ---------- */
@@ -975,6 +1112,232 @@ grow(uint8_t **p, size_t *cap, size_t n)
 	return *p;
 }
 
+/* ---------- the store of decompressed buffers ---------- */
+
+static const char *
+temp_dir(void)
+{
+	const char *dir = getenv("TMPDIR");
+	return dir && *dir ? dir : "/tmp";
+}
+
+/* The unlinked temporary file buffers beyond the cap go to: -2 if it cannot be made. */
+static int
+spill_file(void)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/etlkit-buffers.XXXXXX", temp_dir());
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return -2;
+	unlink(path);
+	return fd;
+}
+
+static int
+write_full_at(int fd, const uint8_t *p, size_t n, uint64_t off)
+{
+	while (n > 0) {
+		ssize_t k = pwrite(fd, p, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		off += (uint64_t)k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/*
+ * Buffer I into the store: read, decompressed, kept in memory or in the
+ * temporary file.  Nothing is reported here (this runs on the worker):
+ * a problem is kept with the buffer.  A buffer the file cannot take (a
+ * full disk) is left KEPT_NONE, to be decompressed again when needed.
+ */
+static void
+store_fill(const struct etl_reader *r, struct store *s, size_t i)
+{
+	const struct etl_buffer *b = &r->buf[i];
+	struct kept *k = &s->k[i];
+	const uint8_t *h = r->data + b->offset;
+
+	k->state = KEPT_NONE;
+	if (!(b->flags & 0x40) || b->filled > (uint64_t)KEEP_RATIO * b->size)
+		return;
+	if (r->fd >= 0) {
+		h = grow(&s->packed, &s->pcap, b->size);
+		if (read_full_at(r->fd, s->packed, b->size, r->fd_base + b->offset) < 0) {
+			k->err = errno;
+			k->state = KEPT_UNREADABLE;
+			return;
+		}
+	}
+	size_t need = ((size_t)b->filled + 15) & ~(size_t)15;
+	int in_memory = need <= s->cap - s->mem_used;
+	uint8_t *dst = in_memory ? s->arena + s->mem_used : grow(&s->out, &s->ocap, b->filled);
+	memcpy(dst, h, BUFHDR);
+	if (etl_decompress(r->info.compression, h + BUFHDR, b->size - BUFHDR, dst + BUFHDR,
+	    b->filled - BUFHDR, &k->why) < 0) {
+		k->state = KEPT_CORRUPT;
+		return;
+	}
+	if (in_memory) {
+		k->mem = dst;
+		s->mem_used += need;
+		k->state = KEPT_MEM;
+		return;
+	}
+	if (s->spill_fd == -1)
+		s->spill_fd = spill_file();
+	if (s->spill_fd < 0 || write_full_at(s->spill_fd, dst, b->filled, s->spill_len) < 0)
+		return;
+	k->off = s->spill_len;
+	s->spill_len += b->filled;
+	k->state = KEPT_SPILL;
+}
+
+/*
+ * The CAP bytes kept buffers go to.  Its pages are touched only as
+ * buffers fill them, and in huge pages where the system allows: 4 KiB
+ * pages cost a fault each, which for 23 MB of buffers ate a third of
+ * what decompressing once saves.
+ */
+static uint8_t *
+arena_new(size_t cap)
+{
+	if (!cap)
+		return NULL;
+#ifdef MAP_ANONYMOUS
+	void *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;	/* then every buffer goes to the temporary file */
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, cap, MADV_HUGEPAGE);	/* advice only */
+#endif
+	return p;
+#else
+	return malloc(cap);	/* a large malloc is a lazy mapping too */
+#endif
+}
+
+static void
+arena_free(uint8_t *a, size_t cap)
+{
+	if (!a)
+		return;
+#ifdef MAP_ANONYMOUS
+	munmap(a, cap);
+#else
+	free(a);
+#endif
+}
+
+/* At the first rewind of a trace with compressed buffers: the store, empty. */
+static void
+store_start(struct etl_reader *r)
+{
+	size_t ncompressed = 0;
+
+	if (r->store)
+		return;
+	for (size_t i = 0; i < r->nbuf; i++)
+		ncompressed += (r->buf[i].flags & 0x40) != 0;
+	if (!ncompressed)
+		return;
+	struct store *s = xcalloc(1, sizeof *s);
+	s->k = xcalloc(r->nbuf, sizeof *s->k);
+	s->n = r->nbuf;
+	s->spill_fd = -1;
+	s->arena = arena_new(cfg_keep);
+	s->cap = s->arena ? cfg_keep : 0;
+	r->store = s;
+}
+
+/* The store's thread: every buffer in file order, as far ahead of the parser as it goes. */
+static void *
+store_work(void *arg)
+{
+	const struct etl_reader *r = arg;
+	struct store *s = r->store;
+
+	for (size_t i = 0; i < s->n; i++) {
+		pthread_mutex_lock(&s->mu);
+		int stop = s->stop;
+		pthread_mutex_unlock(&s->mu);
+		if (stop)
+			break;
+		store_fill(r, s, i);
+		pthread_mutex_lock(&s->mu);
+		s->ready = i + 1;
+		if (s->ready == s->want)
+			pthread_cond_signal(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+	}
+	return NULL;
+}
+
+static void
+store_thread(struct etl_reader *r)
+{
+	struct store *s = r->store;
+
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	s->threaded = pthread_create(&s->thread, NULL, store_work, r) == 0;
+	if (!s->threaded) {
+		pthread_mutex_destroy(&s->mu);
+		pthread_cond_destroy(&s->cv);
+	}
+}
+
+/*
+ * Buffer I's entry, once final: waited for, or made here (with every
+ * buffer before it: in time order a CPU's cursor may run ahead).
+ */
+static const struct kept *
+store_get(struct etl_reader *r, size_t i)
+{
+	struct store *s = r->store;
+
+	if (s->threaded) {
+		pthread_mutex_lock(&s->mu);
+		if (s->ready <= i) {
+			/* a few buffers at once: one wake-up each would cost more than they take */
+			s->want = i + STORE_AHEAD < s->n ? i + STORE_AHEAD : s->n;
+			while (s->ready < s->want)
+				pthread_cond_wait(&s->cv, &s->mu);
+		}
+		pthread_mutex_unlock(&s->mu);
+	}
+	while (s->ready <= i)
+		store_fill(r, s, s->ready++);
+	return &s->k[i];
+}
+
+static void
+store_free(struct store *s)
+{
+	if (!s)
+		return;
+	if (s->threaded) {
+		pthread_mutex_lock(&s->mu);
+		s->stop = 1;
+		pthread_mutex_unlock(&s->mu);
+		pthread_join(s->thread, NULL);
+		pthread_mutex_destroy(&s->mu);
+		pthread_cond_destroy(&s->cv);
+	}
+	arena_free(s->arena, s->cap);
+	if (s->spill_fd >= 0)
+		close(s->spill_fd);
+	free(s->k);
+	free(s->packed);
+	free(s->out);
+	free(s);
+}
+
 /*
  * The bytes of buffer B as stored in the file: a pointer into the
  * mapping, or a copy read from the descriptor (into the cursor's
@@ -1009,9 +1372,53 @@ stored_buffer(struct etl_reader *r, struct cursor *c, struct etl_buffer *b)
 	return dst;
 }
 
+/* Buffer B from the store (K: its entry, final), reported as load_buffer() would. */
+static int
+load_kept(struct etl_reader *r, struct cursor *c, struct etl_buffer *b, const struct kept *k)
+{
+	/* the cursor's previous buffer, if it was used in place, is done with */
+	release_range(r, c->mapped_off, c->mapped_size);
+	c->mapped_size = 0;
+	r->done_bytes += b->size;
+	c->data = NULL;
+	switch (k->state) {
+	case KEPT_UNREADABLE:
+		report(r, b->offset, "buffer (%u bytes) cannot be read: %s; skipped", b->size,
+		    strerror(k->err));
+		count_damage(r, b, b->size);
+		return -1;
+	case KEPT_CORRUPT:
+		report(r, b->offset, "compressed buffer (%u bytes) cannot be decompressed: %s; skipped",
+		    b->size, k->why);
+		count_damage(r, b, b->size);
+		return -1;
+	case KEPT_SPILL:
+		grow(&c->scratch, &c->scap, b->filled);
+		if (read_full_at(r->store->spill_fd, c->scratch, b->filled, k->off) < 0)
+			cli_fatal("the temporary file of decompressed buffers in %s cannot be read: %s",
+			    temp_dir(), strerror(errno));
+		c->data = c->scratch;
+		break;
+	default:
+		c->data = k->mem;
+	}
+	c->buf = b;
+	c->buf_offset = b->offset;
+	c->cpu = b->cpu;
+	c->off = BUFHDR;
+	c->compressed = 1;
+	c->filled = b->filled;
+	return 0;
+}
+
 static int
 load_buffer(struct etl_reader *r, struct cursor *c, struct etl_buffer *b)
 {
+	const struct kept *k = r->store && (b->flags & 0x40) ?
+	    store_get(r, (size_t)(b - r->buf)) : NULL;
+	if (k && k->state != KEPT_NONE)
+		return load_kept(r, c, b, k);
+
 	const uint8_t *h = stored_buffer(r, c, b);
 	if (!h) {
 		r->done_bytes += b->size;
@@ -1145,14 +1552,12 @@ free_cursors(struct etl_reader *r)
 	r->ncur = r->nheap = 0;
 }
 
-void
-etl_rewind(struct etl_reader *r, enum etl_order order)
+/* The cursors of a pass in R->order, each at its first event. */
+static void
+start_cursors(struct etl_reader *r)
 {
-	free_cursors(r);
-	r->passes++;
-	r->order = order;
-	r->done_bytes = 0;
-	r->pending = 0;
+	enum etl_order order = r->order;
+
 	r->order_bufs = xmalloc((r->nbuf ? r->nbuf : 1) * sizeof *r->order_bufs);
 	if (order == ETL_FILE_ORDER) {
 		r->cur = xcalloc(1, sizeof *r->cur);
@@ -1201,8 +1606,9 @@ etl_rewind(struct etl_reader *r, enum etl_order order)
 	free(start);
 }
 
-int
-etl_next(struct etl_reader *r, struct etl_event *ev)
+/* The iteration itself: the next event of the pass from the cursors. */
+static int
+next_event(struct etl_reader *r, struct etl_event *ev)
 {
 	/*
 	 * The cursor that produced the previous event advances only now, so
@@ -1240,10 +1646,263 @@ etl_next(struct etl_reader *r, struct etl_event *ev)
 	return 1;
 }
 
+/* ---------- the worker ---------- */
+
+/* The worker: the next batch to fill, once the reader has given one back; NULL when told to stop. */
+static struct batch *
+pump_claim(struct pump *p)
+{
+	struct batch *b = NULL;
+
+	pthread_mutex_lock(&p->mu);
+	if (p->filled - p->taken >= NBATCH) {
+		p->wsleeps = 1;
+		while (!p->stop && p->filled - p->taken > NBATCH / 2)
+			pthread_cond_wait(&p->cv, &p->mu);
+		p->wsleeps = 0;
+	}
+	if (!p->stop)
+		b = &p->b[p->filled % NBATCH];
+	pthread_mutex_unlock(&p->mu);
+	if (b) {
+		b->n = b->nbytes = 0;
+		b->last = 0;
+	}
+	return b;
+}
+
+/* The worker: batch WB to the reader (LAST: the pass ends with it). */
+static void
+pump_hand(struct etl_reader *r, int last)
+{
+	struct pump *p = r->pump;
+
+	p->wb->progress = r->done_bytes;
+	p->wb->last = last;
+	pthread_mutex_lock(&p->mu);
+	p->filled++;
+	p->ended = last;
+	if (p->rsleeps && (p->filled - p->taken >= NBATCH / 2 || last))
+		pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	p->wb = last ? NULL : pump_claim(p);
+}
+
+/* The worker: room in its batch for one more item of LEN bytes (a new batch if need be); NULL to stop. */
+static struct pump_item *
+pump_room(struct etl_reader *r, size_t len)
+{
+	struct pump *p = r->pump;
+
+	if (p->wb && (p->wb->n == BATCH_ITEMS || p->wb->nbytes + len > BATCH_ROOM))
+		pump_hand(r, 0);
+	return p->wb ? &p->wb->it[p->wb->n++] : NULL;
+}
+
+static void
+pump_defer(struct etl_reader *r, uint64_t off, const char *msg)
+{
+	size_t len = strlen(msg) + 1;
+	struct pump_item *it = pump_room(r, len);
+
+	if (!it)
+		return;
+	struct batch *b = r->pump->wb;
+	memcpy(b->bytes + b->nbytes, msg, len);
+	it->msg = (const char *)b->bytes + b->nbytes;
+	it->off = off;
+	b->nbytes += (len + 7) & ~(size_t)7;
+}
+
+/* A pointer into EV's record, moved to the copy at TO. */
+static const uint8_t *
+rebase(const uint8_t *q, const struct etl_event *ev, const uint8_t *to)
+{
+	return q ? to + (q - ev->raw) : NULL;
+}
+
+/* The worker: EV into its batch, its record copied (every pointer of an event lies in its record). */
+static void
+pump_event(struct etl_reader *r, const struct etl_event *ev)
+{
+	struct pump_item *it = pump_room(r, ev->rawlen);
+
+	if (!it)
+		return;
+	struct batch *b = r->pump->wb;
+	uint8_t *to = b->bytes + b->nbytes;
+	memcpy(to, ev->raw, ev->rawlen);
+	it->ev = *ev;
+	it->ev.raw = to;
+	it->ev.payload = rebase(ev->payload, ev, to);
+	it->ev.guid = rebase(ev->guid, ev, to);
+	it->ev.activity = rebase(ev->activity, ev, to);
+	it->ev.ext = rebase(ev->ext, ev, to);
+	it->msg = NULL;
+	b->nbytes += ((size_t)ev->rawlen + 7) & ~(size_t)7;
+}
+
+static void *
+pump_work(void *arg)
+{
+	struct etl_reader *r = arg;
+	struct pump *p = r->pump;
+	struct etl_event ev;
+
+	p->wb = pump_claim(p);
+	if (!p->wb)
+		return NULL;
+	start_cursors(r);
+	while (p->wb && next_event(r, &ev))
+		pump_event(r, &ev);
+	if (p->wb)
+		pump_hand(r, 1);
+	return NULL;
+}
+
+/* The reader: its next item, giving back the batch it used up. */
+static int
+pump_next(struct etl_reader *r, struct etl_event *ev)
+{
+	struct pump *p = r->pump;
+
+	for (;;) {
+		if (p->rb && p->pos < p->rb->n) {
+			const struct pump_item *it = &p->rb->it[p->pos++];
+			if (it->msg) {
+				r->err(r->ctx, it->off, it->msg);
+				continue;
+			}
+			*ev = it->ev;
+			return 1;
+		}
+		if (p->rb && p->rb->last)
+			return 0;
+		pthread_mutex_lock(&p->mu);
+		if (p->rb) {
+			p->taken++;
+			if (p->wsleeps && p->filled - p->taken <= NBATCH / 2)
+				pthread_cond_signal(&p->cv);
+		}
+		if (p->filled == p->taken) {
+			p->rsleeps = 1;
+			while (!p->ended && p->filled - p->taken < NBATCH / 2)
+				pthread_cond_wait(&p->cv, &p->mu);
+			p->rsleeps = 0;
+		}
+		p->rb = &p->b[p->taken % NBATCH];
+		pthread_mutex_unlock(&p->mu);
+		p->pos = 0;
+		p->progress = p->rb->progress;
+	}
+}
+
+/* Stops the worker (wherever it is) and frees it. */
+static void
+pump_stop(struct etl_reader *r)
+{
+	struct pump *p = r->pump;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stop = 1;
+	pthread_cond_signal(&p->cv);	/* only the worker can be waiting */
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->thread, NULL);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	for (int i = 0; i < NBATCH; i++) {
+		free(p->b[i].it);
+		free(p->b[i].bytes);
+	}
+	free(p);
+	r->pump = NULL;
+}
+
+void
+etl_set_threads(int n)
+{
+	cfg_threads = n > 0 ? n : 0;
+}
+
+void
+etl_set_keep(size_t bytes)
+{
+	cfg_keep = bytes;
+}
+
+static int
+several_cores(void)
+{
+	static long ncpu;
+
+	if (cfg_threads)
+		return cfg_threads > 1;
+	if (!ncpu)
+		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	return ncpu > 1;
+}
+
+/* A worker for the pass, if there is a core for it; else the caller's thread iterates. */
+static void
+pump_start(struct etl_reader *r)
+{
+	struct pump *p = xcalloc(1, sizeof *p);
+	for (int i = 0; i < NBATCH; i++) {
+		p->b[i].it = xmalloc(BATCH_ITEMS * sizeof *p->b[i].it);
+		p->b[i].bytes = xmalloc(BATCH_ROOM);
+	}
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	r->pump = p;
+	if (pthread_create(&p->thread, NULL, pump_work, r) != 0) {
+		p->stop = 1;	/* no thread to join: free it here and iterate without */
+		pthread_mutex_destroy(&p->mu);
+		pthread_cond_destroy(&p->cv);
+		for (int i = 0; i < NBATCH; i++) {
+			free(p->b[i].it);
+			free(p->b[i].bytes);
+		}
+		free(p);
+		r->pump = NULL;
+	}
+}
+
+void
+etl_rewind(struct etl_reader *r, enum etl_order order)
+{
+	pump_stop(r);
+	free_cursors(r);
+	store_start(r);
+	r->passes++;
+	r->order = order;
+	r->done_bytes = 0;
+	r->pending = 0;
+	/*
+	 * The first pass over compressed buffers in file order: a thread
+	 * decompresses, the caller's parses.  Otherwise the worker reads,
+	 * parses and merges, and the caller's thread uses the events.
+	 */
+	if (several_cores() && r->store && !r->store->threaded && order == ETL_FILE_ORDER &&
+	    r->store->ready < r->store->n)
+		store_thread(r);
+	else if (several_cores())
+		pump_start(r);
+	if (!r->pump)
+		start_cursors(r);
+}
+
+int
+etl_next(struct etl_reader *r, struct etl_event *ev)
+{
+	return r->pump ? pump_next(r, ev) : next_event(r, ev);
+}
+
 uint64_t
 etl_progress(const struct etl_reader *r)
 {
-	return r->done_bytes;
+	return r->pump ? r->pump->progress : r->done_bytes;
 }
 
 void
@@ -1251,7 +1910,9 @@ etl_close(struct etl_reader *r)
 {
 	if (!r)
 		return;
+	pump_stop(r);
 	free_cursors(r);
+	store_free(r->store);
 	free(r->buf);
 	free(r);
 }

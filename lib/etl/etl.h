@@ -143,6 +143,16 @@ enum etl_order { ETL_FILE_ORDER, ETL_TIME_ORDER };
 void etl_rewind(struct etl_reader *r, enum etl_order order);
 /* Next event: 1, or 0 at the end.  EV points into the reader's memory until the next call. */
 int etl_next(struct etl_reader *r, struct etl_event *ev);
+/*
+ * For every reader of the process, before its first rewind.  THREADS:
+ * 1 iterates on the caller's thread alone; 2 or more adds a worker that
+ * reads, decompresses and parses ahead (one is all it uses); 0, the
+ * default, adds it when there is more than one core.  KEEP: bytes of
+ * decompressed buffers kept in memory between passes (64 MiB by
+ * default); the rest go to an unlinked temporary file in TMPDIR.
+ */
+void etl_set_threads(int threads);
+void etl_set_keep(size_t bytes);
 /* Bytes of the file covered so far by the iteration (for progress). */
 uint64_t etl_progress(const struct etl_reader *r);
 void etl_close(struct etl_reader *r);
