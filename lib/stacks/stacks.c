@@ -106,6 +106,18 @@ struct idtab {
 	uint32_t mask;		/* slots - 1 */
 };
 
+/*
+ * The nodes by (parent, frame): a slot is the node id in its low half
+ * and the high half of the key's hash above it, so a probe reads no
+ * node unless the hashes agree (the tree has a million nodes on big
+ * inputs, and a node read is a cache miss).  0 is a free slot (node 0,
+ * ROOT, is never looked up).
+ */
+struct nodetab {
+	uint64_t *slot;
+	uint32_t mask;
+};
+
 struct stk {
 	struct stk_config cfg;
 	/* patterns */
@@ -121,7 +133,7 @@ struct stk {
 	/* nodes */
 	struct stk_node *node;
 	uint32_t nnodes, capnodes;
-	struct idtab ntab;	/* nodes by (parent, frame) */
+	struct nodetab ntab;	/* nodes by (parent, frame) */
 	int64_t **hist;		/* per node exclusive When histogram (cfg.when) */
 	struct nodetime *times;	/* per node first/last, once a sample has a time */
 	struct nodefold *nfold;	/* per node what Fold% moved into it (after Fold%) */
@@ -802,20 +814,42 @@ node_times(struct stk *S, uint32_t node)
 	return &S->times[node];
 }
 
+/* Doubles the node table (4096 slots at first) and puts every node but ROOT back. */
+static void
+nodetab_grow(struct stk *S)
+{
+	struct nodetab *t = &S->ntab;
+	uint32_t size = t->mask ? (t->mask + 1) * 2 : 4096, i, h;
+
+	free(t->slot);
+	t->slot = xcalloc(size, sizeof *t->slot);
+	t->mask = size - 1;
+	for (i = 1; i < S->nnodes; i++) {
+		uint64_t hv = node_hash_of(S, i);
+
+		for (h = (uint32_t)hv & t->mask; t->slot[h] != 0; h = (h + 1) & t->mask)
+			;
+		t->slot[h] = (hv & 0xffffffff00000000ull) | i;
+	}
+}
+
 static uint32_t
 child_of(struct stk *S, uint32_t parent, uint32_t frame)
 {
-	uint32_t h = (uint32_t)node_hash(parent, frame) & S->ntab.mask, id;
+	uint64_t hv = node_hash(parent, frame), tag = hv & 0xffffffff00000000ull, v;
+	uint32_t h = (uint32_t)hv & S->ntab.mask, id;
 
-	while ((id = S->ntab.slot[h]) != STK_NONE) {
-		if (S->node[id].parent == parent && S->node[id].frame == frame)
+	while ((v = S->ntab.slot[h]) != 0) {
+		id = (uint32_t)v;
+		if ((v & 0xffffffff00000000ull) == tag && S->node[id].parent == parent &&
+		    S->node[id].frame == frame)
 			return id;
 		h = (h + 1) & S->ntab.mask;
 	}
 	id = new_node(S, parent, frame);
-	S->ntab.slot[h] = id;
+	S->ntab.slot[h] = tag | id;
 	if ((uint64_t)S->nnodes * 4 > (uint64_t)S->ntab.mask * 3)	/* 75% full */
-		idtab_grow(&S->ntab, S, 1, S->nnodes, node_hash_of);
+		nodetab_grow(S);
 	return id;
 }
 
@@ -948,7 +982,7 @@ stk_new(const struct stk_config *cfg)
 	S->incall = S->inc.n == 64 ? ~0ull : (1ull << S->inc.n) - 1;
 	set_kinds(S, tt_config(S, cfg->kinds));
 	intern_init(&S->names);
-	idtab_grow(&S->ntab, S, 1, S->nnodes, node_hash_of);
+	nodetab_grow(S);
 	new_node(S, STK_NONE, STK_NONE);	/* ROOT */
 	S->scenario = STK_NONE;
 	S->broken = stk_intern(S, "BROKEN", 6);
@@ -1179,10 +1213,10 @@ text_hash_of(const struct stk *S, uint32_t i)
  * intern_frame's spelling (a name over STK_MAX_FRAME cut, %3B as ':').
  */
 static int
-frame_is(const struct stk *S, uint32_t id, const char *seg, size_t n)
+frame_is(const struct intern *names, uint32_t id, const char *seg, size_t n)
 {
-	const char *nm = intern_str(&S->names, id);
-	size_t nl = intern_len(&S->names, id), i, o = 0;
+	const char *nm = intern_str(names, id);
+	size_t nl = intern_len(names, id), i, o = 0;
 	int cut = n > STK_MAX_FRAME;
 
 	if (!cut && (n < 3 || memchr(seg, '%', n - 2) == NULL))
@@ -1215,7 +1249,7 @@ frame_is(const struct stk *S, uint32_t id, const char *seg, size_t n)
  * intern_frame spells that way.
  */
 static int
-text_is(const struct stk *S, const uint32_t *ids, uint32_t nids, const char *stack,
+text_is(const struct intern *names, const uint32_t *ids, uint32_t nids, const char *stack,
     size_t len)
 {
 	const char *p = stack, *e = stack + len;
@@ -1224,7 +1258,7 @@ text_is(const struct stk *S, const uint32_t *ids, uint32_t nids, const char *sta
 	if (len == 0)
 		return nids == 0;
 	for (i = 0; i < nids; i++) {
-		size_t nl = intern_len(&S->names, ids[i]);
+		size_t nl = intern_len(names, ids[i]);
 		const char *semi, *fe;
 
 		if (i > 0) {
@@ -1232,14 +1266,14 @@ text_is(const struct stk *S, const uint32_t *ids, uint32_t nids, const char *sta
 				return 0;
 			p++;
 		}
-		if ((size_t)(e - p) >= nl && memcmp(p, intern_str(&S->names, ids[i]), nl) == 0 &&
+		if ((size_t)(e - p) >= nl && memcmp(p, intern_str(names, ids[i]), nl) == 0 &&
 		    (p + nl == e || p[nl] == ';')) {
 			p += nl;
 			continue;
 		}
 		semi = memchr(p, ';', (size_t)(e - p));
 		fe = semi ? semi : e;
-		if (!frame_is(S, ids[i], p, (size_t)(fe - p)))
+		if (!frame_is(names, ids[i], p, (size_t)(fe - p)))
 			return 0;
 		p = fe;
 	}
@@ -1262,7 +1296,7 @@ text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
 	h = (uint32_t)hv & S->ttab.mask;
 	while ((idx = S->ttab.slot[h]) != STK_NONE) {
 		t = &S->txt[idx];
-		if (t->hash == hv && text_is(S, S->pool + t->ids, t->nids, stack, len))
+		if (t->hash == hv && text_is(&S->names, S->pool + t->ids, t->nids, stack, len))
 			return idx;
 		h = (h + 1) & S->ttab.mask;
 	}
@@ -1384,98 +1418,13 @@ cut_kframes(int kframes, size_t elided)
 	return EVT_STACK_TAIL_FRAMES + 1 + (head_k > 0 ? (int)head_k : 0);
 }
 
-uint32_t
-stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
-    size_t len, int kframes, int64_t metric, int64_t count, double t_ms, double dur_ms)
+/* a sample's metric and count on LEAF, or what dropped it (DROPPED 1 ExcPats, 2 IncPats) */
+static uint32_t
+account(struct stk *S, uint32_t leaf, int dropped, int64_t metric, int64_t count,
+    double t_ms, double dur_ms)
 {
-	uint64_t hv, ht;
-	uint32_t h, idx, leaf, textid;
-	struct rawent *re = NULL;
-	int dropped = 0, i;
 	struct stk_node *n;
-	size_t elided;
 
-	if (nprefix > 4)
-		nprefix = 4;
-	if (nprefix < 0)
-		nprefix = 0;
-	if (!S->cfg.kernel)
-		kframes = 0;
-	S->st.events++;
-	S->st.metric = sadd(S->st.metric, metric);
-	elided = evt_stack_cap(stack, len, &S->deepbuf, &S->capdeep, &len);
-	if (elided > 0) {
-		stack = S->deepbuf;
-		S->st.deep_stacks++;
-		S->st.elided_frames = sadd(S->st.elided_frames, (int64_t)elided);
-		kframes = cut_kframes(kframes, elided);
-	}
-	ht = hash_bytes(stack, len);
-	textid = text_entry(S, stack, len, ht);
-	if (textid == STK_NONE) {
-		/* cache full: memory stays bounded, the work is done each time */
-		leaf = transform(S, prefix, nprefix, stack, len, NULL, 0, kframes, &dropped);
-		goto account;
-	}
-	if (nprefix == 0 && kframes == 0) {
-		/* folded input: the text alone decides the leaf */
-		struct textent *t = &S->txt[textid];
-
-		if (!t->done) {
-			t->result = transform(S, S->pool, 0, NULL, 0, S->pool + t->ids, t->nids, 0,
-			    &dropped);
-			t->dropped = (uint8_t)dropped;
-			t->done = 1;
-		}
-		leaf = t->result;
-		dropped = t->dropped;
-		goto account;
-	}
-	hv = hash_u64(ht ^ textid);
-	for (i = 0; i < nprefix; i++)
-		hv = hash_u64(hv ^ prefix[i]);
-	hv = hash_u64(hv ^ ((uint64_t)(uint32_t)kframes << 32 | (uint64_t)(unsigned)nprefix));
-	if (S->rtab.slot == NULL)
-		idtab_grow(&S->rtab, S, 0, S->nraw, raw_hash_of);
-	h = (uint32_t)hv & S->rtab.mask;
-	while ((idx = S->rtab.slot[h]) != STK_NONE) {
-		struct rawent *r = &S->raw[idx];
-
-		if (r->hash == hv && r->textid == textid && r->nprefix == nprefix &&
-		    r->kframes == kframes &&
-		    memcmp(r->prefix, prefix, (size_t)nprefix * sizeof *prefix) == 0) {
-			re = r;
-			break;
-		}
-		h = (h + 1) & S->rtab.mask;
-	}
-	if (re != NULL) {
-		leaf = re->result;
-		dropped = re->dropped;
-		goto account;
-	}
-	leaf = transform(S, prefix, nprefix, NULL, 0, S->pool + S->txt[textid].ids,
-	    S->txt[textid].nids, kframes, &dropped);
-	if (S->nraw == S->capraw) {
-		S->capraw = S->capraw ? S->capraw * 2 : 1024;
-		S->raw = xrealloc(S->raw, S->capraw * sizeof *S->raw);
-	}
-	re = &S->raw[S->nraw];
-	re->hash = hv;
-	re->textid = textid;
-	re->result = leaf;
-	re->dropped = (uint8_t)dropped;
-	re->nprefix = (uint8_t)nprefix;
-	re->kframes = kframes;
-	memset(re->prefix, 0, sizeof re->prefix);
-	memcpy(re->prefix, prefix, (size_t)nprefix * sizeof *prefix);
-	h = (uint32_t)hv & S->rtab.mask;
-	while (S->rtab.slot[h] != STK_NONE)
-		h = (h + 1) & S->rtab.mask;
-	S->rtab.slot[h] = S->nraw++;
-	if (S->nraw * 2 > S->rtab.mask)
-		idtab_grow(&S->rtab, S, 0, S->nraw, raw_hash_of);
-account:
 	if (leaf == STK_NONE) {
 		if (dropped == 1) {
 			S->st.excluded_events++;
@@ -1504,6 +1453,110 @@ account:
 			when_add(S, leaf, metric, t_ms, dur_ms);
 	}
 	return leaf;
+}
+
+/*
+ * stk_add for a stack already in the cache as TEXTID (HT the hash of its
+ * text): the leaf from the cache, transformed on the first sample of
+ * each (root frames, text, kernel frames).
+ */
+static uint32_t
+add_cached(struct stk *S, const uint32_t *prefix, int nprefix, uint32_t textid,
+    uint64_t ht, int kframes, int64_t metric, int64_t count, double t_ms, double dur_ms)
+{
+	uint64_t hv;
+	uint32_t h, idx, leaf;
+	struct rawent *re = NULL;
+	int dropped = 0, i;
+
+	if (nprefix == 0 && kframes == 0) {
+		/* folded input: the text alone decides the leaf */
+		struct textent *t = &S->txt[textid];
+
+		if (!t->done) {
+			t->result = transform(S, S->pool, 0, NULL, 0, S->pool + t->ids, t->nids, 0,
+			    &dropped);
+			t->dropped = (uint8_t)dropped;
+			t->done = 1;
+		}
+		return account(S, t->result, t->dropped, metric, count, t_ms, dur_ms);
+	}
+	hv = hash_u64(ht ^ textid);
+	for (i = 0; i < nprefix; i++)
+		hv = hash_u64(hv ^ prefix[i]);
+	hv = hash_u64(hv ^ ((uint64_t)(uint32_t)kframes << 32 | (uint64_t)(unsigned)nprefix));
+	if (S->rtab.slot == NULL)
+		idtab_grow(&S->rtab, S, 0, S->nraw, raw_hash_of);
+	h = (uint32_t)hv & S->rtab.mask;
+	while ((idx = S->rtab.slot[h]) != STK_NONE) {
+		struct rawent *r = &S->raw[idx];
+
+		if (r->hash == hv && r->textid == textid && r->nprefix == nprefix &&
+		    r->kframes == kframes &&
+		    memcmp(r->prefix, prefix, (size_t)nprefix * sizeof *prefix) == 0) {
+			re = r;
+			break;
+		}
+		h = (h + 1) & S->rtab.mask;
+	}
+	if (re != NULL)
+		return account(S, re->result, re->dropped, metric, count, t_ms, dur_ms);
+	leaf = transform(S, prefix, nprefix, NULL, 0, S->pool + S->txt[textid].ids,
+	    S->txt[textid].nids, kframes, &dropped);
+	if (S->nraw == S->capraw) {
+		S->capraw = S->capraw ? S->capraw * 2 : 1024;
+		S->raw = xrealloc(S->raw, S->capraw * sizeof *S->raw);
+	}
+	re = &S->raw[S->nraw];
+	re->hash = hv;
+	re->textid = textid;
+	re->result = leaf;
+	re->dropped = (uint8_t)dropped;
+	re->nprefix = (uint8_t)nprefix;
+	re->kframes = kframes;
+	memset(re->prefix, 0, sizeof re->prefix);
+	memcpy(re->prefix, prefix, (size_t)nprefix * sizeof *prefix);
+	h = (uint32_t)hv & S->rtab.mask;
+	while (S->rtab.slot[h] != STK_NONE)
+		h = (h + 1) & S->rtab.mask;
+	S->rtab.slot[h] = S->nraw++;
+	if (S->nraw * 2 > S->rtab.mask)
+		idtab_grow(&S->rtab, S, 0, S->nraw, raw_hash_of);
+	return account(S, leaf, dropped, metric, count, t_ms, dur_ms);
+}
+
+uint32_t
+stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
+    size_t len, int kframes, int64_t metric, int64_t count, double t_ms, double dur_ms)
+{
+	uint64_t ht;
+	uint32_t textid, leaf;
+	int dropped = 0;
+	size_t elided;
+
+	if (nprefix > 4)
+		nprefix = 4;
+	if (nprefix < 0)
+		nprefix = 0;
+	if (!S->cfg.kernel)
+		kframes = 0;
+	S->st.events++;
+	S->st.metric = sadd(S->st.metric, metric);
+	elided = evt_stack_cap(stack, len, &S->deepbuf, &S->capdeep, &len);
+	if (elided > 0) {
+		stack = S->deepbuf;
+		S->st.deep_stacks++;
+		S->st.elided_frames = sadd(S->st.elided_frames, (int64_t)elided);
+		kframes = cut_kframes(kframes, elided);
+	}
+	ht = hash_bytes(stack, len);
+	textid = text_entry(S, stack, len, ht);
+	if (textid == STK_NONE) {
+		/* cache full: memory stays bounded, the work is done each time */
+		leaf = transform(S, prefix, nprefix, stack, len, NULL, 0, kframes, &dropped);
+		return account(S, leaf, dropped, metric, count, t_ms, dur_ms);
+	}
+	return add_cached(S, prefix, nprefix, textid, ht, kframes, metric, count, t_ms, dur_ms);
 }
 
 /* ------------------------------------------------------------------ */
