@@ -27,7 +27,7 @@ WARN     = -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototy
 # stays as it was so that existing builds do not change.
 FEATURES ?= -D_GNU_SOURCE
 CPPFLAGS += $(FEATURES) -DETLKIT_VERSION='"$(VERSION)"' -Ilib
-LDLIBS   = -lyaml -lz -lnettle -lm
+LDLIBS   = -lyaml -lz -lnettle -lm -pthread
 
 BIN     ?= bin
 OBJ      = $(BIN)/.obj

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,7 @@ struct finfo {
 	uint32_t kname;		/* name + "_[k]", or STK_NONE */
 	uint64_t incmask;
 	uint8_t gdone, pdone, exc, fold;
+	uint8_t outplain;	/* out_name is the name itself (known after its first use) */
 };
 
 /*
@@ -176,6 +178,7 @@ struct stk {
 	int finished;
 	uint32_t broken;
 	const char *curfile;
+	struct foldcache *fc;	/* folded input's reader thread's cache (read_folded_rest) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -990,6 +993,8 @@ stk_new(const struct stk_config *cfg)
 	return S;
 }
 
+static void foldcache_free(struct foldcache *fc);
+
 void
 stk_free(struct stk *S)
 {
@@ -1032,6 +1037,7 @@ stk_free(struct stk *S)
 	free(S->tmp);
 	free(S->stkbuf);
 	free(S->deepbuf);
+	foldcache_free(S->fc);
 	strbuf_release(&S->ttbuf);
 	for (k = 0; k < S->nkinds; k++)
 		free(S->kinds[k]);
@@ -1284,10 +1290,12 @@ text_is(const struct intern *names, const uint32_t *ids, uint32_t nids, const ch
  * The cached entry of STACK, added if new; STK_NONE when the cache is
  * full (then the caller transforms the text itself, each time).
  */
+static uint32_t text_append(struct stk *S, uint64_t hv, uint32_t h, size_t n);
+
 static uint32_t
 text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
 {
-	uint32_t h, idx, *ids;
+	uint32_t h, idx;
 	struct textent *t;
 	size_t n;
 
@@ -1308,8 +1316,19 @@ text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
 		S->cappool = (S->npool + n) * 2 + 4096;
 		S->pool = xrealloc(S->pool, S->cappool * sizeof *S->pool);
 	}
-	ids = S->pool + S->npool;
-	n = split_frames(S, stack, len, ids);
+	n = split_frames(S, stack, len, S->pool + S->npool);
+	return text_append(S, hv, h, n);
+}
+
+/*
+ * Makes the N frame ids at the end of the pool (S->pool + S->npool) the
+ * cached text of hash HV, in the free slot H of its table.
+ */
+static uint32_t
+text_append(struct stk *S, uint64_t hv, uint32_t h, size_t n)
+{
+	struct textent *t;
+
 	if (S->ntxt == S->captxt) {
 		S->captxt = S->captxt ? S->captxt * 2 : 1024;
 		S->txt = xrealloc(S->txt, S->captxt * sizeof *S->txt);
@@ -1971,19 +1990,20 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 	return 0;
 }
 
+/*
+ * A folded line's stack, metric (millionths of its count, exact) and
+ * count of events; -1 with *WHY for a malformed line.  The reader thread
+ * of folded input (fold_reader) calls it too: no state.
+ */
 static int
-feed_folded(struct stk *S, char *line, size_t len, const char **why)
+parse_folded(char *line, size_t len, char **stack, size_t *slen, int64_t *metric,
+    int64_t *count, const char **why)
 {
-	char *stack;
-	size_t slen;
 	double c1, c2;
 	int has2;
-	int64_t metric;
 	char *e = line + len, *t;
-	uint32_t prefix[1];
-	int np = 0;
 
-	if (folded_parse(line, len, &stack, &slen, &c1, &c2, &has2) < 0) {
+	if (folded_parse(line, len, stack, slen, &c1, &c2, &has2) < 0) {
 		*why = FOLDED_MALFORMED;
 		return -1;
 	}
@@ -1997,13 +2017,37 @@ feed_folded(struct stk *S, char *line, size_t len, const char **why)
 	t = e;
 	while (t > line && t[-1] != ' ' && t[-1] != '\t' && t[-1] != '\0')
 		t--;
-	if (evt_parse_millionths(t, (size_t)(e - t), &metric) < 0) {
+	if (evt_parse_millionths(t, (size_t)(e - t), metric) < 0) {
 		*why = "bad count";
 		return -1;
 	}
-	if (S->scenario != STK_NONE)
-		prefix[np++] = S->scenario;
-	stk_add(S, prefix, np, stack, slen, 0, metric, c1 >= 1 ? (int64_t)llround(c1) : 1, NAN, 0);
+	*count = c1 >= 1 ? (int64_t)llround(c1) : 1;
+	return 0;
+}
+
+/* the root frames of a folded line: the scenario's, if a header named one */
+static int
+folded_prefix(const struct stk *S, uint32_t *prefix)
+{
+	if (S->scenario == STK_NONE)
+		return 0;
+	prefix[0] = S->scenario;
+	return 1;
+}
+
+static int
+feed_folded(struct stk *S, char *line, size_t len, const char **why)
+{
+	char *stack;
+	size_t slen;
+	int64_t metric, count;
+	uint32_t prefix[1];
+	int np;
+
+	if (parse_folded(line, len, &stack, &slen, &metric, &count, why) < 0)
+		return -1;
+	np = folded_prefix(S, prefix);
+	stk_add(S, prefix, np, stack, slen, 0, metric, count, NAN, 0);
 	return 0;
 }
 
@@ -2030,39 +2074,499 @@ stk_feed(struct stk *S, char *line, size_t len, const char **why)
 	return feed_folded(S, line, len, why);
 }
 
+/* ------------------------------------------------------------------ */
+/* folded input on two cores                                           */
+
+/*
+ * A folded file is read by two threads.  The reader (fold_reader) takes
+ * the lines from lib/evt's line reader, parses each count, hashes each
+ * stack and finds it in a cache of its own (struct foldcache: frame
+ * names and stacks as frame ids, the same scheme as the stk's); the
+ * caller's thread takes the reader's records in input order and does
+ * what stk_add does with them (the tree and the sums).  The tree sees
+ * every stack, frame name and sample in the order one thread would, so
+ * the output is the same, byte for byte.  The reader sends a new frame
+ * name and a new stack's frame ids once; a repeated stack is one small
+ * record.  What the reader cannot cache (a stack deeper than
+ * EVT_MAX_STACK_FRAMES, or any new stack once its cache is full) goes
+ * as text to stk_add; header lines go to stk_feed; malformed lines go
+ * with why, so the caller reports them as stk_read always has.
+ */
+
+enum { FR_FRAME, FR_TEXT, FR_SAMPLE, FR_STACK, FR_LINE, FR_BAD };
+
+struct frec {
+	int type;
+	uint32_t id;		/* FR_FRAME: its frame id; FR_TEXT, FR_SAMPLE: its stack id (the reader's) */
+	size_t off, n;		/* its bytes in the batch's arena (FR_TEXT: N frame ids) */
+	uint64_t hash;		/* FR_TEXT: the hash of the stack's text */
+	int64_t metric, count;	/* FR_TEXT: count = frame names it cut */
+	unsigned long lineno;
+	const char *why;	/* FR_BAD */
+};
+
+#define FB_RECS 4096		/* records per batch... */
+#define FB_ARENA (1u << 20)	/* ...or this many bytes of names and stacks */
+#define FB_BATCHES 4		/* in flight: memory stays a few MB whatever the input */
+
+struct fbatch {
+	struct frec rec[FB_RECS];
+	size_t nrec;
+	char *arena;
+	size_t narena, caparena;
+	int last;		/* the reader's last batch */
+};
+
+/* the reader's cache; kept in the stk across files, as the stk's own cache is */
+struct foldcache {
+	struct intern names;	/* frame names, spelled as intern_frame spells them */
+	uint32_t *pool;		/* the stacks' frame ids */
+	size_t npool, cappool;
+	struct ftext {
+		uint64_t hash;
+		uint32_t ids, nids;
+	} *txt;
+	uint32_t ntxt, captxt;
+	uint32_t *slot;		/* txt ids by hash, STK_NONE free */
+	uint32_t mask;
+	char *tmp;		/* a frame name being spelled */
+	size_t captmp;
+	/* the caller's thread: the reader's ids to the stk's */
+	uint32_t *gframe, capgframe;
+	uint32_t *gtext, capgtext;
+};
+
+struct foldpipe {
+	struct stk *S;
+	struct foldcache *fc;
+	struct linereader *lr;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct fbatch *b[FB_BATCHES];
+	unsigned long wi, ri;	/* batches filled, taken; b[i % FB_BATCHES] */
+	struct fbatch *cur;	/* the reader's batch being filled */
+};
+
+static void
+foldcache_free(struct foldcache *fc)
+{
+	if (fc == NULL)
+		return;
+	intern_release(&fc->names);
+	free(fc->pool);
+	free(fc->txt);
+	free(fc->slot);
+	free(fc->tmp);
+	free(fc->gframe);
+	free(fc->gtext);
+	free(fc);
+}
+
+/* room for N more bytes in the arena, aligned for frame ids */
+static size_t
+arena_take(struct fbatch *b, size_t n)
+{
+	size_t off = (b->narena + 3) & ~(size_t)3;
+
+	if (off + n > b->caparena) {
+		b->caparena = (off + n) * 2;
+		b->arena = xrealloc(b->arena, b->caparena);
+	}
+	b->narena = off + n;
+	return off;
+}
+
+static void
+reader_push(struct foldpipe *P, int last)
+{
+	pthread_mutex_lock(&P->mu);
+	P->cur->last = last;
+	P->wi++;
+	pthread_cond_broadcast(&P->cv);
+	P->cur = NULL;
+	pthread_mutex_unlock(&P->mu);
+}
+
+/* a batch for the reader to fill (it waits while every batch is full) */
+static void
+reader_batch(struct foldpipe *P)
+{
+	if (P->cur == NULL) {
+		pthread_mutex_lock(&P->mu);
+		while (P->wi - P->ri == FB_BATCHES)
+			pthread_cond_wait(&P->cv, &P->mu);
+		P->cur = P->b[P->wi % FB_BATCHES];
+		pthread_mutex_unlock(&P->mu);
+		P->cur->nrec = 0;
+		P->cur->narena = 0;
+		P->cur->last = 0;
+	}
+}
+
+/* the reader's next record */
+static struct frec *
+reader_rec(struct foldpipe *P, int type, unsigned long lineno)
+{
+	struct frec *r;
+
+	if (P->cur != NULL && (P->cur->nrec == FB_RECS || P->cur->narena >= FB_ARENA))
+		reader_push(P, 0);
+	reader_batch(P);
+	r = &P->cur->rec[P->cur->nrec++];
+	memset(r, 0, sizeof *r);
+	r->type = type;
+	r->lineno = lineno;
+	return r;
+}
+
+/* a record carrying N bytes of S */
+static struct frec *
+reader_bytes(struct foldpipe *P, int type, unsigned long lineno, const char *s, size_t n,
+    int64_t metric, int64_t count)
+{
+	struct frec *r = reader_rec(P, type, lineno);
+
+	r->off = arena_take(P->cur, n + 1);
+	memcpy(P->cur->arena + r->off, s, n);
+	P->cur->arena[r->off + n] = '\0';
+	r->n = n;
+	r->metric = metric;
+	r->count = count;
+	return r;
+}
+
+/* intern_frame's spelling of a frame, in the reader's cache; *CUT counts long names */
+static uint32_t
+reader_frame(struct foldpipe *P, const char *s, size_t n, int64_t *cut, unsigned long lineno)
+{
+	struct foldcache *fc = P->fc;
+	size_t i, o = 0, lim = n;
+	uint32_t id, before = fc->names.n;
+
+	if (n > STK_MAX_FRAME) {
+		lim = STK_MAX_FRAME - 3;
+		(*cut)++;
+	}
+	if (lim + 4 > fc->captmp) {
+		fc->captmp = (lim + 4) * 2;
+		fc->tmp = xrealloc(fc->tmp, fc->captmp);
+	}
+	for (i = 0; i < lim; i++) {
+		if (s[i] == '%' && i + 2 < lim && s[i + 1] == '3' &&
+		    (s[i + 2] == 'B' || s[i + 2] == 'b')) {
+			fc->tmp[o++] = ':';
+			i += 2;
+		} else {
+			fc->tmp[o++] = s[i];
+		}
+	}
+	if (n > STK_MAX_FRAME) {
+		memcpy(fc->tmp + o, "...", 3);
+		o += 3;
+	}
+	id = intern_add(&fc->names, fc->tmp, o);
+	if (id == before)
+		reader_bytes(P, FR_FRAME, lineno, fc->tmp, o, 0, 0)->id = id;
+	return id;
+}
+
+static void
+reader_grow_slots(struct foldcache *fc)
+{
+	uint32_t size = fc->mask ? (fc->mask + 1) * 2 : 4096, i, h;
+
+	free(fc->slot);
+	fc->slot = xmalloc(size * sizeof *fc->slot);
+	memset(fc->slot, 0xff, size * sizeof *fc->slot);
+	fc->mask = size - 1;
+	for (i = 0; i < fc->ntxt; i++) {
+		for (h = (uint32_t)fc->txt[i].hash & fc->mask; fc->slot[h] != STK_NONE;
+		    h = (h + 1) & fc->mask)
+			;
+		fc->slot[h] = i;
+	}
+}
+
+/*
+ * The reader's id of STACK (hash HV), added if new (its frames and ids
+ * sent first); STK_NONE when it cannot be cached: deeper than
+ * EVT_MAX_STACK_FRAMES (stk_add cuts it) or the cache is full.
+ */
+static uint32_t
+reader_stack(struct foldpipe *P, const char *stack, size_t len, uint64_t hv,
+    unsigned long lineno)
+{
+	struct foldcache *fc = P->fc;
+	uint32_t h, idx, *ids;
+	const char *p, *e = stack + len;
+	size_t n, k;
+	int64_t cut = 0;
+	struct frec *r;
+
+	if (fc->slot == NULL)
+		reader_grow_slots(fc);
+	for (h = (uint32_t)hv & fc->mask; (idx = fc->slot[h]) != STK_NONE; h = (h + 1) & fc->mask)
+		if (fc->txt[idx].hash == hv &&
+		    text_is(&fc->names, fc->pool + fc->txt[idx].ids, fc->txt[idx].nids, stack, len))
+			return idx;
+	n = count_frames(stack, len);
+	if (n > EVT_MAX_STACK_FRAMES)
+		return STK_NONE;
+	if ((fc->npool + n) * sizeof *fc->pool + (size_t)fc->ntxt * sizeof *fc->txt +
+	    ((size_t)fc->mask + 1) * sizeof *fc->slot >= RAW_CACHE_MAX_BYTES)
+		return STK_NONE;
+	if (fc->npool + n > fc->cappool) {
+		fc->cappool = (fc->npool + n) * 2 + 4096;
+		fc->pool = xrealloc(fc->pool, fc->cappool * sizeof *fc->pool);
+	}
+	ids = fc->pool + fc->npool;
+	for (k = 0, p = stack; k < n; k++) {
+		const char *semi = memchr(p, ';', (size_t)(e - p));
+		const char *fe = semi ? semi : e;
+
+		ids[k] = reader_frame(P, p, (size_t)(fe - p), &cut, lineno);
+		p = fe + 1;
+	}
+	if (fc->ntxt == fc->captxt) {
+		fc->captxt = fc->captxt ? fc->captxt * 2 : 1024;
+		fc->txt = xrealloc(fc->txt, fc->captxt * sizeof *fc->txt);
+	}
+	fc->txt[fc->ntxt].hash = hv;
+	fc->txt[fc->ntxt].ids = (uint32_t)fc->npool;
+	fc->txt[fc->ntxt].nids = (uint32_t)n;
+	fc->npool += n;
+	idx = fc->ntxt++;
+	fc->slot[h] = idx;
+	if (fc->ntxt * 2 > fc->mask)
+		reader_grow_slots(fc);
+	r = reader_rec(P, FR_TEXT, lineno);
+	r->id = idx;
+	r->hash = hv;
+	r->count = cut;
+	r->n = n;
+	r->off = arena_take(P->cur, n * sizeof *ids);
+	memcpy(P->cur->arena + r->off, ids, n * sizeof *ids);
+	return idx;
+}
+
+static void
+reader_line(struct foldpipe *P, char *line, size_t len, unsigned long lineno)
+{
+	enum evt_linetype lt = evt_classify(line, len);
+	char *stack;
+	size_t slen;
+	int64_t metric, count;
+	const char *why;
+	uint32_t id;
+	struct frec *r;
+
+	if (lt == EVT_BLANK || lt == EVT_META)
+		return;		/* stk_feed ignores them in folded input */
+	if (lt == EVT_HEADER) {
+		reader_bytes(P, FR_LINE, lineno, line, len, 0, 0);
+		return;
+	}
+	if (parse_folded(line, len, &stack, &slen, &metric, &count, &why) < 0) {
+		r = reader_rec(P, FR_BAD, lineno);
+		r->why = why;
+		return;
+	}
+	id = reader_stack(P, stack, slen, hash_bytes(stack, slen), lineno);
+	if (id == STK_NONE) {
+		reader_bytes(P, FR_STACK, lineno, stack, slen, metric, count);
+		return;
+	}
+	r = reader_rec(P, FR_SAMPLE, lineno);
+	r->id = id;
+	r->metric = metric;
+	r->count = count;
+}
+
+static void *
+fold_reader(void *arg)
+{
+	struct foldpipe *P = arg;
+	char *line;
+	size_t len;
+
+	while ((line = lr_next(P->lr, &len)) != NULL) {
+		reader_line(P, line, len, lr_lineno(P->lr));
+		lr_progress(P->lr);
+	}
+	reader_batch(P);	/* the last batch goes even when empty */
+	reader_push(P, 1);
+	return NULL;
+}
+
+/* what stk_read keeps while it reads one file */
+struct readstate {
+	const char *name;
+	long bad;
+	int64_t deep0, elided0;
+	unsigned long first_deep;
+};
+
+static void
+read_bad(struct readstate *rs, unsigned long lineno, const char *why)
+{
+	if (rs->bad < 10)
+		cli_warn("%s:%lu: %s", rs->name, lineno, why);
+	rs->bad++;
+}
+
+/* the caller's side: one of the reader's records, as stk_feed would do its line */
+static void
+take_record(struct stk *S, struct fbatch *b, const struct frec *r, struct readstate *rs)
+{
+	struct foldcache *fc = S->fc;
+	uint32_t prefix[1], h, i;
+	const uint32_t *ids;
+	const char *why;
+	int np;
+
+	switch (r->type) {
+	case FR_FRAME:
+		if (r->id >= fc->capgframe) {
+			fc->capgframe = fc->capgframe ? fc->capgframe * 2 : 4096;
+			fc->gframe = xrealloc(fc->gframe, fc->capgframe * sizeof *fc->gframe);
+		}
+		fc->gframe[r->id] = stk_intern(S, b->arena + r->off, r->n);
+		break;
+	case FR_TEXT:
+		/* as text_entry adds a new text: its frame ids at the end of the pool */
+		if (r->id >= fc->capgtext) {
+			fc->capgtext = fc->capgtext ? fc->capgtext * 2 : 4096;
+			fc->gtext = xrealloc(fc->gtext, fc->capgtext * sizeof *fc->gtext);
+		}
+		if (S->npool + r->n > S->cappool) {
+			S->cappool = (S->npool + r->n) * 2 + 4096;
+			S->pool = xrealloc(S->pool, S->cappool * sizeof *S->pool);
+		}
+		ids = (const uint32_t *)(const void *)(b->arena + r->off);
+		for (i = 0; i < r->n; i++)
+			S->pool[S->npool + i] = fc->gframe[ids[i]];
+		if (S->ttab.slot == NULL)
+			idtab_grow(&S->ttab, S, 0, S->ntxt, text_hash_of);
+		for (h = (uint32_t)r->hash & S->ttab.mask; S->ttab.slot[h] != STK_NONE;
+		    h = (h + 1) & S->ttab.mask)
+			;
+		fc->gtext[r->id] = text_append(S, r->hash, h, r->n);
+		S->st.long_frames += r->count;
+		break;
+	case FR_SAMPLE:
+		S->st.events++;
+		S->st.metric = sadd(S->st.metric, r->metric);
+		np = folded_prefix(S, prefix);
+		h = fc->gtext[r->id];
+		add_cached(S, prefix, np, h, S->txt[h].hash, 0, r->metric, r->count, NAN, 0);
+		break;
+	case FR_STACK:
+		np = folded_prefix(S, prefix);
+		stk_add(S, prefix, np, b->arena + r->off, r->n, 0, r->metric, r->count, NAN, 0);
+		break;
+	case FR_LINE:
+		if (stk_feed(S, b->arena + r->off, r->n, &why) < 0)
+			read_bad(rs, r->lineno, why);
+		break;
+	case FR_BAD:
+		read_bad(rs, r->lineno, r->why);
+		break;
+	}
+	if (rs->first_deep == 0 && S->st.deep_stacks != rs->deep0)
+		rs->first_deep = r->lineno;
+}
+
+/*
+ * The rest of a folded file on two threads; 0, or -1 if no thread could
+ * be started (the caller reads on alone).
+ */
+static int
+read_folded_rest(struct stk *S, struct linereader *lr, struct readstate *rs)
+{
+	struct foldpipe P;
+	pthread_t tid;
+	int i, last = 0;
+	size_t k;
+
+	if (S->fc == NULL) {
+		S->fc = xcalloc(1, sizeof *S->fc);
+		intern_init(&S->fc->names);
+	}
+	memset(&P, 0, sizeof P);
+	P.S = S;
+	P.fc = S->fc;
+	P.lr = lr;
+	for (i = 0; i < FB_BATCHES; i++)
+		P.b[i] = xcalloc(1, sizeof *P.b[i]);
+	pthread_mutex_init(&P.mu, NULL);
+	pthread_cond_init(&P.cv, NULL);
+	if (pthread_create(&tid, NULL, fold_reader, &P) != 0) {
+		last = -1;
+		goto out;
+	}
+	while (!last) {
+		struct fbatch *b;
+
+		pthread_mutex_lock(&P.mu);
+		while (P.ri == P.wi)
+			pthread_cond_wait(&P.cv, &P.mu);
+		b = P.b[P.ri % FB_BATCHES];
+		pthread_mutex_unlock(&P.mu);
+		for (k = 0; k < b->nrec; k++)
+			take_record(S, b, &b->rec[k], rs);
+		last = b->last;
+		pthread_mutex_lock(&P.mu);
+		P.ri++;
+		pthread_cond_broadcast(&P.cv);
+		pthread_mutex_unlock(&P.mu);
+	}
+	pthread_join(tid, NULL);
+	last = 0;
+out:
+	pthread_mutex_destroy(&P.mu);
+	pthread_cond_destroy(&P.cv);
+	for (i = 0; i < FB_BATCHES; i++) {
+		free(P.b[i]->arena);
+		free(P.b[i]);
+	}
+	return last;
+}
+
 long
 stk_read(struct stk *S, const char *path)
 {
 	struct linereader *lr = lr_open(path);
 	char *line;
 	size_t len;
-	long bad = 0;
 	const char *why;
-	int64_t deep0 = S->st.deep_stacks, elided0 = S->st.elided_frames;
-	unsigned long first_deep = 0;
+	struct readstate rs;
 
 	if (lr == NULL)
 		cli_fatal("%s: %s", path ? path : "-", strerror(errno));
+	memset(&rs, 0, sizeof rs);
+	rs.name = lr_name(lr);
+	rs.deep0 = S->st.deep_stacks;
+	rs.elided0 = S->st.elided_frames;
 	stk_reset_format(S);
 	while ((line = lr_next(lr, &len)) != NULL) {
-		if (stk_feed(S, line, len, &why) < 0) {
-			if (bad < 10)
-				cli_warn("%s:%lu: %s", lr_name(lr), lr_lineno(lr), why);
-			bad++;
-		}
-		if (first_deep == 0 && S->st.deep_stacks != deep0)
-			first_deep = lr_lineno(lr);
+		if (stk_feed(S, line, len, &why) < 0)
+			read_bad(&rs, lr_lineno(lr), why);
+		if (rs.first_deep == 0 && S->st.deep_stacks != rs.deep0)
+			rs.first_deep = lr_lineno(lr);
 		lr_progress(lr);
+		/* folded input: the rest on two threads (evt stays on one: see read_folded_rest) */
+		if (S->format == 2 && read_folded_rest(S, lr, &rs) == 0)
+			break;
 	}
-	bad += (long)lr_finish(lr);
-	if (bad > 10)
-		cli_warn("%s: %ld malformed lines skipped", lr_name(lr), bad);
-	if (first_deep)
-		evt_warn_cut(lr_name(lr), first_deep, S->st.deep_stacks - deep0,
-		    S->st.elided_frames - elided0);
+	rs.bad += (long)lr_finish(lr);
+	if (rs.bad > 10)
+		cli_warn("%s: %ld malformed lines skipped", lr_name(lr), rs.bad);
+	if (rs.first_deep)
+		evt_warn_cut(lr_name(lr), rs.first_deep, S->st.deep_stacks - rs.deep0,
+		    S->st.elided_frames - rs.elided0);
 	lr_close(lr);
-	S->st.bad_lines += bad;
-	return bad;
+	S->st.bad_lines += rs.bad;
+	return rs.bad;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2363,6 +2867,23 @@ out_name(struct stk *S, uint32_t f)
 	return o;
 }
 
+/* out_name and its length; the checks out_name makes are made once per frame */
+static const char *
+out_name_len(struct stk *S, uint32_t f, size_t *len)
+{
+	const char *s;
+
+	if (f != STK_NONE && S->fi[f].outplain) {
+		*len = intern_len(&S->names, f);
+		return intern_str(&S->names, f);
+	}
+	s = out_name(S, f);
+	*len = strlen(s);
+	if (f != STK_NONE && s == intern_str(&S->names, f) && *len == intern_len(&S->names, f))
+		S->fi[f].outplain = 1;
+	return s;
+}
+
 size_t
 stk_path_text(struct stk *S, uint32_t node, char *buf, size_t cap)
 {
@@ -2422,8 +2943,9 @@ format_scaled(char *buf, __int128 v, int decimals)
 void
 stk_write_folded(struct stk *S, struct outbuf *ob)
 {
-	uint32_t *path = NULL, id;
-	size_t cappath = 0;
+	uint32_t id;
+	size_t *plen = NULL, cappath = 0, captext = 0;
+	char *text = NULL;
 	int depth = 0, i;
 	__int128 cum = 0, emitted = 0, scale = 1, div;
 	char num[64];
@@ -2447,15 +2969,29 @@ stk_write_folded(struct stk *S, struct outbuf *ob)
 			}
 		}
 	}
+	/*
+	 * The text of the path to the node being visited is kept, with its
+	 * length at each depth: a node's name is spelled once, not once per
+	 * line below it.
+	 */
 	id = stk_next(S, STK_ROOT, &depth);
 	while (id != STK_NONE) {
 		const struct stk_node *n = &S->node[id];
+		size_t o = depth > 1 ? plen[depth - 2] : 0, k;
+		const char *nm = out_name_len(S, n->frame, &k);
 
 		if ((size_t)depth > cappath) {
 			cappath = (size_t)depth * 2 + 16;
-			path = xrealloc(path, cappath * sizeof *path);
+			plen = xrealloc(plen, cappath * sizeof *plen);
 		}
-		path[depth - 1] = id;
+		if (o + k + 1 > captext) {
+			captext = (o + k + 1) * 2;
+			text = xrealloc(text, captext);
+		}
+		if (depth > 1)
+			text[o++] = ';';
+		memcpy(text + o, nm, k);
+		plen[depth - 1] = o + k;
 		if (n->exc != 0) {
 			__int128 r, q;
 
@@ -2463,11 +2999,7 @@ stk_write_folded(struct stk *S, struct outbuf *ob)
 			r = cum * scale;
 			q = (r >= 0 ? r + div / 2 : r - div / 2) / div;
 			if (q - emitted != 0) {
-				for (i = 0; i < depth; i++) {
-					if (i)
-						ob_putc(ob, ';');
-					ob_puts(ob, out_name(S, S->node[path[i]].frame));
-				}
+				ob_write(ob, text, plen[depth - 1]);
 				ob_putc(ob, ' ');
 				ob_write(ob, num, format_scaled(num, q - emitted, S->cfg.decimals));
 				ob_putc(ob, '\n');
@@ -2476,7 +3008,8 @@ stk_write_folded(struct stk *S, struct outbuf *ob)
 		}
 		id = stk_next(S, id, &depth);
 	}
-	free(path);
+	free(plen);
+	free(text);
 }
 
 /* ------------------------------------------------------------------ */
