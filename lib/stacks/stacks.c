@@ -2105,8 +2105,8 @@ struct frec {
 	const char *why;	/* FR_BAD */
 };
 
-#define FB_RECS 4096		/* records per batch... */
-#define FB_ARENA (1u << 20)	/* ...or this many bytes of names and stacks */
+#define FB_RECS 1024		/* records per batch... */
+#define FB_ARENA (1u << 18)	/* ...or this many bytes of names and stacks */
 #define FB_BATCHES 4		/* in flight: memory stays a few MB whatever the input */
 
 struct fbatch {
@@ -2125,15 +2125,23 @@ struct foldcache {
 	struct ftext {
 		uint64_t hash;
 		uint32_t ids, nids;
+		uint32_t epoch;	/* the header it was last sent under */
 	} *txt;
 	uint32_t ntxt, captxt;
 	uint32_t *slot;		/* txt ids by hash, STK_NONE free */
 	uint32_t mask;
 	char *tmp;		/* a frame name being spelled */
 	size_t captmp;
-	/* the caller's thread: the reader's ids to the stk's */
+	uint32_t epoch;		/* header lines read: a stack's leaf depends on the header's scenario */
+	/* the caller's thread: the reader's frame ids to the stk's, its stacks' leaves */
 	uint32_t *gframe, capgframe;
-	uint32_t *gtext, capgtext;
+	struct fres {
+		uint32_t leaf;
+		int dropped;
+	} *gres;
+	uint32_t capgres;
+	uint32_t *gids;		/* a stack's frame ids as the stk's */
+	size_t capgids;
 };
 
 struct foldpipe {
@@ -2158,7 +2166,8 @@ foldcache_free(struct foldcache *fc)
 	free(fc->slot);
 	free(fc->tmp);
 	free(fc->gframe);
-	free(fc->gtext);
+	free(fc->gres);
+	free(fc->gids);
 	free(fc);
 }
 
@@ -2287,6 +2296,20 @@ reader_grow_slots(struct foldcache *fc)
 	}
 }
 
+/* sends the frame ids of the reader's stack IDX (CUT: frame names it cut) */
+static void
+reader_text(struct foldpipe *P, uint32_t idx, int64_t cut, unsigned long lineno)
+{
+	const struct ftext *t = &P->fc->txt[idx];
+	struct frec *r = reader_rec(P, FR_TEXT, lineno);
+
+	r->id = idx;
+	r->count = cut;
+	r->n = t->nids;
+	r->off = arena_take(P->cur, t->nids * sizeof *P->fc->pool);
+	memcpy(P->cur->arena + r->off, P->fc->pool + t->ids, t->nids * sizeof *P->fc->pool);
+}
+
 /*
  * The reader's id of STACK (hash HV), added if new (its frames and ids
  * sent first); STK_NONE when it cannot be cached: deeper than
@@ -2301,19 +2324,26 @@ reader_stack(struct foldpipe *P, const char *stack, size_t len, uint64_t hv,
 	const char *p, *e = stack + len;
 	size_t n, k;
 	int64_t cut = 0;
-	struct frec *r;
 
 	if (fc->slot == NULL)
 		reader_grow_slots(fc);
 	for (h = (uint32_t)hv & fc->mask; (idx = fc->slot[h]) != STK_NONE; h = (h + 1) & fc->mask)
 		if (fc->txt[idx].hash == hv &&
-		    text_is(&fc->names, fc->pool + fc->txt[idx].ids, fc->txt[idx].nids, stack, len))
+		    text_is(&fc->names, fc->pool + fc->txt[idx].ids, fc->txt[idx].nids, stack, len)) {
+			if (fc->txt[idx].epoch != fc->epoch) {
+				/* a header came between: its leaf is found again */
+				fc->txt[idx].epoch = fc->epoch;
+				reader_text(P, idx, 0, lineno);
+			}
 			return idx;
+		}
 	n = count_frames(stack, len);
 	if (n > EVT_MAX_STACK_FRAMES)
 		return STK_NONE;
+	/* the cap of the stk's own cache, names included here: they are a second copy */
 	if ((fc->npool + n) * sizeof *fc->pool + (size_t)fc->ntxt * sizeof *fc->txt +
-	    ((size_t)fc->mask + 1) * sizeof *fc->slot >= RAW_CACHE_MAX_BYTES)
+	    ((size_t)fc->mask + 1) * sizeof *fc->slot + fc->names.nchunks * ((size_t)1 << 20) +
+	    (size_t)fc->names.n * 12 + ((size_t)fc->names.mask + 1) * 4 >= RAW_CACHE_MAX_BYTES)
 		return STK_NONE;
 	if (fc->npool + n > fc->cappool) {
 		fc->cappool = (fc->npool + n) * 2 + 4096;
@@ -2334,18 +2364,13 @@ reader_stack(struct foldpipe *P, const char *stack, size_t len, uint64_t hv,
 	fc->txt[fc->ntxt].hash = hv;
 	fc->txt[fc->ntxt].ids = (uint32_t)fc->npool;
 	fc->txt[fc->ntxt].nids = (uint32_t)n;
+	fc->txt[fc->ntxt].epoch = fc->epoch;
 	fc->npool += n;
 	idx = fc->ntxt++;
 	fc->slot[h] = idx;
 	if (fc->ntxt * 2 > fc->mask)
 		reader_grow_slots(fc);
-	r = reader_rec(P, FR_TEXT, lineno);
-	r->id = idx;
-	r->hash = hv;
-	r->count = cut;
-	r->n = n;
-	r->off = arena_take(P->cur, n * sizeof *ids);
-	memcpy(P->cur->arena + r->off, ids, n * sizeof *ids);
+	reader_text(P, idx, cut, lineno);
 	return idx;
 }
 
@@ -2364,6 +2389,7 @@ reader_line(struct foldpipe *P, char *line, size_t len, unsigned long lineno)
 		return;		/* stk_feed ignores them in folded input */
 	if (lt == EVT_HEADER) {
 		reader_bytes(P, FR_LINE, lineno, line, len, 0, 0);
+		P->fc->epoch++;
 		return;
 	}
 	if (parse_folded(line, len, &stack, &slen, &metric, &count, &why) < 0) {
@@ -2419,10 +2445,10 @@ static void
 take_record(struct stk *S, struct fbatch *b, const struct frec *r, struct readstate *rs)
 {
 	struct foldcache *fc = S->fc;
-	uint32_t prefix[1], h, i;
+	uint32_t prefix[1], i, leaf;
 	const uint32_t *ids;
 	const char *why;
-	int np;
+	int np, dropped;
 
 	switch (r->type) {
 	case FR_FRAME:
@@ -2433,36 +2459,42 @@ take_record(struct stk *S, struct fbatch *b, const struct frec *r, struct readst
 		fc->gframe[r->id] = stk_intern(S, b->arena + r->off, r->n);
 		break;
 	case FR_TEXT:
-		/* as text_entry adds a new text: its frame ids at the end of the pool */
-		if (r->id >= fc->capgtext) {
-			fc->capgtext = fc->capgtext ? fc->capgtext * 2 : 4096;
-			fc->gtext = xrealloc(fc->gtext, fc->capgtext * sizeof *fc->gtext);
+		/* a new stack (or the first after a header): its leaf, as stk_add finds it */
+		if (r->id >= fc->capgres) {
+			fc->capgres = r->id * 2 + 4096;
+			fc->gres = xrealloc(fc->gres, fc->capgres * sizeof *fc->gres);
 		}
-		if (S->npool + r->n > S->cappool) {
-			S->cappool = (S->npool + r->n) * 2 + 4096;
-			S->pool = xrealloc(S->pool, S->cappool * sizeof *S->pool);
+		if (r->n > fc->capgids) {
+			fc->capgids = r->n * 2;
+			fc->gids = xrealloc(fc->gids, fc->capgids * sizeof *fc->gids);
 		}
 		ids = (const uint32_t *)(const void *)(b->arena + r->off);
 		for (i = 0; i < r->n; i++)
-			S->pool[S->npool + i] = fc->gframe[ids[i]];
-		if (S->ttab.slot == NULL)
-			idtab_grow(&S->ttab, S, 0, S->ntxt, text_hash_of);
-		for (h = (uint32_t)r->hash & S->ttab.mask; S->ttab.slot[h] != STK_NONE;
-		    h = (h + 1) & S->ttab.mask)
-			;
-		fc->gtext[r->id] = text_append(S, r->hash, h, r->n);
+			fc->gids[i] = fc->gframe[ids[i]];
+		np = folded_prefix(S, prefix);
+		fc->gres[r->id].leaf = transform(S, prefix, np, NULL, 0, fc->gids, r->n, 0,
+		    &fc->gres[r->id].dropped);
 		S->st.long_frames += r->count;
 		break;
 	case FR_SAMPLE:
 		S->st.events++;
 		S->st.metric = sadd(S->st.metric, r->metric);
-		np = folded_prefix(S, prefix);
-		h = fc->gtext[r->id];
-		add_cached(S, prefix, np, h, S->txt[h].hash, 0, r->metric, r->count, NAN, 0);
+		account(S, fc->gres[r->id].leaf, fc->gres[r->id].dropped, r->metric, r->count,
+		    NAN, 0);
 		break;
 	case FR_STACK:
 		np = folded_prefix(S, prefix);
-		stk_add(S, prefix, np, b->arena + r->off, r->n, 0, r->metric, r->count, NAN, 0);
+		if (count_frames(b->arena + r->off, r->n) > EVT_MAX_STACK_FRAMES) {
+			/* deep: stk_add cuts it, counts it and caches what is left */
+			stk_add(S, prefix, np, b->arena + r->off, r->n, 0, r->metric, r->count,
+			    NAN, 0);
+			break;
+		}
+		/* the reader's cache is full: as stk_add does when its own is */
+		S->st.events++;
+		S->st.metric = sadd(S->st.metric, r->metric);
+		leaf = transform(S, prefix, np, b->arena + r->off, r->n, NULL, 0, 0, &dropped);
+		account(S, leaf, dropped, r->metric, r->count, NAN, 0);
 		break;
 	case FR_LINE:
 		if (stk_feed(S, b->arena + r->off, r->n, &why) < 0)
