@@ -1249,6 +1249,35 @@ frame_is(const struct intern *names, uint32_t id, const char *seg, size_t n)
 }
 
 /*
+ * memcmp(A, B, N) == 0 inline: text_is compares every frame of every
+ * line, most of them a few dozen bytes, where the call costs more than
+ * the compare.
+ */
+static inline int
+same_bytes(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y;
+	size_t i;
+
+	if (n < 8) {
+		for (i = 0; i < n; i++)
+			if (a[i] != b[i])
+				return 0;
+		return 1;
+	}
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return 0;
+	}
+	/* the last 8 bytes, overlapping what was compared */
+	memcpy(&x, a + n - 8, 8);
+	memcpy(&y, b + n - 8, 8);
+	return x == y;
+}
+
+/*
  * Whether STACK splits into exactly the frames IDS (NIDS of them).  The
  * fast path compares a name as it is: names made by intern_frame never
  * hold a "%3B" (it became ':'), so a text that equals the name is one
@@ -1272,7 +1301,7 @@ text_is(const struct intern *names, const uint32_t *ids, uint32_t nids, const ch
 				return 0;
 			p++;
 		}
-		if ((size_t)(e - p) >= nl && memcmp(p, intern_str(names, ids[i]), nl) == 0 &&
+		if ((size_t)(e - p) >= nl && same_bytes(p, intern_str(names, ids[i]), nl) &&
 		    (p + nl == e || p[nl] == ';')) {
 			p += nl;
 			continue;
@@ -2252,6 +2281,13 @@ reader_frame(struct foldpipe *P, const char *s, size_t n, int64_t *cut, unsigned
 	size_t i, o = 0, lim = n;
 	uint32_t id, before = fc->names.n;
 
+	if (n <= STK_MAX_FRAME && (n < 3 || memchr(s, '%', n - 2) == NULL)) {
+		/* spelled as it is (most names) */
+		id = intern_add(&fc->names, s, n);
+		if (id == before)
+			reader_bytes(P, FR_FRAME, lineno, s, n, 0, 0)->id = id;
+		return id;
+	}
 	if (n > STK_MAX_FRAME) {
 		lim = STK_MAX_FRAME - 3;
 		(*cut)++;
