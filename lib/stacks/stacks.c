@@ -2104,15 +2104,17 @@ stk_feed(struct stk *S, char *line, size_t len, const char **why)
 }
 
 /* ------------------------------------------------------------------ */
-/* folded input on two cores                                           */
+/* folded input on both cores                                         */
 
 /*
- * A folded file is read by two threads.  The reader (fold_reader) takes
- * the lines from lib/evt's line reader, parses each count, hashes each
- * stack and finds it in a cache of its own (struct foldcache: frame
- * names and stacks as frame ids, the same scheme as the stk's); the
- * caller's thread takes the reader's records in input order and does
- * what stk_add does with them (the tree and the sums).  The tree sees
+ * A folded file is read by three threads in a pipeline, each handing
+ * the next batches of records in input order.  The line thread
+ * (fold_lines) takes the lines from lib/evt's line reader, parses each
+ * count and hashes each stack; the reader (fold_reader) finds each
+ * stack in a cache of its own (struct foldcache: frame names and stacks
+ * as frame ids, the same scheme as the stk's); the caller's thread does
+ * what stk_add does with the reader's records (the tree and the sums).
+ * On two cores the three take about a third of the work each.  The tree sees
  * every stack, frame name and sample in the order one thread would, so
  * the output is the same, byte for byte.  The reader sends a new frame
  * name and a new stack's frame ids once; a repeated stack is one small
@@ -2122,13 +2124,13 @@ stk_feed(struct stk *S, char *line, size_t len, const char **why)
  * with why, so the caller reports them as stk_read always has.
  */
 
-enum { FR_FRAME, FR_TEXT, FR_SAMPLE, FR_STACK, FR_LINE, FR_BAD };
+enum { FR_FRAME, FR_TEXT, FR_SAMPLE, FR_STACK, FR_LINE, FR_BAD, FR_FOLDED };
 
 struct frec {
 	int type;
 	uint32_t id;		/* FR_FRAME: its frame id; FR_TEXT, FR_SAMPLE: its stack id (the reader's) */
 	size_t off, n;		/* its bytes in the batch's arena (FR_TEXT: N frame ids) */
-	uint64_t hash;		/* FR_TEXT: the hash of the stack's text */
+	uint64_t hash;		/* FR_FOLDED (a line thread's stack): the hash of its text */
 	int64_t metric, count;	/* FR_TEXT: count = frame names it cut */
 	unsigned long lineno;
 	const char *why;	/* FR_BAD */
@@ -2173,15 +2175,21 @@ struct foldcache {
 	size_t capgids;
 };
 
-struct foldpipe {
-	struct stk *S;
-	struct foldcache *fc;
-	struct linereader *lr;
+/* batches from one thread to the next */
+struct fring {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct fbatch *b[FB_BATCHES];
 	unsigned long wi, ri;	/* batches filled, taken; b[i % FB_BATCHES] */
-	struct fbatch *cur;	/* the reader's batch being filled */
+	struct fbatch *cur;	/* the batch being filled */
+};
+
+struct foldpipe {
+	struct stk *S;
+	struct foldcache *fc;
+	struct linereader *lr;
+	struct fring lines;	/* line thread -> reader */
+	struct fring recs;	/* reader -> caller */
 };
 
 static void
@@ -2215,42 +2223,92 @@ arena_take(struct fbatch *b, size_t n)
 }
 
 static void
-reader_push(struct foldpipe *P, int last)
+ring_init(struct fring *q)
 {
-	pthread_mutex_lock(&P->mu);
-	P->cur->last = last;
-	P->wi++;
-	pthread_cond_broadcast(&P->cv);
-	P->cur = NULL;
-	pthread_mutex_unlock(&P->mu);
+	int i;
+
+	memset(q, 0, sizeof *q);
+	for (i = 0; i < FB_BATCHES; i++)
+		q->b[i] = xcalloc(1, sizeof *q->b[i]);
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->cv, NULL);
 }
 
-/* a batch for the reader to fill (it waits while every batch is full) */
 static void
-reader_batch(struct foldpipe *P)
+ring_free(struct fring *q)
 {
-	if (P->cur == NULL) {
-		pthread_mutex_lock(&P->mu);
-		while (P->wi - P->ri == FB_BATCHES)
-			pthread_cond_wait(&P->cv, &P->mu);
-		P->cur = P->b[P->wi % FB_BATCHES];
-		pthread_mutex_unlock(&P->mu);
-		P->cur->nrec = 0;
-		P->cur->narena = 0;
-		P->cur->last = 0;
+	int i;
+
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->cv);
+	for (i = 0; i < FB_BATCHES; i++) {
+		free(q->b[i]->arena);
+		free(q->b[i]);
 	}
 }
 
-/* the reader's next record */
+/* the filled batch goes to the next thread */
+static void
+ring_push(struct fring *q, int last)
+{
+	pthread_mutex_lock(&q->mu);
+	q->cur->last = last;
+	q->wi++;
+	pthread_cond_broadcast(&q->cv);
+	q->cur = NULL;
+	pthread_mutex_unlock(&q->mu);
+}
+
+/* the next thread's next batch (it waits for one) */
+static struct fbatch *
+ring_take(struct fring *q)
+{
+	struct fbatch *b;
+
+	pthread_mutex_lock(&q->mu);
+	while (q->ri == q->wi)
+		pthread_cond_wait(&q->cv, &q->mu);
+	b = q->b[q->ri % FB_BATCHES];
+	pthread_mutex_unlock(&q->mu);
+	return b;
+}
+
+/* ...and gives it back, done */
+static void
+ring_done(struct fring *q)
+{
+	pthread_mutex_lock(&q->mu);
+	q->ri++;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+}
+
+/* a batch to fill (the filling thread waits while every batch is full) */
+static void
+ring_batch(struct fring *q)
+{
+	if (q->cur == NULL) {
+		pthread_mutex_lock(&q->mu);
+		while (q->wi - q->ri == FB_BATCHES)
+			pthread_cond_wait(&q->cv, &q->mu);
+		q->cur = q->b[q->wi % FB_BATCHES];
+		pthread_mutex_unlock(&q->mu);
+		q->cur->nrec = 0;
+		q->cur->narena = 0;
+		q->cur->last = 0;
+	}
+}
+
+/* the next record to fill */
 static struct frec *
-reader_rec(struct foldpipe *P, int type, unsigned long lineno)
+ring_rec(struct fring *q, int type, unsigned long lineno)
 {
 	struct frec *r;
 
-	if (P->cur != NULL && (P->cur->nrec == FB_RECS || P->cur->narena >= FB_ARENA))
-		reader_push(P, 0);
-	reader_batch(P);
-	r = &P->cur->rec[P->cur->nrec++];
+	if (q->cur != NULL && (q->cur->nrec == FB_RECS || q->cur->narena >= FB_ARENA))
+		ring_push(q, 0);
+	ring_batch(q);
+	r = &q->cur->rec[q->cur->nrec++];
 	memset(r, 0, sizeof *r);
 	r->type = type;
 	r->lineno = lineno;
@@ -2259,14 +2317,14 @@ reader_rec(struct foldpipe *P, int type, unsigned long lineno)
 
 /* a record carrying N bytes of S */
 static struct frec *
-reader_bytes(struct foldpipe *P, int type, unsigned long lineno, const char *s, size_t n,
+ring_bytes(struct fring *q, int type, unsigned long lineno, const char *s, size_t n,
     int64_t metric, int64_t count)
 {
-	struct frec *r = reader_rec(P, type, lineno);
+	struct frec *r = ring_rec(q, type, lineno);
 
-	r->off = arena_take(P->cur, n + 1);
-	memcpy(P->cur->arena + r->off, s, n);
-	P->cur->arena[r->off + n] = '\0';
+	r->off = arena_take(q->cur, n + 1);
+	memcpy(q->cur->arena + r->off, s, n);
+	q->cur->arena[r->off + n] = '\0';
 	r->n = n;
 	r->metric = metric;
 	r->count = count;
@@ -2285,7 +2343,7 @@ reader_frame(struct foldpipe *P, const char *s, size_t n, int64_t *cut, unsigned
 		/* spelled as it is (most names) */
 		id = intern_add(&fc->names, s, n);
 		if (id == before)
-			reader_bytes(P, FR_FRAME, lineno, s, n, 0, 0)->id = id;
+			ring_bytes(&P->recs, FR_FRAME, lineno, s, n, 0, 0)->id = id;
 		return id;
 	}
 	if (n > STK_MAX_FRAME) {
@@ -2311,7 +2369,7 @@ reader_frame(struct foldpipe *P, const char *s, size_t n, int64_t *cut, unsigned
 	}
 	id = intern_add(&fc->names, fc->tmp, o);
 	if (id == before)
-		reader_bytes(P, FR_FRAME, lineno, fc->tmp, o, 0, 0)->id = id;
+		ring_bytes(&P->recs, FR_FRAME, lineno, fc->tmp, o, 0, 0)->id = id;
 	return id;
 }
 
@@ -2337,13 +2395,14 @@ static void
 reader_text(struct foldpipe *P, uint32_t idx, int64_t cut, unsigned long lineno)
 {
 	const struct ftext *t = &P->fc->txt[idx];
-	struct frec *r = reader_rec(P, FR_TEXT, lineno);
+	struct frec *r = ring_rec(&P->recs, FR_TEXT, lineno);
+	struct fbatch *b = P->recs.cur;
 
 	r->id = idx;
 	r->count = cut;
 	r->n = t->nids;
-	r->off = arena_take(P->cur, t->nids * sizeof *P->fc->pool);
-	memcpy(P->cur->arena + r->off, P->fc->pool + t->ids, t->nids * sizeof *P->fc->pool);
+	r->off = arena_take(b, t->nids * sizeof *P->fc->pool);
+	memcpy(b->arena + r->off, P->fc->pool + t->ids, t->nids * sizeof *P->fc->pool);
 }
 
 /*
@@ -2410,53 +2469,93 @@ reader_stack(struct foldpipe *P, const char *stack, size_t len, uint64_t hv,
 	return idx;
 }
 
+/* the line thread's work on one line: its count, its stack and the stack's hash */
 static void
-reader_line(struct foldpipe *P, char *line, size_t len, unsigned long lineno)
+line_parse(struct fring *q, char *line, size_t len, unsigned long lineno)
 {
 	enum evt_linetype lt = evt_classify(line, len);
 	char *stack;
 	size_t slen;
 	int64_t metric, count;
 	const char *why;
-	uint32_t id;
 	struct frec *r;
 
 	if (lt == EVT_BLANK || lt == EVT_META)
 		return;		/* stk_feed ignores them in folded input */
 	if (lt == EVT_HEADER) {
-		reader_bytes(P, FR_LINE, lineno, line, len, 0, 0);
-		P->fc->epoch++;
+		ring_bytes(q, FR_LINE, lineno, line, len, 0, 0);
 		return;
 	}
 	if (parse_folded(line, len, &stack, &slen, &metric, &count, &why) < 0) {
-		r = reader_rec(P, FR_BAD, lineno);
+		r = ring_rec(q, FR_BAD, lineno);
 		r->why = why;
 		return;
 	}
-	id = reader_stack(P, stack, slen, hash_bytes(stack, slen), lineno);
-	if (id == STK_NONE) {
-		reader_bytes(P, FR_STACK, lineno, stack, slen, metric, count);
-		return;
-	}
-	r = reader_rec(P, FR_SAMPLE, lineno);
-	r->id = id;
-	r->metric = metric;
-	r->count = count;
+	r = ring_bytes(q, FR_FOLDED, lineno, stack, slen, metric, count);
+	r->hash = hash_bytes(stack, slen);
 }
 
 static void *
-fold_reader(void *arg)
+fold_lines(void *arg)
 {
 	struct foldpipe *P = arg;
 	char *line;
 	size_t len;
 
 	while ((line = lr_next(P->lr, &len)) != NULL) {
-		reader_line(P, line, len, lr_lineno(P->lr));
+		line_parse(&P->lines, line, len, lr_lineno(P->lr));
 		lr_progress(P->lr);
 	}
-	reader_batch(P);	/* the last batch goes even when empty */
-	reader_push(P, 1);
+	ring_batch(&P->lines);	/* the last batch goes even when empty */
+	ring_push(&P->lines, 1);
+	return NULL;
+}
+
+/* the reader's work on one of the line thread's records */
+static void
+reader_take(struct foldpipe *P, struct fbatch *b, const struct frec *in)
+{
+	struct frec *r;
+	uint32_t id;
+
+	switch (in->type) {
+	case FR_LINE:
+		ring_bytes(&P->recs, FR_LINE, in->lineno, b->arena + in->off, in->n, 0, 0);
+		P->fc->epoch++;
+		return;
+	case FR_BAD:
+		ring_rec(&P->recs, FR_BAD, in->lineno)->why = in->why;
+		return;
+	}
+	id = reader_stack(P, b->arena + in->off, in->n, in->hash, in->lineno);
+	if (id == STK_NONE) {
+		ring_bytes(&P->recs, FR_STACK, in->lineno, b->arena + in->off, in->n, in->metric,
+		    in->count);
+		return;
+	}
+	r = ring_rec(&P->recs, FR_SAMPLE, in->lineno);
+	r->id = id;
+	r->metric = in->metric;
+	r->count = in->count;
+}
+
+static void *
+fold_reader(void *arg)
+{
+	struct foldpipe *P = arg;
+	int last = 0;
+	size_t k;
+
+	while (!last) {
+		struct fbatch *b = ring_take(&P->lines);
+
+		for (k = 0; k < b->nrec; k++)
+			reader_take(P, b, &b->rec[k]);
+		last = b->last;
+		ring_done(&P->lines);
+	}
+	ring_batch(&P->recs);
+	ring_push(&P->recs, 1);
 	return NULL;
 }
 
@@ -2552,8 +2651,8 @@ static int
 read_folded_rest(struct stk *S, struct linereader *lr, struct readstate *rs)
 {
 	struct foldpipe P;
-	pthread_t tid;
-	int i, last = 0;
+	pthread_t lines, reader;
+	int last = 0, err;
 	size_t k;
 
 	if (S->fc == NULL) {
@@ -2564,39 +2663,28 @@ read_folded_rest(struct stk *S, struct linereader *lr, struct readstate *rs)
 	P.S = S;
 	P.fc = S->fc;
 	P.lr = lr;
-	for (i = 0; i < FB_BATCHES; i++)
-		P.b[i] = xcalloc(1, sizeof *P.b[i]);
-	pthread_mutex_init(&P.mu, NULL);
-	pthread_cond_init(&P.cv, NULL);
-	if (pthread_create(&tid, NULL, fold_reader, &P) != 0) {
+	ring_init(&P.lines);
+	ring_init(&P.recs);
+	if (pthread_create(&lines, NULL, fold_lines, &P) != 0) {
 		last = -1;
 		goto out;
 	}
+	if ((err = pthread_create(&reader, NULL, fold_reader, &P)) != 0)
+		cli_fatal("%s: cannot start a thread: %s", rs->name, strerror(err));
 	while (!last) {
-		struct fbatch *b;
+		struct fbatch *b = ring_take(&P.recs);
 
-		pthread_mutex_lock(&P.mu);
-		while (P.ri == P.wi)
-			pthread_cond_wait(&P.cv, &P.mu);
-		b = P.b[P.ri % FB_BATCHES];
-		pthread_mutex_unlock(&P.mu);
 		for (k = 0; k < b->nrec; k++)
 			take_record(S, b, &b->rec[k], rs);
 		last = b->last;
-		pthread_mutex_lock(&P.mu);
-		P.ri++;
-		pthread_cond_broadcast(&P.cv);
-		pthread_mutex_unlock(&P.mu);
+		ring_done(&P.recs);
 	}
-	pthread_join(tid, NULL);
+	pthread_join(reader, NULL);
+	pthread_join(lines, NULL);
 	last = 0;
 out:
-	pthread_mutex_destroy(&P.mu);
-	pthread_cond_destroy(&P.cv);
-	for (i = 0; i < FB_BATCHES; i++) {
-		free(P.b[i]->arena);
-		free(P.b[i]);
-	}
+	ring_free(&P.lines);
+	ring_free(&P.recs);
 	return last;
 }
 
@@ -2622,7 +2710,7 @@ stk_read(struct stk *S, const char *path)
 		if (rs.first_deep == 0 && S->st.deep_stacks != rs.deep0)
 			rs.first_deep = lr_lineno(lr);
 		lr_progress(lr);
-		/* folded input: the rest on two threads (evt stays on one: see read_folded_rest) */
+		/* folded input: the rest in a pipeline of three threads (read_folded_rest) */
 		if (S->format == 2 && read_folded_rest(S, lr, &rs) == 0)
 			break;
 	}
