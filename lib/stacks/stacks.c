@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,7 @@ struct finfo {
 	uint32_t kname;		/* name + "_[k]", or STK_NONE */
 	uint64_t incmask;
 	uint8_t gdone, pdone, exc, fold;
+	uint8_t outplain;	/* out_name is the name itself (known after its first use) */
 };
 
 /*
@@ -106,6 +108,18 @@ struct idtab {
 	uint32_t mask;		/* slots - 1 */
 };
 
+/*
+ * The nodes by (parent, frame): a slot is the node id in its low half
+ * and the high half of the key's hash above it, so a probe reads no
+ * node unless the hashes agree (the tree has a million nodes on big
+ * inputs, and a node read is a cache miss).  0 is a free slot (node 0,
+ * ROOT, is never looked up).
+ */
+struct nodetab {
+	uint64_t *slot;
+	uint32_t mask;
+};
+
 struct stk {
 	struct stk_config cfg;
 	/* patterns */
@@ -121,7 +135,7 @@ struct stk {
 	/* nodes */
 	struct stk_node *node;
 	uint32_t nnodes, capnodes;
-	struct idtab ntab;	/* nodes by (parent, frame) */
+	struct nodetab ntab;	/* nodes by (parent, frame) */
 	int64_t **hist;		/* per node exclusive When histogram (cfg.when) */
 	struct nodetime *times;	/* per node first/last, once a sample has a time */
 	struct nodefold *nfold;	/* per node what Fold% moved into it (after Fold%) */
@@ -164,6 +178,7 @@ struct stk {
 	int finished;
 	uint32_t broken;
 	const char *curfile;
+	struct foldcache *fc;	/* folded input's reader thread's cache (read_folded_rest) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -802,20 +817,42 @@ node_times(struct stk *S, uint32_t node)
 	return &S->times[node];
 }
 
+/* Doubles the node table (4096 slots at first) and puts every node but ROOT back. */
+static void
+nodetab_grow(struct stk *S)
+{
+	struct nodetab *t = &S->ntab;
+	uint32_t size = t->mask ? (t->mask + 1) * 2 : 4096, i, h;
+
+	free(t->slot);
+	t->slot = xcalloc(size, sizeof *t->slot);
+	t->mask = size - 1;
+	for (i = 1; i < S->nnodes; i++) {
+		uint64_t hv = node_hash_of(S, i);
+
+		for (h = (uint32_t)hv & t->mask; t->slot[h] != 0; h = (h + 1) & t->mask)
+			;
+		t->slot[h] = (hv & 0xffffffff00000000ull) | i;
+	}
+}
+
 static uint32_t
 child_of(struct stk *S, uint32_t parent, uint32_t frame)
 {
-	uint32_t h = (uint32_t)node_hash(parent, frame) & S->ntab.mask, id;
+	uint64_t hv = node_hash(parent, frame), tag = hv & 0xffffffff00000000ull, v;
+	uint32_t h = (uint32_t)hv & S->ntab.mask, id;
 
-	while ((id = S->ntab.slot[h]) != STK_NONE) {
-		if (S->node[id].parent == parent && S->node[id].frame == frame)
+	while ((v = S->ntab.slot[h]) != 0) {
+		id = (uint32_t)v;
+		if ((v & 0xffffffff00000000ull) == tag && S->node[id].parent == parent &&
+		    S->node[id].frame == frame)
 			return id;
 		h = (h + 1) & S->ntab.mask;
 	}
 	id = new_node(S, parent, frame);
-	S->ntab.slot[h] = id;
+	S->ntab.slot[h] = tag | id;
 	if ((uint64_t)S->nnodes * 4 > (uint64_t)S->ntab.mask * 3)	/* 75% full */
-		idtab_grow(&S->ntab, S, 1, S->nnodes, node_hash_of);
+		nodetab_grow(S);
 	return id;
 }
 
@@ -948,13 +985,15 @@ stk_new(const struct stk_config *cfg)
 	S->incall = S->inc.n == 64 ? ~0ull : (1ull << S->inc.n) - 1;
 	set_kinds(S, tt_config(S, cfg->kinds));
 	intern_init(&S->names);
-	idtab_grow(&S->ntab, S, 1, S->nnodes, node_hash_of);
+	nodetab_grow(S);
 	new_node(S, STK_NONE, STK_NONE);	/* ROOT */
 	S->scenario = STK_NONE;
 	S->broken = stk_intern(S, "BROKEN", 6);
 	S->w_width = 1;
 	return S;
 }
+
+static void foldcache_free(struct foldcache *fc);
 
 void
 stk_free(struct stk *S)
@@ -998,6 +1037,7 @@ stk_free(struct stk *S)
 	free(S->tmp);
 	free(S->stkbuf);
 	free(S->deepbuf);
+	foldcache_free(S->fc);
 	strbuf_release(&S->ttbuf);
 	for (k = 0; k < S->nkinds; k++)
 		free(S->kinds[k]);
@@ -1179,10 +1219,10 @@ text_hash_of(const struct stk *S, uint32_t i)
  * intern_frame's spelling (a name over STK_MAX_FRAME cut, %3B as ':').
  */
 static int
-frame_is(const struct stk *S, uint32_t id, const char *seg, size_t n)
+frame_is(const struct intern *names, uint32_t id, const char *seg, size_t n)
 {
-	const char *nm = intern_str(&S->names, id);
-	size_t nl = intern_len(&S->names, id), i, o = 0;
+	const char *nm = intern_str(names, id);
+	size_t nl = intern_len(names, id), i, o = 0;
 	int cut = n > STK_MAX_FRAME;
 
 	if (!cut && (n < 3 || memchr(seg, '%', n - 2) == NULL))
@@ -1209,13 +1249,42 @@ frame_is(const struct stk *S, uint32_t id, const char *seg, size_t n)
 }
 
 /*
+ * memcmp(A, B, N) == 0 inline: text_is compares every frame of every
+ * line, most of them a few dozen bytes, where the call costs more than
+ * the compare.
+ */
+static inline int
+same_bytes(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y;
+	size_t i;
+
+	if (n < 8) {
+		for (i = 0; i < n; i++)
+			if (a[i] != b[i])
+				return 0;
+		return 1;
+	}
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return 0;
+	}
+	/* the last 8 bytes, overlapping what was compared */
+	memcpy(&x, a + n - 8, 8);
+	memcpy(&y, b + n - 8, 8);
+	return x == y;
+}
+
+/*
  * Whether STACK splits into exactly the frames IDS (NIDS of them).  The
  * fast path compares a name as it is: names made by intern_frame never
  * hold a "%3B" (it became ':'), so a text that equals the name is one
  * intern_frame spells that way.
  */
 static int
-text_is(const struct stk *S, const uint32_t *ids, uint32_t nids, const char *stack,
+text_is(const struct intern *names, const uint32_t *ids, uint32_t nids, const char *stack,
     size_t len)
 {
 	const char *p = stack, *e = stack + len;
@@ -1224,7 +1293,7 @@ text_is(const struct stk *S, const uint32_t *ids, uint32_t nids, const char *sta
 	if (len == 0)
 		return nids == 0;
 	for (i = 0; i < nids; i++) {
-		size_t nl = intern_len(&S->names, ids[i]);
+		size_t nl = intern_len(names, ids[i]);
 		const char *semi, *fe;
 
 		if (i > 0) {
@@ -1232,14 +1301,14 @@ text_is(const struct stk *S, const uint32_t *ids, uint32_t nids, const char *sta
 				return 0;
 			p++;
 		}
-		if ((size_t)(e - p) >= nl && memcmp(p, intern_str(&S->names, ids[i]), nl) == 0 &&
+		if ((size_t)(e - p) >= nl && same_bytes(p, intern_str(names, ids[i]), nl) &&
 		    (p + nl == e || p[nl] == ';')) {
 			p += nl;
 			continue;
 		}
 		semi = memchr(p, ';', (size_t)(e - p));
 		fe = semi ? semi : e;
-		if (!frame_is(S, ids[i], p, (size_t)(fe - p)))
+		if (!frame_is(names, ids[i], p, (size_t)(fe - p)))
 			return 0;
 		p = fe;
 	}
@@ -1250,10 +1319,12 @@ text_is(const struct stk *S, const uint32_t *ids, uint32_t nids, const char *sta
  * The cached entry of STACK, added if new; STK_NONE when the cache is
  * full (then the caller transforms the text itself, each time).
  */
+static uint32_t text_append(struct stk *S, uint64_t hv, uint32_t h, size_t n);
+
 static uint32_t
 text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
 {
-	uint32_t h, idx, *ids;
+	uint32_t h, idx;
 	struct textent *t;
 	size_t n;
 
@@ -1262,7 +1333,7 @@ text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
 	h = (uint32_t)hv & S->ttab.mask;
 	while ((idx = S->ttab.slot[h]) != STK_NONE) {
 		t = &S->txt[idx];
-		if (t->hash == hv && text_is(S, S->pool + t->ids, t->nids, stack, len))
+		if (t->hash == hv && text_is(&S->names, S->pool + t->ids, t->nids, stack, len))
 			return idx;
 		h = (h + 1) & S->ttab.mask;
 	}
@@ -1274,8 +1345,19 @@ text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
 		S->cappool = (S->npool + n) * 2 + 4096;
 		S->pool = xrealloc(S->pool, S->cappool * sizeof *S->pool);
 	}
-	ids = S->pool + S->npool;
-	n = split_frames(S, stack, len, ids);
+	n = split_frames(S, stack, len, S->pool + S->npool);
+	return text_append(S, hv, h, n);
+}
+
+/*
+ * Makes the N frame ids at the end of the pool (S->pool + S->npool) the
+ * cached text of hash HV, in the free slot H of its table.
+ */
+static uint32_t
+text_append(struct stk *S, uint64_t hv, uint32_t h, size_t n)
+{
+	struct textent *t;
+
 	if (S->ntxt == S->captxt) {
 		S->captxt = S->captxt ? S->captxt * 2 : 1024;
 		S->txt = xrealloc(S->txt, S->captxt * sizeof *S->txt);
@@ -1384,98 +1466,13 @@ cut_kframes(int kframes, size_t elided)
 	return EVT_STACK_TAIL_FRAMES + 1 + (head_k > 0 ? (int)head_k : 0);
 }
 
-uint32_t
-stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
-    size_t len, int kframes, int64_t metric, int64_t count, double t_ms, double dur_ms)
+/* a sample's metric and count on LEAF, or what dropped it (DROPPED 1 ExcPats, 2 IncPats) */
+static uint32_t
+account(struct stk *S, uint32_t leaf, int dropped, int64_t metric, int64_t count,
+    double t_ms, double dur_ms)
 {
-	uint64_t hv, ht;
-	uint32_t h, idx, leaf, textid;
-	struct rawent *re = NULL;
-	int dropped = 0, i;
 	struct stk_node *n;
-	size_t elided;
 
-	if (nprefix > 4)
-		nprefix = 4;
-	if (nprefix < 0)
-		nprefix = 0;
-	if (!S->cfg.kernel)
-		kframes = 0;
-	S->st.events++;
-	S->st.metric = sadd(S->st.metric, metric);
-	elided = evt_stack_cap(stack, len, &S->deepbuf, &S->capdeep, &len);
-	if (elided > 0) {
-		stack = S->deepbuf;
-		S->st.deep_stacks++;
-		S->st.elided_frames = sadd(S->st.elided_frames, (int64_t)elided);
-		kframes = cut_kframes(kframes, elided);
-	}
-	ht = hash_bytes(stack, len);
-	textid = text_entry(S, stack, len, ht);
-	if (textid == STK_NONE) {
-		/* cache full: memory stays bounded, the work is done each time */
-		leaf = transform(S, prefix, nprefix, stack, len, NULL, 0, kframes, &dropped);
-		goto account;
-	}
-	if (nprefix == 0 && kframes == 0) {
-		/* folded input: the text alone decides the leaf */
-		struct textent *t = &S->txt[textid];
-
-		if (!t->done) {
-			t->result = transform(S, S->pool, 0, NULL, 0, S->pool + t->ids, t->nids, 0,
-			    &dropped);
-			t->dropped = (uint8_t)dropped;
-			t->done = 1;
-		}
-		leaf = t->result;
-		dropped = t->dropped;
-		goto account;
-	}
-	hv = hash_u64(ht ^ textid);
-	for (i = 0; i < nprefix; i++)
-		hv = hash_u64(hv ^ prefix[i]);
-	hv = hash_u64(hv ^ ((uint64_t)(uint32_t)kframes << 32 | (uint64_t)(unsigned)nprefix));
-	if (S->rtab.slot == NULL)
-		idtab_grow(&S->rtab, S, 0, S->nraw, raw_hash_of);
-	h = (uint32_t)hv & S->rtab.mask;
-	while ((idx = S->rtab.slot[h]) != STK_NONE) {
-		struct rawent *r = &S->raw[idx];
-
-		if (r->hash == hv && r->textid == textid && r->nprefix == nprefix &&
-		    r->kframes == kframes &&
-		    memcmp(r->prefix, prefix, (size_t)nprefix * sizeof *prefix) == 0) {
-			re = r;
-			break;
-		}
-		h = (h + 1) & S->rtab.mask;
-	}
-	if (re != NULL) {
-		leaf = re->result;
-		dropped = re->dropped;
-		goto account;
-	}
-	leaf = transform(S, prefix, nprefix, NULL, 0, S->pool + S->txt[textid].ids,
-	    S->txt[textid].nids, kframes, &dropped);
-	if (S->nraw == S->capraw) {
-		S->capraw = S->capraw ? S->capraw * 2 : 1024;
-		S->raw = xrealloc(S->raw, S->capraw * sizeof *S->raw);
-	}
-	re = &S->raw[S->nraw];
-	re->hash = hv;
-	re->textid = textid;
-	re->result = leaf;
-	re->dropped = (uint8_t)dropped;
-	re->nprefix = (uint8_t)nprefix;
-	re->kframes = kframes;
-	memset(re->prefix, 0, sizeof re->prefix);
-	memcpy(re->prefix, prefix, (size_t)nprefix * sizeof *prefix);
-	h = (uint32_t)hv & S->rtab.mask;
-	while (S->rtab.slot[h] != STK_NONE)
-		h = (h + 1) & S->rtab.mask;
-	S->rtab.slot[h] = S->nraw++;
-	if (S->nraw * 2 > S->rtab.mask)
-		idtab_grow(&S->rtab, S, 0, S->nraw, raw_hash_of);
-account:
 	if (leaf == STK_NONE) {
 		if (dropped == 1) {
 			S->st.excluded_events++;
@@ -1504,6 +1501,110 @@ account:
 			when_add(S, leaf, metric, t_ms, dur_ms);
 	}
 	return leaf;
+}
+
+/*
+ * stk_add for a stack already in the cache as TEXTID (HT the hash of its
+ * text): the leaf from the cache, transformed on the first sample of
+ * each (root frames, text, kernel frames).
+ */
+static uint32_t
+add_cached(struct stk *S, const uint32_t *prefix, int nprefix, uint32_t textid,
+    uint64_t ht, int kframes, int64_t metric, int64_t count, double t_ms, double dur_ms)
+{
+	uint64_t hv;
+	uint32_t h, idx, leaf;
+	struct rawent *re = NULL;
+	int dropped = 0, i;
+
+	if (nprefix == 0 && kframes == 0) {
+		/* folded input: the text alone decides the leaf */
+		struct textent *t = &S->txt[textid];
+
+		if (!t->done) {
+			t->result = transform(S, S->pool, 0, NULL, 0, S->pool + t->ids, t->nids, 0,
+			    &dropped);
+			t->dropped = (uint8_t)dropped;
+			t->done = 1;
+		}
+		return account(S, t->result, t->dropped, metric, count, t_ms, dur_ms);
+	}
+	hv = hash_u64(ht ^ textid);
+	for (i = 0; i < nprefix; i++)
+		hv = hash_u64(hv ^ prefix[i]);
+	hv = hash_u64(hv ^ ((uint64_t)(uint32_t)kframes << 32 | (uint64_t)(unsigned)nprefix));
+	if (S->rtab.slot == NULL)
+		idtab_grow(&S->rtab, S, 0, S->nraw, raw_hash_of);
+	h = (uint32_t)hv & S->rtab.mask;
+	while ((idx = S->rtab.slot[h]) != STK_NONE) {
+		struct rawent *r = &S->raw[idx];
+
+		if (r->hash == hv && r->textid == textid && r->nprefix == nprefix &&
+		    r->kframes == kframes &&
+		    memcmp(r->prefix, prefix, (size_t)nprefix * sizeof *prefix) == 0) {
+			re = r;
+			break;
+		}
+		h = (h + 1) & S->rtab.mask;
+	}
+	if (re != NULL)
+		return account(S, re->result, re->dropped, metric, count, t_ms, dur_ms);
+	leaf = transform(S, prefix, nprefix, NULL, 0, S->pool + S->txt[textid].ids,
+	    S->txt[textid].nids, kframes, &dropped);
+	if (S->nraw == S->capraw) {
+		S->capraw = S->capraw ? S->capraw * 2 : 1024;
+		S->raw = xrealloc(S->raw, S->capraw * sizeof *S->raw);
+	}
+	re = &S->raw[S->nraw];
+	re->hash = hv;
+	re->textid = textid;
+	re->result = leaf;
+	re->dropped = (uint8_t)dropped;
+	re->nprefix = (uint8_t)nprefix;
+	re->kframes = kframes;
+	memset(re->prefix, 0, sizeof re->prefix);
+	memcpy(re->prefix, prefix, (size_t)nprefix * sizeof *prefix);
+	h = (uint32_t)hv & S->rtab.mask;
+	while (S->rtab.slot[h] != STK_NONE)
+		h = (h + 1) & S->rtab.mask;
+	S->rtab.slot[h] = S->nraw++;
+	if (S->nraw * 2 > S->rtab.mask)
+		idtab_grow(&S->rtab, S, 0, S->nraw, raw_hash_of);
+	return account(S, leaf, dropped, metric, count, t_ms, dur_ms);
+}
+
+uint32_t
+stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
+    size_t len, int kframes, int64_t metric, int64_t count, double t_ms, double dur_ms)
+{
+	uint64_t ht;
+	uint32_t textid, leaf;
+	int dropped = 0;
+	size_t elided;
+
+	if (nprefix > 4)
+		nprefix = 4;
+	if (nprefix < 0)
+		nprefix = 0;
+	if (!S->cfg.kernel)
+		kframes = 0;
+	S->st.events++;
+	S->st.metric = sadd(S->st.metric, metric);
+	elided = evt_stack_cap(stack, len, &S->deepbuf, &S->capdeep, &len);
+	if (elided > 0) {
+		stack = S->deepbuf;
+		S->st.deep_stacks++;
+		S->st.elided_frames = sadd(S->st.elided_frames, (int64_t)elided);
+		kframes = cut_kframes(kframes, elided);
+	}
+	ht = hash_bytes(stack, len);
+	textid = text_entry(S, stack, len, ht);
+	if (textid == STK_NONE) {
+		/* cache full: memory stays bounded, the work is done each time */
+		leaf = transform(S, prefix, nprefix, stack, len, NULL, 0, kframes, &dropped);
+		return account(S, leaf, dropped, metric, count, t_ms, dur_ms);
+	}
+	return add_cached(S, prefix, nprefix, textid, ht, kframes, metric, count, t_ms, dur_ms);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1918,19 +2019,20 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 	return 0;
 }
 
+/*
+ * A folded line's stack, metric (millionths of its count, exact) and
+ * count of events; -1 with *WHY for a malformed line.  The reader thread
+ * of folded input (fold_reader) calls it too: no state.
+ */
 static int
-feed_folded(struct stk *S, char *line, size_t len, const char **why)
+parse_folded(char *line, size_t len, char **stack, size_t *slen, int64_t *metric,
+    int64_t *count, const char **why)
 {
-	char *stack;
-	size_t slen;
 	double c1, c2;
 	int has2;
-	int64_t metric;
 	char *e = line + len, *t;
-	uint32_t prefix[1];
-	int np = 0;
 
-	if (folded_parse(line, len, &stack, &slen, &c1, &c2, &has2) < 0) {
+	if (folded_parse(line, len, stack, slen, &c1, &c2, &has2) < 0) {
 		*why = FOLDED_MALFORMED;
 		return -1;
 	}
@@ -1944,13 +2046,37 @@ feed_folded(struct stk *S, char *line, size_t len, const char **why)
 	t = e;
 	while (t > line && t[-1] != ' ' && t[-1] != '\t' && t[-1] != '\0')
 		t--;
-	if (evt_parse_millionths(t, (size_t)(e - t), &metric) < 0) {
+	if (evt_parse_millionths(t, (size_t)(e - t), metric) < 0) {
 		*why = "bad count";
 		return -1;
 	}
-	if (S->scenario != STK_NONE)
-		prefix[np++] = S->scenario;
-	stk_add(S, prefix, np, stack, slen, 0, metric, c1 >= 1 ? (int64_t)llround(c1) : 1, NAN, 0);
+	*count = c1 >= 1 ? (int64_t)llround(c1) : 1;
+	return 0;
+}
+
+/* the root frames of a folded line: the scenario's, if a header named one */
+static int
+folded_prefix(const struct stk *S, uint32_t *prefix)
+{
+	if (S->scenario == STK_NONE)
+		return 0;
+	prefix[0] = S->scenario;
+	return 1;
+}
+
+static int
+feed_folded(struct stk *S, char *line, size_t len, const char **why)
+{
+	char *stack;
+	size_t slen;
+	int64_t metric, count;
+	uint32_t prefix[1];
+	int np;
+
+	if (parse_folded(line, len, &stack, &slen, &metric, &count, why) < 0)
+		return -1;
+	np = folded_prefix(S, prefix);
+	stk_add(S, prefix, np, stack, slen, 0, metric, count, NAN, 0);
 	return 0;
 }
 
@@ -1977,39 +2103,626 @@ stk_feed(struct stk *S, char *line, size_t len, const char **why)
 	return feed_folded(S, line, len, why);
 }
 
+/* ------------------------------------------------------------------ */
+/* folded input on both cores                                         */
+
+/*
+ * A folded file is read by three threads in a pipeline, each handing
+ * the next batches of records in input order.  The line thread
+ * (fold_lines) takes the lines from lib/evt's line reader, parses each
+ * count and hashes each stack; the reader (fold_reader) finds each
+ * stack in a cache of its own (struct foldcache: frame names and stacks
+ * as frame ids, the same scheme as the stk's); the caller's thread does
+ * what stk_add does with the reader's records (the tree and the sums).
+ * On two cores the three take about a third of the work each.  The tree sees
+ * every stack, frame name and sample in the order one thread would, so
+ * the output is the same, byte for byte.  The reader sends a new frame
+ * name and a new stack's frame ids once; a repeated stack is one small
+ * record.  What the reader cannot cache (a stack deeper than
+ * EVT_MAX_STACK_FRAMES, or any new stack once its cache is full) goes
+ * as text to stk_add; header lines go to stk_feed; malformed lines go
+ * with why, so the caller reports them as stk_read always has.
+ */
+
+enum { FR_FRAME, FR_TEXT, FR_SAMPLE, FR_STACK, FR_LINE, FR_BAD, FR_FOLDED };
+
+struct frec {
+	int type;
+	uint32_t id;		/* FR_FRAME: its frame id; FR_TEXT, FR_SAMPLE: its stack id (the reader's) */
+	size_t off, n;		/* its bytes in the batch's arena (FR_TEXT: N frame ids) */
+	uint64_t hash;		/* FR_FOLDED (a line thread's stack): the hash of its text */
+	int64_t metric, count;	/* FR_TEXT: count = frame names it cut */
+	unsigned long lineno;
+	const char *why;	/* FR_BAD */
+};
+
+#define FB_RECS 1024		/* records per batch... */
+#define FB_ARENA (1u << 18)	/* ...or this many bytes of names and stacks */
+#define FB_BATCHES 4		/* in flight: memory stays a few MB whatever the input */
+
+struct fbatch {
+	struct frec rec[FB_RECS];
+	size_t nrec;
+	char *arena;
+	size_t narena, caparena;
+	int last;		/* the reader's last batch */
+};
+
+/* the reader's cache; kept in the stk across files, as the stk's own cache is */
+struct foldcache {
+	struct intern names;	/* frame names, spelled as intern_frame spells them */
+	uint32_t *pool;		/* the stacks' frame ids */
+	size_t npool, cappool;
+	struct ftext {
+		uint64_t hash;
+		uint32_t ids, nids;
+		uint32_t epoch;	/* the header it was last sent under */
+	} *txt;
+	uint32_t ntxt, captxt;
+	uint32_t *slot;		/* txt ids by hash, STK_NONE free */
+	uint32_t mask;
+	char *tmp;		/* a frame name being spelled */
+	size_t captmp;
+	uint32_t epoch;		/* header lines read: a stack's leaf depends on the header's scenario */
+	/* the caller's thread: the reader's frame ids to the stk's, its stacks' leaves */
+	uint32_t *gframe, capgframe;
+	struct fres {
+		uint32_t leaf;
+		int dropped;
+	} *gres;
+	uint32_t capgres;
+	uint32_t *gids;		/* a stack's frame ids as the stk's */
+	size_t capgids;
+};
+
+/* batches from one thread to the next */
+struct fring {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct fbatch *b[FB_BATCHES];
+	unsigned long wi, ri;	/* batches filled, taken; b[i % FB_BATCHES] */
+	struct fbatch *cur;	/* the batch being filled */
+};
+
+struct foldpipe {
+	struct stk *S;
+	struct foldcache *fc;
+	struct linereader *lr;
+	struct fring lines;	/* line thread -> reader */
+	struct fring recs;	/* reader -> caller */
+};
+
+static void
+foldcache_free(struct foldcache *fc)
+{
+	if (fc == NULL)
+		return;
+	intern_release(&fc->names);
+	free(fc->pool);
+	free(fc->txt);
+	free(fc->slot);
+	free(fc->tmp);
+	free(fc->gframe);
+	free(fc->gres);
+	free(fc->gids);
+	free(fc);
+}
+
+/* room for N more bytes in the arena, aligned for frame ids */
+static size_t
+arena_take(struct fbatch *b, size_t n)
+{
+	size_t off = (b->narena + 3) & ~(size_t)3;
+
+	if (off + n > b->caparena) {
+		b->caparena = (off + n) * 2;
+		b->arena = xrealloc(b->arena, b->caparena);
+	}
+	b->narena = off + n;
+	return off;
+}
+
+static void
+ring_init(struct fring *q)
+{
+	int i;
+
+	memset(q, 0, sizeof *q);
+	for (i = 0; i < FB_BATCHES; i++)
+		q->b[i] = xcalloc(1, sizeof *q->b[i]);
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->cv, NULL);
+}
+
+static void
+ring_free(struct fring *q)
+{
+	int i;
+
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->cv);
+	for (i = 0; i < FB_BATCHES; i++) {
+		free(q->b[i]->arena);
+		free(q->b[i]);
+	}
+}
+
+/* the filled batch goes to the next thread */
+static void
+ring_push(struct fring *q, int last)
+{
+	pthread_mutex_lock(&q->mu);
+	q->cur->last = last;
+	q->wi++;
+	pthread_cond_broadcast(&q->cv);
+	q->cur = NULL;
+	pthread_mutex_unlock(&q->mu);
+}
+
+/* the next thread's next batch (it waits for one) */
+static struct fbatch *
+ring_take(struct fring *q)
+{
+	struct fbatch *b;
+
+	pthread_mutex_lock(&q->mu);
+	while (q->ri == q->wi)
+		pthread_cond_wait(&q->cv, &q->mu);
+	b = q->b[q->ri % FB_BATCHES];
+	pthread_mutex_unlock(&q->mu);
+	return b;
+}
+
+/* ...and gives it back, done */
+static void
+ring_done(struct fring *q)
+{
+	pthread_mutex_lock(&q->mu);
+	q->ri++;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+}
+
+/* a batch to fill (the filling thread waits while every batch is full) */
+static void
+ring_batch(struct fring *q)
+{
+	if (q->cur == NULL) {
+		pthread_mutex_lock(&q->mu);
+		while (q->wi - q->ri == FB_BATCHES)
+			pthread_cond_wait(&q->cv, &q->mu);
+		q->cur = q->b[q->wi % FB_BATCHES];
+		pthread_mutex_unlock(&q->mu);
+		q->cur->nrec = 0;
+		q->cur->narena = 0;
+		q->cur->last = 0;
+	}
+}
+
+/* the next record to fill */
+static struct frec *
+ring_rec(struct fring *q, int type, unsigned long lineno)
+{
+	struct frec *r;
+
+	if (q->cur != NULL && (q->cur->nrec == FB_RECS || q->cur->narena >= FB_ARENA))
+		ring_push(q, 0);
+	ring_batch(q);
+	r = &q->cur->rec[q->cur->nrec++];
+	memset(r, 0, sizeof *r);
+	r->type = type;
+	r->lineno = lineno;
+	return r;
+}
+
+/* a record carrying N bytes of S */
+static struct frec *
+ring_bytes(struct fring *q, int type, unsigned long lineno, const char *s, size_t n,
+    int64_t metric, int64_t count)
+{
+	struct frec *r = ring_rec(q, type, lineno);
+
+	r->off = arena_take(q->cur, n + 1);
+	memcpy(q->cur->arena + r->off, s, n);
+	q->cur->arena[r->off + n] = '\0';
+	r->n = n;
+	r->metric = metric;
+	r->count = count;
+	return r;
+}
+
+/* intern_frame's spelling of a frame, in the reader's cache; *CUT counts long names */
+static uint32_t
+reader_frame(struct foldpipe *P, const char *s, size_t n, int64_t *cut, unsigned long lineno)
+{
+	struct foldcache *fc = P->fc;
+	size_t i, o = 0, lim = n;
+	uint32_t id, before = fc->names.n;
+
+	if (n <= STK_MAX_FRAME && (n < 3 || memchr(s, '%', n - 2) == NULL)) {
+		/* spelled as it is (most names) */
+		id = intern_add(&fc->names, s, n);
+		if (id == before)
+			ring_bytes(&P->recs, FR_FRAME, lineno, s, n, 0, 0)->id = id;
+		return id;
+	}
+	if (n > STK_MAX_FRAME) {
+		lim = STK_MAX_FRAME - 3;
+		(*cut)++;
+	}
+	if (lim + 4 > fc->captmp) {
+		fc->captmp = (lim + 4) * 2;
+		fc->tmp = xrealloc(fc->tmp, fc->captmp);
+	}
+	for (i = 0; i < lim; i++) {
+		if (s[i] == '%' && i + 2 < lim && s[i + 1] == '3' &&
+		    (s[i + 2] == 'B' || s[i + 2] == 'b')) {
+			fc->tmp[o++] = ':';
+			i += 2;
+		} else {
+			fc->tmp[o++] = s[i];
+		}
+	}
+	if (n > STK_MAX_FRAME) {
+		memcpy(fc->tmp + o, "...", 3);
+		o += 3;
+	}
+	id = intern_add(&fc->names, fc->tmp, o);
+	if (id == before)
+		ring_bytes(&P->recs, FR_FRAME, lineno, fc->tmp, o, 0, 0)->id = id;
+	return id;
+}
+
+static void
+reader_grow_slots(struct foldcache *fc)
+{
+	uint32_t size = fc->mask ? (fc->mask + 1) * 2 : 4096, i, h;
+
+	free(fc->slot);
+	fc->slot = xmalloc(size * sizeof *fc->slot);
+	memset(fc->slot, 0xff, size * sizeof *fc->slot);
+	fc->mask = size - 1;
+	for (i = 0; i < fc->ntxt; i++) {
+		for (h = (uint32_t)fc->txt[i].hash & fc->mask; fc->slot[h] != STK_NONE;
+		    h = (h + 1) & fc->mask)
+			;
+		fc->slot[h] = i;
+	}
+}
+
+/* sends the frame ids of the reader's stack IDX (CUT: frame names it cut) */
+static void
+reader_text(struct foldpipe *P, uint32_t idx, int64_t cut, unsigned long lineno)
+{
+	const struct ftext *t = &P->fc->txt[idx];
+	struct frec *r = ring_rec(&P->recs, FR_TEXT, lineno);
+	struct fbatch *b = P->recs.cur;
+
+	r->id = idx;
+	r->count = cut;
+	r->n = t->nids;
+	r->off = arena_take(b, t->nids * sizeof *P->fc->pool);
+	memcpy(b->arena + r->off, P->fc->pool + t->ids, t->nids * sizeof *P->fc->pool);
+}
+
+/*
+ * The reader's id of STACK (hash HV), added if new (its frames and ids
+ * sent first); STK_NONE when it cannot be cached: deeper than
+ * EVT_MAX_STACK_FRAMES (stk_add cuts it) or the cache is full.
+ */
+static uint32_t
+reader_stack(struct foldpipe *P, const char *stack, size_t len, uint64_t hv,
+    unsigned long lineno)
+{
+	struct foldcache *fc = P->fc;
+	uint32_t h, idx, *ids;
+	const char *p, *e = stack + len;
+	size_t n, k;
+	int64_t cut = 0;
+
+	if (fc->slot == NULL)
+		reader_grow_slots(fc);
+	for (h = (uint32_t)hv & fc->mask; (idx = fc->slot[h]) != STK_NONE; h = (h + 1) & fc->mask)
+		if (fc->txt[idx].hash == hv &&
+		    text_is(&fc->names, fc->pool + fc->txt[idx].ids, fc->txt[idx].nids, stack, len)) {
+			if (fc->txt[idx].epoch != fc->epoch) {
+				/* a header came between: its leaf is found again */
+				fc->txt[idx].epoch = fc->epoch;
+				reader_text(P, idx, 0, lineno);
+			}
+			return idx;
+		}
+	n = count_frames(stack, len);
+	if (n > EVT_MAX_STACK_FRAMES)
+		return STK_NONE;
+	/* the cap of the stk's own cache, names included here: they are a second copy */
+	if ((fc->npool + n) * sizeof *fc->pool + (size_t)fc->ntxt * sizeof *fc->txt +
+	    ((size_t)fc->mask + 1) * sizeof *fc->slot + fc->names.nchunks * ((size_t)1 << 20) +
+	    (size_t)fc->names.n * 12 + ((size_t)fc->names.mask + 1) * 4 >= RAW_CACHE_MAX_BYTES)
+		return STK_NONE;
+	if (fc->npool + n > fc->cappool) {
+		fc->cappool = (fc->npool + n) * 2 + 4096;
+		fc->pool = xrealloc(fc->pool, fc->cappool * sizeof *fc->pool);
+	}
+	ids = fc->pool + fc->npool;
+	for (k = 0, p = stack; k < n; k++) {
+		const char *semi = memchr(p, ';', (size_t)(e - p));
+		const char *fe = semi ? semi : e;
+
+		ids[k] = reader_frame(P, p, (size_t)(fe - p), &cut, lineno);
+		p = fe + 1;
+	}
+	if (fc->ntxt == fc->captxt) {
+		fc->captxt = fc->captxt ? fc->captxt * 2 : 1024;
+		fc->txt = xrealloc(fc->txt, fc->captxt * sizeof *fc->txt);
+	}
+	fc->txt[fc->ntxt].hash = hv;
+	fc->txt[fc->ntxt].ids = (uint32_t)fc->npool;
+	fc->txt[fc->ntxt].nids = (uint32_t)n;
+	fc->txt[fc->ntxt].epoch = fc->epoch;
+	fc->npool += n;
+	idx = fc->ntxt++;
+	fc->slot[h] = idx;
+	if (fc->ntxt * 2 > fc->mask)
+		reader_grow_slots(fc);
+	reader_text(P, idx, cut, lineno);
+	return idx;
+}
+
+/* the line thread's work on one line: its count, its stack and the stack's hash */
+static void
+line_parse(struct fring *q, char *line, size_t len, unsigned long lineno)
+{
+	enum evt_linetype lt = evt_classify(line, len);
+	char *stack;
+	size_t slen;
+	int64_t metric, count;
+	const char *why;
+	struct frec *r;
+
+	if (lt == EVT_BLANK || lt == EVT_META)
+		return;		/* stk_feed ignores them in folded input */
+	if (lt == EVT_HEADER) {
+		ring_bytes(q, FR_LINE, lineno, line, len, 0, 0);
+		return;
+	}
+	if (parse_folded(line, len, &stack, &slen, &metric, &count, &why) < 0) {
+		r = ring_rec(q, FR_BAD, lineno);
+		r->why = why;
+		return;
+	}
+	r = ring_bytes(q, FR_FOLDED, lineno, stack, slen, metric, count);
+	r->hash = hash_bytes(stack, slen);
+}
+
+static void *
+fold_lines(void *arg)
+{
+	struct foldpipe *P = arg;
+	char *line;
+	size_t len;
+
+	while ((line = lr_next(P->lr, &len)) != NULL) {
+		line_parse(&P->lines, line, len, lr_lineno(P->lr));
+		lr_progress(P->lr);
+	}
+	ring_batch(&P->lines);	/* the last batch goes even when empty */
+	ring_push(&P->lines, 1);
+	return NULL;
+}
+
+/* the reader's work on one of the line thread's records */
+static void
+reader_take(struct foldpipe *P, struct fbatch *b, const struct frec *in)
+{
+	struct frec *r;
+	uint32_t id;
+
+	switch (in->type) {
+	case FR_LINE:
+		ring_bytes(&P->recs, FR_LINE, in->lineno, b->arena + in->off, in->n, 0, 0);
+		P->fc->epoch++;
+		return;
+	case FR_BAD:
+		ring_rec(&P->recs, FR_BAD, in->lineno)->why = in->why;
+		return;
+	}
+	id = reader_stack(P, b->arena + in->off, in->n, in->hash, in->lineno);
+	if (id == STK_NONE) {
+		ring_bytes(&P->recs, FR_STACK, in->lineno, b->arena + in->off, in->n, in->metric,
+		    in->count);
+		return;
+	}
+	r = ring_rec(&P->recs, FR_SAMPLE, in->lineno);
+	r->id = id;
+	r->metric = in->metric;
+	r->count = in->count;
+}
+
+static void *
+fold_reader(void *arg)
+{
+	struct foldpipe *P = arg;
+	int last = 0;
+	size_t k;
+
+	while (!last) {
+		struct fbatch *b = ring_take(&P->lines);
+
+		for (k = 0; k < b->nrec; k++)
+			reader_take(P, b, &b->rec[k]);
+		last = b->last;
+		ring_done(&P->lines);
+	}
+	ring_batch(&P->recs);
+	ring_push(&P->recs, 1);
+	return NULL;
+}
+
+/* what stk_read keeps while it reads one file */
+struct readstate {
+	const char *name;
+	long bad;
+	int64_t deep0, elided0;
+	unsigned long first_deep;
+};
+
+static void
+read_bad(struct readstate *rs, unsigned long lineno, const char *why)
+{
+	if (rs->bad < 10)
+		cli_warn("%s:%lu: %s", rs->name, lineno, why);
+	rs->bad++;
+}
+
+/* the caller's side: one of the reader's records, as stk_feed would do its line */
+static void
+take_record(struct stk *S, struct fbatch *b, const struct frec *r, struct readstate *rs)
+{
+	struct foldcache *fc = S->fc;
+	uint32_t prefix[1], i, leaf;
+	const uint32_t *ids;
+	const char *why;
+	int np, dropped;
+
+	switch (r->type) {
+	case FR_FRAME:
+		if (r->id >= fc->capgframe) {
+			fc->capgframe = fc->capgframe ? fc->capgframe * 2 : 4096;
+			fc->gframe = xrealloc(fc->gframe, fc->capgframe * sizeof *fc->gframe);
+		}
+		fc->gframe[r->id] = stk_intern(S, b->arena + r->off, r->n);
+		break;
+	case FR_TEXT:
+		/* a new stack (or the first after a header): its leaf, as stk_add finds it */
+		if (r->id >= fc->capgres) {
+			fc->capgres = r->id * 2 + 4096;
+			fc->gres = xrealloc(fc->gres, fc->capgres * sizeof *fc->gres);
+		}
+		if (r->n > fc->capgids) {
+			fc->capgids = r->n * 2;
+			fc->gids = xrealloc(fc->gids, fc->capgids * sizeof *fc->gids);
+		}
+		ids = (const uint32_t *)(const void *)(b->arena + r->off);
+		for (i = 0; i < r->n; i++)
+			fc->gids[i] = fc->gframe[ids[i]];
+		np = folded_prefix(S, prefix);
+		fc->gres[r->id].leaf = transform(S, prefix, np, NULL, 0, fc->gids, r->n, 0,
+		    &fc->gres[r->id].dropped);
+		S->st.long_frames += r->count;
+		break;
+	case FR_SAMPLE:
+		S->st.events++;
+		S->st.metric = sadd(S->st.metric, r->metric);
+		account(S, fc->gres[r->id].leaf, fc->gres[r->id].dropped, r->metric, r->count,
+		    NAN, 0);
+		break;
+	case FR_STACK:
+		np = folded_prefix(S, prefix);
+		if (count_frames(b->arena + r->off, r->n) > EVT_MAX_STACK_FRAMES) {
+			/* deep: stk_add cuts it, counts it and caches what is left */
+			stk_add(S, prefix, np, b->arena + r->off, r->n, 0, r->metric, r->count,
+			    NAN, 0);
+			break;
+		}
+		/* the reader's cache is full: as stk_add does when its own is */
+		S->st.events++;
+		S->st.metric = sadd(S->st.metric, r->metric);
+		leaf = transform(S, prefix, np, b->arena + r->off, r->n, NULL, 0, 0, &dropped);
+		account(S, leaf, dropped, r->metric, r->count, NAN, 0);
+		break;
+	case FR_LINE:
+		if (stk_feed(S, b->arena + r->off, r->n, &why) < 0)
+			read_bad(rs, r->lineno, why);
+		break;
+	case FR_BAD:
+		read_bad(rs, r->lineno, r->why);
+		break;
+	}
+	if (rs->first_deep == 0 && S->st.deep_stacks != rs->deep0)
+		rs->first_deep = r->lineno;
+}
+
+/*
+ * The rest of a folded file on two threads; 0, or -1 if no thread could
+ * be started (the caller reads on alone).
+ */
+static int
+read_folded_rest(struct stk *S, struct linereader *lr, struct readstate *rs)
+{
+	struct foldpipe P;
+	pthread_t lines, reader;
+	int last = 0, err;
+	size_t k;
+
+	if (S->fc == NULL) {
+		S->fc = xcalloc(1, sizeof *S->fc);
+		intern_init(&S->fc->names);
+	}
+	memset(&P, 0, sizeof P);
+	P.S = S;
+	P.fc = S->fc;
+	P.lr = lr;
+	ring_init(&P.lines);
+	ring_init(&P.recs);
+	if (pthread_create(&lines, NULL, fold_lines, &P) != 0) {
+		last = -1;
+		goto out;
+	}
+	if ((err = pthread_create(&reader, NULL, fold_reader, &P)) != 0)
+		cli_fatal("%s: cannot start a thread: %s", rs->name, strerror(err));
+	while (!last) {
+		struct fbatch *b = ring_take(&P.recs);
+
+		for (k = 0; k < b->nrec; k++)
+			take_record(S, b, &b->rec[k], rs);
+		last = b->last;
+		ring_done(&P.recs);
+	}
+	pthread_join(reader, NULL);
+	pthread_join(lines, NULL);
+	last = 0;
+out:
+	ring_free(&P.lines);
+	ring_free(&P.recs);
+	return last;
+}
+
 long
 stk_read(struct stk *S, const char *path)
 {
 	struct linereader *lr = lr_open(path);
 	char *line;
 	size_t len;
-	long bad = 0;
 	const char *why;
-	int64_t deep0 = S->st.deep_stacks, elided0 = S->st.elided_frames;
-	unsigned long first_deep = 0;
+	struct readstate rs;
 
 	if (lr == NULL)
 		cli_fatal("%s: %s", path ? path : "-", strerror(errno));
+	memset(&rs, 0, sizeof rs);
+	rs.name = lr_name(lr);
+	rs.deep0 = S->st.deep_stacks;
+	rs.elided0 = S->st.elided_frames;
 	stk_reset_format(S);
 	while ((line = lr_next(lr, &len)) != NULL) {
-		if (stk_feed(S, line, len, &why) < 0) {
-			if (bad < 10)
-				cli_warn("%s:%lu: %s", lr_name(lr), lr_lineno(lr), why);
-			bad++;
-		}
-		if (first_deep == 0 && S->st.deep_stacks != deep0)
-			first_deep = lr_lineno(lr);
+		if (stk_feed(S, line, len, &why) < 0)
+			read_bad(&rs, lr_lineno(lr), why);
+		if (rs.first_deep == 0 && S->st.deep_stacks != rs.deep0)
+			rs.first_deep = lr_lineno(lr);
 		lr_progress(lr);
+		/* folded input: the rest in a pipeline of three threads (read_folded_rest) */
+		if (S->format == 2 && read_folded_rest(S, lr, &rs) == 0)
+			break;
 	}
-	bad += (long)lr_finish(lr);
-	if (bad > 10)
-		cli_warn("%s: %ld malformed lines skipped", lr_name(lr), bad);
-	if (first_deep)
-		evt_warn_cut(lr_name(lr), first_deep, S->st.deep_stacks - deep0,
-		    S->st.elided_frames - elided0);
+	rs.bad += (long)lr_finish(lr);
+	if (rs.bad > 10)
+		cli_warn("%s: %ld malformed lines skipped", lr_name(lr), rs.bad);
+	if (rs.first_deep)
+		evt_warn_cut(lr_name(lr), rs.first_deep, S->st.deep_stacks - rs.deep0,
+		    S->st.elided_frames - rs.elided0);
 	lr_close(lr);
-	S->st.bad_lines += bad;
-	return bad;
+	S->st.bad_lines += rs.bad;
+	return rs.bad;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2310,6 +3023,23 @@ out_name(struct stk *S, uint32_t f)
 	return o;
 }
 
+/* out_name and its length; the checks out_name makes are made once per frame */
+static const char *
+out_name_len(struct stk *S, uint32_t f, size_t *len)
+{
+	const char *s;
+
+	if (f != STK_NONE && S->fi[f].outplain) {
+		*len = intern_len(&S->names, f);
+		return intern_str(&S->names, f);
+	}
+	s = out_name(S, f);
+	*len = strlen(s);
+	if (f != STK_NONE && s == intern_str(&S->names, f) && *len == intern_len(&S->names, f))
+		S->fi[f].outplain = 1;
+	return s;
+}
+
 size_t
 stk_path_text(struct stk *S, uint32_t node, char *buf, size_t cap)
 {
@@ -2369,8 +3099,9 @@ format_scaled(char *buf, __int128 v, int decimals)
 void
 stk_write_folded(struct stk *S, struct outbuf *ob)
 {
-	uint32_t *path = NULL, id;
-	size_t cappath = 0;
+	uint32_t id;
+	size_t *plen = NULL, cappath = 0, captext = 0;
+	char *text = NULL;
 	int depth = 0, i;
 	__int128 cum = 0, emitted = 0, scale = 1, div;
 	char num[64];
@@ -2394,15 +3125,29 @@ stk_write_folded(struct stk *S, struct outbuf *ob)
 			}
 		}
 	}
+	/*
+	 * The text of the path to the node being visited is kept, with its
+	 * length at each depth: a node's name is spelled once, not once per
+	 * line below it.
+	 */
 	id = stk_next(S, STK_ROOT, &depth);
 	while (id != STK_NONE) {
 		const struct stk_node *n = &S->node[id];
+		size_t o = depth > 1 ? plen[depth - 2] : 0, k;
+		const char *nm = out_name_len(S, n->frame, &k);
 
 		if ((size_t)depth > cappath) {
 			cappath = (size_t)depth * 2 + 16;
-			path = xrealloc(path, cappath * sizeof *path);
+			plen = xrealloc(plen, cappath * sizeof *plen);
 		}
-		path[depth - 1] = id;
+		if (o + k + 1 > captext) {
+			captext = (o + k + 1) * 2;
+			text = xrealloc(text, captext);
+		}
+		if (depth > 1)
+			text[o++] = ';';
+		memcpy(text + o, nm, k);
+		plen[depth - 1] = o + k;
 		if (n->exc != 0) {
 			__int128 r, q;
 
@@ -2410,11 +3155,7 @@ stk_write_folded(struct stk *S, struct outbuf *ob)
 			r = cum * scale;
 			q = (r >= 0 ? r + div / 2 : r - div / 2) / div;
 			if (q - emitted != 0) {
-				for (i = 0; i < depth; i++) {
-					if (i)
-						ob_putc(ob, ';');
-					ob_puts(ob, out_name(S, S->node[path[i]].frame));
-				}
+				ob_write(ob, text, plen[depth - 1]);
 				ob_putc(ob, ' ');
 				ob_write(ob, num, format_scaled(num, q - emitted, S->cfg.decimals));
 				ob_putc(ob, '\n');
@@ -2423,7 +3164,8 @@ stk_write_folded(struct stk *S, struct outbuf *ob)
 		}
 		id = stk_next(S, id, &depth);
 	}
-	free(path);
+	free(plen);
+	free(text);
 }
 
 /* ------------------------------------------------------------------ */
