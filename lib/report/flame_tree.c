@@ -150,7 +150,12 @@ flame_new(const struct flame_opts *o)
 	return f;
 }
 
-#define LCACHE_PROBATION 4096	/* lines before deciding */
+/*
+ * Lines before deciding.  Short: merged input (the common case) never
+ * repeats a line, and a small file read through the cache paid for
+ * interning every line of it; raw samples repeat their hot stacks at once.
+ */
+#define LCACHE_PROBATION 512
 #define LCACHE_MAX_BYTES ((size_t)256 << 20)
 
 static void
