@@ -66,7 +66,10 @@ struct flame {
 	size_t tabmask, ntab;
 	uint8_t *indexed;	/* by node: 1 if its children are in the table */
 	uint32_t *path;		/* nodes of the previous line, by depth */
+	size_t *fend;		/* ...where each of its frames ended in its bytes */
 	size_t pathlen, pathcap;
+	char *prev;		/* the previous line's bytes as read (not unescaped) */
+	size_t prevlen, prevcap;
 	struct frame_ref *fr;
 	size_t frcap;
 	int is_diff;

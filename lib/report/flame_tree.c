@@ -187,6 +187,7 @@ flame_new(const struct flame_opts *o)
 	intern_init(&f->names);
 	f->pathcap = 256;
 	f->path = xmalloc(f->pathcap * sizeof(*f->path));
+	f->fend = xmalloc(f->pathcap * sizeof(*f->fend));
 	f->frcap = 256;
 	f->fr = xmalloc(f->frcap * sizeof(*f->fr));
 	if (!o->flamechart) {
@@ -261,50 +262,13 @@ flame_add(struct flame *f, char *stack, size_t len, double count,
 	f->lleaf[f->nlines++] = f->pathlen ? f->path[f->pathlen - 1] : 0;
 }
 
-/* Adds one line frame by frame (reusing the previous line's path). */
+/* The nodes of the line's frames from depth D on (the path above D is the previous line's). */
 static void
-flame_add_frames(struct flame *f, char *stack, size_t len, double value, double delta)
+add_path(struct flame *f, size_t d, size_t nf, double value, double delta)
 {
-	size_t nf = 0, d, i;
-	char *p = stack, *end = stack + len, *semi;
-	uint32_t parent, id;
-	size_t fresh;
-	int unesc = !f->o.no_unescape && memchr(stack, '%', len) != NULL;
+	uint32_t parent = d ? f->path[d - 1] : 0, id;
+	size_t fresh = f->nnodes;
 
-	/* split into frames; "%3B" inside a frame is decoded only after the split */
-	while (p <= end && len > 0) {
-		semi = memchr(p, ';', (size_t)(end - p));
-		if (semi == NULL)
-			semi = end;
-		if (nf == f->frcap) {
-			f->frcap *= 2;
-			f->fr = xrealloc(f->fr, f->frcap * sizeof(*f->fr));
-		}
-		f->fr[nf].p = p;
-		f->fr[nf].n = (size_t)(semi - p);
-		if (unesc)
-			f->fr[nf].n = evt_unescape(p, f->fr[nf].n);
-		nf++;
-		p = semi + 1;
-	}
-	if (f->o.reverse)
-		for (i = 0; i < nf / 2; i++) {
-			struct frame_ref t = f->fr[i];
-
-			f->fr[i] = f->fr[nf - 1 - i];
-			f->fr[nf - 1 - i] = t;
-		}
-	/* shared prefix with the previous line */
-	for (d = 0; d < nf && d < f->pathlen; d++)
-		if (!flame_name_is(&f->names, f->nodes[f->path[d]].name, f->fr[d].p, f->fr[d].n))
-			break;
-	if (nf > f->pathcap) {
-		while (nf > f->pathcap)
-			f->pathcap *= 2;
-		f->path = xrealloc(f->path, f->pathcap * sizeof(*f->path));
-	}
-	parent = d ? f->path[d - 1] : 0;
-	fresh = f->nnodes;
 	for (; d < nf; d++) {
 		uint32_t name = intern_add(&f->names, f->fr[d].p, f->fr[d].n);
 
@@ -319,6 +283,129 @@ flame_add_frames(struct flame *f, char *stack, size_t len, double value, double 
 	f->pathlen = nf;
 	f->nodes[parent].self += value;
 	f->nodes[parent].dself += delta;
+}
+
+static void
+frames_room(struct flame *f, size_t nf)
+{
+	if (nf == f->frcap) {
+		f->frcap *= 2;
+		f->fr = xrealloc(f->fr, f->frcap * sizeof(*f->fr));
+	}
+}
+
+static void
+path_room(struct flame *f, size_t nf)
+{
+	if (nf > f->pathcap) {
+		while (nf > f->pathcap)
+			f->pathcap *= 2;
+		f->path = xrealloc(f->path, f->pathcap * sizeof(*f->path));
+		f->fend = xrealloc(f->fend, f->pathcap * sizeof(*f->fend));
+	}
+}
+
+/* --reverse: the frames leaf first, the shared prefix compared by name. */
+static void
+add_reversed(struct flame *f, char *stack, size_t len, double value, double delta)
+{
+	size_t nf = 0, d, i;
+	char *p = stack, *end = stack + len, *semi;
+	int unesc = !f->o.no_unescape && memchr(stack, '%', len) != NULL;
+
+	/* split into frames; "%3B" inside a frame is decoded only after the split */
+	while (p <= end && len > 0) {
+		semi = memchr(p, ';', (size_t)(end - p));
+		if (semi == NULL)
+			semi = end;
+		frames_room(f, nf);
+		f->fr[nf].p = p;
+		f->fr[nf].n = (size_t)(semi - p);
+		if (unesc)
+			f->fr[nf].n = evt_unescape(p, f->fr[nf].n);
+		nf++;
+		p = semi + 1;
+	}
+	for (i = 0; i < nf / 2; i++) {
+		struct frame_ref t = f->fr[i];
+
+		f->fr[i] = f->fr[nf - 1 - i];
+		f->fr[nf - 1 - i] = t;
+	}
+	for (d = 0; d < nf && d < f->pathlen; d++)
+		if (!flame_name_is(&f->names, f->nodes[f->path[d]].name, f->fr[d].p, f->fr[d].n))
+			break;
+	path_room(f, nf);
+	add_path(f, d, nf, value, delta);
+}
+
+/* How many bytes A[0..N) and B[0..N) have in common from the start. */
+static size_t
+common_prefix(const char *a, const char *b, size_t n)
+{
+	size_t i = 0;
+	uint64_t x, y;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			break;
+	}
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/*
+ * Adds one line.  The frames it shares with the previous line are found
+ * by comparing the raw bytes once (the previous line's bytes are kept,
+ * with where each of its frames ended): equal bytes are equal frames, so
+ * only the frames after them are split, unescaped and looked up.  Names
+ * equal after unescaping but not in bytes are found by the lookup.
+ */
+static void
+flame_add_frames(struct flame *f, char *stack, size_t len, double value, double delta)
+{
+	size_t nf, d = 0, same, pos;
+	char *p, *end = stack + len, *semi;
+	int unesc;
+
+	if (f->o.reverse) {
+		add_reversed(f, stack, len, value, delta);
+		return;
+	}
+	same = common_prefix(f->prev, stack, len < f->prevlen ? len : f->prevlen);
+	/* frame d is shared when its bytes and its end (';' or the end of both) are */
+	while (d < f->pathlen && (f->fend[d] < same || (f->fend[d] == f->prevlen &&
+	    same == f->prevlen && (len == same || stack[same] == ';'))))
+		d++;
+	if (len + 1 > f->prevcap) {
+		f->prevcap = len + 1 > 2 * f->prevcap ? len + 1 : 2 * f->prevcap;
+		f->prev = xrealloc(f->prev, f->prevcap);
+	}
+	memcpy(f->prev + same, stack + same, len - same);
+	f->prevlen = len;
+	/* split the rest; "%3B" inside a frame is decoded only after the split */
+	pos = d ? f->fend[d - 1] + 1 : 0;
+	p = stack + pos;
+	unesc = pos < len && !f->o.no_unescape && memchr(p, '%', len - pos) != NULL;
+	nf = d;
+	while (p <= end && len > 0) {
+		semi = memchr(p, ';', (size_t)(end - p));
+		if (semi == NULL)
+			semi = end;
+		frames_room(f, nf);
+		path_room(f, nf + 1);
+		f->fr[nf].p = p;
+		f->fr[nf].n = (size_t)(semi - p);
+		f->fend[nf] = (size_t)(semi - stack);
+		if (unesc)
+			f->fr[nf].n = evt_unescape(p, f->fr[nf].n);
+		nf++;
+		p = semi + 1;
+	}
+	add_path(f, d, nf, value, delta);
 }
 
 void
@@ -338,6 +425,8 @@ flame_free(struct flame *f)
 	intern_release(&f->names);
 	free(f->table);
 	free(f->path);
+	free(f->fend);
+	free(f->prev);
 	free(f->fr);
 	if (f->lcache)
 		lcache_off(f);
@@ -381,6 +470,11 @@ sort_children(struct flame *f)
 			kids[n++] = c;
 		}
 		if (n < 2)
+			continue;
+		/* children of sorted input (stackfold's) mostly come in order already */
+		for (k = 1; k < n && by_name(&kids[k - 1], &kids[k]) <= 0; k++)
+			;
+		if (k == n)
 			continue;
 		qsort(kids, n, sizeof(*kids), by_name);
 		f->nodes[i].child = kids[0];
