@@ -17,7 +17,7 @@
 /* ------------------------------------------------------------------ */
 /* output                                                              */
 
-#define OB_CAP (1u << 18)
+#define OB_CAP (1u << 16)
 
 void
 ob_open(struct outbuf *ob, const char *path)

@@ -22,7 +22,7 @@
 /* ------------------------------------------------------------------ */
 /* line reader                                                         */
 
-#define LR_CHUNK (1u << 20)
+#define LR_CHUNK (1u << 18)
 
 struct linereader {
 	int fd;
