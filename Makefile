@@ -44,6 +44,12 @@ ifeq ($(origin BUILD_ID),undefined)
 BUILD_ID := $(shell cat $(sort $(wildcard lib/*/*.c lib/*/*.h filters/*.c)) | sha256sum | cut -c1-16)
 endif
 LDLIBS   = -lyaml -lz -lnettle -lm -pthread
+# libdeflate checks gzip input's CRC-32 (lib/evt/gzread.c) when the compiler
+# finds it (make deps installs it); without it zlib checks, as before.
+ifeq ($(shell echo '\#include <libdeflate.h>' | $(CC) $(CPPFLAGS) -E -x c - >/dev/null 2>&1 && echo y),y)
+CPPFLAGS += -DETLKIT_LIBDEFLATE
+LDLIBS   += -ldeflate
+endif
 
 BIN     ?= bin
 OBJ      = $(BIN)/.obj
@@ -181,9 +187,14 @@ deps:
 	sh tests/deb-src.sh
 	apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+<<<<<<< HEAD
 	    build-essential zlib1g-dev libyaml-dev nettle-dev bats python3 perl \
 	    clang llvm lld libclang-rt-14-dev xxd chromium time musl-tools dpkg-dev \
 	    parallel slurm-wlm munge
+=======
+	    build-essential zlib1g-dev libdeflate-dev libyaml-dev nettle-dev bats python3 perl \
+	    clang llvm lld libclang-rt-14-dev xxd chromium time musl-tools dpkg-dev
+>>>>>>> flame
 
 clean:
 	rm -rf bin/.obj bin/asan bin/posix bin/musl $(TOOLS) $(TESTTOOLS)

@@ -45,6 +45,27 @@ utf8_seq(const unsigned char *s, size_t n)
 
 static const char replacement[] = "\xef\xbf\xbd";	/* U+FFFD */
 
+/*
+ * The printable ASCII bytes XML takes as they are: 1.  A table, so the
+ * common frame name (all of it plain) is one scan and one write.
+ */
+static const unsigned char xml_plain[256] = {
+	['\x20'] = 1, ['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['('] = 1, [')'] = 1,
+	['*'] = 1, ['+'] = 1, [','] = 1, ['-'] = 1, ['.'] = 1, ['/'] = 1,
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1,
+	['7'] = 1, ['8'] = 1, ['9'] = 1, [':'] = 1, [';'] = 1, ['='] = 1, ['?'] = 1,
+	['@'] = 1, ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+	['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1,
+	['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1,
+	['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1, ['['] = 1,
+	['\\'] = 1, [']'] = 1, ['^'] = 1, ['_'] = 1, ['`'] = 1,
+	['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1,
+	['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1,
+	['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1,
+	['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1, ['{'] = 1, ['|'] = 1,
+	['}'] = 1, ['~'] = 1,
+};
+
 void
 xml_escape(struct outbuf *ob, const char *str, size_t n)
 {
@@ -52,16 +73,16 @@ xml_escape(struct outbuf *ob, const char *str, size_t n)
 	size_t i = 0, run = 0;
 
 	while (i < n) {
-		unsigned c = s[i];
+		unsigned c;
 		const char *rep = NULL;
 		char pic[4];
 		size_t len;
 
-		if (c >= 0x20 && c < 0x7f && c != '&' && c != '<' && c != '>' &&
-		    c != '"' && c != '\'') {
+		while (i < n && xml_plain[s[i]])
 			i++;
-			continue;
-		}
+		if (i == n)
+			break;
+		c = s[i];
 		if (c >= 0x80 && (len = utf8_seq(s + i, n - i)) > 0) {
 			i += len;
 			continue;

@@ -17,7 +17,7 @@
 /* ------------------------------------------------------------------ */
 /* output                                                              */
 
-#define OB_CAP (1u << 18)
+#define OB_CAP (1u << 16)
 
 void
 ob_open(struct outbuf *ob, const char *path)
@@ -66,7 +66,7 @@ ob_commit(struct outbuf *ob, size_t n)
 }
 
 void
-ob_write(struct outbuf *ob, const void *p, size_t n)
+ob_write_slow(struct outbuf *ob, const void *p, size_t n)
 {
 	memcpy(ob_reserve(ob, n), p, n);
 	ob->len += n;

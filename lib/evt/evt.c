@@ -8,6 +8,7 @@
 #include "evt/evt.h"
 #include "base/cli.h"
 #include "base/escape.h"
+#include "evt/gzread.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,12 +18,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 /* ------------------------------------------------------------------ */
 /* line reader                                                         */
 
-#define LR_CHUNK (1u << 20)
+#define LR_CHUNK (1u << 18)
 
 struct linereader {
 	int fd;
@@ -39,12 +39,9 @@ struct linereader {
 	int binary;		/* the input is a trace, not text (lr_finish: fatal) */
 	uint64_t offset;	/* raw bytes read from fd */
 	uint64_t size;
-	/* gzip */
+	/* gzip (lib/evt/gzread.c) */
 	int gz;
-	z_stream zs;
-	unsigned char *zbuf;
-	int zeof;
-	int zend;
+	struct gzread *gzr;
 };
 
 static struct linereader *
@@ -95,36 +92,20 @@ read_raw(struct linereader *lr, void *p, size_t n)
 	return r;
 }
 
+static ssize_t
+gz_source(void *ctx, void *p, size_t n)
+{
+	return read_raw(ctx, p, n);
+}
+
 /* Switches to gzip decoding: the bytes already in buf are compressed input. */
 static void
 gz_start(struct linereader *lr)
 {
-	size_t have = lr->end - lr->start;
-
 	lr->gz = 1;
-	lr->zbuf = xmalloc(LR_CHUNK);
-	memcpy(lr->zbuf, lr->buf + lr->start, have);
+	lr->gzr = gzread_new(lr->buf + lr->start, lr->end - lr->start, gz_source, lr);
 	lr->start = lr->end = 0;
-	memset(&lr->zs, 0, sizeof(lr->zs));
-	lr->zs.next_in = lr->zbuf;
-	lr->zs.avail_in = (uInt)have;
-	if (inflateInit2(&lr->zs, 15 + 32) != Z_OK)
-		lr->error = "cannot initialise zlib";
-}
-
-/*
- * Sets the error for a gzip stream that cannot be decoded further, with
- * the offset of the first compressed byte zlib did not take: where the
- * damage (or the end of a truncated file) is.
- */
-static void
-gz_error(struct linereader *lr, const char *what)
-{
-	uint64_t at = lr->offset - lr->zs.avail_in;
-
-	snprintf(lr->errbuf, sizeof(lr->errbuf), "%s at compressed byte %llu", what,
-	    (unsigned long long)at);
-	lr->error = lr->errbuf;
+	lr->error = gzread_error(lr->gzr);
 }
 
 /* Appends up to ROOM decoded bytes at buf+end.  Returns bytes added, 0 at end. */
@@ -132,6 +113,7 @@ static size_t
 fill(struct linereader *lr, size_t room)
 {
 	ssize_t r;
+	size_t got;
 
 	if (!lr->gz) {
 		r = read_raw(lr, lr->buf + lr->end, room);
@@ -141,55 +123,10 @@ fill(struct linereader *lr, size_t room)
 		}
 		return (size_t)r;
 	}
-	lr->zs.next_out = (unsigned char *)lr->buf + lr->end;
-	lr->zs.avail_out = (uInt)room;
-	while (lr->zs.avail_out == room && lr->error == NULL) {
-		int zr;
-
-		if (lr->zs.avail_in == 0 && !lr->zeof) {
-			r = read_raw(lr, lr->zbuf, LR_CHUNK);
-			if (r < 0) {
-				lr->error = strerror(errno);
-				break;
-			}
-			if (r == 0)
-				lr->zeof = 1;
-			lr->zs.next_in = lr->zbuf;
-			lr->zs.avail_in = (uInt)r;
-		}
-		if (lr->zend)
-			break;
-		zr = inflate(&lr->zs, Z_NO_FLUSH);
-		if (zr == Z_STREAM_END) {
-			/* concatenated gzip members, as gzip(1) allows */
-			if (lr->zs.avail_in == 0 && !lr->zeof) {
-				r = read_raw(lr, lr->zbuf, LR_CHUNK);
-				if (r < 0) {
-					lr->error = strerror(errno);
-					break;
-				}
-				lr->zs.next_in = lr->zbuf;
-				lr->zs.avail_in = (uInt)r;
-				if (r == 0)
-					lr->zeof = 1;
-			}
-			if (lr->zs.avail_in > 0) {
-				inflateReset(&lr->zs);
-				continue;
-			}
-			lr->zend = 1;
-			break;
-		}
-		if (zr == Z_BUF_ERROR && lr->zeof && lr->zs.avail_in == 0) {
-			gz_error(lr, "truncated gzip stream");
-			break;
-		}
-		if (zr != Z_OK && zr != Z_BUF_ERROR) {
-			gz_error(lr, "corrupt gzip stream");
-			break;
-		}
-	}
-	return room - lr->zs.avail_out;
+	got = gzread_fill(lr->gzr, (unsigned char *)lr->buf + lr->end, room);
+	if (lr->error == NULL)
+		lr->error = gzread_error(lr->gzr);
+	return got;
 }
 
 /* Messages for skipped lines, per input; past them the lines are only counted. */
@@ -466,11 +403,9 @@ lr_close(struct linereader *lr)
 {
 	if (lr == NULL)
 		return;
-	if (lr->gz)
-		inflateEnd(&lr->zs);
+	gzread_free(lr->gzr);
 	if (lr->own_fd)
 		close(lr->fd);
-	free(lr->zbuf);
 	free(lr->buf);
 	free(lr->name);
 	free(lr);

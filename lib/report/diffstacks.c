@@ -85,31 +85,236 @@ diffstacks_key_len(const struct diffstacks *t, size_t i)
 	return intern_len(&t->keys, (uint32_t)i);
 }
 
-static const struct diffstacks *sort_tab;
+/*
+ * Sorting the keys.  Stacks are long (a few KB) and neighbours in the
+ * order share most of their bytes, so a comparison sort spends its time
+ * in memcmp over the same shared prefixes again and again: on two
+ * 100 MB files of 42,000 stacks it was a fifth of diff's time.  This is
+ * a multikey quicksort (Bentley and Sedgewick) on 8 bytes at a time:
+ * keys are partitioned by their next 8 bytes, and only the keys equal
+ * there go on to the following 8, so each byte of a shared prefix is
+ * read about once per key.  The order is memcmp's, shorter first on a
+ * tie, as before.
+ */
+struct skey {
+	uint64_t w;		/* bytes [depth, depth + 8) big-endian, 0 past the end */
+	const unsigned char *s;
+	uint32_t len, id;
+};
 
-static int
-cmp_key(const void *a, const void *b)
+struct sseg {
+	size_t lo, n, depth;
+	int wvalid;		/* the keys' w are already those at depth */
+};
+
+static uint64_t
+key_word(const struct skey *k, size_t depth)
 {
-	uint32_t x = (uint32_t)*(const size_t *)a, y = (uint32_t)*(const size_t *)b;
-	const struct intern *k = &sort_tab->keys;
-	uint32_t lx = intern_len(k, x), ly = intern_len(k, y);
-	int c = memcmp(intern_str(k, x), intern_str(k, y), lx < ly ? lx : ly);
+	unsigned char b[8] = { 0 };
+	uint64_t w = 0;
+	size_t i, n;
+
+	if (depth < k->len) {
+		n = k->len - depth < 8 ? k->len - depth : 8;
+		memcpy(b, k->s + depth, n);
+	}
+	for (i = 0; i < 8; i++)
+		w = w << 8 | b[i];
+	return w;
+}
+
+/* A against B, both sharing their first DEPTH bytes: memcmp, then shorter first. */
+static int
+key_cmp(const struct skey *a, const struct skey *b, size_t depth)
+{
+	uint32_t n = a->len < b->len ? a->len : b->len;
+	int c = n > depth ? memcmp(a->s + depth, b->s + depth, n - depth) : 0;
 
 	if (c)
 		return c;
-	return lx < ly ? -1 : lx > ly;
+	return a->len < b->len ? -1 : a->len > b->len;
+}
+
+/*
+ * How many bytes past DEPTH all N keys share: the segment skips them in
+ * one sequential pass instead of one partition per 8 bytes (a stack's
+ * frames are tens of bytes, shared by every stack below them).
+ */
+static size_t
+segment_lcp(const struct skey *a, size_t n, size_t depth)
+{
+	size_t lcp = a[0].len - depth, i, j, m;
+	uint64_t x, y;
+
+	for (i = 1; i < n && lcp > 0; i++) {
+		const unsigned char *p = a[0].s + depth, *q = a[i].s + depth;
+
+		m = a[i].len - depth < lcp ? a[i].len - depth : lcp;
+		for (j = 0; j + 8 <= m; j += 8) {
+			memcpy(&x, p + j, 8);
+			memcpy(&y, q + j, 8);
+			if (x != y)
+				break;
+		}
+		while (j < m && p[j] == q[j])
+			j++;
+		lcp = j;
+	}
+	return lcp;
+}
+
+static void
+key_insertion_sort(struct skey *a, size_t n, size_t depth)
+{
+	size_t i, j;
+
+	for (i = 1; i < n; i++) {
+		struct skey t = a[i];
+
+		for (j = i; j > 0 && key_cmp(&a[j - 1], &t, depth) > 0; j--)
+			a[j] = a[j - 1];
+		a[j] = t;
+	}
+}
+
+static void
+key_swap(struct skey *a, size_t i, size_t j)
+{
+	struct skey t = a[i];
+
+	a[i] = a[j];
+	a[j] = t;
+}
+
+static uint64_t
+median3(uint64_t x, uint64_t y, uint64_t z)
+{
+	if (x < y)
+		return y < z ? y : x < z ? z : x;
+	return x < z ? x : y < z ? z : y;
+}
+
+static void
+segs_push(struct sseg **st, size_t *sp, size_t *cap, struct sseg g)
+{
+	if (g.n < 2)
+		return;
+	if (*sp == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		*st = xrealloc(*st, *cap * sizeof(**st));
+	}
+	(*st)[(*sp)++] = g;
+}
+
+static void
+key_sort(struct skey *a, size_t n)
+{
+	struct sseg *st = NULL, g;
+	size_t sp = 0, cap = 0, i, lt, gt, fin;
+	uint64_t pw;
+
+	segs_push(&st, &sp, &cap, (struct sseg){ 0, n, 0, 0 });
+	while (sp) {
+		struct skey *b;
+
+		g = st[--sp];
+		b = a + g.lo;
+		if (g.n <= 12) {
+			key_insertion_sort(b, g.n, g.depth);
+			continue;
+		}
+		if (!g.wvalid) {
+			/* (every key of a segment is longer than its depth) */
+			g.depth += segment_lcp(b, g.n, g.depth);
+			for (i = 0; i < g.n; i++)
+				b[i].w = key_word(&b[i], g.depth);
+		}
+		pw = median3(b[0].w, b[g.n / 2].w, b[g.n - 1].w);
+		/* three ways: [0, lt) below, [lt, gt) equal, [gt, n) above */
+		lt = 0;
+		gt = g.n;
+		i = 0;
+		while (i < gt) {
+			if (b[i].w < pw)
+				key_swap(b, lt++, i++);
+			else if (b[i].w > pw)
+				key_swap(b, i, --gt);
+			else
+				i++;
+		}
+		segs_push(&st, &sp, &cap, (struct sseg){ g.lo, lt, g.depth, 1 });
+		segs_push(&st, &sp, &cap, (struct sseg){ g.lo + gt, g.n - gt, g.depth, 1 });
+		/* the equal keys that end within these 8 bytes come first, shortest first */
+		fin = lt;
+		for (i = lt; i < gt; i++)
+			if (b[i].len <= g.depth + 8)
+				key_swap(b, fin++, i);
+		key_insertion_sort(b + lt, fin - lt, g.depth);
+		segs_push(&st, &sp, &cap, (struct sseg){ g.lo + fin, gt - fin, g.depth + 8, 0 });
+	}
+	free(st);
+}
+
+/* Merges the sorted A[0..NA) and A[NA..N) through TMP. */
+static void
+key_merge(struct skey *a, size_t na, size_t n, struct skey *tmp)
+{
+	size_t i = 0, j = na, o = 0;
+
+	while (i < na && j < n)
+		tmp[o++] = key_cmp(&a[j], &a[i], 0) < 0 ? a[j++] : a[i++];
+	while (i < na)
+		tmp[o++] = a[i++];
+	memcpy(a, tmp, o * sizeof(*a));
+}
+
+#define FEW_RUNS 8
+
+/*
+ * Input already mostly in order (a sorted file, or two: the keys of the
+ * second file come after the first's) is a few ascending runs: found by
+ * comparing neighbours, which lie side by side in memory, and merged.
+ * Returns 0 when there are more than FEW_RUNS runs (then key_sort).
+ */
+static int
+key_merge_runs(struct skey *a, size_t n)
+{
+	size_t run[FEW_RUNS + 1], nrun = 1, i, r;
+	struct skey *tmp;
+
+	run[0] = 0;
+	for (i = 1; i < n; i++)
+		if (key_cmp(&a[i - 1], &a[i], 0) > 0) {
+			if (nrun == FEW_RUNS)
+				return 0;
+			run[nrun++] = i;
+		}
+	if (nrun == 1)
+		return 1;
+	tmp = xmalloc(n * sizeof(*tmp));
+	/* fold the runs into the first, one at a time */
+	for (r = 1; r < nrun; r++)
+		key_merge(a, run[r], r + 1 < nrun ? run[r + 1] : n, tmp);
+	free(tmp);
+	return 1;
 }
 
 size_t *
 diffstacks_sorted(struct diffstacks *t)
 {
 	size_t *ix = xmalloc((t->n ? t->n : 1) * sizeof(*ix)), i;
+	struct skey *k = xmalloc((t->n ? t->n : 1) * sizeof(*k));
 
+	for (i = 0; i < t->n; i++) {
+		k[i].s = (const unsigned char *)intern_str(&t->keys, (uint32_t)i);
+		k[i].len = intern_len(&t->keys, (uint32_t)i);
+		k[i].id = (uint32_t)i;
+	}
+	if (!key_merge_runs(k, t->n))
+		key_sort(k, t->n);
 	for (i = 0; i < t->n; i++)
-		ix[i] = i;
-	sort_tab = t;
-	qsort(ix, t->n, sizeof(*ix), cmp_key);
-	sort_tab = NULL;
+		ix[i] = k[i].id;
+	free(k);
 	return ix;
 }
 

@@ -56,11 +56,20 @@ struct flame {
 	size_t nnodes, capnodes;
 	/* interned frame names: few and hot, so lookups stay in cache */
 	struct intern names;
-	/* (parent, name) -> child; the key is in the slot, so probing never touches nodes */
+	/*
+	 * (parent, name) -> child; the key is in the slot, so probing never
+	 * touches nodes.  Only the children of "indexed" parents are in it: a
+	 * parent's few children are scanned, and its children go into the
+	 * table once it has more (flame_tree.c says why).
+	 */
 	struct nslot { uint32_t parent, name, id; } *table;	/* id 0 = empty */
-	size_t tabmask;
+	size_t tabmask, ntab;
+	uint8_t *indexed;	/* by node: 1 if its children are in the table */
 	uint32_t *path;		/* nodes of the previous line, by depth */
+	size_t *fend;		/* ...where each of its frames ended in its bytes */
 	size_t pathlen, pathcap;
+	char *prev;		/* the previous line's bytes as read (not unescaped) */
+	size_t prevlen, prevcap;
 	struct frame_ref *fr;
 	size_t frcap;
 	int is_diff;
