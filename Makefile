@@ -187,14 +187,9 @@ deps:
 	sh tests/deb-src.sh
 	apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-<<<<<<< HEAD
-	    build-essential zlib1g-dev libyaml-dev nettle-dev bats python3 perl \
+	    build-essential zlib1g-dev libdeflate-dev libyaml-dev nettle-dev bats python3 perl \
 	    clang llvm lld libclang-rt-14-dev xxd chromium time musl-tools dpkg-dev \
 	    parallel slurm-wlm munge
-=======
-	    build-essential zlib1g-dev libdeflate-dev libyaml-dev nettle-dev bats python3 perl \
-	    clang llvm lld libclang-rt-14-dev xxd chromium time musl-tools dpkg-dev
->>>>>>> flame
 
 clean:
 	rm -rf bin/.obj bin/asan bin/posix bin/musl $(TOOLS) $(TESTTOOLS)
