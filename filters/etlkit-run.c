@@ -241,6 +241,7 @@ run_one_job(struct run *r, const char *id, const struct emit *emit)
 		cli_warn("--run-job: no job '%s' (see --list-jobs)", id);
 		return EXIT_FATAL;
 	}
+	job_check(r, j);
 	if (j->state == JOB_TODO)
 		worker_convert(r, j);
 	job_settle(r, j);
@@ -415,7 +416,8 @@ main(int argc, char **argv)
 		runcache_remove_stale_temps(run.pl->cache);
 		runcache_remove_stale_temps(run.pl->outdir);
 	}
-	jobs_check_cache(&run);
+	if (run_one == NULL)
+		jobs_check_cache(&run);	/* --run-job looks at its own jobs only */
 
 	if (list)
 		status = list_jobs(&run, todo_only);

@@ -122,3 +122,23 @@ night_copy() {
 	etlkit-run --list-jobs --todo "$T/p.yaml" | cut -f4,6 >"$T/todo"
 	printf 'cpu\t%s\nkernel\t%s\n' "$T/traces/synth-1.etl" "$T/traces/synth-1.etl" | textdiff - "$T/todo"
 }
+
+@test "scaling cache: the build ID is a hash of the sources: the tools' --version says it, an edit changes it" {
+	local a b
+	mkdir -p "$T/src"
+	(cd "$ROOT" && git ls-files -co --exclude-standard -- Makefile lib filters) |
+		(cd "$ROOT" && xargs tar cf -) | (cd "$T/src" && tar xf -)
+	id() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD_ID make -s -C "$T/src" BIN="$T/bin" \
+	    --eval 'print-build-id: ; @echo $(BUILD_ID)' print-build-id; }
+	a=$(id)
+	[[ "$a" =~ ^[0-9a-f]{16}$ ]] || fail "build ID '$a'"
+	# the tools under test were built from these sources
+	[ "$(etl2evt --version | sed -n 2p)" = "build $a" ] || fail "etl2evt: $(etl2evt --version), sources: $a"
+	# not the paths or times: the same sources elsewhere, touched, give the same ID
+	touch -d '2001-01-01' "$T/src/lib/run/jobs.c"
+	[ "$(id)" = "$a" ]
+	# a one-byte change of one source is another build
+	echo "/* */" >>"$T/src/lib/run/jobs.c"
+	b=$(id)
+	[ "$b" != "$a" ] && [[ "$b" =~ ^[0-9a-f]{16}$ ]] || fail "after an edit: '$b' (before: '$a')"
+}

@@ -559,6 +559,13 @@ jobs_check_cache(struct run *r)
 }
 
 void
+job_check(const struct run *r, struct job *j)
+{
+	if (j->state != JOB_SKIPPED)
+		j->state = cache_state(r, j, r->retry);
+}
+
+void
 job_settle(const struct run *r, struct job *j)
 {
 	if (j->state == JOB_SKIPPED || cache_state(r, j, 0) != JOB_TODO)

@@ -85,6 +85,14 @@ int jobs_expand(struct run *r);
 void jobs_check_cache(struct run *r);
 
 /*
+ * Sets one job's state from the cache, for --run-job: a worker of a job
+ * array looks at its own job only (a trace whose mtime is not the
+ * recorded one is hashed: every task hashing every trace would cost the
+ * night N times over).
+ */
+void job_check(const struct run *r, struct job *j);
+
+/*
  * After a conversion: the job's result is whatever the cache now holds
  * for the trace as it is; no record makes it failed.
  */
