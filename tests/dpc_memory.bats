@@ -181,6 +181,17 @@ nested_stream() {
 	textdiff "$T/want" "$T/big" || fail "render dpcstacks at 2 GB is not 27 x one copy"
 }
 
+@test "dpc memory: render dpcchart peak RSS is flat from 100 MB to 2 GB of evt, and its legend counts every DPC" {
+	asan && skip "RSS under ASan is its shadow memory"
+	flat dpcchart -m ndis.sys
+	n=$(routines "$(incident)" | awk -F'\t' -v k="$COPIES" '$1 == "DPC" && $2 == "ndis.sys" { n++ } END { print n * k }')
+	[ "$n" -gt 1000000 ] || fail "only $n DPCs of ndis.sys"
+	grep -q ": $n DPCs, " "$T/big" || fail "the legend does not count $n DPCs: $(grep -o ': [0-9]* DPCs' "$T/big")"
+	# one polyline, at most two points per pixel column of the 1090 px plot
+	pts=$(grep -o '<polyline[^>]*points="[^"]*"' "$T/big" | awk -F'points="' '{ print split($2, a, " ") - 1 }')
+	[ "$pts" -gt 100 ] && [ "$pts" -le 2200 ] || fail "$pts points"
+}
+
 @test "dpc exact: counts, max, p50/p90/p99 and intervals on 100 MB (1.33 copies: not a scaled multiset) match sort/awk" {
 	evtrepeat -b 100000000 "$(incident)" >"$T/in.evt"
 	render dpc --tsv "$T/in.evt" >"$T/tsv"
