@@ -27,7 +27,9 @@ enum { C_DPC, C_ISR };		/* event classes */
  * A count per distinct duration: exact ranks (percentiles, the chart's
  * sorted durations) in memory that grows with the distinct values, not
  * with the events.  Durations are whole ticks of the trace clock, so a
- * module has at most a few thousand distinct ones (docs/evt-format.md §3).
+ * module has at most its longest duration times clock_freq of them, and
+ * far fewer in practice: 3,662 for the 172,000 ndis.sys DPCs of the
+ * synthesised incident, each 16 bytes plus its hash slot.
  */
 struct dpc_dur {
 	double us;
