@@ -681,11 +681,12 @@ run_dpc(struct options *op, enum mode m, int argc, char **argv)
 	}
 	if (m == M_DPCCHART) {
 		struct dpc_chart *ch;
+		static char stdin_name[] = "-", *stdin_argv[] = { stdin_name, NULL };
 
 		if (op->dpc.module == NULL)
 			cli_usage_error("dpcchart needs -m MODULE");
 		if (argc == 0)
-			argc = 1, argv = (char *[]){ "-", NULL };
+			argc = 1, argv = stdin_argv;	/* outlives this block, as the loop needs */
 		ch = dpc_chart_new(&op->dpc);
 		for (i = 0; i < argc; i++) {
 			int r = dpc_chart_add_trace(ch, argv[i],

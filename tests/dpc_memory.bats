@@ -181,6 +181,17 @@ nested_stream() {
 	textdiff "$T/want" "$T/big" || fail "render dpcstacks at 2 GB is not 27 x one copy"
 }
 
+@test "dpc memory: render dpcchart peak RSS is flat from 100 MB to 2 GB of evt, and its legend counts every DPC" {
+	asan && skip "RSS under ASan is its shadow memory"
+	flat dpcchart -m ndis.sys
+	n=$(routines "$(incident)" | awk -F'\t' -v k="$COPIES" '$1 == "DPC" && $2 == "ndis.sys" { n++ } END { print n * k }')
+	[ "$n" -gt 1000000 ] || fail "only $n DPCs of ndis.sys"
+	grep -q ": $n DPCs, " "$T/big" || fail "the legend does not count $n DPCs: $(grep -o ': [0-9]* DPCs' "$T/big")"
+	# one polyline, at most two points per pixel column of the 1090 px plot
+	pts=$(grep -o '<polyline[^>]*points="[^"]*"' "$T/big" | awk -F'points="' '{ print split($2, a, " ") - 1 }')
+	[ "$pts" -gt 100 ] && [ "$pts" -le 2200 ] || fail "$pts points"
+}
+
 @test "dpc exact: counts, max, p50/p90/p99 and intervals on 100 MB (1.33 copies: not a scaled multiset) match sort/awk" {
 	evtrepeat -b 100000000 "$(incident)" >"$T/in.evt"
 	render dpc --tsv "$T/in.evt" >"$T/tsv"
@@ -240,4 +251,43 @@ nested_stream() {
 	render dpc --tsv "$T/bad.evt" >"$T/tsv" 2>/dev/null || true
 	# the two lines of CPU 1 count; the one of CPU 5000 does not
 	grep -q "^module	DPC	a.sys	2	" "$T/tsv" || fail "$(cat "$T/tsv")"
+}
+
+# long_dpc_stream: on CPU 0, 200 DPCs of n.sys of 20 us (1 to 21 ms), then
+# the trace's first long one: big.sys, 30 to 35 ms, ten samples flagged
+# dpc=1 inside it (30.1, 30.6, ... 34.6 ms), unflagged samples every ms
+# elsewhere; lines in log order (a routine at its end)
+long_dpc_stream() {
+	printf '#evt\t1\tsource=long\tcpus=1\tclock=qpc\tclock_freq=10000000\n'
+	awk 'BEGIN {
+		OFS = "\t"
+		for (i = 0; i < 200; i++) {
+			s = 10000 + i * 1000	# 100 ns ticks
+			print s + 200, line(s, 200, "n.sys")
+		}
+		print 350000, line(300000, 50000, "big.sys")
+		for (t = 301000; t < 350000; t += 5000)
+			print t, sample(t, 1)
+		for (t = 10500; t < 600000; t += 10000)
+			if (t < 300000 || t >= 350000)
+				print t, sample(t, 0)
+	}
+	function ms(ticks) { return sprintf("%d.%06d", int(ticks / 10000), (ticks % 10000) * 100) }
+	function line(s, d, m) {
+		return ms(s) "\tDPC\t0\t?\t-1\t-1\t" (d / 10000) "\troutine=" m "!0x10\tmodule=" m \
+		    "\tduration_us=" (d / 10) "\tend_ms=" ms(s + d) "\t"
+	}
+	function sample(t, f) { return ms(t) "\tSample\t0\tx\t1\t1\t1\t" (f ? "dpc=1\t" : "") "x.exe!f" }
+	' | sort -t "$(printf '\t')" -k1,1n -s | cut -f2-
+}
+
+@test "dpc exact: the samples inside the trace's first long DPC wait for it, however long it is" {
+	long_dpc_stream >"$T/in.evt"
+	# the truth by awk: the samples in [30, 35) ms, and those flagged dpc=1
+	inside=$(awk -F'\t' '$2 == "Sample" && $1 >= 30 && $1 < 35 { n++ } END { print n * 1000 }' "$T/in.evt")
+	flagged=$(awk -F'\t' '$2 == "Sample" && /\tdpc=1\t/ { n++ } END { print n * 1000 }' "$T/in.evt")
+	[ "$inside" -eq 10000 ] && [ "$flagged" -eq 10000 ] || fail "the stream: $inside us inside, $flagged flagged"
+	render dpcstacks "$T/in.evt" >"$T/out" 2>"$T/err"
+	[ "$(cat "$T/out")" = "[DPC] big.sys;x.exe!f $inside" ] || fail "$(cat "$T/out" "$T/err")"
+	[ ! -s "$T/err" ] || fail "warnings: $(cat "$T/err")"
 }

@@ -278,6 +278,8 @@ unesc(char *buf, size_t n, const char *v)
 /* ------------------------------------------------------------------ */
 /* the per-CPU reorder windows                                         */
 
+#define HELD_MAX 65536		/* samples of one CPU waiting for their routine, at most */
+
 /* Times and durations in whole ns; beyond +-2^61 ns (73 years), clamped, so sums cannot overflow. */
 static int64_t
 ns_of(double ns)
@@ -430,23 +432,64 @@ covering(const struct dpc_cpuwin *w, int64_t t)
 static void
 sample_attribute(struct dpc_stats *s, struct dpc_cpuwin *w, struct dpc_sample *sm)
 {
-	dpc_attribute(s, sm, covering(w, sm->t));
-	w->last_ns = sm->t;
-	w->have_last = 1;
+	const struct dpc_interval *best = covering(w, sm->t);
+
+	dpc_attribute(s, sm, best);
+	if (best == NULL) {
+		w->bare_ns = sm->t;
+		w->have_bare = 1;
+	}
 	free(sm->stack);
 }
 
+static int
+covers(const struct dpc_interval *iv, int64_t t)
+{
+	return iv != NULL && iv->start <= t && t < iv->end;
+}
+
 /*
- * Attributes the CPU's samples before LIMIT (ns), in time order, and
- * forgets the routines that ended by then: no later sample is inside them.
+ * Can no routine covering SM come any more, whatever covers it now?
+ * LIMIT: the CPU's log minus the window; INT64_MAX at the input's end.
+ */
+static int
+sample_settled(const struct dpc_stats *s, const struct dpc_cpuwin *w,
+    const struct dpc_sample *sm, int64_t limit)
+{
+	if (limit == INT64_MAX)
+		return 1;
+	if (sm->t >= limit)
+		return 0;
+	if (w->nsmp - w->head > HELD_MAX)
+		return 1;	/* a minute of samples at 1 kHz in DPCs that never came */
+	return !sm->flags || (w->have_outside && sm->t <= w->outside_ns - s->window_ns);
+}
+
+/*
+ * Attributes the CPU's samples that are settled or covered, in time
+ * order (the first that is neither holds the rest), and forgets the
+ * routines that ended before LIMIT (ns): no later sample is inside them.
+ * The first sample is checked against ADDED, the routine just read, if
+ * any, so a held sample costs O(1) a line; the sweep runs when the
+ * routines have doubled since the last one, so it costs O(1) a routine
+ * however wide the window.
  */
 static void
-cpu_settle(struct dpc_stats *s, struct dpc_cpuwin *w, int64_t limit)
+cpu_settle(struct dpc_stats *s, struct dpc_cpuwin *w, int64_t limit,
+    const struct dpc_interval *added)
 {
 	size_t k;
+	int first = 1;
 
-	while (w->head < w->nsmp && w->smp[w->head].t < limit)
-		sample_attribute(s, w, &w->smp[w->head++]);
+	for (; w->head < w->nsmp; first = 0) {
+		struct dpc_sample *sm = &w->smp[w->head];
+
+		if (!sample_settled(s, w, sm, limit) &&
+		    !(first ? covers(added, sm->t) : covering(w, sm->t) != NULL))
+			break;
+		sample_attribute(s, w, sm);
+		w->head++;
+	}
 	if (w->head == w->nsmp)
 		w->head = w->nsmp = 0;
 	else if (w->head > w->nsmp / 2) {
@@ -456,11 +499,17 @@ cpu_settle(struct dpc_stats *s, struct dpc_cpuwin *w, int64_t limit)
 	}
 	if (limit > w->done_ns)
 		w->done_ns = limit;
+	if (w->niv < 2 * w->niv_kept + 16 && limit != INT64_MAX)
+		return;
+	/* a held sample keeps the routines that could cover it */
+	if (w->head < w->nsmp && w->smp[w->head].t < limit)
+		limit = w->smp[w->head].t + 1;
 	for (k = 0; k < w->niv; )
-		if (w->iv[k].end <= w->done_ns)
+		if (w->iv[k].end < limit)
 			w->iv[k] = w->iv[--w->niv];
 		else
 			k++;
+	w->niv_kept = w->niv;
 }
 
 /* ------------------------------------------------------------------ */
@@ -529,7 +578,7 @@ add_routine(struct dpc_stats *s, const struct evt_event *ev, int cls)
 		if (s->want_samples) {
 			struct dpc_interval *iv;
 
-			if (w->have_last && start <= w->last_ns) {
+			if (w->have_bare && start <= w->bare_ns) {
 				s->late_routines++;	/* a sample inside it may be attributed already */
 				window_widen(s, w, start);
 			}
@@ -539,7 +588,7 @@ add_routine(struct dpc_stats *s, const struct evt_event *ev, int cls)
 			iv->end = start + dur;
 			iv->cls = cls;
 			iv->module = (uint32_t)row_index(&s->mods, mr);
-			cpu_settle(s, w, cpu_settled_ns(s, w));
+			cpu_settle(s, w, cpu_settled_ns(s, w), iv);
 		}
 	}
 }
@@ -580,12 +629,16 @@ add_sample(struct dpc_stats *s, const struct evt_event *ev)
 		return;
 	}
 	cpu_seen(w, sm.t);
+	if (!sm.flags) {
+		w->outside_ns = sm.t;
+		w->have_outside = 1;
+	}
 	XGROW(w->smp, w->nsmp, w->capsmp, 16);
 	for (i = w->nsmp; i > w->head && w->smp[i - 1].t > sm.t; i--)
 		w->smp[i] = w->smp[i - 1];
 	w->smp[i] = sm;
 	w->nsmp++;
-	cpu_settle(s, w, cpu_settled_ns(s, w));
+	cpu_settle(s, w, cpu_settled_ns(s, w), NULL);
 }
 
 /*
@@ -611,7 +664,7 @@ input_end(struct dpc_stats *s)
 
 		if (w == NULL)
 			continue;
-		cpu_settle(s, w, INT64_MAX);
+		cpu_settle(s, w, INT64_MAX, NULL);
 		free(w->iv);
 		free(w->smp);
 		free(w);
