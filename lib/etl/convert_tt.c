@@ -99,6 +99,39 @@ put_name(char *o, unsigned v, const char *(*name)(unsigned))
 }
 
 /*
+ * Digits written in place, two by two (V < 100): each number goes
+ * straight into the line, since digits stored a few bytes at a time and
+ * then copied with wide loads stall the copy until the stores are done.
+ */
+static inline void
+put2(char *o, unsigned v)
+{
+	o[0] = (char)('0' + v / 10);
+	o[1] = (char)('0' + v % 10);
+}
+
+/* a point and D < 10^6 as 6 digits, zero-padded */
+static inline char *
+put_frac6(char *o, unsigned d)
+{
+	o[0] = '.';
+	put2(o + 1, d / 10000);
+	put2(o + 3, d / 100 % 100);
+	put2(o + 5, d % 100);
+	return o + 7;
+}
+
+/* a point and D < 1000 as 3 digits, zero-padded */
+static inline char *
+put_frac3(char *o, unsigned d)
+{
+	o[0] = '.';
+	o[1] = (char)('0' + d / 100);
+	put2(o + 2, d % 100);
+	return o + 4;
+}
+
+/*
  * NS as the time column writes it, through the memo of recent times: a
  * line that follows another often repeats its times (an interval ends
  * when the event it follows happens, and the next one on that CPU starts
@@ -113,24 +146,14 @@ put_time(struct evtw_timememo *m, char *o, int64_t ns)
 		memcpy(o, e->text, sizeof e->text);
 		return o + e->len;
 	}
-	int n = evt_format_time_ns(o, ns);
+	/* evt_format_time_ns's text: the ms, then 6 digits (it writes a negative time) */
+	int n = ns < 0 ? evt_format_time_ns(o, ns) : (int)(put_frac6(o + evt_format_u64(o,
+	    (uint64_t)ns / 1000000), (unsigned)((uint64_t)ns % 1000000)) - o);
 	e->ns = ns;
 	e->len = (uint8_t)n;
-	memcpy(e->text, o, sizeof e->text);
-	return o + n;
-}
-
-/*
- * D as N digits after a point: evt_format_u64 writes 10^N + D, whose
- * leading 1 the point replaces.  Each number goes straight into the line:
- * digits stored a few bytes at a time and then copied with wide loads
- * stall the copy until the stores are done.
- */
-static inline char *
-put_point(char *o, unsigned d, unsigned pow10)
-{
-	int n = evt_format_u64(o, pow10 + d);
-	o[0] = '.';
+	/* byte by byte, as the digits were stored: a wide load of them waits until the stores are done */
+	for (int i = 0; i < n; i++)
+		e->text[i] = o[i];
 	return o + n;
 }
 
@@ -144,7 +167,7 @@ put_weight(char *o, int64_t ns)
 	unsigned frac = (unsigned)((uint64_t)ns % 1000000);
 	if (frac == 0)
 		return o;
-	char *end = put_point(o, frac, 1000000);
+	char *end = put_frac6(o, frac);
 	while (end[-1] == '0')
 		end--;
 	return end;
@@ -160,7 +183,7 @@ put_us3(char *o, int64_t ns)
 		u = (uint64_t)(-(ns + 1)) + 1;
 	}
 	o += evt_format_u64(o, u / 1000);
-	return put_point(o, (unsigned)(u % 1000), 1000);
+	return put_frac3(o, (unsigned)(u % 1000));
 }
 
 /*

@@ -90,6 +90,14 @@ struct tt {
 	struct ttcpu *cpu;
 	size_t ncpu;
 	struct hmap map;	/* (tid, 0) -> index in th[] */
+	/*
+	 * The threads looked up lately, direct-mapped by tid (Windows' are
+	 * multiples of 4): every context switch asks for two or three, and
+	 * a busy trace switches among a few dozen.  idx is th[]'s index + 1
+	 * (0: empty); a thread keeps its index for the whole trace.
+	 */
+#define RECENT 256
+	struct recent { uint32_t tid, idx; } recent[RECENT];
 	struct th *th;
 	size_t nth, capth;
 	uint64_t anomalies[TT_A_N];
@@ -196,10 +204,17 @@ cpu_at(struct tt *t, int i)
 }
 
 static struct th *
-find(const struct tt *t, uint32_t tid)
+find(struct tt *t, uint32_t tid)
 {
+	struct recent *r = &t->recent[(tid >> 2) % RECENT];
+	if (r->idx && r->tid == tid)
+		return &t->th[r->idx - 1];
 	const uint32_t *i = hmap_get(&t->map, tid, 0);
-	return i ? &t->th[*i] : NULL;
+	if (!i)
+		return NULL;
+	r->tid = tid;
+	r->idx = *i + 1;
+	return &t->th[*i];
 }
 
 /* A thread seen for the first time: alive (and waiting, for all we know) since the trace start. */
@@ -662,7 +677,7 @@ tt_set_waker_stack(struct tt *t, uint32_t tid, const char *s, size_t n)
 }
 
 const char *
-tt_waker_stack(const struct tt *t, uint32_t tid, size_t *n)
+tt_waker_stack(struct tt *t, uint32_t tid, size_t *n)
 {
 	const struct th *h = find(t, tid);
 	*n = h ? h->wn : 0;

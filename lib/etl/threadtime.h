@@ -98,7 +98,7 @@ const char *tt_anomaly_detail(enum tt_anomaly a);
 
 /* Per-thread storage the converter fills: the ReadyThread stack that readied TID (evt text). */
 void tt_set_waker_stack(struct tt *t, uint32_t tid, const char *s, size_t n);
-const char *tt_waker_stack(const struct tt *t, uint32_t tid, size_t *n);
+const char *tt_waker_stack(struct tt *t, uint32_t tid, size_t *n);
 
 /* Names of CSwitch's wait reasons and thread states, NULL when out of range. */
 const char *tt_wait_reason_name(unsigned v);
