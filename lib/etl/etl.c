@@ -1310,6 +1310,7 @@ store_get(struct etl_reader *r, size_t i)
 				pthread_cond_wait(&s->cv, &s->mu);
 		}
 		pthread_mutex_unlock(&s->mu);
+		return &s->k[i];
 	}
 	while (s->ready <= i)
 		store_fill(r, s, s->ready++);
