@@ -1230,6 +1230,7 @@ arena_free(uint8_t *a, size_t cap)
 #ifdef MAP_ANONYMOUS
 	munmap(a, cap);
 #else
+	(void)cap;
 	free(a);
 #endif
 }
