@@ -41,6 +41,7 @@
 static const char *input_name;
 static unsigned long nproblems;
 static unsigned long skipped_members;	/* .etl members of zips that are no trace */
+static int pdbs_ahead;		/* inflate a zip's symbols\*.pdb on a second thread */
 
 static void
 usage(int status)
@@ -366,6 +367,8 @@ add_zip_members(int zfd, const char *zipname, const char *member)
 			use[candidates++] = i;
 	if (!candidates)
 		cli_fatal("%s: the zip holds no .etl file", zipname);
+	if (pdbs_ahead)
+		(void)zip_inflate_ahead(zfd, "symbols", ".pdb");	/* speed only: used or not */
 	/* one member that is no trace is fatal; among several, it is skipped */
 	uint64_t need = 0;
 	for (size_t k = 0; k < candidates; k++) {
@@ -505,7 +508,7 @@ main(int argc, char **argv)
 	};
 	struct etl2evt_opts o;
 	const char *out = NULL, *member = NULL;
-	int ch, census = 0, use_symbols = 1, explicit_symbols = 0, verbose = 0;
+	int ch, census = 0, use_symbols = 1, explicit_symbols = 0, verbose = 0, threads = 0;
 	struct symctx *sym = NULL;
 	const char *bad_dir;
 
@@ -536,7 +539,8 @@ main(int argc, char **argv)
 		case 'j':
 			if ((n = cli_integer("--threads", optarg)) < 1)
 				cli_usage_error("--threads takes 1 or more, not %s", optarg);
-			etl_set_threads(n > 2 ? 2 : (int)n);
+			threads = n > 2 ? 2 : (int)n;
+			etl_set_threads(threads);
 			break;
 		case 'B':
 			if ((n = cli_integer("--buffer-memory", optarg)) < 0 || n > (1L << 16))
@@ -556,6 +560,8 @@ main(int argc, char **argv)
 	if (o.has_from && o.has_to && o.to_ms < o.from_ms)
 		cli_usage_error("--end is before --start");
 
+	/* the PDBs of a PerfView .etl.zip are inflated while the trace is read, if there is a core */
+	pdbs_ahead = use_symbols && !census && (threads ? threads > 1 : sysconf(_SC_NPROCESSORS_ONLN) > 1);
 	for (int a = 0; a < (argc ? argc : 1); a++) {
 		const char *name = argc ? argv[a] : "-";
 		int fd;
@@ -644,6 +650,7 @@ main(int argc, char **argv)
 		sym_summary(sym, stderr, "etl2evt");
 	}
 	sym_free(sym);
+	zip_inflate_ahead_end();
 	if (nproblems)
 		cli_warn("%s: %lu problem%s; the rest was decoded", ninputs > 1 ? "input" : inputs[0].name, nproblems,
 		    nproblems == 1 ? "" : "s");

@@ -126,3 +126,16 @@ PY
 	etl2evt --help | grep -q -- '--buffer-memory=MB'
 	etl2evt --help | grep -q -- '--threads=N'
 }
+
+@test "ctf-net45-win7.etl.zip: its PDBs inflated ahead on the second thread or not, the same evt; each of the zip's symbols\\*.pdb names frames" {
+	[ "$(same_run ctf "$CORPUS/perfview/ctf-net45-win7.etl.zip")" = 0 ]
+	# the zip's PDB members, as python's zipfile lists them
+	python3 -c 'import sys, zipfile
+for n in zipfile.ZipFile(sys.argv[1]).namelist():
+    if n.lower().startswith("symbols") and n.lower().endswith(".pdb"): print(n)' \
+	    "$CORPUS/perfview/ctf-net45-win7.etl.zip" | sort >"$T/members"
+	[ "$(wc -l <"$T/members")" -eq 3 ]
+	grep '^#symbols' "$T/ctf.1.out" | grep $'\tstatus=resolved\t' | grep -v $'\tresolved=0$' |
+	    sed -n 's/.*\tpath=[^\t]*\.zip:\([^\t]*\)\t.*/\1/p' | sort >"$T/resolved"
+	textdiff "$T/members" "$T/resolved" || fail "PDBs of the zip that named no frame"
+}

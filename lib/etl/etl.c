@@ -1230,6 +1230,7 @@ arena_free(uint8_t *a, size_t cap)
 #ifdef MAP_ANONYMOUS
 	munmap(a, cap);
 #else
+	(void)cap;
 	free(a);
 #endif
 }
@@ -1310,6 +1311,7 @@ store_get(struct etl_reader *r, size_t i)
 				pthread_cond_wait(&s->cv, &s->mu);
 		}
 		pthread_mutex_unlock(&s->mu);
+		return &s->k[i];
 	}
 	while (s->ready <= i)
 		store_fill(r, s, s->ready++);

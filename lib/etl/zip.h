@@ -66,6 +66,16 @@ void zip_stream_close(struct zip_stream *s);
  */
 int zip_extract_fd(const struct zip_archive *z, size_t i, int outfd, char *err, size_t errlen);
 /*
+ * Starts a thread that inflates the members of the zip open on FD whose
+ * names start with PREFIX and end with SUFFIX (either case) into unlinked
+ * temporary files, so that zip_extract_fd() of one of them (through any
+ * descriptor of the same file) is a copy.  Only when their declared sizes
+ * fit the temporary file system.  One archive per process; 0 if started.
+ * zip_inflate_ahead_end() stops the thread and drops what it inflated.
+ */
+int zip_inflate_ahead(int fd, const char *prefix, const char *suffix);
+void zip_inflate_ahead_end(void);
+/*
  * Free bytes on the file system holding FD, or UINT64_MAX when it
  * cannot tell (not a file system that reports blocks, e.g. a pipe).
  */
