@@ -31,3 +31,14 @@ load helpers
 	bad=$(awk -F'\t' '$2 == "GCAllocationTick" && $NF !~ /(^|;)Type [^;]+$/' "$T/got" | wc -l)
 	[ "$bad" -eq 0 ] || fail "$bad allocation lines without their Type leaf"
 }
+
+@test "names outside ASCII (UTF-16 in the trace, surrogate pairs too) come out as the scenario's UTF-8" {
+	etlgen -o "$T/u.etl" "$BATS_TEST_DIRNAME/scenarios/unicode-names.yaml" 2>/dev/null
+	etl2evt "$T/u.etl" >"$T/u.evt"
+	evtcheck "$T/u.evt"
+	# unicode-names.yaml: process "Café-中文-😀.exe" (pid 500), images of that name and naïve.dll
+	awk -F'\t' '$2 == "Sample" { print $4 "|" $NF }' "$T/u.evt" >"$T/got"
+	echo 'Café-中文-😀.exe|Café-中文-😀.exe!0x1000;naïve.dll!0x2340' >"$T/want"
+	textdiff "$T/want" "$T/got"
+	grep -q $'\tpath=\\\\Device\\\\HarddiskVolume2\\\\naïve.dll\t' "$T/u.evt" || fail "naïve.dll's path"
+}
