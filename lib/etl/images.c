@@ -94,12 +94,17 @@ struct owner_memo {
 	const struct method *me;
 };
 
-/* An image frame's text as the stack column writes it (escaped), by image, address and flags. */
+/*
+ * An image frame's images_frame() text, by image, address, flags and the
+ * caller's buffer size: what the symbol hook named (the stack column's
+ * frames, a DPC's routine) is looked up once.
+ */
 #define FRAME_MEMO_BITS 12
 struct frame_memo {
 	const struct image *im;	/* NULL: the slot is empty */
 	uint64_t addr;
 	int flags, resolved;
+	size_t outcap;
 	char *text;
 	size_t len, cap;
 };
@@ -154,7 +159,8 @@ struct images {
 	void *symctx;
 	/* NULL until images_finish(), the stack texts until the first one; they point into im[] and me[] */
 	struct owner_memo *memo;
-	struct frame_memo *fmemo;
+	struct frame_memo *fmemo;	/* images_frame()'s texts */
+	struct frame_memo *xmemo;	/* the same escaped for the stack column (outcap unused) */
 	struct stack_memo *smemo;
 };
 
@@ -164,11 +170,13 @@ memo_drop(struct images *m)
 {
 	free(m->memo);
 	m->memo = NULL;
-	if (m->fmemo)
-		for (size_t i = 0; i < (size_t)1 << FRAME_MEMO_BITS; i++)
-			free(m->fmemo[i].text);
+	for (size_t i = 0; m->fmemo && i < (size_t)1 << FRAME_MEMO_BITS; i++)
+		free(m->fmemo[i].text);
+	for (size_t i = 0; m->xmemo && i < (size_t)1 << FRAME_MEMO_BITS; i++)
+		free(m->xmemo[i].text);
 	free(m->fmemo);
-	m->fmemo = NULL;
+	free(m->xmemo);
+	m->fmemo = m->xmemo = NULL;
 	if (m->smemo)
 		for (size_t i = 0; i < (size_t)1 << STACK_MEMO_BITS; i++) {
 			free(m->smemo[i].addr);
@@ -546,6 +554,7 @@ images_finish(struct images *m)
 		}
 	memo_drop(m);
 	m->memo = xcalloc((size_t)1 << OWNER_MEMO_BITS, sizeof *m->memo);
+	m->fmemo = xcalloc((size_t)1 << FRAME_MEMO_BITS, sizeof *m->fmemo);
 	m->finished = 1;
 }
 
@@ -763,6 +772,18 @@ count_lookup(const struct images *m, const struct image *im, int resolved)
 		m->symcount(m->symctx, im->symcache, resolved);
 }
 
+/* Keeps S[0..N) in *TEXT (of *CAP bytes, grown as needed). */
+static void
+keep_text(char **text, size_t *cap, const char *s, size_t n)
+{
+	if (*cap < n) {
+		free(*text);
+		*cap = n;
+		*text = xmalloc(n);
+	}
+	memcpy(*text, s, n);
+}
+
 size_t
 images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, int flags,
     char *out, size_t cap, const char **modname, int *resolved)
@@ -811,6 +832,21 @@ images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, i
 		out[n] = '\0';
 		return n;
 	}
+	struct frame_memo *ft = NULL;
+	if (m->fmemo) {
+		uint64_t h = ((uint64_t)(uintptr_t)im ^ addr) * 0x9e3779b97f4a7c15ull;
+		ft = &m->fmemo[h >> (64 - FRAME_MEMO_BITS)];
+		if (ft->im == im && ft->addr == addr && ft->flags == flags && ft->outcap == cap) {
+			memcpy(out, ft->text, ft->len);
+			out[ft->len] = '\0';
+			if (modname)
+				*modname = im->file;
+			if (resolved)
+				*resolved = ft->resolved;
+			count_lookup(m, im, ft->resolved);	/* as the hook would have */
+			return ft->len;
+		}
+	}
 	mod = im->file;
 	if (flags & FRAME_FULL_PATHS)
 		mod = images_dos_path(m, im->path, pathbuf, sizeof pathbuf);
@@ -839,21 +875,19 @@ images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, i
 		n += (size_t)evt_format_hex(out + n, addr - im->base, 1);
 	}
 	out[n] = '\0';
+	if (ft) {
+		keep_text(&ft->text, &ft->cap, out, n);
+		ft->len = n;
+		ft->im = im;
+		ft->addr = addr;
+		ft->flags = flags;
+		ft->outcap = cap;
+		ft->resolved = sym != NULL;
+	}
 	return n;
 }
 
 /* ---------- stack texts ---------- */
-
-static void
-keep_text(char **text, size_t *cap, const char *s, size_t n)
-{
-	if (*cap < n) {
-		free(*text);
-		*cap = n;
-		*text = xmalloc(n);
-	}
-	memcpy(*text, s, n);
-}
 
 /*
  * Appends the text of frame ADDR to L, escaped; [*LO, *HI) narrows to
@@ -869,10 +903,10 @@ frame_text(struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, int flags
 	const struct image *im = owner_span(m, pid, addr, ts, &me, lo, hi);
 	struct frame_memo *ft = NULL;
 	*counted = im;
-	if (im && m->fmemo) {
-		/* a frame of an image is its text, made once and kept */
+	if (im && m->xmemo) {
+		/* a frame of an image is its text, escaped once and kept */
 		uint64_t h = ((uint64_t)(uintptr_t)im ^ addr) * 0x9e3779b97f4a7c15ull;
-		ft = &m->fmemo[h >> (64 - FRAME_MEMO_BITS)];
+		ft = &m->xmemo[h >> (64 - FRAME_MEMO_BITS)];
 		if (ft->im == im && ft->addr == addr && ft->flags == flags) {
 			evtw_mem(l, ft->text, ft->len);
 			count_lookup(m, im, ft->resolved);
@@ -917,7 +951,7 @@ images_stack_text(struct images *m, uint32_t pid, const uint64_t *frames, size_t
 
 	if (m->memo && n > 0 && n <= STACK_MEMO_FRAMES) {
 		if (!m->smemo) {
-			m->fmemo = xcalloc((size_t)1 << FRAME_MEMO_BITS, sizeof *m->fmemo);
+			m->xmemo = xcalloc((size_t)1 << FRAME_MEMO_BITS, sizeof *m->xmemo);
 			m->smemo = xcalloc((size_t)1 << STACK_MEMO_BITS, sizeof *m->smemo);
 		}
 		h = hash_u64(hash_bytes(frames, n * sizeof *frames) ^ pid ^ (uint64_t)flags << 32);
