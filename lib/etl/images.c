@@ -86,7 +86,7 @@ struct pending_id {
  * loaded and the images it passed over stay unloaded.  Direct-mapped:
  * a fixed size whatever the trace.
  */
-#define OWNER_MEMO_BITS 14
+#define OWNER_MEMO_BITS 12
 struct owner_memo {
 	uint64_t addr, lo, hi;	/* hi == 0: the slot is empty */
 	uint32_t pid;
