@@ -112,8 +112,9 @@ struct frame_memo {
 /*
  * A whole stack's text (its frames root first, escaped, ';' between), by
  * process, frames and flags, for the times every frame's owner holds
- * for.  COUNTED and RESOLVED say which lookup each frame counts with the
- * symbol hook, so that a stack written from here counts as if looked up.
+ * for.  Its runs say which lookups its frames count with the symbol hook
+ * (RUN_N frames of image RUN_IM in a row, RUN_RES of them named), so that
+ * a stack written from here counts as if looked up, a call per run.
  * Direct-mapped; long stacks are not kept, so the memory stays bounded.
  */
 #define STACK_MEMO_BITS 10
@@ -124,9 +125,9 @@ struct stack_memo {
 	uint32_t pid, n;
 	int flags;
 	uint64_t *addr;		/* N frames, innermost first */
-	const struct image **counted;
-	uint8_t *resolved;
-	size_t cap;		/* frames the three arrays hold */
+	const struct image **run_im;
+	uint32_t *run_n, *run_res, nruns;
+	size_t cap;		/* frames (and runs) the arrays hold */
 	char *text;
 	size_t len, tcap;
 };
@@ -180,8 +181,9 @@ memo_drop(struct images *m)
 	if (m->smemo)
 		for (size_t i = 0; i < (size_t)1 << STACK_MEMO_BITS; i++) {
 			free(m->smemo[i].addr);
-			free(m->smemo[i].counted);
-			free(m->smemo[i].resolved);
+			free(m->smemo[i].run_im);
+			free(m->smemo[i].run_n);
+			free(m->smemo[i].run_res);
 			free(m->smemo[i].text);
 		}
 	free(m->smemo);
@@ -764,12 +766,18 @@ frame_owner(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts,
 	return owner_span(m, pid, addr, ts, me, &lo, &hi);
 }
 
-/* Counts a lookup of IMAGE with the symbol hook, for a frame text made earlier and kept. */
+/* Counts N lookups of IM with the symbol hook (RESOLVED of them named), for frame texts kept. */
+static void
+count_lookups(const struct images *m, const struct image *im, uint64_t n, uint64_t resolved)
+{
+	if (m->symcount && im->symcache)
+		m->symcount(m->symctx, im->symcache, n, resolved);
+}
+
 static void
 count_lookup(const struct images *m, const struct image *im, int resolved)
 {
-	if (m->symcount && im->symcache)
-		m->symcount(m->symctx, im->symcache, resolved);
+	count_lookups(m, im, 1, resolved != 0);
 }
 
 /* Keeps S[0..N) in *TEXT (of *CAP bytes, grown as needed). */
@@ -938,8 +946,9 @@ stack_room(struct stack_memo *e, size_t n)
 		return;
 	e->cap = n;
 	e->addr = xrealloc(e->addr, n * sizeof *e->addr);
-	e->counted = xrealloc(e->counted, n * sizeof *e->counted);
-	e->resolved = xrealloc(e->resolved, n);
+	e->run_im = xrealloc(e->run_im, n * sizeof *e->run_im);
+	e->run_n = xrealloc(e->run_n, n * sizeof *e->run_n);
+	e->run_res = xrealloc(e->run_res, n * sizeof *e->run_res);
 }
 
 void
@@ -959,12 +968,12 @@ images_stack_text(struct images *m, uint32_t pid, const uint64_t *frames, size_t
 		if (e->hi && e->hash == h && e->pid == pid && e->n == n && e->flags == flags &&
 		    e->lo <= ts && ts < e->hi && memcmp(e->addr, frames, n * sizeof *frames) == 0) {
 			evtw_mem(l, e->text, e->len);
-			for (size_t i = 0; i < n; i++)
-				if (e->counted[i])
-					count_lookup(m, e->counted[i], e->resolved[i]);
+			for (uint32_t r = 0; r < e->nruns; r++)
+				count_lookups(m, e->run_im[r], e->run_n[r], e->run_res[r]);
 			return;
 		}
 		e->hi = 0;	/* (made anew below) */
+		e->nruns = 0;
 		stack_room(e, n);
 	}
 	const struct image *counted;
@@ -973,9 +982,15 @@ images_stack_text(struct images *m, uint32_t pid, const uint64_t *frames, size_t
 	size_t s0 = l->n;
 	for (size_t i = n; i-- > 0;) {
 		frame_text(m, pid, frames[i], ts, flags, l, &lo, &hi, &counted, &resolved);
-		if (e) {
-			e->counted[i] = counted;
-			e->resolved[i] = resolved;
+		if (e && counted) {
+			uint32_t r = e->nruns;
+			if (r == 0 || e->run_im[r - 1] != counted) {
+				e->run_im[r] = counted;
+				e->run_n[r] = e->run_res[r] = 0;
+				e->nruns = ++r;
+			}
+			e->run_n[r - 1]++;
+			e->run_res[r - 1] += resolved;
 		}
 		if (i)
 			evtw_frame_sep(l);
