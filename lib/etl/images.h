@@ -5,7 +5,9 @@
  * resolution for the right process at the right time.
  *
  * Filled during etl2evt's pre-pass (any order), then images_finish()
- * sorts everything; lookups are binary searches.
+ * sorts everything; lookups are binary searches, whose answers (and the
+ * texts of frames and whole stacks) are kept in fixed-size tables, each
+ * with the times it holds for.
  */
 #ifndef ETLKIT_IMAGES_H
 #define ETLKIT_IMAGES_H
