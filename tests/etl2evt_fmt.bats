@@ -31,3 +31,25 @@ load helpers
 	bad=$(awk -F'\t' '$2 == "GCAllocationTick" && $NF !~ /(^|;)Type [^;]+$/' "$T/got" | wc -l)
 	[ "$bad" -eq 0 ] || fail "$bad allocation lines without their Type leaf"
 }
+
+@test "names outside ASCII (UTF-16 in the trace, surrogate pairs too) come out as the scenario's UTF-8" {
+	etlgen -o "$T/u.etl" "$BATS_TEST_DIRNAME/scenarios/unicode-names.yaml" 2>/dev/null
+	etl2evt "$T/u.etl" >"$T/u.evt"
+	evtcheck "$T/u.evt"
+	# unicode-names.yaml: process "Café-中文-😀.exe" (pid 500), images of that name and naïve.dll
+	awk -F'\t' '$2 == "Sample" { print $4 "|" $NF }' "$T/u.evt" >"$T/got"
+	echo 'Café-中文-😀.exe|Café-中文-😀.exe!0x1000;naïve.dll!0x2340' >"$T/want"
+	textdiff "$T/want" "$T/got"
+	grep -q $'\tpath=\\\\Device\\\\HarddiskVolume2\\\\naïve.dll\t' "$T/u.evt" || fail "naïve.dll's path"
+}
+
+@test "bytes §4 escapes are escaped wherever they stand in a long name: % everywhere, ; in the stack column only" {
+	etlgen -o "$T/e.etl" "$BATS_TEST_DIRNAME/scenarios/escaped-names.yaml" 2>/dev/null
+	etl2evt "$T/e.etl" >"$T/e.evt"
+	evtcheck "$T/e.evt"
+	# escaped-names.yaml, escaped by hand: '%' -> %25, TAB -> %09, DEL -> %7F, ';' -> %3B in the stack
+	awk -F'\t' '$2 == "Sample" { print $4 "|" $NF }' "$T/e.evt" >"$T/got"
+	echo 'a-long-name;with%25signs%09and%7Fmore.exe|app.exe!0x1000;semi%3Bcolon%25percent-and-a-long-tail.dll!0x2340' >"$T/want"
+	textdiff "$T/want" "$T/got"
+	grep -q $'\timage=semi;colon%25percent-and-a-long-tail.dll\t' "$T/e.evt" || fail "the ImageID line's image="
+}

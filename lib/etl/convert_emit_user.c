@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "base/hash.h"
 #include "etl/convert_int.h"
 #include "etl/knownschemas.h"
 #include "etl/tracelogging.h"
@@ -115,7 +116,7 @@ read_ext_items(const struct etl_event *ev, struct ext_items *x)
 
 /* provider=, guid= and the header's ids */
 static void
-write_header_attrs(struct evtw_line *l, const struct etl_event *ev, const char *prov, const char *gs)
+header_attrs(struct evtw_line *l, const struct etl_event *ev, const char *prov, const char *gs)
 {
 	evtw_kv_s(l, "provider", prov ? prov : gs);
 	evtw_kv_s(l, "guid", gs);
@@ -135,6 +136,74 @@ write_header_attrs(struct evtw_line *l, const struct etl_event *ev, const char *
 		evtw_kv_u(l, "version", ev->version);
 		evtw_kv_u(l, "level", ev->level);
 	}
+}
+
+/*
+ * What header_attrs() writes depends on the provider's name and the
+ * header's GUID and ids alone, and a trace's user events repeat a few
+ * dozen of them (every allocation tick the same): their texts are kept,
+ * keyed by all of it (the name by its text, so a key never outlives what
+ * it names).  Direct-mapped, fixed size; a longer text is not kept.
+ */
+#define HEADER_MEMO_BITS 6
+struct header_key {
+	uint8_t guid[16];
+	int hkind;
+	uint64_t keywords;
+	uint16_t id, task, version, message_id;
+	uint8_t level, opcode, channel, type;
+	uint8_t has_prov;	/* (without a name, provider= is the GUID) */
+};
+static struct header_memo {
+	struct header_key k;
+	char prov[128];
+	uint16_t len;		/* 0: the slot is empty */
+	char text[512];
+} header_memo[1u << HEADER_MEMO_BITS];
+
+static void
+write_header_attrs(struct evtw_line *l, const struct etl_event *ev, const char *prov)
+{
+	struct header_key k;
+	char gs[40];
+
+	memset(&k, 0, sizeof k);	/* (no padding left to chance: keys are compared whole) */
+	if (ev->guid)
+		memcpy(k.guid, ev->guid, 16);
+	k.hkind = ev->hkind;
+	k.keywords = ev->keywords;
+	k.id = ev->id;
+	k.task = ev->task;
+	k.version = ev->version;
+	k.message_id = ev->message_id;
+	k.level = ev->level;
+	k.opcode = ev->opcode;
+	k.channel = ev->channel;
+	k.type = ev->type;
+	k.has_prov = prov != NULL;
+	size_t pl = prov ? strlen(prov) : 0;
+	struct header_memo *m = &header_memo[hash_u64(hash_bytes(&k, sizeof k) ^ pl) >>
+	    (64 - HEADER_MEMO_BITS)];
+	if (m->len && pl < sizeof m->prov && memcmp(&m->k, &k, sizeof k) == 0 &&
+	    strncmp(m->prov, prov ? prov : "", sizeof m->prov) == 0) {
+		evtw_mem(l, m->text, m->len);
+		return;
+	}
+	if (ev->guid)
+		etl_guid_str(gs, ev->guid);
+	else
+		strcpy(gs, "00000000-0000-0000-0000-000000000000");
+	size_t at = l->n;
+	header_attrs(l, ev, prov, gs);
+	size_t n = l->n - at;
+	if (pl >= sizeof m->prov || n > sizeof m->text) {
+		m->len = 0;
+		return;
+	}
+	m->k = k;
+	memcpy(m->prov, prov ? prov : "", pl + 1);
+	memcpy(m->text, l->b + at, n);
+	m->len = (uint16_t)n;
 }
 
 /* The payload as p.NAME= fields (TraceLogging or an embedded manifest schema), else hex=. */
@@ -235,7 +304,6 @@ void
 conv_emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 {
 	struct ext_items x;
-	char gs[40];
 
 	int64_t tid = htid(ev), pid = hpid(ev), line_pid = pid;
 	uint32_t subject;
@@ -257,13 +325,9 @@ conv_emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 		prov = conv_provider_name(ev->guid, 0);
 	if (!prov)
 		prov = tdh_provider_name(c->tdh, ev->guid);
-	if (ev->guid)
-		etl_guid_str(gs, ev->guid);
-	else
-		strcpy(gs, "00000000-0000-0000-0000-000000000000");
 	if (line_pid != pid)
 		evtw_kv_i(&c->l, "logged_by_pid", pid);
-	write_header_attrs(&c->l, ev, prov, gs);
+	write_header_attrs(&c->l, ev, prov);
 	write_fields(c, ev, &x);
 	size_t nf = user_stack(c, ev, &x, tid);
 	/* the stack is the logging thread's: its frames are named in the logging process */

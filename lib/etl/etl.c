@@ -367,6 +367,10 @@ etl_wstr(const uint8_t *p, size_t maxb, char *out, size_t cap, size_t *consumed)
 	while (i + 2 <= maxb) {
 		uint32_t c = etl_u16(p + i);
 		i += 2;
+		if (c - 1 < 0x7f && o + 1 < cap) {	/* ASCII, the common case: as put_utf8 would */
+			out[o++] = (char)c;
+			continue;
+		}
 		if (c == 0) {
 			if (consumed)
 				*consumed = i;

@@ -86,7 +86,7 @@ struct pending_id {
  * loaded and the images it passed over stay unloaded.  Direct-mapped:
  * a fixed size whatever the trace.
  */
-#define OWNER_MEMO_BITS 14
+#define OWNER_MEMO_BITS 12
 struct owner_memo {
 	uint64_t addr, lo, hi;	/* hi == 0: the slot is empty */
 	uint32_t pid;
@@ -94,12 +94,17 @@ struct owner_memo {
 	const struct method *me;
 };
 
-/* An image frame's text as the stack column writes it (escaped), by image, address and flags. */
+/*
+ * An image frame's images_frame() text, by image, address, flags and the
+ * caller's buffer size: what the symbol hook named (the stack column's
+ * frames, a DPC's routine) is looked up once.
+ */
 #define FRAME_MEMO_BITS 12
 struct frame_memo {
 	const struct image *im;	/* NULL: the slot is empty */
 	uint64_t addr;
 	int flags, resolved;
+	size_t outcap;
 	char *text;
 	size_t len, cap;
 };
@@ -107,8 +112,9 @@ struct frame_memo {
 /*
  * A whole stack's text (its frames root first, escaped, ';' between), by
  * process, frames and flags, for the times every frame's owner holds
- * for.  COUNTED and RESOLVED say which lookup each frame counts with the
- * symbol hook, so that a stack written from here counts as if looked up.
+ * for.  Its runs say which lookups its frames count with the symbol hook
+ * (RUN_N frames of image RUN_IM in a row, RUN_RES of them named), so that
+ * a stack written from here counts as if looked up, a call per run.
  * Direct-mapped; long stacks are not kept, so the memory stays bounded.
  */
 #define STACK_MEMO_BITS 10
@@ -119,9 +125,9 @@ struct stack_memo {
 	uint32_t pid, n;
 	int flags;
 	uint64_t *addr;		/* N frames, innermost first */
-	const struct image **counted;
-	uint8_t *resolved;
-	size_t cap;		/* frames the three arrays hold */
+	const struct image **run_im;
+	uint32_t *run_n, *run_res, nruns;
+	size_t cap;		/* frames (and runs) the arrays hold */
 	char *text;
 	size_t len, tcap;
 };
@@ -154,7 +160,8 @@ struct images {
 	void *symctx;
 	/* NULL until images_finish(), the stack texts until the first one; they point into im[] and me[] */
 	struct owner_memo *memo;
-	struct frame_memo *fmemo;
+	struct frame_memo *fmemo;	/* images_frame()'s texts */
+	struct frame_memo *xmemo;	/* the same escaped for the stack column (outcap unused) */
 	struct stack_memo *smemo;
 };
 
@@ -164,16 +171,19 @@ memo_drop(struct images *m)
 {
 	free(m->memo);
 	m->memo = NULL;
-	if (m->fmemo)
-		for (size_t i = 0; i < (size_t)1 << FRAME_MEMO_BITS; i++)
-			free(m->fmemo[i].text);
+	for (size_t i = 0; m->fmemo && i < (size_t)1 << FRAME_MEMO_BITS; i++)
+		free(m->fmemo[i].text);
+	for (size_t i = 0; m->xmemo && i < (size_t)1 << FRAME_MEMO_BITS; i++)
+		free(m->xmemo[i].text);
 	free(m->fmemo);
-	m->fmemo = NULL;
+	free(m->xmemo);
+	m->fmemo = m->xmemo = NULL;
 	if (m->smemo)
 		for (size_t i = 0; i < (size_t)1 << STACK_MEMO_BITS; i++) {
 			free(m->smemo[i].addr);
-			free(m->smemo[i].counted);
-			free(m->smemo[i].resolved);
+			free(m->smemo[i].run_im);
+			free(m->smemo[i].run_n);
+			free(m->smemo[i].run_res);
 			free(m->smemo[i].text);
 		}
 	free(m->smemo);
@@ -546,6 +556,7 @@ images_finish(struct images *m)
 		}
 	memo_drop(m);
 	m->memo = xcalloc((size_t)1 << OWNER_MEMO_BITS, sizeof *m->memo);
+	m->fmemo = xcalloc((size_t)1 << FRAME_MEMO_BITS, sizeof *m->fmemo);
 	m->finished = 1;
 }
 
@@ -755,12 +766,30 @@ frame_owner(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts,
 	return owner_span(m, pid, addr, ts, me, &lo, &hi);
 }
 
-/* Counts a lookup of IMAGE with the symbol hook, for a frame text made earlier and kept. */
+/* Counts N lookups of IM with the symbol hook (RESOLVED of them named), for frame texts kept. */
+static void
+count_lookups(const struct images *m, const struct image *im, uint64_t n, uint64_t resolved)
+{
+	if (m->symcount && im->symcache)
+		m->symcount(m->symctx, im->symcache, n, resolved);
+}
+
 static void
 count_lookup(const struct images *m, const struct image *im, int resolved)
 {
-	if (m->symcount && im->symcache)
-		m->symcount(m->symctx, im->symcache, resolved);
+	count_lookups(m, im, 1, resolved != 0);
+}
+
+/* Keeps S[0..N) in *TEXT (of *CAP bytes, grown as needed). */
+static void
+keep_text(char **text, size_t *cap, const char *s, size_t n)
+{
+	if (*cap < n) {
+		free(*text);
+		*cap = n;
+		*text = xmalloc(n);
+	}
+	memcpy(*text, s, n);
 }
 
 size_t
@@ -811,6 +840,21 @@ images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, i
 		out[n] = '\0';
 		return n;
 	}
+	struct frame_memo *ft = NULL;
+	if (m->fmemo) {
+		uint64_t h = ((uint64_t)(uintptr_t)im ^ addr) * 0x9e3779b97f4a7c15ull;
+		ft = &m->fmemo[h >> (64 - FRAME_MEMO_BITS)];
+		if (ft->im == im && ft->addr == addr && ft->flags == flags && ft->outcap == cap) {
+			memcpy(out, ft->text, ft->len);
+			out[ft->len] = '\0';
+			if (modname)
+				*modname = im->file;
+			if (resolved)
+				*resolved = ft->resolved;
+			count_lookup(m, im, ft->resolved);	/* as the hook would have */
+			return ft->len;
+		}
+	}
 	mod = im->file;
 	if (flags & FRAME_FULL_PATHS)
 		mod = images_dos_path(m, im->path, pathbuf, sizeof pathbuf);
@@ -839,21 +883,19 @@ images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, i
 		n += (size_t)evt_format_hex(out + n, addr - im->base, 1);
 	}
 	out[n] = '\0';
+	if (ft) {
+		keep_text(&ft->text, &ft->cap, out, n);
+		ft->len = n;
+		ft->im = im;
+		ft->addr = addr;
+		ft->flags = flags;
+		ft->outcap = cap;
+		ft->resolved = sym != NULL;
+	}
 	return n;
 }
 
 /* ---------- stack texts ---------- */
-
-static void
-keep_text(char **text, size_t *cap, const char *s, size_t n)
-{
-	if (*cap < n) {
-		free(*text);
-		*cap = n;
-		*text = xmalloc(n);
-	}
-	memcpy(*text, s, n);
-}
 
 /*
  * Appends the text of frame ADDR to L, escaped; [*LO, *HI) narrows to
@@ -869,10 +911,10 @@ frame_text(struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, int flags
 	const struct image *im = owner_span(m, pid, addr, ts, &me, lo, hi);
 	struct frame_memo *ft = NULL;
 	*counted = im;
-	if (im && m->fmemo) {
-		/* a frame of an image is its text, made once and kept */
+	if (im && m->xmemo) {
+		/* a frame of an image is its text, escaped once and kept */
 		uint64_t h = ((uint64_t)(uintptr_t)im ^ addr) * 0x9e3779b97f4a7c15ull;
-		ft = &m->fmemo[h >> (64 - FRAME_MEMO_BITS)];
+		ft = &m->xmemo[h >> (64 - FRAME_MEMO_BITS)];
 		if (ft->im == im && ft->addr == addr && ft->flags == flags) {
 			evtw_mem(l, ft->text, ft->len);
 			count_lookup(m, im, ft->resolved);
@@ -904,8 +946,9 @@ stack_room(struct stack_memo *e, size_t n)
 		return;
 	e->cap = n;
 	e->addr = xrealloc(e->addr, n * sizeof *e->addr);
-	e->counted = xrealloc(e->counted, n * sizeof *e->counted);
-	e->resolved = xrealloc(e->resolved, n);
+	e->run_im = xrealloc(e->run_im, n * sizeof *e->run_im);
+	e->run_n = xrealloc(e->run_n, n * sizeof *e->run_n);
+	e->run_res = xrealloc(e->run_res, n * sizeof *e->run_res);
 }
 
 void
@@ -917,7 +960,7 @@ images_stack_text(struct images *m, uint32_t pid, const uint64_t *frames, size_t
 
 	if (m->memo && n > 0 && n <= STACK_MEMO_FRAMES) {
 		if (!m->smemo) {
-			m->fmemo = xcalloc((size_t)1 << FRAME_MEMO_BITS, sizeof *m->fmemo);
+			m->xmemo = xcalloc((size_t)1 << FRAME_MEMO_BITS, sizeof *m->xmemo);
 			m->smemo = xcalloc((size_t)1 << STACK_MEMO_BITS, sizeof *m->smemo);
 		}
 		h = hash_u64(hash_bytes(frames, n * sizeof *frames) ^ pid ^ (uint64_t)flags << 32);
@@ -925,12 +968,12 @@ images_stack_text(struct images *m, uint32_t pid, const uint64_t *frames, size_t
 		if (e->hi && e->hash == h && e->pid == pid && e->n == n && e->flags == flags &&
 		    e->lo <= ts && ts < e->hi && memcmp(e->addr, frames, n * sizeof *frames) == 0) {
 			evtw_mem(l, e->text, e->len);
-			for (size_t i = 0; i < n; i++)
-				if (e->counted[i])
-					count_lookup(m, e->counted[i], e->resolved[i]);
+			for (uint32_t r = 0; r < e->nruns; r++)
+				count_lookups(m, e->run_im[r], e->run_n[r], e->run_res[r]);
 			return;
 		}
 		e->hi = 0;	/* (made anew below) */
+		e->nruns = 0;
 		stack_room(e, n);
 	}
 	const struct image *counted;
@@ -939,9 +982,15 @@ images_stack_text(struct images *m, uint32_t pid, const uint64_t *frames, size_t
 	size_t s0 = l->n;
 	for (size_t i = n; i-- > 0;) {
 		frame_text(m, pid, frames[i], ts, flags, l, &lo, &hi, &counted, &resolved);
-		if (e) {
-			e->counted[i] = counted;
-			e->resolved[i] = resolved;
+		if (e && counted) {
+			uint32_t r = e->nruns;
+			if (r == 0 || e->run_im[r - 1] != counted) {
+				e->run_im[r] = counted;
+				e->run_n[r] = e->run_res[r] = 0;
+				e->nruns = ++r;
+			}
+			e->run_n[r - 1]++;
+			e->run_res[r - 1] += resolved;
 		}
 		if (i)
 			evtw_frame_sep(l);

@@ -5,7 +5,9 @@
  * resolution for the right process at the right time.
  *
  * Filled during etl2evt's pre-pass (any order), then images_finish()
- * sorts everything; lookups are binary searches.
+ * sorts everything; lookups are binary searches, whose answers (and the
+ * texts of frames and whole stacks) are kept in fixed-size tables, each
+ * with the times it holds for.
  */
 #ifndef ETLKIT_IMAGES_H
 #define ETLKIT_IMAGES_H
@@ -29,12 +31,12 @@
 typedef const char *(*etl_symbol_fn)(void *ctx, void **cache, const char *image_path,
     const char *pdb_name, const uint8_t guid[16], uint32_t age, uint64_t rva);
 /*
- * Counts one more lookup of the image whose slot is CACHE (set by an
- * earlier etl_symbol_fn call), RESOLVED or not, without looking it up:
- * for callers that keep the frame texts they made (their counts stay
- * what the lookups would have made them).
+ * Counts LOOKUPS more lookups of the image whose slot is CACHE (set by
+ * an earlier etl_symbol_fn call), RESOLVED of them named, without looking
+ * them up: for callers that keep the frame texts they made (their counts
+ * stay what the lookups would have made them).
  */
-typedef void (*etl_symcount_fn)(void *ctx, void *cache, int resolved);
+typedef void (*etl_symcount_fn)(void *ctx, void *cache, uint64_t lookups, uint64_t resolved);
 
 struct images;
 

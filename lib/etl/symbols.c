@@ -692,13 +692,12 @@ const char *sym_etl_hook(void *ctx, void **cache, const char *image_path, const 
 	return sym_lookup(im, (uint32_t)rva, NULL);
 }
 
-void sym_etl_count(void *ctx, void *cache, int resolved)
+void sym_etl_count(void *ctx, void *cache, uint64_t lookups, uint64_t resolved)
 {
 	struct sym_image *im = cache;
 	(void)ctx;
-	im->lookups++;
-	if (resolved)
-		im->resolved++;
+	im->lookups += lookups;
+	im->resolved += resolved;
 }
 
 /* ---- reporting ---- */

@@ -75,8 +75,8 @@ const char *sym_lookup(struct sym_image *im, uint32_t rva, uint32_t *disp);
  */
 const char *sym_etl_hook(void *ctx, void **cache, const char *image_path, const char *pdb_name,
     const uint8_t guid[16], uint32_t age, uint64_t rva);
-/* lib/etl/images.h's etl_symcount_fn: one more lookup of a known image (a kept frame text). */
-void sym_etl_count(void *ctx, void *cache, int resolved);
+/* lib/etl/images.h's etl_symcount_fn: more lookups of a known image (kept frame texts). */
+void sym_etl_count(void *ctx, void *cache, uint64_t lookups, uint64_t resolved);
 
 /* What happened to each image, for reports and tests. */
 enum sym_status { SYM_OK, SYM_NO_ID, SYM_NOT_FOUND, SYM_MISMATCH, SYM_DAMAGED };
