@@ -368,8 +368,17 @@ diffstacks_options_done(struct diffstacks_opts *o, struct stk_config *cfg)
 int
 diffstacks_format(char *out, double v)
 {
-	if (v == floor(v) && fabs(v) < 9.2e18)
-		return sprintf(out, "%" PRId64, (int64_t)v);
+	if (v == floor(v) && fabs(v) < 9.2e18) {
+		/* printf's "%" PRId64, without printf: one call per output line */
+		int64_t x = (int64_t)v;
+		int n = 0;
+
+		if (x < 0)
+			out[n++] = '-';
+		n += evt_format_u64(out + n, x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x);
+		out[n] = '\0';
+		return n;
+	}
 	if (fabs(v) >= 9.2e18 || !isfinite(v))
 		return sprintf(out, "%.0f", v);
 	if (fabs(v) >= 1e12) {		/* beyond evt_format_weight's range */
