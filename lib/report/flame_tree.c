@@ -470,6 +470,9 @@ sort_children(struct flame *f)
 
 	sort_ctx = f;
 	for (i = 0; i < f->nnodes; i++) {
+		/* no child or one (most nodes): nothing to sort, and no child to touch */
+		if (f->nodes[i].child == f->nodes[i].last)
+			continue;
 		n = 0;
 		for (c = f->nodes[i].child; c != NIL; c = f->nodes[c].sib) {
 			if (n == cap) {
