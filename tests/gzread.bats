@@ -75,9 +75,9 @@ open(out, "wb").write(bytes(m) + member(src[n:src.index(b"\n", n + 5000) + 1], 6
 EOF
 }
 
-@test "gzip input: a member trailer split across the 1 MiB read is checked whole" {
+@test "gzip input: a member trailer split across two reads (at 1 MiB) is checked whole" {
 	mkfolded "$T/p.folded"
-	# the reader takes 1 MiB at a time: trailers that start 3 and 6 bytes before it
+	# the reader takes 256 KiB at a time (1 MiB is a boundary): trailers that start 3 and 6 bytes before it
 	for at in 1048573 1048570; do
 		straddle "$T/s.gz" "$T/p.folded" $at none
 		python3 -c 'import sys, zlib

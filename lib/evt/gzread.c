@@ -35,7 +35,7 @@
 #include <libdeflate.h>
 #endif
 
-#define GZ_CHUNK (1u << 20)
+#define GZ_CHUNK (1u << 18)
 
 struct gzread {
 	z_stream zs;

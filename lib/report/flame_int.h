@@ -40,7 +40,11 @@ struct fnode {
 	uint32_t name;		/* interned name id */
 	uint32_t depth;
 	double self, total;	/* weight ending here; inclusive */
-	double dself, dtotal;	/* differential delta: leaf; inclusive */
+};
+
+/* A node's differential delta: its own and inclusive (differential graphs only). */
+struct fdelta {
+	double self, total;
 };
 
 #define NIL 0u			/* no node (node 0 is the root, never a child) */
@@ -54,6 +58,12 @@ struct flame {
 	struct flame_opts o;
 	struct fnode *nodes;
 	size_t nnodes, capnodes;
+	/*
+	 * By node, once a line with two counts is seen (NULL before: most
+	 * graphs are not differential, and 16 bytes less per node is 30%
+	 * fewer pages to touch).
+	 */
+	struct fdelta *delta;
 	/* interned frame names: few and hot, so lookups stay in cache */
 	struct intern names;
 	/*

@@ -165,7 +165,7 @@ box_colour(struct emit_ctx *c, uint32_t id, const char *name, size_t len,
 
 	if (f->is_diff) {
 		flame_diff_colour(f->o.diffmode == FLAME_DIFF_INCLUSIVE ?
-		    f->nodes[id].dtotal : f->nodes[id].dself, c->l->maxdelta,
+		    f->delta[id].total : f->delta[id].self, c->l->maxdelta,
 		    f->o.negate, rgb);
 		return;
 	}
@@ -234,7 +234,8 @@ emit_box(struct emit_ctx *c, uint32_t id, double x)
 	put_num(ob, n->total);
 	if (f->is_diff) {
 		ob_lit(ob, "\" d=\"");
-		put_num(ob, f->o.diffmode == FLAME_DIFF_INCLUSIVE ? n->dtotal : n->dself);
+		put_num(ob, f->o.diffmode == FLAME_DIFF_INCLUSIVE ? f->delta[id].total :
+		    f->delta[id].self);
 	}
 	ob_lit(ob, "\"/>");
 	wpx = (double)(x2 - x1) / 10;

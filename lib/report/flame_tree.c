@@ -57,7 +57,11 @@ new_node(struct flame *f, uint32_t parent, uint32_t name)
 		f->capnodes *= 2;
 		f->nodes = xrealloc(f->nodes, f->capnodes * sizeof(*f->nodes));
 		f->indexed = xrealloc(f->indexed, f->capnodes);
+		if (f->delta)
+			f->delta = xrealloc(f->delta, f->capnodes * sizeof(*f->delta));
 	}
+	if (f->delta)
+		memset(&f->delta[f->nnodes], 0, sizeof(*f->delta));
 	f->indexed[f->nnodes] = 0;
 	if (f->nnodes >= 0xfffffff0u)
 		cli_fatal("flame graph: more than 4 billion frames");
@@ -227,8 +231,10 @@ flame_add(struct flame *f, char *stack, size_t len, double count,
 	double delta = has2 ? count2 - count : 0;
 	uint32_t id, leaf;
 
-	if (has2)
+	if (has2 && !f->is_diff) {
 		f->is_diff = 1;
+		f->delta = xcalloc(f->capnodes, sizeof(*f->delta));
+	}
 	if (!f->lcache || len == 0 || len > 0xffffffu) {
 		flame_add_frames(f, stack, len, value, delta);
 		return;
@@ -245,7 +251,8 @@ flame_add(struct flame *f, char *stack, size_t len, double count,
 		f->lhits++;
 		leaf = f->lleaf[id];
 		f->nodes[leaf].self += value;
-		f->nodes[leaf].dself += delta;
+		if (f->delta)
+			f->delta[leaf].self += delta;
 		return;
 	}
 	f->lbytes += len;
@@ -282,7 +289,8 @@ add_path(struct flame *f, size_t d, size_t nf, double value, double delta)
 	}
 	f->pathlen = nf;
 	f->nodes[parent].self += value;
-	f->nodes[parent].dself += delta;
+	if (f->delta)
+		f->delta[parent].self += delta;
 }
 
 static void
@@ -421,6 +429,7 @@ flame_free(struct flame *f)
 		return;
 	flame_palfile_free(f->pal);
 	free(f->nodes);
+	free(f->delta);
 	free(f->indexed);
 	intern_release(&f->names);
 	free(f->table);
@@ -461,6 +470,9 @@ sort_children(struct flame *f)
 
 	sort_ctx = f;
 	for (i = 0; i < f->nnodes; i++) {
+		/* no child or one (most nodes): nothing to sort, and no child to touch */
+		if (f->nodes[i].child == f->nodes[i].last)
+			continue;
 		n = 0;
 		for (c = f->nodes[i].child; c != NIL; c = f->nodes[c].sib) {
 			if (n == cap) {
@@ -491,14 +503,16 @@ compute_totals(struct flame *f)
 {
 	size_t i;
 
-	for (i = 0; i < f->nnodes; i++) {
+	for (i = 0; i < f->nnodes; i++)
 		f->nodes[i].total = f->nodes[i].self;
-		f->nodes[i].dtotal = f->nodes[i].dself;
-	}
-	for (i = f->nnodes - 1; i > 0; i--) {
+	for (i = f->nnodes - 1; i > 0; i--)
 		f->nodes[f->nodes[i].parent].total += f->nodes[i].total;
-		f->nodes[f->nodes[i].parent].dtotal += f->nodes[i].dtotal;
-	}
+	if (f->delta == NULL)
+		return;
+	for (i = 0; i < f->nnodes; i++)
+		f->delta[i].total = f->delta[i].self;
+	for (i = f->nnodes - 1; i > 0; i--)
+		f->delta[f->nodes[i].parent].total += f->delta[i].total;
 }
 
 /* Drawn: a positive weight no lighter than the minimum. */
@@ -574,9 +588,9 @@ flame_layout(struct flame *f, struct flame_layout *l)
 		l->total = f->o.total;
 	l->wpu = (f->o.width - 20) / l->total;
 	l->minw = f->o.minwidth_pct ? f->o.minwidth * l->total / 100 : f->o.minwidth / l->wpu;
-	for (i = 0; i < f->nnodes; i++) {
+	for (i = 0; f->delta != NULL && i < f->nnodes; i++) {
 		double d = f->o.diffmode == FLAME_DIFF_INCLUSIVE ?
-		    fabs(f->nodes[i].dtotal) : fabs(f->nodes[i].dself);
+		    fabs(f->delta[i].total) : fabs(f->delta[i].self);
 
 		if (d > l->maxdelta)
 			l->maxdelta = d;
