@@ -2188,6 +2188,9 @@ struct foldpipe {
 	struct stk *S;
 	struct foldcache *fc;
 	struct linereader *lr;
+	char *first;		/* the file's first line, read by the caller */
+	size_t firstlen;
+	unsigned long firstno;
 	struct fring lines;	/* line thread -> reader */
 	struct fring recs;	/* reader -> caller */
 };
@@ -2502,6 +2505,7 @@ fold_lines(void *arg)
 	char *line;
 	size_t len;
 
+	line_parse(&P->lines, P->first, P->firstlen, P->firstno);
 	while ((line = lr_next(P->lr, &len)) != NULL) {
 		line_parse(&P->lines, line, len, lr_lineno(P->lr));
 		lr_progress(P->lr);
@@ -2644,11 +2648,13 @@ take_record(struct stk *S, struct fbatch *b, const struct frec *r, struct readst
 }
 
 /*
- * The rest of a folded file on two threads; 0, or -1 if no thread could
- * be started (the caller reads on alone).
+ * A folded file from its first line LINE (LEN bytes, still in LR's
+ * buffer) on: 0, or -1 if no thread could be started (the caller reads
+ * on alone).
  */
 static int
-read_folded_rest(struct stk *S, struct linereader *lr, struct readstate *rs)
+read_folded(struct stk *S, struct linereader *lr, char *line, size_t len,
+    struct readstate *rs)
 {
 	struct foldpipe P;
 	pthread_t lines, reader;
@@ -2663,6 +2669,9 @@ read_folded_rest(struct stk *S, struct linereader *lr, struct readstate *rs)
 	P.S = S;
 	P.fc = S->fc;
 	P.lr = lr;
+	P.first = line;
+	P.firstlen = len;
+	P.firstno = lr_lineno(lr);
 	ring_init(&P.lines);
 	ring_init(&P.recs);
 	if (pthread_create(&lines, NULL, fold_lines, &P) != 0) {
@@ -2705,14 +2714,21 @@ stk_read(struct stk *S, const char *path)
 	rs.elided0 = S->st.elided_frames;
 	stk_reset_format(S);
 	while ((line = lr_next(lr, &len)) != NULL) {
+		enum evt_linetype lt;
+
+		if (S->format == 0 && (lt = evt_classify(line, len)) != EVT_BLANK &&
+		    lt != EVT_HEADER) {
+			/* folded input (stk_feed's rule): in a pipeline of threads */
+			S->format = 2;
+			S->is_folded_input = 1;
+			if (read_folded(S, lr, line, len, &rs) == 0)
+				break;
+		}
 		if (stk_feed(S, line, len, &why) < 0)
 			read_bad(&rs, lr_lineno(lr), why);
 		if (rs.first_deep == 0 && S->st.deep_stacks != rs.deep0)
 			rs.first_deep = lr_lineno(lr);
 		lr_progress(lr);
-		/* folded input: the rest in a pipeline of three threads (read_folded_rest) */
-		if (S->format == 2 && read_folded_rest(S, lr, &rs) == 0)
-			break;
 	}
 	rs.bad += (long)lr_finish(lr);
 	if (rs.bad > 10)
