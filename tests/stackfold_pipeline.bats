@@ -102,3 +102,25 @@ with open(sys.argv[2], "w") as f:
 	printf 'x;y 4\nx;y 3' | stackfold >"$T/out"
 	[ "$(cat "$T/out")" = "x;y 7" ] || fail "no newline: $(cat "$T/out")"
 }
+
+@test "pipeline: evt lines read by a thread of their own: per-stack sample counts equal awk's, a bad line named" {
+	# 6000 lines after the header: Sample events on 50 stacks, every 7th a DPC
+	# (not a Sample: not counted), and a malformed line as line 4001 of the file
+	python3 -c 'import sys
+out = ["#evt\t1\tsource=t\tpointer_size=8\tduration_ms=10"]
+for i in range(6000):
+    kind = "DPC" if i % 7 == 0 else "Sample"
+    out.append("%d.000000\t%s\t0\tapp.exe\t100\t101\t1\tkframes=0\tntdll.dll!Start;app.exe!F%d;app.exe!G%d" % (i, kind, i % 50, i % 3))
+out[4000] = "garbage line"
+open(sys.argv[1], "w").write("\n".join(out) + "\n")' "$T/in.evt"
+	awk -F'\t' 'NR > 1 && $2 == "Sample" { n[$NF]++ } END { for (k in n) print k, n[k] }' "$T/in.evt" |
+	    LC_ALL=C sort >"$T/want"
+	[ "$(wc -l <"$T/want")" -eq 150 ] || fail "$(wc -l <"$T/want") stacks planned"
+	run stackfold "$T/in.evt"
+	[ "$status" -eq 1 ] || fail "exit $status, not 1"
+	stackfold "$T/in.evt" 2>"$T/err" | LC_ALL=C sort >"$T/got" || true
+	textdiff "$T/want" "$T/got" || fail "per-stack counts differ from awk's"
+	grep -q "in.evt:4001: " "$T/err" || fail "$(cat "$T/err")"
+	[ "$(grep -c 'in.evt:[0-9]*: ' "$T/err")" -eq 1 ] || fail "$(cat "$T/err")"
+	cat "$T/in.evt" | stackfold 2>/dev/null | LC_ALL=C sort | cmp -s - "$T/got" || fail "a pipe differs"
+}

@@ -2563,6 +2563,27 @@ fold_reader(void *arg)
 	return NULL;
 }
 
+/*
+ * Evt input: the line thread only reads lines (most of the time on evt
+ * goes to finding line ends) and hands them over as they are; the
+ * caller feeds them to stk_feed, in order.
+ */
+static void *
+evt_lines(void *arg)
+{
+	struct foldpipe *P = arg;
+	char *line;
+	size_t len;
+
+	while ((line = lr_next(P->lr, &len)) != NULL) {
+		ring_bytes(&P->recs, FR_LINE, lr_lineno(P->lr), line, len, 0, 0);
+		lr_progress(P->lr);
+	}
+	ring_batch(&P->recs);
+	ring_push(&P->recs, 1);
+	return NULL;
+}
+
 /* what stk_read keeps while it reads one file */
 struct readstate {
 	const char *name;
@@ -2648,6 +2669,39 @@ take_record(struct stk *S, struct fbatch *b, const struct frec *r, struct readst
 }
 
 /*
+ * The rest of an evt file (its header was read) with a line thread: 0,
+ * or -1 if the thread could not be started (the caller reads on alone).
+ */
+static int
+read_evt_rest(struct stk *S, struct linereader *lr, struct readstate *rs)
+{
+	struct foldpipe P;
+	pthread_t lines;
+	int last = 0;
+	size_t k;
+
+	memset(&P, 0, sizeof P);
+	P.S = S;
+	P.lr = lr;
+	ring_init(&P.recs);
+	if (pthread_create(&lines, NULL, evt_lines, &P) != 0) {
+		ring_free(&P.recs);
+		return -1;
+	}
+	while (!last) {
+		struct fbatch *b = ring_take(&P.recs);
+
+		for (k = 0; k < b->nrec; k++)
+			take_record(S, b, &b->rec[k], rs);
+		last = b->last;
+		ring_done(&P.recs);
+	}
+	pthread_join(lines, NULL);
+	ring_free(&P.recs);
+	return 0;
+}
+
+/*
  * A folded file from its first line LINE (LEN bytes, still in LR's
  * buffer) on: 0, or -1 if no thread could be started (the caller reads
  * on alone).
@@ -2729,6 +2783,9 @@ stk_read(struct stk *S, const char *path)
 		if (rs.first_deep == 0 && S->st.deep_stacks != rs.deep0)
 			rs.first_deep = lr_lineno(lr);
 		lr_progress(lr);
+		/* evt input, once its header is read: lines read by a thread of their own */
+		if (S->format == 1 && read_evt_rest(S, lr, &rs) == 0)
+			break;
 	}
 	rs.bad += (long)lr_finish(lr);
 	if (rs.bad > 10)
