@@ -50,6 +50,7 @@ with open(sys.argv[2], "w") as f:
 	many_stacks 9000 "$T/good"
 	# bad lines before good lines 7, 2049 and 8990 (batches apart), a two-column
 	# line before 5000: lines 7, 2050, 8993 and 5002 of the file
+	[ "$(wc -c <"$T/good")" -gt 65536 ] || fail "input too small for the threads"
 	awk 'NR == 7 { print "no count here" } NR == 2049 { print "a;b 1x" }
 	     NR == 5000 { print "a;b 1 2" } NR == 8990 { print "a;b" } { print }' "$T/good" >"$T/in"
 	run stackfold "$T/in"
@@ -65,16 +66,18 @@ with open(sys.argv[2], "w") as f:
 }
 
 @test "pipeline: a header line in folded input roots the lines after it in its scenario" {
+	# (over 64 KB: a smaller file is read without threads)
 	{
-		for i in $(seq 3000); do echo "a;b 1"; done
+		for i in $(seq 12000); do echo "a;b 1"; done
 		printf '#evt\t1\tscenario=later\n'
-		for i in $(seq 3000); do echo "a;b 2"; done
+		for i in $(seq 12000); do echo "a;b 2"; done
 		echo "a;c 5"
 	} >"$T/in"
+	[ "$(wc -c <"$T/in")" -gt 65536 ] || fail "input too small for the threads"
 	run stackfold "$T/in"
 	[ "$status" -eq 0 ] || fail "exit $status: $output"
-	# 3000 x 1 before the header; 3000 x 2 and one 5 after it, under "later"
-	[ "$output" = "$(printf 'a;b 3000\nlater;a;b 6000\nlater;a;c 5')" ] || fail "$output"
+	# 12000 x 1 before the header; 12000 x 2 and one 5 after it, under "later"
+	[ "$output" = "$(printf 'a;b 12000\nlater;a;b 24000\nlater;a;c 5')" ] || fail "$output"
 }
 
 @test "pipeline: a frame name over 4096 bytes is cut and counted once per distinct stack" {
@@ -116,6 +119,7 @@ open(sys.argv[1], "w").write("\n".join(out) + "\n")' "$T/in.evt"
 	awk -F'\t' 'NR > 1 && $2 == "Sample" { n[$NF]++ } END { for (k in n) print k, n[k] }' "$T/in.evt" |
 	    LC_ALL=C sort >"$T/want"
 	[ "$(wc -l <"$T/want")" -eq 150 ] || fail "$(wc -l <"$T/want") stacks planned"
+	[ "$(wc -c <"$T/in.evt")" -gt 65536 ] || fail "input too small for the threads"
 	run stackfold "$T/in.evt"
 	[ "$status" -eq 1 ] || fail "exit $status, not 1"
 	stackfold "$T/in.evt" 2>"$T/err" | LC_ALL=C sort >"$T/got" || true

@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,7 +179,8 @@ struct stk {
 	int finished;
 	uint32_t broken;
 	const char *curfile;
-	struct foldcache *fc;	/* folded input's reader thread's cache (read_folded_rest) */
+	struct foldcache *fc;	/* folded input's reader thread's cache (read_folded) */
+	int threads;		/* the file being read is big enough for threads */
 };
 
 /* ------------------------------------------------------------------ */
@@ -2231,8 +2233,13 @@ ring_init(struct fring *q)
 	int i;
 
 	memset(q, 0, sizeof *q);
-	for (i = 0; i < FB_BATCHES; i++)
-		q->b[i] = xcalloc(1, sizeof *q->b[i]);
+	for (i = 0; i < FB_BATCHES; i++) {
+		/* not zeroed: a small input touches the first pages only */
+		q->b[i] = xmalloc(sizeof *q->b[i]);
+		q->b[i]->nrec = q->b[i]->narena = q->b[i]->caparena = 0;
+		q->b[i]->arena = NULL;
+		q->b[i]->last = 0;
+	}
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->cv, NULL);
 }
@@ -2584,6 +2591,20 @@ evt_lines(void *arg)
 	return NULL;
 }
 
+/*
+ * A regular file under 64 KB is read on the caller's thread alone: it
+ * takes less time than starting the threads would (render on a few
+ * thousand lines is the common case).  Pipes are not known in advance.
+ */
+static int
+small_file(const char *path)
+{
+	struct stat st;
+	int r = path == NULL || strcmp(path, "-") == 0 ? fstat(0, &st) : stat(path, &st);
+
+	return r == 0 && S_ISREG(st.st_mode) && st.st_size < 65536;
+}
+
 /* what stk_read keeps while it reads one file */
 struct readstate {
 	const char *name;
@@ -2715,6 +2736,8 @@ read_folded(struct stk *S, struct linereader *lr, char *line, size_t len,
 	int last = 0, err;
 	size_t k;
 
+	if (!S->threads)
+		return -1;
 	if (S->fc == NULL) {
 		S->fc = xcalloc(1, sizeof *S->fc);
 		intern_init(&S->fc->names);
@@ -2764,6 +2787,7 @@ stk_read(struct stk *S, const char *path)
 		cli_fatal("%s: %s", path ? path : "-", strerror(errno));
 	memset(&rs, 0, sizeof rs);
 	rs.name = lr_name(lr);
+	S->threads = !small_file(path);
 	rs.deep0 = S->st.deep_stacks;
 	rs.elided0 = S->st.elided_frames;
 	stk_reset_format(S);
@@ -2784,8 +2808,11 @@ stk_read(struct stk *S, const char *path)
 			rs.first_deep = lr_lineno(lr);
 		lr_progress(lr);
 		/* evt input, once its header is read: lines read by a thread of their own */
-		if (S->format == 1 && read_evt_rest(S, lr, &rs) == 0)
-			break;
+		if (S->format == 1 && S->threads) {
+			if (read_evt_rest(S, lr, &rs) == 0)
+				break;
+			S->threads = 0;
+		}
 	}
 	rs.bad += (long)lr_finish(lr);
 	if (rs.bad > 10)
