@@ -2147,6 +2147,7 @@ struct fbatch {
 	size_t nrec;
 	char *arena;
 	size_t narena, caparena;
+	int64_t other;		/* evt: event lines of kinds not read, left out by the line thread */
 	int last;		/* the reader's last batch */
 };
 
@@ -2238,6 +2239,7 @@ ring_init(struct fring *q)
 		q->b[i] = xmalloc(sizeof *q->b[i]);
 		q->b[i]->nrec = q->b[i]->narena = q->b[i]->caparena = 0;
 		q->b[i]->arena = NULL;
+		q->b[i]->other = 0;
 		q->b[i]->last = 0;
 	}
 	pthread_mutex_init(&q->mu, NULL);
@@ -2305,6 +2307,7 @@ ring_batch(struct fring *q)
 		pthread_mutex_unlock(&q->mu);
 		q->cur->nrec = 0;
 		q->cur->narena = 0;
+		q->cur->other = 0;
 		q->cur->last = 0;
 	}
 }
@@ -2571,20 +2574,32 @@ fold_reader(void *arg)
 }
 
 /*
- * Evt input: the line thread only reads lines (most of the time on evt
+ * Evt input: the line thread reads the lines (most of the time on evt
  * goes to finding line ends) and hands them over as they are; the
- * caller feeds them to stk_feed, in order.
+ * caller feeds them to stk_feed, in order.  An event line of a kind not
+ * read is only counted, as feed_evt would count it (its columns split,
+ * else it is handed over to be reported): most lines of a trace are
+ * not samples.  (kind_selected reads the stk's kinds, which nothing
+ * changes while a file is read.)
  */
 static void *
 evt_lines(void *arg)
 {
 	struct foldpipe *P = arg;
+	struct evt_cols c;
+	const char *why;
 	char *line;
 	size_t len;
 
 	while ((line = lr_next(P->lr, &len)) != NULL) {
-		ring_bytes(&P->recs, FR_LINE, lr_lineno(P->lr), line, len, 0, 0);
 		lr_progress(P->lr);
+		if (evt_classify(line, len) == EVT_EVENT && evt_split(line, len, &c, &why) == 0 &&
+		    !kind_selected(P->S, c.col[EVT_KIND])) {
+			ring_batch(&P->recs);
+			P->recs.cur->other++;
+			continue;
+		}
+		ring_bytes(&P->recs, FR_LINE, lr_lineno(P->lr), line, len, 0, 0);
 	}
 	ring_batch(&P->recs);
 	ring_push(&P->recs, 1);
@@ -2714,6 +2729,7 @@ read_evt_rest(struct stk *S, struct linereader *lr, struct readstate *rs)
 
 		for (k = 0; k < b->nrec; k++)
 			take_record(S, b, &b->rec[k], rs);
+		S->st.other_kinds += b->other;
 		last = b->last;
 		ring_done(&P.recs);
 	}
