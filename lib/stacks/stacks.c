@@ -2138,7 +2138,7 @@ struct frec {
 	const char *why;	/* FR_BAD */
 };
 
-#define FB_RECS 1024		/* records per batch... */
+#define FB_RECS 4096		/* records per batch... */
 #define FB_ARENA (1u << 18)	/* ...or this many bytes of names and stacks */
 #define FB_BATCHES 4		/* in flight: memory stays a few MB whatever the input */
 
@@ -2221,7 +2221,8 @@ arena_take(struct fbatch *b, size_t n)
 	size_t off = (b->narena + 3) & ~(size_t)3;
 
 	if (off + n > b->caparena) {
-		b->caparena = (off + n) * 2;
+		/* a batch goes once FB_ARENA is reached: room for that and one more line */
+		b->caparena = off + n < FB_ARENA ? FB_ARENA + 65536 : (off + n) + (off + n) / 4;
 		b->arena = xrealloc(b->arena, b->caparena);
 	}
 	b->narena = off + n;
