@@ -180,7 +180,7 @@ struct stk {
 	uint32_t broken;
 	const char *curfile;
 	struct foldcache *fc;	/* folded input's reader thread's cache (read_folded) */
-	int threads;		/* which threads read the file being read (read_threads) */
+	int threads;		/* the file being read is read with threads (read_threads) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -2147,7 +2147,6 @@ struct fbatch {
 	size_t nrec;
 	char *arena;
 	size_t narena, caparena;
-	int64_t other;		/* evt: event lines of kinds not read, left out by the line thread */
 	int last;		/* the reader's last batch */
 };
 
@@ -2240,7 +2239,6 @@ ring_init(struct fring *q)
 		q->b[i] = xmalloc(sizeof *q->b[i]);
 		q->b[i]->nrec = q->b[i]->narena = q->b[i]->caparena = 0;
 		q->b[i]->arena = NULL;
-		q->b[i]->other = 0;
 		q->b[i]->last = 0;
 	}
 	pthread_mutex_init(&q->mu, NULL);
@@ -2308,7 +2306,6 @@ ring_batch(struct fring *q)
 		pthread_mutex_unlock(&q->mu);
 		q->cur->nrec = 0;
 		q->cur->narena = 0;
-		q->cur->other = 0;
 		q->cur->last = 0;
 	}
 }
@@ -2575,57 +2572,21 @@ fold_reader(void *arg)
 }
 
 /*
- * Evt input: the line thread reads the lines (most of the time on evt
- * goes to finding line ends) and hands them over as they are; the
- * caller feeds them to stk_feed, in order.  An event line of a kind not
- * read is only counted, as feed_evt would count it (its columns split,
- * else it is handed over to be reported): most lines of a trace are
- * not samples.  (kind_selected reads the stk's kinds, which nothing
- * changes while a file is read.)
+ * Whether PATH is read with threads (folded input only, S->threads).  A
+ * regular file under 64 KB is read on the caller's thread alone: that
+ * takes less time than starting threads would (render on a few thousand
+ * lines is the common case).  Evt is always read on one thread: a line
+ * thread for it (tried) saves wall time only on a free core and costs a
+ * quarter more CPU time, each line copied, and evt mostly comes from
+ * etl2evt, which has the other core.
  */
-static void *
-evt_lines(void *arg)
-{
-	struct foldpipe *P = arg;
-	struct evt_cols c;
-	const char *why;
-	char *line;
-	size_t len;
-
-	while ((line = lr_next(P->lr, &len)) != NULL) {
-		lr_progress(P->lr);
-		if (evt_classify(line, len) == EVT_EVENT && evt_split(line, len, &c, &why) == 0 &&
-		    !kind_selected(P->S, c.col[EVT_KIND])) {
-			ring_batch(&P->recs);
-			P->recs.cur->other++;
-			continue;
-		}
-		ring_bytes(&P->recs, FR_LINE, lr_lineno(P->lr), line, len, 0, 0);
-	}
-	ring_batch(&P->recs);
-	ring_push(&P->recs, 1);
-	return NULL;
-}
-
-/*
- * Which threads read PATH (S->threads).  A regular file under 64 KB is
- * read on the caller's thread alone: that takes less time than starting
- * threads would (render on a few thousand lines is the common case).
- * Evt from a pipe is too: the program writing it (etl2evt) has the
- * other core, and a line thread for evt costs a quarter more CPU time
- * (each line is copied) for what it saves in wall time on a free core.
- */
-enum { READ_ALONE, READ_FOLDED_THREADS, READ_ALL_THREADS };
-
 static int
 read_threads(const char *path)
 {
 	struct stat st;
 	int r = path == NULL || strcmp(path, "-") == 0 ? fstat(0, &st) : stat(path, &st);
 
-	if (r == 0 && S_ISREG(st.st_mode))
-		return st.st_size < 65536 ? READ_ALONE : READ_ALL_THREADS;
-	return READ_FOLDED_THREADS;
+	return !(r == 0 && S_ISREG(st.st_mode) && st.st_size < 65536);
 }
 
 /* what stk_read keeps while it reads one file */
@@ -2713,40 +2674,6 @@ take_record(struct stk *S, struct fbatch *b, const struct frec *r, struct readst
 }
 
 /*
- * The rest of an evt file (its header was read) with a line thread: 0,
- * or -1 if the thread could not be started (the caller reads on alone).
- */
-static int
-read_evt_rest(struct stk *S, struct linereader *lr, struct readstate *rs)
-{
-	struct foldpipe P;
-	pthread_t lines;
-	int last = 0;
-	size_t k;
-
-	memset(&P, 0, sizeof P);
-	P.S = S;
-	P.lr = lr;
-	ring_init(&P.recs);
-	if (pthread_create(&lines, NULL, evt_lines, &P) != 0) {
-		ring_free(&P.recs);
-		return -1;
-	}
-	while (!last) {
-		struct fbatch *b = ring_take(&P.recs);
-
-		for (k = 0; k < b->nrec; k++)
-			take_record(S, b, &b->rec[k], rs);
-		S->st.other_kinds += b->other;
-		last = b->last;
-		ring_done(&P.recs);
-	}
-	pthread_join(lines, NULL);
-	ring_free(&P.recs);
-	return 0;
-}
-
-/*
  * A folded file from its first line LINE (LEN bytes, still in LR's
  * buffer) on: 0, or -1 if no thread could be started (the caller reads
  * on alone).
@@ -2760,7 +2687,7 @@ read_folded(struct stk *S, struct linereader *lr, char *line, size_t len,
 	int last = 0, err;
 	size_t k;
 
-	if (S->threads == READ_ALONE)
+	if (!S->threads)
 		return -1;
 	if (S->fc == NULL) {
 		S->fc = xcalloc(1, sizeof *S->fc);
@@ -2831,12 +2758,6 @@ stk_read(struct stk *S, const char *path)
 		if (rs.first_deep == 0 && S->st.deep_stacks != rs.deep0)
 			rs.first_deep = lr_lineno(lr);
 		lr_progress(lr);
-		/* evt input, once its header is read: lines read by a thread of their own */
-		if (S->format == 1 && S->threads == READ_ALL_THREADS) {
-			if (read_evt_rest(S, lr, &rs) == 0)
-				break;
-			S->threads = READ_ALONE;
-		}
 	}
 	rs.bad += (long)lr_finish(lr);
 	if (rs.bad > 10)
