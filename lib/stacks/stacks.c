@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,7 +179,8 @@ struct stk {
 	int finished;
 	uint32_t broken;
 	const char *curfile;
-	struct foldcache *fc;	/* folded input's reader thread's cache (read_folded_rest) */
+	struct foldcache *fc;	/* folded input's reader thread's cache (read_folded) */
+	int threads;		/* the file being read is read with threads (read_threads) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -2136,7 +2138,7 @@ struct frec {
 	const char *why;	/* FR_BAD */
 };
 
-#define FB_RECS 1024		/* records per batch... */
+#define FB_RECS 4096		/* records per batch... */
 #define FB_ARENA (1u << 18)	/* ...or this many bytes of names and stacks */
 #define FB_BATCHES 4		/* in flight: memory stays a few MB whatever the input */
 
@@ -2188,6 +2190,9 @@ struct foldpipe {
 	struct stk *S;
 	struct foldcache *fc;
 	struct linereader *lr;
+	char *first;		/* the file's first line, read by the caller */
+	size_t firstlen;
+	unsigned long firstno;
 	struct fring lines;	/* line thread -> reader */
 	struct fring recs;	/* reader -> caller */
 };
@@ -2215,7 +2220,8 @@ arena_take(struct fbatch *b, size_t n)
 	size_t off = (b->narena + 3) & ~(size_t)3;
 
 	if (off + n > b->caparena) {
-		b->caparena = (off + n) * 2;
+		/* a batch goes once FB_ARENA is reached: room for that and one more line */
+		b->caparena = off + n < FB_ARENA ? FB_ARENA + 65536 : (off + n) + (off + n) / 4;
 		b->arena = xrealloc(b->arena, b->caparena);
 	}
 	b->narena = off + n;
@@ -2228,8 +2234,13 @@ ring_init(struct fring *q)
 	int i;
 
 	memset(q, 0, sizeof *q);
-	for (i = 0; i < FB_BATCHES; i++)
-		q->b[i] = xcalloc(1, sizeof *q->b[i]);
+	for (i = 0; i < FB_BATCHES; i++) {
+		/* not zeroed: a small input touches the first pages only */
+		q->b[i] = xmalloc(sizeof *q->b[i]);
+		q->b[i]->nrec = q->b[i]->narena = q->b[i]->caparena = 0;
+		q->b[i]->arena = NULL;
+		q->b[i]->last = 0;
+	}
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->cv, NULL);
 }
@@ -2502,6 +2513,7 @@ fold_lines(void *arg)
 	char *line;
 	size_t len;
 
+	line_parse(&P->lines, P->first, P->firstlen, P->firstno);
 	while ((line = lr_next(P->lr, &len)) != NULL) {
 		line_parse(&P->lines, line, len, lr_lineno(P->lr));
 		lr_progress(P->lr);
@@ -2557,6 +2569,24 @@ fold_reader(void *arg)
 	ring_batch(&P->recs);
 	ring_push(&P->recs, 1);
 	return NULL;
+}
+
+/*
+ * Whether PATH is read with threads (folded input only, S->threads).  A
+ * regular file under 64 KB is read on the caller's thread alone: that
+ * takes less time than starting threads would (render on a few thousand
+ * lines is the common case).  Evt is always read on one thread: a line
+ * thread for it (tried) saves wall time only on a free core and costs a
+ * quarter more CPU time, each line copied, and evt mostly comes from
+ * etl2evt, which has the other core.
+ */
+static int
+read_threads(const char *path)
+{
+	struct stat st;
+	int r = path == NULL || strcmp(path, "-") == 0 ? fstat(0, &st) : stat(path, &st);
+
+	return !(r == 0 && S_ISREG(st.st_mode) && st.st_size < 65536);
 }
 
 /* what stk_read keeps while it reads one file */
@@ -2644,17 +2674,21 @@ take_record(struct stk *S, struct fbatch *b, const struct frec *r, struct readst
 }
 
 /*
- * The rest of a folded file on two threads; 0, or -1 if no thread could
- * be started (the caller reads on alone).
+ * A folded file from its first line LINE (LEN bytes, still in LR's
+ * buffer) on: 0, or -1 if no thread could be started (the caller reads
+ * on alone).
  */
 static int
-read_folded_rest(struct stk *S, struct linereader *lr, struct readstate *rs)
+read_folded(struct stk *S, struct linereader *lr, char *line, size_t len,
+    struct readstate *rs)
 {
 	struct foldpipe P;
 	pthread_t lines, reader;
 	int last = 0, err;
 	size_t k;
 
+	if (!S->threads)
+		return -1;
 	if (S->fc == NULL) {
 		S->fc = xcalloc(1, sizeof *S->fc);
 		intern_init(&S->fc->names);
@@ -2663,6 +2697,9 @@ read_folded_rest(struct stk *S, struct linereader *lr, struct readstate *rs)
 	P.S = S;
 	P.fc = S->fc;
 	P.lr = lr;
+	P.first = line;
+	P.firstlen = len;
+	P.firstno = lr_lineno(lr);
 	ring_init(&P.lines);
 	ring_init(&P.recs);
 	if (pthread_create(&lines, NULL, fold_lines, &P) != 0) {
@@ -2701,18 +2738,26 @@ stk_read(struct stk *S, const char *path)
 		cli_fatal("%s: %s", path ? path : "-", strerror(errno));
 	memset(&rs, 0, sizeof rs);
 	rs.name = lr_name(lr);
+	S->threads = read_threads(path);
 	rs.deep0 = S->st.deep_stacks;
 	rs.elided0 = S->st.elided_frames;
 	stk_reset_format(S);
 	while ((line = lr_next(lr, &len)) != NULL) {
+		enum evt_linetype lt;
+
+		if (S->format == 0 && (lt = evt_classify(line, len)) != EVT_BLANK &&
+		    lt != EVT_HEADER) {
+			/* folded input (stk_feed's rule): in a pipeline of threads */
+			S->format = 2;
+			S->is_folded_input = 1;
+			if (read_folded(S, lr, line, len, &rs) == 0)
+				break;
+		}
 		if (stk_feed(S, line, len, &why) < 0)
 			read_bad(&rs, lr_lineno(lr), why);
 		if (rs.first_deep == 0 && S->st.deep_stacks != rs.deep0)
 			rs.first_deep = lr_lineno(lr);
 		lr_progress(lr);
-		/* folded input: the rest in a pipeline of three threads (read_folded_rest) */
-		if (S->format == 2 && read_folded_rest(S, lr, &rs) == 0)
-			break;
 	}
 	rs.bad += (long)lr_finish(lr);
 	if (rs.bad > 10)

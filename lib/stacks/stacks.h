@@ -211,7 +211,10 @@ void stk_free(struct stk *S);
  * Reads a whole input (PATH "-" = stdin): evt if its first non-empty
  * line starts with "#evt", else folded.  Malformed lines are reported
  * as "tool: FILE:LINE: why" (the first few) and counted in bad_lines.
- * Returns the number of bad lines; an unreadable file exits 2.
+ * Returns the number of bad lines; an unreadable file exits 2.  Folded
+ * input (but a file under 64 KB) is read by two threads of its own
+ * while the caller's builds the tree (the result is the same as one
+ * thread's); S is not to be touched by other threads meanwhile.
  */
 long stk_read(struct stk *S, const char *path);
 /*
