@@ -55,8 +55,8 @@ usage(int status)
 		    "lines are ordered by end_ms= where they have it (intervals such as DPC and ISR,\n"
 		    "whose time column is their start), else by the time column; it never decreases.\n"
 		    "\n"
-		    "  -k, --kinds=LIST     only events of these kinds (comma-separated)\n"
-		    "  -p, --process=LIST   only events of these processes (image names or pids)\n"
+		    "  -k, --kinds=LIST     only events of these kinds (comma-separated; repeatable)\n"
+		    "  -p, --process=LIST   only events of these processes (image names or pids; repeatable)\n"
 		    "  -s, --start=MS       only events from MS (ms since the trace start, inclusive)\n"
 		    "  -e, --end=MS         only events up to MS (inclusive)\n"
 		    "      --utc            add utc=, the absolute time of each event\n"
@@ -482,6 +482,22 @@ write_symbol_lines(struct outbuf *ob, const struct symctx *sym)
 	free(info);
 }
 
+/*
+ * -k and -p add up when repeated (-k DPC -k ISR is -k DPC,ISR), as
+ * xperf's and evtfilter's users expect: the lists are joined by a comma.
+ */
+static const char *
+add_to_list(const char *list, const char *more)
+{
+	char *both;
+
+	if (list == NULL)
+		return more;
+	both = xmalloc(strlen(list) + strlen(more) + 2);
+	sprintf(both, "%s,%s", list, more);
+	return both;	/* lives as long as the options: never freed */
+}
+
 int
 main(int argc, char **argv)
 {
@@ -517,8 +533,8 @@ main(int argc, char **argv)
 	long n;
 	while ((ch = getopt_long(argc, argv, "k:p:s:e:o:hvj:", longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'k': o.kinds = optarg; break;
-		case 'p': o.procs = optarg; break;
+		case 'k': o.kinds = add_to_list(o.kinds, optarg); break;
+		case 'p': o.procs = add_to_list(o.procs, optarg); break;
 		case 's': o.has_from = 1; o.from_ms = cli_number("--start", optarg); break;
 		case 'e': o.has_to = 1; o.to_ms = cli_number("--end", optarg); break;
 		case 'o': out = optarg; break;

@@ -158,3 +158,19 @@ PY
 	[ "$(grep -c $'\tCSwitch\t' "$T/c.evt")" -eq 730 ]
 	[ "$(grep -c $'\tReadyThread\t' "$T/c.evt")" -eq 365 ]
 }
+
+@test "-k and -p repeated add up, as one comma-separated list does" {
+	etlgen --no-compress -o "$T/i.etl" "$BATS_TEST_DIRNAME/scenarios/backup-incident.yaml" 2>/dev/null
+	etl2evt "$T/i.etl" >"$T/all.evt"
+	etl2evt -k DPC -k ISR "$T/i.etl" >"$T/two.evt"
+	etl2evt -k DPC,ISR "$T/i.etl" >"$T/one.evt"
+	cmp "$T/two.evt" "$T/one.evt"
+	# the kept lines are exactly the full stream's DPC and ISR lines, both kinds present
+	[ "$(grep -v '^#' "$T/two.evt" | cut -f2 | sort -u | tr '\n' ' ')" = "DPC ISR " ]
+	[ "$(grep -vc '^#' "$T/two.evt")" -eq "$(awk -F'\t' '!/^#/ && ($2 == "DPC" || $2 == "ISR")' "$T/all.evt" | wc -l)" ]
+	# the same for processes: two -p give what one list gives, with both processes in it
+	etl2evt -k Sample -p System -p Idle "$T/i.etl" >"$T/p2.evt"
+	etl2evt -k Sample -p System,Idle "$T/i.etl" >"$T/p1.evt"
+	cmp "$T/p2.evt" "$T/p1.evt"
+	[ "$(grep -v '^#' "$T/p2.evt" | cut -f4 | sort -u | tr '\n' ' ')" = "Idle System " ]
+}
