@@ -72,7 +72,7 @@ usage(int status)
 		    "  -j, --threads=N      1: read and decode on one thread; default: a second\n"
 		    "                       thread reads ahead when there is a second core\n"
 		    "      --buffer-memory=MB  decompressed buffers kept in memory between the\n"
-		    "                       two passes (default 64); the rest go to a temporary file\n"
+		    "                       two passes (default 32); the rest go to a temporary file\n"
 		    "  -o, --output=FILE    output file (default stdout)\n"
 		    "  -h, --help, --version\n", stdout);
 	exit(status);

@@ -290,6 +290,22 @@ map_sequential(const void *addr, size_t len)
 }
 
 void
+map_huge_pages(void *addr, size_t len)
+{
+	/*
+	 * Advice only, for a large anonymous mapping filled page by page: in
+	 * huge pages it costs a fault per 2 MiB, not per 4 KiB.  A system
+	 * without MADV_HUGEPAGE (or a strict POSIX build) keeps small pages.
+	 */
+#ifdef MADV_HUGEPAGE
+	(void)madvise(addr, len, MADV_HUGEPAGE);
+#else
+	(void)addr;
+	(void)len;
+#endif
+}
+
+void
 map_release(const void *addr, size_t len)
 {
 	/*

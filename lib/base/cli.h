@@ -75,6 +75,8 @@ void stat_mtime(const struct stat *st, int64_t *sec, long *nsec);
  * already used handed back so RSS stays small on large inputs.
  */
 void map_sequential(const void *addr, size_t len);
+/* large anonymous memory in huge pages where the system allows (advice) */
+void map_huge_pages(void *addr, size_t len);
 void map_release(const void *addr, size_t len);
 
 /*

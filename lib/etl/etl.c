@@ -28,7 +28,7 @@
  * Compressed buffers are decompressed once, not once per pass: the
  * first pass decompresses each into a store (struct store) that later
  * passes read in place.  The store keeps
- * decompressed buffers in memory up to 64 MiB (etl_set_keep) and writes the
+ * decompressed buffers in memory up to 32 MiB (etl_set_keep) and writes the
  * rest to an unlinked temporary file: reading a buffer back with
  * pread(2) costs a copy, a fifth of decompressing it again, and memory
  * stays bounded whatever the trace's size.  (Decompressing again in
@@ -59,7 +59,7 @@
 #define BUFHDR 0x48
 #define MAX_BUFFER (64u << 20)	/* larger BufferSize values are corruption */
 #define MAX_CPUS 4096
-#define KEEP_CAP ((size_t)64 << 20)	/* decompressed bytes kept in memory between passes */
+#define KEEP_CAP ((size_t)32 << 20)	/* decompressed bytes kept in memory between passes */
 
 /* etl_set_threads(), etl_set_keep(): for every reader of the process */
 static int cfg_threads;		/* 0: a worker when there is more than one core */
@@ -1217,9 +1217,7 @@ arena_new(size_t cap)
 	void *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;	/* then every buffer goes to the temporary file */
-#ifdef MADV_HUGEPAGE
-	(void)madvise(p, cap, MADV_HUGEPAGE);	/* advice only */
-#endif
+	map_huge_pages(p, cap);
 	return p;
 #else
 	return malloc(cap);	/* a large malloc is a lazy mapping too */
