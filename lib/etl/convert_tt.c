@@ -35,7 +35,10 @@ static const char *const in_names[] = { [TT_IN_THREAD] = "thread", [TT_IN_DPC] =
  */
 #define TCACHE 1024
 #define TCACHE_IDS 96	/* "process<TAB>pid<TAB>tid", as written (0: too long, written each time) */
+#define TCACHE_WAKER 128	/* "\twaker_tid=..\twaker_pid=..\twaker_process=.." (0: too long) */
 #define WAITS 64
+#define CPU_TIMES 64		/* (by CPU number, and by thread id below: a slot is a memo) */
+#define THREAD_TIMES 1024
 #define WAIT_TEXT 120	/* the longest: three keys (35 bytes) and names of under 30 */
 struct ttstate {
 	/* thread -> process, valid while c->tt_gen (thread/process events) holds */
@@ -45,8 +48,24 @@ struct ttstate {
 		const char *name;
 		uint64_t gen;
 		uint8_t nids, nname;	/* the columns' length (0: too long), the escaped name's */
+		uint8_t nwaker;
 		char ids[TCACHE_IDS];
-	} tcache[TCACHE];
+		char waker[TCACHE_WAKER];	/* the thread as a waker */
+	} tcache[TCACHE], idle, unknown;
+	/*
+	 * Times as the time column writes them, kept where the next line
+	 * that writes the same time finds them: a context switch's lines
+	 * write its time three times (Running's end, Waiting's logged_ms=,
+	 * Ready's end) and the ReadyThread's three times; a Running line
+	 * starts where its CPU's last one ended, a Waiting or preempted
+	 * Ready line where its thread's last Running line ended.  A slot
+	 * holds one time; its text is right whoever asks for that time.
+	 */
+	struct timetext {
+		int64_t ns;
+		uint8_t len;	/* 0: empty */
+		char text[32];	/* (copied whole: a few wide moves) */
+	} now, ready, cpu_end[CPU_TIMES], thread_end[THREAD_TIMES];
 	/* a Waiting line's wait_reason=, wait_mode= and old_state=, by the three values */
 	struct waittext {
 		uint32_t key;	/* the values, and 1 << 24 once made */
@@ -61,7 +80,11 @@ static const char digits2[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-/* E's "process<TAB>pid<TAB>tid" as evtw_begin() writes them, when they fit in e->ids. */
+/*
+ * E's "process<TAB>pid<TAB>tid" as evtw_begin() writes them, and its
+ * waker_tid=, waker_pid= and waker_process= attributes, each when it
+ * fits (the length 0 otherwise).
+ */
 static void
 cache_ids(struct tcache *e)
 {
@@ -76,7 +99,25 @@ cache_ids(struct tcache *e)
 	e->nname = e->nids ? (uint8_t)nname : 0;
 	if (e->nids)
 		memcpy(e->ids, s.b, s.n);
+	s.n = 0;
+	evtw_kv_u(&s, "waker_tid", e->tid);
+	evtw_kv_i(&s, "waker_pid", e->pid);
+	evtw_kv_s(&s, "waker_process", e->name);
+	e->nwaker = s.n <= sizeof e->waker ? (uint8_t)s.n : 0;
+	if (e->nwaker)
+		memcpy(e->waker, s.b, s.n);
 	evtw_free(&s);
+}
+
+/* A thread's entry made anew: what it was for is out of date. */
+static void
+fill_tcache(struct conv *c, struct tcache *e, uint32_t tid, uint64_t ts)
+{
+	e->gen = c->tt_gen;
+	e->tid = tid;
+	e->pid = images_thread_pid(c->img, tid, ts);
+	e->name = conv_process_name(c, e->pid, ts);
+	cache_ids(e);
 }
 
 /*
@@ -85,23 +126,15 @@ cache_ids(struct tcache *e)
  * since every Running, Ready and Waiting line asks, and they are as many
  * as all other lines.
  */
-static const struct tcache *
+static inline const struct tcache *
 thread_process(struct conv *c, int64_t tid, uint64_t ts)
 {
-	static const struct tcache idle = { .pid = 0, .name = "Idle", .nids = 8, .nname = 4,
-	    .ids = "Idle\t0\t0" };
-	static const struct tcache unknown = { .pid = -1, .name = "?" };	/* (nids 0) */
 	if (tid <= 0)
-		return tid == 0 ? &idle : &unknown;
+		return tid == 0 ? &c->tts->idle : &c->tts->unknown;
 	/* (Windows' thread ids are multiples of 4) */
 	struct tcache *e = &c->tts->tcache[((uint32_t)tid >> 2) % TCACHE];
-	if (e->gen != c->tt_gen || e->tid != (uint32_t)tid) {
-		e->gen = c->tt_gen;
-		e->tid = (uint32_t)tid;
-		e->pid = images_thread_pid(c->img, (uint32_t)tid, ts);
-		e->name = conv_process_name(c, e->pid, ts);
-		cache_ids(e);
-	}
+	if (e->gen != c->tt_gen || e->tid != (uint32_t)tid)
+		fill_tcache(c, e, (uint32_t)tid, ts);
 	return e;
 }
 
@@ -212,6 +245,28 @@ put_time(char *o, int64_t ns)
 	return put_frac6(o, (unsigned)((uint64_t)ns % 1000000));
 }
 
+/*
+ * NS's time text through slot K (then L, when not null): copied when the
+ * slot holds it, else made and kept in K.
+ */
+static inline char *
+put_time_kept(struct timetext *k, struct timetext *l, char *o, int64_t ns)
+{
+	if (k->ns == ns && k->len) {
+		memcpy(o, k->text, sizeof k->text);
+		return o + k->len;
+	}
+	if (l && l->ns == ns && l->len) {
+		memcpy(o, l->text, sizeof l->text);
+		return o + l->len;
+	}
+	char *e = put_time(o, ns);
+	k->ns = ns;
+	k->len = (uint8_t)(e - o);
+	memcpy(k->text, o, sizeof k->text);	/* (bytes past the text: the line's room) */
+	return e;
+}
+
 /* the weight column for an interval of NS: evt_format_weight_ns's text */
 static char *
 put_weight(char *o, int64_t ns)
@@ -285,21 +340,17 @@ static char *
 put_waker(struct conv *c, struct evtw_line *l, char *o, const struct tt_iv *iv, uint64_t ts)
 {
 	o = PUT_KEY(o, "ready_ms");
-	o = put_time(o, iv->ready_ns);
+	o = put_time_kept(&c->tts->ready, NULL, o, iv->ready_ns);
 	if (iv->waker_tid >= 0) {
 		const struct tcache *w = thread_process(c, iv->waker_tid, ts);
-		o = PUT_KEY(o, "waker_tid");
-		o = put_i(o, iv->waker_tid);
-		o = PUT_KEY(o, "waker_pid");
-		o = put_i(o, w->pid);
-		if (w->nids) {
-			/* the escaped name begins the cached columns */
-			o = PUT_KEY(o, "waker_process");
-			memcpy(o, w->ids, sizeof w->ids);
-			o += w->nname;
+		if (w->nwaker) {
+			memcpy(o, w->waker, sizeof w->waker);
+			o += w->nwaker;
 		} else {
 			/* a name too long for the cache: escaped, and the room taken again */
 			l->n = (size_t)(o - l->b);
+			evtw_kv_i(l, "waker_tid", iv->waker_tid);
+			evtw_kv_i(l, "waker_pid", w->pid);
 			evtw_kv_s(l, "waker_process", w->name);
 			o = evtw_room(l, FOLLOWER_ROOM);
 		}
@@ -370,6 +421,25 @@ conv_tt_unqueued(struct conv *c, struct ttfollow *f)
 	f->npending = 0;
 }
 
+static struct timetext *
+cpu_slot(struct ttstate *s, int cpu)
+{
+	return &s->cpu_end[(unsigned)cpu % CPU_TIMES];
+}
+
+static struct timetext *
+thread_slot(struct ttstate *s, int64_t tid)
+{
+	return &s->thread_end[((uint64_t)tid >> 2) % THREAD_TIMES];
+}
+
+/* Where IV's start time is likely kept: a Running line's CPU's, a thread's time off its own. */
+static struct timetext *
+start_slot(struct ttstate *s, const struct tt_iv *iv)
+{
+	return iv->kind == TT_RUNNING ? cpu_slot(s, iv->cpu) : thread_slot(s, iv->tid);
+}
+
 /* threadtime.c's emit function: the interval as a line following the current event's. */
 static void
 add_follower(void *ctx, const struct tt_iv *iv)
@@ -399,7 +469,7 @@ add_follower(void *ctx, const struct tt_iv *iv)
 			return;
 		l->n = 0;
 		o = evtw_room(l, FOLLOWER_ROOM);
-		o = put_time(o, iv->start);
+		o = put_time_kept(start_slot(c->tts, iv), &c->tts->ready, o, iv->start);
 		*o++ = '\t';
 		o = put_word(o, kind);
 		*o++ = '\t';
@@ -411,7 +481,14 @@ add_follower(void *ctx, const struct tt_iv *iv)
 		o = put_weight(o, iv->end - iv->start);
 	}
 	o = PUT_KEY(o, "end_ms");
-	o = put_time(o, iv->end);
+	if (iv->kind == TT_WAITING)
+		o = put_time_kept(&c->tts->ready, NULL, o, iv->end);
+	else
+		o = put_time_kept(&c->tts->now, NULL, o, iv->end);
+	if (iv->kind == TT_RUNNING) {	/* where its CPU's next one, and its thread's time off, start */
+		*cpu_slot(c->tts, iv->cpu) = c->tts->now;
+		*thread_slot(c->tts, iv->tid) = c->tts->now;
+	}
 	o = PUT_KEY(o, "duration_us");
 	o = put_us3(o, iv->end - iv->start);
 	if (iv->kind == TT_READY) {
@@ -438,7 +515,7 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	int64_t logged = (int64_t)(c->now - GBIAS);
 	if (logged > iv->end) {
 		o = PUT_KEY(o, "logged_ms");
-		o = put_time(o, logged);
+		o = put_time_kept(&c->tts->now, NULL, o, logged);
 	}
 	l->n = (size_t)(o - l->b);
 
@@ -502,6 +579,10 @@ conv_tt_start(struct conv *c)
 	if (!any || c->o->no_thread_time || !c->have_ts)
 		return;
 	c->tts = xcalloc(1, sizeof *c->tts);
+	c->tts->idle = (struct tcache){ .pid = 0, .name = "Idle" };
+	cache_ids(&c->tts->idle);
+	c->tts->unknown = (struct tcache){ .pid = -1, .name = "?" };
+	c->tts->unknown.nids = 0;	/* (its columns are written each time) */
 	c->tt_gen = 1;
 	c->tt = tt_new((unsigned)c->ncur, (int64_t)(c->min_ts - GBIAS), (int64_t)(c->max_ts - GBIAS),
 	    c->tt_max_intr, add_follower, resolved, c);
