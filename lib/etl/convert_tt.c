@@ -25,8 +25,6 @@ static const struct word from_words[] = { [TT_FROM_READIED] = WORD("readied"),
     [TT_FROM_PREEMPTED] = WORD("preempted"), [TT_FROM_UNKNOWN] = WORD("unknown") };
 static const struct word edge_words[] = { [TT_EDGE_START] = WORD("start"),
     [TT_EDGE_END] = WORD("end"), [TT_EDGE_START | TT_EDGE_END] = WORD("both") };
-static const char *const in_names[] = { [TT_IN_THREAD] = "thread", [TT_IN_DPC] = "dpc",
-    [TT_IN_ISR] = "isr" };
 
 /*
  * The texts thread-time lines copy rather than make: these lines are as
@@ -363,9 +361,10 @@ put_waker(struct conv *c, struct evtw_line *l, char *o, const struct tt_iv *iv, 
 void
 conv_tt_waker_attrs(struct conv *c, struct evtw_line *l, const struct ttline *t, uint64_t ts)
 {
+	static const struct word in_attrs[] = { [TT_IN_THREAD] = WORD("\twaker_in=thread"),
+	    [TT_IN_DPC] = WORD("\twaker_in=dpc"), [TT_IN_ISR] = WORD("\twaker_in=isr") };
 	enum tt_waker_in in = t->win == TT_IN_PENDING ? TT_IN_THREAD : t->win;
-	evtw_key(l, "waker_in");
-	evtw_str(l, in_names[in]);
+	evtw_mem(l, in_attrs[in].s, in_attrs[in].n);
 	if (in != TT_IN_THREAD && t->routine) {
 		char fbuf[2048];
 		int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | FRAME_ADDRS;
