@@ -16,8 +16,13 @@
 
 #include "etl/convert_int.h"
 
-/* A word of this file's own ("Running", "readied"...) and its length: none has a byte evt-format §4 escapes. */
-struct word { const char *s; uint8_t n; };
+/*
+ * A word of this file's own ("Running", "readied"...) and its length:
+ * none has a byte evt-format §4 escapes.  Kept in room of a fixed size,
+ * copied whole (a few wide moves, not a call for a length only known at
+ * run time).
+ */
+struct word { char s[24]; uint8_t n; };
 #define WORD(lit) { lit, sizeof lit - 1 }
 static const struct word kind_words[] = { [TT_RUNNING] = WORD("Running"),
     [TT_READY] = WORD("Ready"), [TT_WAITING] = WORD("Waiting") };
@@ -157,9 +162,10 @@ put(char *o, const char *s, size_t n)
 #define PUT_KEY(o, key) put((o), "\t" key "=", sizeof key + 1)
 
 static inline char *
-put_word(char *o, struct word w)
+put_word(char *o, const struct word *w)
 {
-	return put(o, w.s, w.n);
+	memcpy(o, w->s, sizeof w->s);
+	return o + w->n;
 }
 
 /* two digits of V < 100 */
@@ -243,6 +249,17 @@ put_time(char *o, int64_t ns)
 	return put_frac6(o, (unsigned)((uint64_t)ns % 1000000));
 }
 
+/* NS's time text made into O and kept in slot K */
+static char *
+put_time_keep(struct timetext *k, char *o, int64_t ns)
+{
+	char *e = put_time(o, ns);
+	k->ns = ns;
+	k->len = (uint8_t)(e - o);
+	memcpy(k->text, o, sizeof k->text);	/* (bytes past the text: the line's room) */
+	return e;
+}
+
 /*
  * NS's time text through slot K (then L, when not null): copied when the
  * slot holds it, else made and kept in K.
@@ -258,11 +275,7 @@ put_time_kept(struct timetext *k, struct timetext *l, char *o, int64_t ns)
 		memcpy(o, l->text, sizeof l->text);
 		return o + l->len;
 	}
-	char *e = put_time(o, ns);
-	k->ns = ns;
-	k->len = (uint8_t)(e - o);
-	memcpy(k->text, o, sizeof k->text);	/* (bytes past the text: the line's room) */
-	return e;
+	return put_time_keep(k, o, ns);
 }
 
 /* the weight column for an interval of NS: evt_format_weight_ns's text */
@@ -454,17 +467,17 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	}
 	struct ttline *t = &c->f.l[c->f.n];
 	struct evtw_line *l = &t->text;
-	struct word kind = kind_words[iv->kind];
+	const struct word *kind = &kind_words[iv->kind];
 	char *o;
 	if (!e->nids || c->o->utc) {
-		if (!conv_begin_named(c, l, kind.s, iv->start, iv->cpu, e->name, e->pid, iv->tid,
+		if (!conv_begin_named(c, l, kind->s, iv->start, iv->cpu, e->name, e->pid, iv->tid,
 		    iv->end - iv->start, ts))
 			return;
 		o = evtw_room(l, FOLLOWER_ROOM);
 	} else {
 		/* conv_begin_named()'s bytes, the thread's columns copied from the cache */
 		if ((c->nkinds || c->nprocs || iv->start < c->from_ns || iv->start > c->to_ns) &&
-		    !conv_named_wanted(c, kind.s, iv->start, e->name, e->pid))
+		    !conv_named_wanted(c, kind->s, iv->start, e->name, e->pid))
 			return;
 		l->n = 0;
 		o = evtw_room(l, FOLLOWER_ROOM);
@@ -492,7 +505,7 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	o = put_us3(o, iv->end - iv->start);
 	if (iv->kind == TT_READY) {
 		o = PUT_KEY(o, "from");
-		o = put_word(o, from_words[iv->from]);
+		o = put_word(o, &from_words[iv->from]);
 	}
 	if (iv->kind == TT_WAITING)
 		o = put_wait(c->tts, o, iv);
@@ -502,7 +515,7 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	}
 	if (iv->edge) {
 		o = PUT_KEY(o, "edge");
-		o = put_word(o, edge_words[iv->edge]);
+		o = put_word(o, &edge_words[iv->edge]);
 	}
 	if (iv->readied)
 		o = put_waker(c, l, o, iv, ts);
