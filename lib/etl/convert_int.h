@@ -332,6 +332,7 @@ void conv_flush_window(struct conv *c, int all);
 void conv_attach_stack(struct conv *c, const struct etl_event *ev);
 int conv_begin_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
     int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts);
+int conv_kind_wanted(const struct conv *c, const char *kind);
 int conv_named_wanted(const struct conv *c, const char *kind, int64_t time_ns, const char *proc,
     int64_t pid);
 int conv_begin_named(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,

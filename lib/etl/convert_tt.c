@@ -590,6 +590,16 @@ conv_tt_start(struct conv *c)
 		any |= c->first_old[i] >= 0;
 	if (!any || c->o->no_thread_time || !c->have_ts)
 		return;
+	/*
+	 * -k without Running, Ready or Waiting: no line of it would be
+	 * written, so none is derived (it cost as much as the rest of the
+	 * conversion), and the ReadyThread stacks are not joined for it.
+	 */
+	int wanted = 0;
+	for (int k = TT_RUNNING; k <= TT_WAITING; k++)
+		wanted |= conv_kind_wanted(c, kind_words[k].s);
+	if (!wanted)
+		return;
 	c->tts = xcalloc(1, sizeof *c->tts);
 	c->tts->idle = (struct tcache){ .pid = 0, .name = "Idle" };
 	cache_ids(&c->tts->idle);
