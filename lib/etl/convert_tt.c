@@ -8,8 +8,13 @@
  * order; each interval it ends becomes a line that follows the line of
  * the event that ended it (struct ttfollow in convert_int.h), so it is
  * written right after that line and with its stack, once the stack
- * records came.  Thread time is on when the trace has CSwitch events and
- * --no-thread-time is not given.
+ * records came.  Thread time is on when the trace has CSwitch events,
+ * --no-thread-time is not given and -k keeps one of the three kinds.
+ *
+ * These lines are as many as all the others of a context-switch trace,
+ * and cost as much to make: their columns are copied from texts kept per
+ * thread (its process columns, its attributes as a waker), per wait
+ * (reason, mode, state) and per time, or made in place (struct ttstate).
  */
 #include <stdlib.h>
 #include <string.h>
