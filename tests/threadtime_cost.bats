@@ -42,3 +42,35 @@ SCEN="$BATS_TEST_DIRNAME/scenarios"
 		grep -qP '^[^#][^\t]*\t(Running|Ready|Waiting)\t' "$T/got" || fail "-k $k: no thread-time line"
 	done
 }
+
+# The thread columns and waker attributes are copied from texts kept per
+# thread, up to a length: process names shorter and longer than that (and
+# with bytes evt escapes) are written as the decoder's own lines write them.
+@test "threadtime cost: kept thread texts: any process name length, as CSwitch lines name the thread" {
+	for n in 8 60 84 86 200; do
+		name=$(printf 'p%.0s' $(seq 1 "$n"))
+		sed "s/name: app.exe/name: \"$name;%\\\\t.exe\"/" "$SCEN/lock-handoff.yaml" >"$T/s.yaml"
+		etlgen -o "$T/l.etl" "$T/s.yaml" 2>/dev/null || fail "etlgen $n"
+		etl2evt "$T/l.etl" >"$T/l.evt"
+		grep -qF "${name};%25%09.exe" "$T/l.evt" || fail "$n: the name is not in the stream"
+		awk -F'\t' -v n="$n" '
+			$2 == "CSwitch" { proc[$6] = $4; pid[$6] = $5 }
+			$2 ~ /^(Running|Ready|Waiting)$/ && ($6 in proc) && $6 != 0 {
+				if ($4 != proc[$6] || $5 != pid[$6]) { print n ": columns of " $6 ": " $4; bad = 1 }
+			}
+			$2 == "Waiting" {
+				wt = ""; wp = ""; wn = ""
+				for (i = 8; i <= NF; i++) {
+					if ($i ~ /^waker_tid=/) wt = substr($i, 11)
+					if ($i ~ /^waker_pid=/) wp = substr($i, 11)
+					if ($i ~ /^waker_process=/) wn = substr($i, 15)
+				}
+				if (wt != "" && wt != 0 && (wt in proc)) {
+					checked++
+					if (wn != proc[wt] || wp != pid[wt]) { print n ": waker " wt ": " wn; bad = 1 }
+				}
+			}
+			END { if (!checked) { print n ": no waker checked"; bad = 1 }; exit bad }' "$T/l.evt" ||
+		    fail "name of $n bytes"
+	done
+}
