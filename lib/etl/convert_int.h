@@ -221,13 +221,8 @@ struct conv {
 	struct hmap ttpend;	/* (ticket, 0) -> sequence of the line whose follower waits for it */
 	uint64_t tt_unresolved;	/* waker_in still unknown when the window let the line go */
 	int64_t tt_max_intr;	/* the longest DPC/ISR (pass 1), ns */
-	/* thread -> process for thread-time lines, valid while tt_gen (thread/process events) holds */
-#define TCACHE 1024
-#define TCACHE_IDS 96	/* "process<TAB>pid<TAB>tid", as written (0: too long, written each time) */
-	struct tcache { uint32_t tid; int64_t pid; const char *name; uint64_t gen;
-	    uint8_t nids; char ids[TCACHE_IDS]; } *tcache;
-	uint64_t tt_gen;
-	struct evtw_timememo ttmemo;	/* the times thread-time lines wrote last */
+	struct ttstate *tts;	/* the texts thread-time lines copy (convert_tt.c) */
+	uint64_t tt_gen;	/* thread or process events so far: its thread -> process texts hold */
 	/* filters */
 	char **kinds;
 	size_t nkinds;
@@ -337,6 +332,7 @@ void conv_flush_window(struct conv *c, int all);
 void conv_attach_stack(struct conv *c, const struct etl_event *ev);
 int conv_begin_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
     int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts);
+int conv_kind_wanted(const struct conv *c, const char *kind);
 int conv_named_wanted(const struct conv *c, const char *kind, int64_t time_ns, const char *proc,
     int64_t pid);
 int conv_begin_named(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,

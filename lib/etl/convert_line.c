@@ -224,6 +224,13 @@ conv_begin_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t t
 	return start_line(c, l, kind, time_ns, cpu, proc, pid, tid, weight_ns, ts);
 }
 
+/* Whether -k keeps lines of KIND (thread time asks before it derives its lines). */
+int
+conv_kind_wanted(const struct conv *c, const char *kind)
+{
+	return kind_wanted(c, kind);
+}
+
 /* Whether the filters keep a line of KIND at TIME_NS in process PROC (PID). */
 int
 conv_named_wanted(const struct conv *c, const char *kind, int64_t time_ns, const char *proc,

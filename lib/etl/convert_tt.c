@@ -8,35 +8,124 @@
  * order; each interval it ends becomes a line that follows the line of
  * the event that ended it (struct ttfollow in convert_int.h), so it is
  * written right after that line and with its stack, once the stack
- * records came.  Thread time is on when the trace has CSwitch events and
- * --no-thread-time is not given.
+ * records came.  Thread time is on when the trace has CSwitch events,
+ * --no-thread-time is not given and -k keeps one of the three kinds.
+ *
+ * These lines are as many as all the others of a context-switch trace,
+ * and cost as much to make: their columns are copied from texts kept per
+ * thread (its process columns, its attributes as a waker), per wait
+ * (reason, mode, state) and per time, or made in place (struct ttstate).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "etl/convert_int.h"
 
-static const char *const kind_names[] = { [TT_RUNNING] = "Running", [TT_READY] = "Ready",
-    [TT_WAITING] = "Waiting" };
-static const char *const from_names[] = { [TT_FROM_READIED] = "readied",
-    [TT_FROM_PREEMPTED] = "preempted", [TT_FROM_UNKNOWN] = "unknown" };
-static const char *const in_names[] = { [TT_IN_THREAD] = "thread", [TT_IN_DPC] = "dpc",
-    [TT_IN_ISR] = "isr" };
+/*
+ * A word of this file's own ("Running", "readied"...) and its length:
+ * none has a byte evt-format §4 escapes.  Kept in room of a fixed size,
+ * copied whole (a few wide moves, not a call for a length only known at
+ * run time).
+ */
+struct word { char s[24]; uint8_t n; };
+#define WORD(lit) { lit, sizeof lit - 1 }
+static const struct word kind_words[] = { [TT_RUNNING] = WORD("Running"),
+    [TT_READY] = WORD("Ready"), [TT_WAITING] = WORD("Waiting") };
+static const struct word from_words[] = { [TT_FROM_READIED] = WORD("readied"),
+    [TT_FROM_PREEMPTED] = WORD("preempted"), [TT_FROM_UNKNOWN] = WORD("unknown") };
+static const struct word edge_words[] = { [TT_EDGE_START] = WORD("start"),
+    [TT_EDGE_END] = WORD("end"), [TT_EDGE_START | TT_EDGE_END] = WORD("both") };
 
-/* E's "process<TAB>pid<TAB>tid" as evtw_begin() writes them, when they fit in e->ids. */
+/*
+ * The texts thread-time lines copy rather than make: these lines are as
+ * many as all others in a context-switch trace, and each is a dozen
+ * columns, so what each column costs counts.
+ */
+#define TCACHE 1024
+#define TCACHE_IDS 96	/* "process<TAB>pid<TAB>tid", as written (0: too long, written each time) */
+#define TCACHE_WAKER 128	/* "\twaker_tid=..\twaker_pid=..\twaker_process=.." (0: too long) */
+#define WAITS 64
+#define CPU_TIMES 64		/* (by CPU number, and by thread id below: a slot is a memo) */
+#define THREAD_TIMES 1024
+#define WAIT_TEXT 120	/* the longest: three keys (35 bytes) and names of under 30 */
+struct ttstate {
+	/* thread -> process, valid while c->tt_gen (thread/process events) holds */
+	struct tcache {
+		uint32_t tid;
+		int64_t pid;
+		const char *name;
+		uint64_t gen;
+		uint8_t nids, nname;	/* the columns' length (0: too long), the escaped name's */
+		uint8_t nwaker;
+		char ids[TCACHE_IDS];
+		char waker[TCACHE_WAKER];	/* the thread as a waker */
+	} tcache[TCACHE], idle, unknown;
+	/*
+	 * Times as the time column writes them, kept where the next line
+	 * that writes the same time finds them: a context switch's lines
+	 * write its time three times (Running's end, Waiting's logged_ms=,
+	 * Ready's end) and the ReadyThread's three times; a Running line
+	 * starts where its CPU's last one ended, a Waiting or preempted
+	 * Ready line where its thread's last Running line ended.  A slot
+	 * holds one time; its text is right whoever asks for that time.
+	 */
+	struct timetext {
+		int64_t ns;
+		uint8_t len;	/* 0: empty */
+		char text[32];	/* (copied whole: a few wide moves) */
+	} now, ready, cpu_end[CPU_TIMES], thread_end[THREAD_TIMES];
+	/* a Waiting line's wait_reason=, wait_mode= and old_state=, by the three values */
+	struct waittext {
+		uint32_t key;	/* the values, and 1 << 24 once made */
+		uint8_t len;
+		char text[WAIT_TEXT];
+	} wait[WAITS];
+};
+
+/* "00" to "99" */
+static const char digits2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/*
+ * E's "process<TAB>pid<TAB>tid" as evtw_begin() writes them, and its
+ * waker_tid=, waker_pid= and waker_process= attributes, each when it
+ * fits (the length 0 otherwise).
+ */
 static void
 cache_ids(struct tcache *e)
 {
 	struct evtw_line s = { 0 };
 	evtw_esc(&s, e->name, strlen(e->name), 0);
+	size_t nname = s.n;
 	evtw_ch(&s, '\t');
 	evtw_i64(&s, e->pid);
 	evtw_ch(&s, '\t');
 	evtw_u64(&s, e->tid);
 	e->nids = s.n <= sizeof e->ids ? (uint8_t)s.n : 0;
+	e->nname = e->nids ? (uint8_t)nname : 0;
 	if (e->nids)
 		memcpy(e->ids, s.b, s.n);
+	s.n = 0;
+	evtw_kv_u(&s, "waker_tid", e->tid);
+	evtw_kv_i(&s, "waker_pid", e->pid);
+	evtw_kv_s(&s, "waker_process", e->name);
+	e->nwaker = s.n <= sizeof e->waker ? (uint8_t)s.n : 0;
+	if (e->nwaker)
+		memcpy(e->waker, s.b, s.n);
 	evtw_free(&s);
+}
+
+/* A thread's entry made anew: what it was for is out of date. */
+static void
+fill_tcache(struct conv *c, struct tcache *e, uint32_t tid, uint64_t ts)
+{
+	e->gen = c->tt_gen;
+	e->tid = tid;
+	e->pid = images_thread_pid(c->img, tid, ts);
+	e->name = conv_process_name(c, e->pid, ts);
+	cache_ids(e);
 }
 
 /*
@@ -45,21 +134,15 @@ cache_ids(struct tcache *e)
  * since every Running, Ready and Waiting line asks, and they are as many
  * as all other lines.
  */
-static const struct tcache *
+static inline const struct tcache *
 thread_process(struct conv *c, int64_t tid, uint64_t ts)
 {
-	static const struct tcache idle = { .pid = 0, .name = "Idle", .nids = 8, .ids = "Idle\t0\t0" };
-	static const struct tcache unknown = { .pid = -1, .name = "?" };	/* (nids 0) */
 	if (tid <= 0)
-		return tid == 0 ? &idle : &unknown;
-	struct tcache *e = &c->tcache[(uint32_t)tid % TCACHE];
-	if (e->gen != c->tt_gen || e->tid != (uint32_t)tid) {
-		e->gen = c->tt_gen;
-		e->tid = (uint32_t)tid;
-		e->pid = images_thread_pid(c->img, (uint32_t)tid, ts);
-		e->name = conv_process_name(c, e->pid, ts);
-		cache_ids(e);
-	}
+		return tid == 0 ? &c->tts->idle : &c->tts->unknown;
+	/* (Windows' thread ids are multiples of 4) */
+	struct tcache *e = &c->tts->tcache[((uint32_t)tid >> 2) % TCACHE];
+	if (e->gen != c->tt_gen || e->tid != (uint32_t)tid)
+		fill_tcache(c, e, (uint32_t)tid, ts);
 	return e;
 }
 
@@ -83,41 +166,66 @@ put(char *o, const char *s, size_t n)
 /* "\tKEY=", KEY a string literal */
 #define PUT_KEY(o, key) put((o), "\t" key "=", sizeof key + 1)
 
-/* one of this file's own words ("readied", "kernel"...): none has a byte evt-format §4 escapes */
 static inline char *
-put_word(char *o, const char *w)
+put_word(char *o, const struct word *w)
 {
-	return put(o, w, strlen(w));
+	memcpy(o, w->s, sizeof w->s);
+	return o + w->n;
 }
 
-/* a wait reason or thread state V by its name (NAME(V)), its number when it has none */
-static char *
-put_name(char *o, unsigned v, const char *(*name)(unsigned))
-{
-	const char *s = v == TT_UNKNOWN ? "unknown" : name(v);
-	return s ? put_word(o, s) : o + evt_format_u64(o, v);
-}
-
-/*
- * Digits written in place, two by two (V < 100): each number goes
- * straight into the line, since digits stored a few bytes at a time and
- * then copied with wide loads stall the copy until the stores are done.
- */
+/* two digits of V < 100 */
 static inline void
 put2(char *o, unsigned v)
 {
-	o[0] = (char)('0' + v / 10);
-	o[1] = (char)('0' + v % 10);
+	memcpy(o, digits2 + 2 * v, 2);
+}
+
+/*
+ * V in decimal (evt_format_u64's text): the numbers of these lines (CPUs,
+ * priorities, milliseconds since the trace start) are mostly under 10^4,
+ * made here in a few moves; larger ones by the call.
+ */
+static inline char *
+put_u(char *o, uint64_t v)
+{
+	if (v < 10) {
+		*o = (char)('0' + v);
+		return o + 1;
+	}
+	if (v < 100) {
+		put2(o, (unsigned)v);
+		return o + 2;
+	}
+	if (v < 10000) {
+		unsigned hi = (unsigned)v / 100;
+		if (hi < 10)
+			*o++ = (char)('0' + hi);
+		else {
+			put2(o, hi);
+			o += 2;
+		}
+		put2(o, (unsigned)v % 100);
+		return o + 2;
+	}
+	return o + evt_format_u64(o, v);
+}
+
+/* evtw_put_i64's text */
+static inline char *
+put_i(char *o, int64_t v)
+{
+	return v >= 0 ? put_u(o, (uint64_t)v) : evtw_put_i64(o, v);
 }
 
 /* a point and D < 10^6 as 6 digits, zero-padded */
 static inline char *
 put_frac6(char *o, unsigned d)
 {
+	unsigned r = d % 10000;
 	o[0] = '.';
 	put2(o + 1, d / 10000);
-	put2(o + 3, d / 100 % 100);
-	put2(o + 5, d % 100);
+	put2(o + 3, r / 100);
+	put2(o + 5, r % 100);
 	return o + 7;
 }
 
@@ -132,29 +240,47 @@ put_frac3(char *o, unsigned d)
 }
 
 /*
- * NS as the time column writes it, through the memo of recent times: a
- * line that follows another often repeats its times (an interval ends
- * when the event it follows happens, and the next one on that CPU starts
- * there).  A time not in the memo is formatted into the line, then kept.
+ * NS as the time column writes it (evt_format_time_ns's text: the ms,
+ * then 6 digits), made in place: a few multiplications, cheaper than
+ * looking the text up in a memo of recent times, which missed one time in
+ * three and then cost three times as much.
  */
-static char *
-put_time(struct evtw_timememo *m, char *o, int64_t ns)
+static inline char *
+put_time(char *o, int64_t ns)
 {
-	struct evtw_timetext *e = &m->slot[((uint64_t)ns * 0x9e3779b97f4a7c15ull) >>
-	    (64 - EVTW_MEMO_BITS)];
-	if (e->len && e->ns == ns) {
-		memcpy(o, e->text, sizeof e->text);
-		return o + e->len;
+	if (ns < 0)
+		return o + evt_format_time_ns(o, ns);
+	o = put_u(o, (uint64_t)ns / 1000000);
+	return put_frac6(o, (unsigned)((uint64_t)ns % 1000000));
+}
+
+/* NS's time text made into O and kept in slot K */
+static char *
+put_time_keep(struct timetext *k, char *o, int64_t ns)
+{
+	char *e = put_time(o, ns);
+	k->ns = ns;
+	k->len = (uint8_t)(e - o);
+	memcpy(k->text, o, sizeof k->text);	/* (bytes past the text: the line's room) */
+	return e;
+}
+
+/*
+ * NS's time text through slot K (then L, when not null): copied when the
+ * slot holds it, else made and kept in K.
+ */
+static inline char *
+put_time_kept(struct timetext *k, struct timetext *l, char *o, int64_t ns)
+{
+	if (k->ns == ns && k->len) {
+		memcpy(o, k->text, sizeof k->text);
+		return o + k->len;
 	}
-	/* evt_format_time_ns's text: the ms, then 6 digits (it writes a negative time) */
-	int n = ns < 0 ? evt_format_time_ns(o, ns) : (int)(put_frac6(o + evt_format_u64(o,
-	    (uint64_t)ns / 1000000), (unsigned)((uint64_t)ns % 1000000)) - o);
-	e->ns = ns;
-	e->len = (uint8_t)n;
-	/* byte by byte, as the digits were stored: a wide load of them waits until the stores are done */
-	for (int i = 0; i < n; i++)
-		e->text[i] = o[i];
-	return o + n;
+	if (l && l->ns == ns && l->len) {
+		memcpy(o, l->text, sizeof l->text);
+		return o + l->len;
+	}
+	return put_time_keep(k, o, ns);
 }
 
 /* the weight column for an interval of NS: evt_format_weight_ns's text */
@@ -163,7 +289,7 @@ put_weight(char *o, int64_t ns)
 {
 	if (ns < 0 || ns >= (1LL << 50))
 		return o + evt_format_weight_ns(o, ns);
-	o += evt_format_u64(o, (uint64_t)ns / 1000000);
+	o = put_u(o, (uint64_t)ns / 1000000);
 	unsigned frac = (unsigned)((uint64_t)ns % 1000000);
 	if (frac == 0)
 		return o;
@@ -182,8 +308,43 @@ put_us3(char *o, int64_t ns)
 		*o++ = '-';
 		u = (uint64_t)(-(ns + 1)) + 1;
 	}
-	o += evt_format_u64(o, u / 1000);
+	o = put_u(o, u / 1000);
 	return put_frac3(o, (unsigned)(u % 1000));
+}
+
+/* a wait reason or thread state V by its name (NAME(V)), its number when it has none */
+static char *
+put_name(char *o, unsigned v, const char *(*name)(unsigned))
+{
+	const char *s = v == TT_UNKNOWN ? "unknown" : name(v);
+	return s ? put(o, s, strlen(s)) : o + evt_format_u64(o, v);
+}
+
+/*
+ * A Waiting line's wait_reason=, wait_mode= and old_state=: made once per
+ * three values (a trace has a handful of them) and then copied whole.
+ */
+static char *
+put_wait(struct ttstate *s, char *o, const struct tt_iv *iv)
+{
+	uint32_t key = 1u << 24 | (uint32_t)iv->old_state << 16 | (uint32_t)iv->wait_mode << 8 |
+	    iv->wait_reason;
+	struct waittext *w = &s->wait[(iv->wait_reason ^ iv->old_state * 7u ^ iv->wait_mode * 31u) %
+	    WAITS];
+	if (w->key != key) {
+		char *t = w->text;
+		t = PUT_KEY(t, "wait_reason");
+		t = put_name(t, iv->wait_reason, tt_wait_reason_name);
+		t = PUT_KEY(t, "wait_mode");
+		t = iv->wait_mode == TT_UNKNOWN ? put(t, "unknown", 7) :
+		    iv->wait_mode ? put(t, "user", 4) : put(t, "kernel", 6);
+		t = PUT_KEY(t, "old_state");
+		t = put_name(t, iv->old_state, tt_thread_state_name);
+		w->len = (uint8_t)(t - w->text);
+		w->key = key;
+	}
+	memcpy(o, w->text, sizeof w->text);	/* (whole: a few wide moves) */
+	return o + w->len;
 }
 
 /*
@@ -195,37 +356,33 @@ static char *
 put_waker(struct conv *c, struct evtw_line *l, char *o, const struct tt_iv *iv, uint64_t ts)
 {
 	o = PUT_KEY(o, "ready_ms");
-	o = put_time(&c->ttmemo, o, iv->ready_ns);
+	o = put_time_kept(&c->tts->ready, NULL, o, iv->ready_ns);
 	if (iv->waker_tid >= 0) {
 		const struct tcache *w = thread_process(c, iv->waker_tid, ts);
-		o = PUT_KEY(o, "waker_tid");
-		o = evtw_put_i64(o, iv->waker_tid);
-		o = PUT_KEY(o, "waker_pid");
-		o = evtw_put_i64(o, w->pid);
-		/* the escaped name begins the cached columns, up to their first tab */
-		const char *tab = w->nids ? memchr(w->ids, '\t', w->nids) : NULL;
-		if (tab) {
-			o = PUT_KEY(o, "waker_process");
-			memcpy(o, w->ids, sizeof w->ids);
-			o += tab - w->ids;
+		if (w->nwaker) {
+			memcpy(o, w->waker, sizeof w->waker);
+			o += w->nwaker;
 		} else {
 			/* a name too long for the cache: escaped, and the room taken again */
 			l->n = (size_t)(o - l->b);
+			evtw_kv_i(l, "waker_tid", iv->waker_tid);
+			evtw_kv_i(l, "waker_pid", w->pid);
 			evtw_kv_s(l, "waker_process", w->name);
 			o = evtw_room(l, FOLLOWER_ROOM);
 		}
 	}
 	o = PUT_KEY(o, "waker_cpu");
-	return evtw_put_i64(o, iv->waker_cpu);
+	return put_i(o, iv->waker_cpu);
 }
 
 /* The waker_in= and waker_routine= attributes of a follower, as they are known now. */
 void
 conv_tt_waker_attrs(struct conv *c, struct evtw_line *l, const struct ttline *t, uint64_t ts)
 {
+	static const struct word in_attrs[] = { [TT_IN_THREAD] = WORD("\twaker_in=thread"),
+	    [TT_IN_DPC] = WORD("\twaker_in=dpc"), [TT_IN_ISR] = WORD("\twaker_in=isr") };
 	enum tt_waker_in in = t->win == TT_IN_PENDING ? TT_IN_THREAD : t->win;
-	evtw_key(l, "waker_in");
-	evtw_str(l, in_names[in]);
+	evtw_mem(l, in_attrs[in].s, in_attrs[in].n);
 	if (in != TT_IN_THREAD && t->routine) {
 		char fbuf[2048];
 		int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | FRAME_ADDRS;
@@ -281,6 +438,25 @@ conv_tt_unqueued(struct conv *c, struct ttfollow *f)
 	f->npending = 0;
 }
 
+static struct timetext *
+cpu_slot(struct ttstate *s, int cpu)
+{
+	return &s->cpu_end[(unsigned)cpu % CPU_TIMES];
+}
+
+static struct timetext *
+thread_slot(struct ttstate *s, int64_t tid)
+{
+	return &s->thread_end[((uint64_t)tid >> 2) % THREAD_TIMES];
+}
+
+/* Where IV's start time is likely kept: a Running line's CPU's, a thread's time off its own. */
+static struct timetext *
+start_slot(struct ttstate *s, const struct tt_iv *iv)
+{
+	return iv->kind == TT_RUNNING ? cpu_slot(s, iv->cpu) : thread_slot(s, iv->tid);
+}
+
 /* threadtime.c's emit function: the interval as a line following the current event's. */
 static void
 add_follower(void *ctx, const struct tt_iv *iv)
@@ -296,24 +472,25 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	}
 	struct ttline *t = &c->f.l[c->f.n];
 	struct evtw_line *l = &t->text;
-	const char *kind = kind_names[iv->kind];
+	const struct word *kind = &kind_words[iv->kind];
 	char *o;
 	if (!e->nids || c->o->utc) {
-		if (!conv_begin_named(c, l, kind, iv->start, iv->cpu, e->name, e->pid, iv->tid,
+		if (!conv_begin_named(c, l, kind->s, iv->start, iv->cpu, e->name, e->pid, iv->tid,
 		    iv->end - iv->start, ts))
 			return;
 		o = evtw_room(l, FOLLOWER_ROOM);
 	} else {
 		/* conv_begin_named()'s bytes, the thread's columns copied from the cache */
-		if (!conv_named_wanted(c, kind, iv->start, e->name, e->pid))
+		if ((c->nkinds || c->nprocs || iv->start < c->from_ns || iv->start > c->to_ns) &&
+		    !conv_named_wanted(c, kind->s, iv->start, e->name, e->pid))
 			return;
 		l->n = 0;
 		o = evtw_room(l, FOLLOWER_ROOM);
-		o = put_time(&c->ttmemo, o, iv->start);
+		o = put_time_kept(start_slot(c->tts, iv), &c->tts->ready, o, iv->start);
 		*o++ = '\t';
 		o = put_word(o, kind);
 		*o++ = '\t';
-		o = evtw_put_i64(o, iv->cpu);
+		o = put_i(o, iv->cpu);
 		*o++ = '\t';
 		memcpy(o, e->ids, sizeof e->ids);
 		o += e->nids;
@@ -321,30 +498,29 @@ add_follower(void *ctx, const struct tt_iv *iv)
 		o = put_weight(o, iv->end - iv->start);
 	}
 	o = PUT_KEY(o, "end_ms");
-	o = put_time(&c->ttmemo, o, iv->end);
+	if (iv->kind == TT_WAITING)
+		o = put_time_kept(&c->tts->ready, NULL, o, iv->end);
+	else
+		o = put_time_kept(&c->tts->now, NULL, o, iv->end);
+	if (iv->kind == TT_RUNNING) {	/* where its CPU's next one, and its thread's time off, start */
+		*cpu_slot(c->tts, iv->cpu) = c->tts->now;
+		*thread_slot(c->tts, iv->tid) = c->tts->now;
+	}
 	o = PUT_KEY(o, "duration_us");
 	o = put_us3(o, iv->end - iv->start);
 	if (iv->kind == TT_READY) {
 		o = PUT_KEY(o, "from");
-		o = put_word(o, from_names[iv->from]);
+		o = put_word(o, &from_words[iv->from]);
 	}
-	if (iv->kind == TT_WAITING) {
-		o = PUT_KEY(o, "wait_reason");
-		o = put_name(o, iv->wait_reason, tt_wait_reason_name);
-		o = PUT_KEY(o, "wait_mode");
-		o = put_word(o, iv->wait_mode == TT_UNKNOWN ? "unknown" :
-		    iv->wait_mode ? "user" : "kernel");
-		o = PUT_KEY(o, "old_state");
-		o = put_name(o, iv->old_state, tt_thread_state_name);
-	}
+	if (iv->kind == TT_WAITING)
+		o = put_wait(c->tts, o, iv);
 	if (iv->prio >= 0) {
 		o = PUT_KEY(o, "prio");
-		o = evtw_put_i64(o, iv->prio);
+		o = put_u(o, (uint64_t)iv->prio);
 	}
 	if (iv->edge) {
 		o = PUT_KEY(o, "edge");
-		o = put_word(o, iv->edge == (TT_EDGE_START | TT_EDGE_END) ? "both" :
-		    iv->edge == TT_EDGE_START ? "start" : "end");
+		o = put_word(o, &edge_words[iv->edge]);
 	}
 	if (iv->readied)
 		o = put_waker(c, l, o, iv, ts);
@@ -356,7 +532,7 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	int64_t logged = (int64_t)(c->now - GBIAS);
 	if (logged > iv->end) {
 		o = PUT_KEY(o, "logged_ms");
-		o = put_time(&c->ttmemo, o, logged);
+		o = put_time_kept(&c->tts->now, NULL, o, logged);
 	}
 	l->n = (size_t)(o - l->b);
 
@@ -419,7 +595,21 @@ conv_tt_start(struct conv *c)
 		any |= c->first_old[i] >= 0;
 	if (!any || c->o->no_thread_time || !c->have_ts)
 		return;
-	c->tcache = xcalloc(TCACHE, sizeof *c->tcache);
+	/*
+	 * -k without Running, Ready or Waiting: no line of it would be
+	 * written, so none is derived (it cost as much as the rest of the
+	 * conversion), and the ReadyThread stacks are not joined for it.
+	 */
+	int wanted = 0;
+	for (int k = TT_RUNNING; k <= TT_WAITING; k++)
+		wanted |= conv_kind_wanted(c, kind_words[k].s);
+	if (!wanted)
+		return;
+	c->tts = xcalloc(1, sizeof *c->tts);
+	c->tts->idle = (struct tcache){ .pid = 0, .name = "Idle" };
+	cache_ids(&c->tts->idle);
+	c->tts->unknown = (struct tcache){ .pid = -1, .name = "?" };
+	c->tts->unknown.nids = 0;	/* (its columns are written each time) */
 	c->tt_gen = 1;
 	c->tt = tt_new((unsigned)c->ncur, (int64_t)(c->min_ts - GBIAS), (int64_t)(c->max_ts - GBIAS),
 	    c->tt_max_intr, add_follower, resolved, c);
@@ -472,7 +662,7 @@ conv_tt_free(struct conv *c)
 {
 	if (c->tt)
 		hmap_free(&c->ttpend);
-	free(c->tcache);
+	free(c->tts);
 	tt_free(c->tt);
 	free(c->first_old);
 	free(c->first_ts);

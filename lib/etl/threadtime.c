@@ -190,40 +190,57 @@ tt_free(struct tt *t)
 
 /* CPU I's state, the table grown when a record names a CPU the buffers did not; NULL if absurd. */
 static struct ttcpu *
-cpu_at(struct tt *t, int i)
+cpu_grow(struct tt *t, int i)
 {
 	if (i < 0 || i >= MAX_CPUS)
 		return NULL;
-	if ((size_t)i >= t->ncpu) {
-		size_t n = (size_t)i + 1;
-		t->cpu = xrealloc(t->cpu, n * sizeof *t->cpu);
-		memset(t->cpu + t->ncpu, 0, (n - t->ncpu) * sizeof *t->cpu);
-		t->ncpu = n;
-	}
+	size_t n = (size_t)i + 1;
+	t->cpu = xrealloc(t->cpu, n * sizeof *t->cpu);
+	memset(t->cpu + t->ncpu, 0, (n - t->ncpu) * sizeof *t->cpu);
+	t->ncpu = n;
 	return &t->cpu[i];
 }
 
-static struct th *
-find(struct tt *t, uint32_t tid)
+/* (these three are asked two or three times a context switch: the common case inline) */
+static inline struct ttcpu *
+cpu_at(struct tt *t, int i)
 {
-	struct recent *r = &t->recent[(tid >> 2) % RECENT];
-	if (r->idx && r->tid == tid)
-		return &t->th[r->idx - 1];
+	return i >= 0 && (size_t)i < t->ncpu ? &t->cpu[i] : cpu_grow(t, i);
+}
+
+static struct th *
+find_slow(struct tt *t, uint32_t tid)
+{
 	const uint32_t *i = hmap_get(&t->map, tid, 0);
 	if (!i)
 		return NULL;
+	struct recent *r = &t->recent[(tid >> 2) % RECENT];
 	r->tid = tid;
 	r->idx = *i + 1;
 	return &t->th[*i];
 }
 
-/* A thread seen for the first time: alive (and waiting, for all we know) since the trace start. */
-static struct th *
+static inline struct th *
+find(struct tt *t, uint32_t tid)
+{
+	struct recent *r = &t->recent[(tid >> 2) % RECENT];
+	return r->idx && r->tid == tid ? &t->th[r->idx - 1] : find_slow(t, tid);
+}
+
+static struct th *get_new(struct tt *t, uint32_t tid);
+
+static inline struct th *
 get(struct tt *t, uint32_t tid)
 {
 	struct th *h = find(t, tid);
-	if (h)
-		return h;
+	return h ? h : get_new(t, tid);
+}
+
+/* A thread seen for the first time: alive (and waiting, for all we know) since the trace start. */
+static struct th *
+get_new(struct tt *t, uint32_t tid)
+{
+	struct th *h;
 	if (t->nth == t->capth) {
 		t->capth = t->capth ? t->capth * 2 : 256;
 		t->th = xrealloc(t->th, t->capth * sizeof *t->th);
