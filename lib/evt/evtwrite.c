@@ -20,6 +20,40 @@ const uint8_t evtw_escapes[256] = {
 	[';'] = EVTW_ESC_STACK,
 };
 
+const char evtw_hex2[512] =
+	"0001020304050607"
+	"08090a0b0c0d0e0f"
+	"1011121314151617"
+	"18191a1b1c1d1e1f"
+	"2021222324252627"
+	"28292a2b2c2d2e2f"
+	"3031323334353637"
+	"38393a3b3c3d3e3f"
+	"4041424344454647"
+	"48494a4b4c4d4e4f"
+	"5051525354555657"
+	"58595a5b5c5d5e5f"
+	"6061626364656667"
+	"68696a6b6c6d6e6f"
+	"7071727374757677"
+	"78797a7b7c7d7e7f"
+	"8081828384858687"
+	"88898a8b8c8d8e8f"
+	"9091929394959697"
+	"98999a9b9c9d9e9f"
+	"a0a1a2a3a4a5a6a7"
+	"a8a9aaabacadaeaf"
+	"b0b1b2b3b4b5b6b7"
+	"b8b9babbbcbdbebf"
+	"c0c1c2c3c4c5c6c7"
+	"c8c9cacbcccdcecf"
+	"d0d1d2d3d4d5d6d7"
+	"d8d9dadbdcdddedf"
+	"e0e1e2e3e4e5e6e7"
+	"e8e9eaebecedeeef"
+	"f0f1f2f3f4f5f6f7"
+	"f8f9fafbfcfdfeff";
+
 void
 evtw_grow(struct evtw_line *l, size_t k)
 {
