@@ -112,21 +112,20 @@ collect_clr(struct conv *c, const struct etl_event *ev, int rundown)
 {
 	const uint8_t *p = ev->payload;
 	size_t n = ev->plen, used;
-	char ns[1024], name[1024], full[2100];
+	char name[1024], full[2048];
 
 	if ((!rundown && ev->id == 143) || (rundown && (ev->id == 143 || ev->id == 144))) {
 		if (n < 36)
 			return;
 		uint64_t module = etl_u64(p + 8), start = etl_u64(p + 16);
 		uint32_t size = etl_u32(p + 24);
-		etl_wstr(p + 36, n - 36, ns, sizeof ns, &used);
-		name[0] = '\0';
+		/* "namespace.name", or "name" without a namespace: decoded in place, not copied */
+		size_t nl = etl_wstr(p + 36, n - 36, full, 1024, &used);
+		if (nl)
+			full[nl++] = '.';
+		full[nl] = '\0';
 		if (36 + used < n)
-			etl_wstr(p + 36 + used, n - 36 - used, name, sizeof name, NULL);
-		if (*ns)
-			snprintf(full, sizeof full, "%s.%s", ns, name);
-		else
-			snprintf(full, sizeof full, "%s", name);
+			etl_wstr(p + 36 + used, n - 36 - used, full + nl, 1024, NULL);
 		images_method(c->img, ev->pid, start, size, module, full);
 	} else if ((!rundown && ev->id == 152) || (rundown && (ev->id == 153 || ev->id == 154))) {
 		if (n < 24)
