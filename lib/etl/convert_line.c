@@ -21,6 +21,9 @@ kind_wanted(const struct conv *c, const char *kind)
 	if (!c->nkinds)
 		return 1;
 	for (size_t i = 0; i < c->nkinds; i++) {
+		/* (asked of every event: most differ in their first byte, a "*" matches any) */
+		if (c->kinds[i][0] != kind[0] && c->kinds[i][0] != '*')
+			continue;
 		size_t kl = strlen(c->kinds[i]);
 		/* "FileIo*" style prefixes */
 		if (kl && c->kinds[i][kl - 1] == '*') {
