@@ -59,6 +59,7 @@ enum {
 
 struct prop {
 	char *name;
+	size_t namelen;		/* strlen(name): decoding asks it of every property */
 	uint32_t flags;
 	uint16_t in, out;	/* or struct start, member count */
 	char *map;
@@ -364,6 +365,7 @@ tdh_add_event_info(struct tdh_db *db, const uint8_t *b, size_t len)
 		p->length = etl_u16(q + 18);
 		if (!p->name)
 			p->name = xstrdup("");
+		p->namelen = strlen(p->name);
 		if (p->flags & PF_STRUCT) {
 			/* members must lie inside the array and after this property (no cycles) */
 			if ((uint32_t)p->in + p->out > np || p->in <= i)
@@ -457,12 +459,17 @@ tdh_collect(struct tdh_db *db, const struct etl_event *ev)
 
 /* ---------- decoding ---------- */
 
-/* Numbers without printf: the decoder writes millions of them. */
+/*
+ * Numbers without printf: the decoder writes millions of them, straight
+ * into the buffer (room made first), not through a copy.
+ */
 static void
 bput_u64(struct strbuf *v, uint64_t x)
 {
-	char t[24];
-	strbuf_add(v, t, (size_t)evt_format_u64(t, x));
+	if (v->cap - v->len <= 21)
+		strbuf_grow(v, 21);
+	v->len += (size_t)evt_format_u64(v->s + v->len, x);
+	v->s[v->len] = '\0';
 }
 
 static void
@@ -479,8 +486,13 @@ bput_i64(struct strbuf *v, int64_t x)
 static void
 bput_hex(struct strbuf *v, uint64_t x, int width)
 {
-	char t[18] = "0x";
-	strbuf_add(v, t, 2 + (size_t)evt_format_hex(t + 2, x, width));
+	if (v->cap - v->len <= 18)
+		strbuf_grow(v, 18);
+	char *o = v->s + v->len;
+	o[0] = '0';
+	o[1] = 'x';
+	v->len += 2 + (size_t)evt_format_hex(o + 2, x, width);
+	v->s[v->len] = '\0';
 }
 
 static void
@@ -670,13 +682,12 @@ int_size(unsigned in, unsigned psize)
  * Returns 0 or -1 (data too short, unknown type).
  */
 static int
-one_value(struct dec *x, const struct prop *p, size_t len, int haslen, uint64_t *ival)
+one_value(struct dec *x, const struct prop *p, size_t isz, size_t len, int haslen, uint64_t *ival)
 {
 	const uint8_t *d = x->d + x->off;
 	size_t room = x->len - x->off, n, used;
 	unsigned in = p->in;
 
-	size_t isz = int_size(in, x->psize);
 	if (isz) {
 		if (room < isz)
 			return -1;
@@ -867,7 +878,7 @@ decode_prop(struct dec *x, uint32_t i, const char *prefix, int depth)
 	const char *name = p->name;	/* a top-level property's name as it is */
 	if (*prefix) {
 		/* prefix + name, cut to fit as snprintf would */
-		size_t pl = strlen(prefix), nl = strlen(p->name);
+		size_t pl = strlen(prefix), nl = p->namelen;
 		if (pl > sizeof full - 1)
 			pl = sizeof full - 1;
 		if (nl > sizeof full - 1 - pl)
@@ -876,7 +887,7 @@ decode_prop(struct dec *x, uint32_t i, const char *prefix, int depth)
 		memcpy(full + pl, p->name, nl);
 		full[pl + nl] = '\0';
 		name = full;
-	} else if (strlen(name) > sizeof full - 1) {
+	} else if (p->namelen > sizeof full - 1) {
 		memcpy(full, name, sizeof full - 1);
 		full[sizeof full - 1] = '\0';
 		name = full;
@@ -927,15 +938,16 @@ decode_prop(struct dec *x, uint32_t i, const char *prefix, int depth)
 		return 0;
 	}
 	uint64_t ival = 0;
+	size_t isz = int_size(p->in, x->psize);
 	for (uint64_t k = 0; k < count; k++) {
 		if (++x->values > MAX_VALUES)
 			return -1;
 		if (k)
 			strbuf_add(&x->v, ",", 1);
-		if (one_value(x, p, len, haslen, &ival) < 0)
+		if (one_value(x, p, isz, len, haslen, &ival) < 0)
 			return -1;
 	}
-	if (!array && int_size(p->in, x->psize)) {
+	if (!array && isz) {
 		x->ival[i] = ival;
 		x->have[i] = 1;
 	}
