@@ -63,6 +63,13 @@ struct prop {
 	uint32_t flags;
 	uint16_t in, out;	/* or struct start, member count */
 	char *map;
+	/*
+	 * Which map that name finds (decoding's own memo, not the schema): an
+	 * index + 1 in the database's maps, 0 for none, worked out while the
+	 * database had map_for - 1 maps (0: not yet).  A search compares the
+	 * name with every map's, and an event decodes several mapped values.
+	 */
+	size_t map_at, map_for;
 	uint16_t count, length;
 	int hidden;		/* the count/length prefix of the next property (TraceEvent drops it) */
 };
@@ -534,14 +541,20 @@ struct dec {
 };
 
 static const struct map *
-find_map(const struct dec *x, const char *name)
+find_map(const struct dec *x, struct prop *p)
 {
-	/* the trace's own maps first (stored after the built-in ones), then the built-in ones */
 	const struct tdh_db *db = x->db;
+	if (p->map_for == db->nmaps + 1)
+		return p->map_at ? &db->maps[p->map_at - 1] : NULL;
+	/* the trace's own maps first (stored after the built-in ones), then the built-in ones */
+	p->map_at = 0;
+	p->map_for = db->nmaps + 1;
 	for (size_t k = 0; k < db->nmaps; k++) {
 		size_t i = (k + db->nbuiltin_maps) % db->nmaps;
-		if (strcmp(db->maps[i].name, name) == 0 && memcmp(db->maps[i].guid, x->e->guid, 16) == 0)
+		if (strcmp(db->maps[i].name, p->map) == 0 && memcmp(db->maps[i].guid, x->e->guid, 16) == 0) {
+			p->map_at = i + 1;
 			return &db->maps[i];
+		}
 	}
 	return NULL;
 }
@@ -682,7 +695,7 @@ int_size(unsigned in, unsigned psize)
  * Returns 0 or -1 (data too short, unknown type).
  */
 static int
-one_value(struct dec *x, const struct prop *p, size_t isz, size_t len, int haslen, uint64_t *ival)
+one_value(struct dec *x, struct prop *p, size_t isz, size_t len, int haslen, uint64_t *ival)
 {
 	const uint8_t *d = x->d + x->off;
 	size_t room = x->len - x->off, n, used;
@@ -702,7 +715,7 @@ one_value(struct dec *x, const struct prop *p, size_t isz, size_t len, int hasle
 			bstr(&x->v, d, isz, in == IT_W_UCHAR);
 			return 0;
 		}
-		const struct map *m = p->map ? find_map(x, p->map) : NULL;
+		const struct map *m = p->map ? find_map(x, p) : NULL;
 		if (m && put_mapped(&x->v, m, val))
 			return 0;
 		put_int(&x->v, in, p->out, val, isz);
@@ -870,7 +883,7 @@ emit(struct dec *x, const char *name)
 static int
 decode_prop(struct dec *x, uint32_t i, const char *prefix, int depth)
 {
-	const struct prop *p = &x->e->p[i];
+	struct prop *p = &x->e->p[i];
 	char full[512];
 	uint64_t count;
 	int array;
