@@ -246,6 +246,7 @@ struct conv {
 	struct evtw_line leaf;	/* its pseudo-frames, root first, escaped for the stack column */
 	/* output */
 	struct evtw_line l;
+	struct evtw_line stackcol;	/* the stack column of the line being written */
 	size_t line_mark;	/* where attributes start */
 	uint64_t events;
 	uint64_t unresolved;
