@@ -135,15 +135,22 @@ collect_clr(struct conv *c, const struct etl_event *ev, int rundown)
 	}
 }
 
-/* Timestamps far outside the session (corrupt records) would make nonsense times. */
-int
-conv_ts_sane(struct conv *c, const struct etl_event *ev)
+/* Whether NS (an event's time in its source) is inside the session. */
+static int
+ns_sane(const struct conv *c, int64_t ns)
 {
-	int64_t ns = etl_ns(c->r, ev->ts), hi = c->hi_ns;
+	int64_t hi = c->hi_ns;
 	if (c->info->end_time > c->info->start_time &&
 	    c->info->end_time - c->info->start_time < (uint64_t)365 * 86400 * 10000000)
 		hi += (int64_t)(c->info->end_time - c->info->start_time) * 100;
 	return ns >= c->lo_ns && ns <= hi;
+}
+
+/* Timestamps far outside the session (corrupt records) would make nonsense times. */
+int
+conv_ts_sane(struct conv *c, const struct etl_event *ev)
+{
+	return ns_sane(c, etl_ns(c->r, ev->ts));
 }
 
 /* Classic events of KernelTraceControl (ImageID, DbgID) and SystemConfigEx (volumes); schemas */
@@ -237,7 +244,8 @@ collect_kernel(struct conv *c, const struct etl_event *ev)
 void
 conv_collect(struct conv *c, const struct etl_event *ev)
 {
-	if (!conv_ts_sane(c, ev)) {
+	int64_t ns = etl_ns(c->r, ev->ts);	/* (once: the sanity test and the global time both need it) */
+	if (!ns_sane(c, ns)) {
 		char msg[160];
 		if (c->bad_ts++ == 0) {
 			snprintf(msg, sizeof msg, "event with a timestamp outside the session "
@@ -247,7 +255,7 @@ conv_collect(struct conv *c, const struct etl_event *ev)
 		return;
 	}
 	struct etl_event gev = *ev;
-	gev.ts = gts(c, ev->ts);
+	gev.ts = GBIAS + (uint64_t)(c->src[c->cur].off_ns + ns);	/* gts(c, ev->ts) */
 	ev = &gev;
 	conv_remember(c, ev);
 	if (ev->ts) {
