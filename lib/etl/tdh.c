@@ -109,6 +109,18 @@ struct tdh_db {
 	size_t nbuiltin_maps;	/* the first maps are built in: a trace's own map of the name wins */
 	struct tdh_stats st;
 	struct strbuf *scratch;	/* a value's text, kept from event to event (decoding is const) */
+	/*
+	 * The schema an event's key found last: an event asks twice (its
+	 * label, its fields), and events come in runs of one kind.  Valid
+	 * while the database holds nev - 1 schemas (0: empty).
+	 */
+	struct schema_memo {
+		size_t nev;
+		uint8_t guid[16];
+		unsigned id, version;
+		int classic;
+		const struct tdh_event *e;
+	} *smemo;
 };
 
 static const uint8_t metadata_guid[16] = {
@@ -171,6 +183,7 @@ tdh_new(void)
 {
 	struct tdh_db *db = xcalloc(1, sizeof *db);
 	db->scratch = xcalloc(1, sizeof *db->scratch);
+	db->smemo = xcalloc(1, sizeof *db->smemo);
 	const uint8_t *blob;
 	size_t len;
 	for (int i = 0; (blob = wperf_schema_blob(i, &len)) != NULL; i++)
@@ -200,6 +213,7 @@ tdh_free(struct tdh_db *db)
 {
 	if (!db)
 		return;
+	free(db->smemo);
 	for (size_t i = 0; i < db->nev; i++)
 		free_event(db->ev[i]);
 	free(db->ev);
@@ -1008,11 +1022,27 @@ schema_of(const struct tdh_db *db, const struct etl_event *ev)
 {
 	if (!db || !ev->guid)
 		return NULL;
-	if (ev->hkind == ETL_HK_EVENT)
-		return tdh_find(db, ev->guid, ev->id, ev->version);
-	if (ev->hkind == ETL_HK_FULL || ev->hkind == ETL_HK_INSTANCE)
-		return tdh_find_classic(db, ev->guid, ev->type, ev->version);
-	return NULL;
+	int classic;
+	unsigned id;
+	if (ev->hkind == ETL_HK_EVENT) {
+		classic = 0;
+		id = ev->id;
+	} else if (ev->hkind == ETL_HK_FULL || ev->hkind == ETL_HK_INSTANCE) {
+		classic = 1;
+		id = ev->type;	/* classic events are keyed by their opcode */
+	} else
+		return NULL;
+	struct schema_memo *m = db->smemo;
+	if (m->nev == db->nev + 1 && m->classic == classic && m->id == id &&
+	    m->version == ev->version && memcmp(m->guid, ev->guid, 16) == 0)
+		return m->e;
+	m->e = lookup(db, ev->guid, id, ev->version, classic);
+	m->nev = db->nev + 1;
+	memcpy(m->guid, ev->guid, 16);
+	m->id = id;
+	m->version = ev->version;
+	m->classic = classic;
+	return m->e;
 }
 
 const char *
