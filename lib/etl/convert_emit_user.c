@@ -37,6 +37,21 @@ key_chars_init(void)
 /* The longest field name kept in a key ("p." and 297 bytes) */
 #define FIELD_NAME_MAX 297
 
+/*
+ * Field names made keys lately: a schema's names are asked for again on
+ * every event it decodes, and a copy is cheaper than mapping byte by
+ * byte.  Found by the name's address, taken only when its bytes are the
+ * same too (a nested field's name is put together in a reused buffer).
+ */
+#define KEY_MEMO_BITS 8
+#define KEY_MEMO_NAME 48
+static struct key_memo {
+	const char *name;
+	size_t len;		/* 0: the slot is empty */
+	char raw[KEY_MEMO_NAME];
+	char key[KEY_MEMO_NAME];
+} key_memo[1u << KEY_MEMO_BITS];
+
 /* "\tp.NAME=VALUE", the name made a key, the value escaped */
 static void
 field_cb(void *ctx, const char *name, const char *value, size_t vlen)
@@ -51,14 +66,30 @@ field_cb(void *ctx, const char *name, const char *value, size_t vlen)
 	if (!key_char['a'])
 		key_chars_init();
 	size_t nl = strnlen(name, FIELD_NAME_MAX);
-	char *o = evtw_room(l, 3 + nl + 2);
+	char *o = evtw_room(l, 3 + (nl > KEY_MEMO_NAME ? nl : KEY_MEMO_NAME) + 2);
 	memcpy(o, "\tp.", 3);
 	o += 3;
+	struct key_memo *km = NULL;
+	if (nl > 0 && nl <= KEY_MEMO_NAME) {
+		km = &key_memo[((uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull) >> (64 - KEY_MEMO_BITS)];
+		if (km->len == nl && km->name == name && memcmp(km->raw, name, nl) == 0) {
+			memcpy(o, km->key, KEY_MEMO_NAME);	/* (all of it: a few wide moves) */
+			o += nl;
+			goto value;
+		}
+	}
 	for (size_t i = 0; i < nl; i++)
 		o[i] = key_char[(uint8_t)name[i]];
+	if (km) {
+		km->name = name;
+		km->len = nl;
+		memcpy(km->raw, name, nl);
+		memcpy(km->key, o, nl);
+	}
 	o += nl;
 	if (nl == 0)
 		*o++ = '_';
+value:
 	*o++ = '=';
 	l->n = (size_t)(o - l->b);
 	evtw_esc(l, value, vlen, 0);

@@ -21,6 +21,9 @@ kind_wanted(const struct conv *c, const char *kind)
 	if (!c->nkinds)
 		return 1;
 	for (size_t i = 0; i < c->nkinds; i++) {
+		/* (asked of every event: most differ in their first byte, a "*" matches any) */
+		if (c->kinds[i][0] != kind[0] && c->kinds[i][0] != '*')
+			continue;
 		size_t kl = strlen(c->kinds[i]);
 		/* "FileIo*" style prefixes */
 		if (kl && c->kinds[i][kl - 1] == '*') {
@@ -170,6 +173,7 @@ conv_free_lines(struct conv *c)
 {
 	free(c->drop);
 	hmap_free(&c->dropmap);
+	evtw_free(&c->stackcol);
 }
 
 /* Writes the fixed columns of a line the filters kept (and utc= with --utc). */
@@ -331,33 +335,39 @@ conv_stack_of(struct conv *c, uint32_t tid)
 }
 
 /*
- * Appends the stack column (root first, then the pseudo-frames LEAF, if
- * any) and the newline to L, and writes it.
+ * Writes L and its stack column (root first, then the pseudo-frames
+ * LEAF, if any) and the newline.  The column is put together in one
+ * buffer, c->stackcol, not appended to L: L may be a window slot's, and
+ * a stack in each slot's own buffer made every slot grow to the longest
+ * stack it ever held (page faults, and lines no cache holds).
  */
 static void
 write_line(struct conv *c, struct evtw_line *l, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts,
     struct ttfollow *f, const struct evtw_line *leaf)
 {
 	int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | (c->o->addrs ? FRAME_ADDRS : 0);
+	struct evtw_line *s = &c->stackcol;
 
-	evtw_stack_begin(l);
-	size_t s0 = l->n;
-	images_stack_text(c->img, pid, frames, n, ts, flags, l);
+	s->n = 0;
+	evtw_stack_begin(s);
+	images_stack_text(c->img, pid, frames, n, ts, flags, s);
 	if (leaf->n) {
 		if (n)
-			evtw_frame_sep(l);
-		evtw_mem(l, leaf->b, leaf->n);
+			evtw_frame_sep(s);
+		evtw_mem(s, leaf->b, leaf->n);
 	}
-	size_t s1 = l->n;
-	evtw_end(l);
+	size_t s1 = s->n;
+	evtw_end(s);
 	if (!f->silent) {
 		ob_write(c->ob, l->b, l->n);
+		ob_write(c->ob, s->b, s->n);
 		c->events++;
 	}
+	/* (the stack without its leading tab) */
 	if (f->stash)
-		tt_set_waker_stack(c->tt, f->stash_tid, l->b + s0, s1 - s0);
+		tt_set_waker_stack(c->tt, f->stash_tid, s->b + 1, s1 - 1);
 	if (f->n)
-		conv_write_followers(c, f, l->b + s0, s1 - s0);
+		conv_write_followers(c, f, s->b + 1, s1 - 1);
 	f->silent = f->stash = 0;
 }
 

@@ -51,20 +51,6 @@ conv_provider_name(const uint8_t *guid, int census_form)
 	return NULL;
 }
 
-/* Asked of most user events, several times: two 8-byte compares, not a call to memcmp. */
-int
-conv_is_provider(const uint8_t *g, int which)
-{
-	if (!providers_ready)
-		conv_provider_name(NULL, 0);
-	if (!g)
-		return 0;
-	uint64_t a[2], b[2];
-	memcpy(a, g, 16);
-	memcpy(b, provider_guid[which], 16);
-	return a[0] == b[0] && a[1] == b[1];
-}
-
 /* ---------- kernel names ---------- */
 
 static const char *const group_names[] = {

@@ -112,21 +112,20 @@ collect_clr(struct conv *c, const struct etl_event *ev, int rundown)
 {
 	const uint8_t *p = ev->payload;
 	size_t n = ev->plen, used;
-	char ns[1024], name[1024], full[2100];
+	char name[1024], full[2048];
 
 	if ((!rundown && ev->id == 143) || (rundown && (ev->id == 143 || ev->id == 144))) {
 		if (n < 36)
 			return;
 		uint64_t module = etl_u64(p + 8), start = etl_u64(p + 16);
 		uint32_t size = etl_u32(p + 24);
-		etl_wstr(p + 36, n - 36, ns, sizeof ns, &used);
-		name[0] = '\0';
+		/* "namespace.name", or "name" without a namespace: decoded in place, not copied */
+		size_t nl = etl_wstr(p + 36, n - 36, full, 1024, &used);
+		if (nl)
+			full[nl++] = '.';
+		full[nl] = '\0';
 		if (36 + used < n)
-			etl_wstr(p + 36 + used, n - 36 - used, name, sizeof name, NULL);
-		if (*ns)
-			snprintf(full, sizeof full, "%s.%s", ns, name);
-		else
-			snprintf(full, sizeof full, "%s", name);
+			etl_wstr(p + 36 + used, n - 36 - used, full + nl, 1024, NULL);
 		images_method(c->img, ev->pid, start, size, module, full);
 	} else if ((!rundown && ev->id == 152) || (rundown && (ev->id == 153 || ev->id == 154))) {
 		if (n < 24)
@@ -136,15 +135,22 @@ collect_clr(struct conv *c, const struct etl_event *ev, int rundown)
 	}
 }
 
-/* Timestamps far outside the session (corrupt records) would make nonsense times. */
-int
-conv_ts_sane(struct conv *c, const struct etl_event *ev)
+/* Whether NS (an event's time in its source) is inside the session. */
+static int
+ns_sane(const struct conv *c, int64_t ns)
 {
-	int64_t ns = etl_ns(c->r, ev->ts), hi = c->hi_ns;
+	int64_t hi = c->hi_ns;
 	if (c->info->end_time > c->info->start_time &&
 	    c->info->end_time - c->info->start_time < (uint64_t)365 * 86400 * 10000000)
 		hi += (int64_t)(c->info->end_time - c->info->start_time) * 100;
 	return ns >= c->lo_ns && ns <= hi;
+}
+
+/* Timestamps far outside the session (corrupt records) would make nonsense times. */
+int
+conv_ts_sane(struct conv *c, const struct etl_event *ev)
+{
+	return ns_sane(c, etl_ns(c->r, ev->ts));
 }
 
 /* Classic events of KernelTraceControl (ImageID, DbgID) and SystemConfigEx (volumes); schemas */
@@ -238,7 +244,8 @@ collect_kernel(struct conv *c, const struct etl_event *ev)
 void
 conv_collect(struct conv *c, const struct etl_event *ev)
 {
-	if (!conv_ts_sane(c, ev)) {
+	int64_t ns = etl_ns(c->r, ev->ts);	/* (once: the sanity test and the global time both need it) */
+	if (!ns_sane(c, ns)) {
 		char msg[160];
 		if (c->bad_ts++ == 0) {
 			snprintf(msg, sizeof msg, "event with a timestamp outside the session "
@@ -248,7 +255,7 @@ conv_collect(struct conv *c, const struct etl_event *ev)
 		return;
 	}
 	struct etl_event gev = *ev;
-	gev.ts = gts(c, ev->ts);
+	gev.ts = GBIAS + (uint64_t)(c->src[c->cur].off_ns + ns);	/* gts(c, ev->ts) */
 	ev = &gev;
 	conv_remember(c, ev);
 	if (ev->ts) {

@@ -59,9 +59,17 @@ enum {
 
 struct prop {
 	char *name;
+	size_t namelen;		/* strlen(name): decoding asks it of every property */
 	uint32_t flags;
 	uint16_t in, out;	/* or struct start, member count */
 	char *map;
+	/*
+	 * Which map that name finds (decoding's own memo, not the schema): an
+	 * index + 1 in the database's maps, 0 for none, worked out while the
+	 * database had map_for - 1 maps (0: not yet).  A search compares the
+	 * name with every map's, and an event decodes several mapped values.
+	 */
+	size_t map_at, map_for;
 	uint16_t count, length;
 	int hidden;		/* the count/length prefix of the next property (TraceEvent drops it) */
 };
@@ -101,6 +109,18 @@ struct tdh_db {
 	size_t nbuiltin_maps;	/* the first maps are built in: a trace's own map of the name wins */
 	struct tdh_stats st;
 	struct strbuf *scratch;	/* a value's text, kept from event to event (decoding is const) */
+	/*
+	 * The schema an event's key found last: an event asks twice (its
+	 * label, its fields), and events come in runs of one kind.  Valid
+	 * while the database holds nev - 1 schemas (0: empty).
+	 */
+	struct schema_memo {
+		size_t nev;
+		uint8_t guid[16];
+		unsigned id, version;
+		int classic;
+		const struct tdh_event *e;
+	} *smemo;
 };
 
 static const uint8_t metadata_guid[16] = {
@@ -163,6 +183,7 @@ tdh_new(void)
 {
 	struct tdh_db *db = xcalloc(1, sizeof *db);
 	db->scratch = xcalloc(1, sizeof *db->scratch);
+	db->smemo = xcalloc(1, sizeof *db->smemo);
 	const uint8_t *blob;
 	size_t len;
 	for (int i = 0; (blob = wperf_schema_blob(i, &len)) != NULL; i++)
@@ -192,6 +213,7 @@ tdh_free(struct tdh_db *db)
 {
 	if (!db)
 		return;
+	free(db->smemo);
 	for (size_t i = 0; i < db->nev; i++)
 		free_event(db->ev[i]);
 	free(db->ev);
@@ -364,6 +386,7 @@ tdh_add_event_info(struct tdh_db *db, const uint8_t *b, size_t len)
 		p->length = etl_u16(q + 18);
 		if (!p->name)
 			p->name = xstrdup("");
+		p->namelen = strlen(p->name);
 		if (p->flags & PF_STRUCT) {
 			/* members must lie inside the array and after this property (no cycles) */
 			if ((uint32_t)p->in + p->out > np || p->in <= i)
@@ -457,12 +480,17 @@ tdh_collect(struct tdh_db *db, const struct etl_event *ev)
 
 /* ---------- decoding ---------- */
 
-/* Numbers without printf: the decoder writes millions of them. */
+/*
+ * Numbers without printf: the decoder writes millions of them, straight
+ * into the buffer (room made first), not through a copy.
+ */
 static void
 bput_u64(struct strbuf *v, uint64_t x)
 {
-	char t[24];
-	strbuf_add(v, t, (size_t)evt_format_u64(t, x));
+	if (v->cap - v->len <= 21)
+		strbuf_grow(v, 21);
+	v->len += (size_t)evt_format_u64(v->s + v->len, x);
+	v->s[v->len] = '\0';
 }
 
 static void
@@ -479,8 +507,13 @@ bput_i64(struct strbuf *v, int64_t x)
 static void
 bput_hex(struct strbuf *v, uint64_t x, int width)
 {
-	char t[18] = "0x";
-	strbuf_add(v, t, 2 + (size_t)evt_format_hex(t + 2, x, width));
+	if (v->cap - v->len <= 18)
+		strbuf_grow(v, 18);
+	char *o = v->s + v->len;
+	o[0] = '0';
+	o[1] = 'x';
+	v->len += 2 + (size_t)evt_format_hex(o + 2, x, width);
+	v->s[v->len] = '\0';
 }
 
 static void
@@ -522,14 +555,20 @@ struct dec {
 };
 
 static const struct map *
-find_map(const struct dec *x, const char *name)
+find_map(const struct dec *x, struct prop *p)
 {
-	/* the trace's own maps first (stored after the built-in ones), then the built-in ones */
 	const struct tdh_db *db = x->db;
+	if (p->map_for == db->nmaps + 1)
+		return p->map_at ? &db->maps[p->map_at - 1] : NULL;
+	/* the trace's own maps first (stored after the built-in ones), then the built-in ones */
+	p->map_at = 0;
+	p->map_for = db->nmaps + 1;
 	for (size_t k = 0; k < db->nmaps; k++) {
 		size_t i = (k + db->nbuiltin_maps) % db->nmaps;
-		if (strcmp(db->maps[i].name, name) == 0 && memcmp(db->maps[i].guid, x->e->guid, 16) == 0)
+		if (strcmp(db->maps[i].name, p->map) == 0 && memcmp(db->maps[i].guid, x->e->guid, 16) == 0) {
+			p->map_at = i + 1;
 			return &db->maps[i];
+		}
 	}
 	return NULL;
 }
@@ -670,13 +709,12 @@ int_size(unsigned in, unsigned psize)
  * Returns 0 or -1 (data too short, unknown type).
  */
 static int
-one_value(struct dec *x, const struct prop *p, size_t len, int haslen, uint64_t *ival)
+one_value(struct dec *x, struct prop *p, size_t isz, size_t len, int haslen, uint64_t *ival)
 {
 	const uint8_t *d = x->d + x->off;
 	size_t room = x->len - x->off, n, used;
 	unsigned in = p->in;
 
-	size_t isz = int_size(in, x->psize);
 	if (isz) {
 		if (room < isz)
 			return -1;
@@ -691,7 +729,7 @@ one_value(struct dec *x, const struct prop *p, size_t len, int haslen, uint64_t 
 			bstr(&x->v, d, isz, in == IT_W_UCHAR);
 			return 0;
 		}
-		const struct map *m = p->map ? find_map(x, p->map) : NULL;
+		const struct map *m = p->map ? find_map(x, p) : NULL;
 		if (m && put_mapped(&x->v, m, val))
 			return 0;
 		put_int(&x->v, in, p->out, val, isz);
@@ -859,7 +897,7 @@ emit(struct dec *x, const char *name)
 static int
 decode_prop(struct dec *x, uint32_t i, const char *prefix, int depth)
 {
-	const struct prop *p = &x->e->p[i];
+	struct prop *p = &x->e->p[i];
 	char full[512];
 	uint64_t count;
 	int array;
@@ -867,7 +905,7 @@ decode_prop(struct dec *x, uint32_t i, const char *prefix, int depth)
 	const char *name = p->name;	/* a top-level property's name as it is */
 	if (*prefix) {
 		/* prefix + name, cut to fit as snprintf would */
-		size_t pl = strlen(prefix), nl = strlen(p->name);
+		size_t pl = strlen(prefix), nl = p->namelen;
 		if (pl > sizeof full - 1)
 			pl = sizeof full - 1;
 		if (nl > sizeof full - 1 - pl)
@@ -876,7 +914,7 @@ decode_prop(struct dec *x, uint32_t i, const char *prefix, int depth)
 		memcpy(full + pl, p->name, nl);
 		full[pl + nl] = '\0';
 		name = full;
-	} else if (strlen(name) > sizeof full - 1) {
+	} else if (p->namelen > sizeof full - 1) {
 		memcpy(full, name, sizeof full - 1);
 		full[sizeof full - 1] = '\0';
 		name = full;
@@ -927,15 +965,16 @@ decode_prop(struct dec *x, uint32_t i, const char *prefix, int depth)
 		return 0;
 	}
 	uint64_t ival = 0;
+	size_t isz = int_size(p->in, x->psize);
 	for (uint64_t k = 0; k < count; k++) {
 		if (++x->values > MAX_VALUES)
 			return -1;
 		if (k)
 			strbuf_add(&x->v, ",", 1);
-		if (one_value(x, p, len, haslen, &ival) < 0)
+		if (one_value(x, p, isz, len, haslen, &ival) < 0)
 			return -1;
 	}
-	if (!array && int_size(p->in, x->psize)) {
+	if (!array && isz) {
 		x->ival[i] = ival;
 		x->have[i] = 1;
 	}
@@ -983,11 +1022,27 @@ schema_of(const struct tdh_db *db, const struct etl_event *ev)
 {
 	if (!db || !ev->guid)
 		return NULL;
-	if (ev->hkind == ETL_HK_EVENT)
-		return tdh_find(db, ev->guid, ev->id, ev->version);
-	if (ev->hkind == ETL_HK_FULL || ev->hkind == ETL_HK_INSTANCE)
-		return tdh_find_classic(db, ev->guid, ev->type, ev->version);
-	return NULL;
+	int classic;
+	unsigned id;
+	if (ev->hkind == ETL_HK_EVENT) {
+		classic = 0;
+		id = ev->id;
+	} else if (ev->hkind == ETL_HK_FULL || ev->hkind == ETL_HK_INSTANCE) {
+		classic = 1;
+		id = ev->type;	/* classic events are keyed by their opcode */
+	} else
+		return NULL;
+	struct schema_memo *m = db->smemo;
+	if (m->nev == db->nev + 1 && m->classic == classic && m->id == id &&
+	    m->version == ev->version && memcmp(m->guid, ev->guid, 16) == 0)
+		return m->e;
+	m->e = lookup(db, ev->guid, id, ev->version, classic);
+	m->nev = db->nev + 1;
+	memcpy(m->guid, ev->guid, 16);
+	m->id = id;
+	m->version = ev->version;
+	m->classic = classic;
+	return m->e;
 }
 
 const char *
