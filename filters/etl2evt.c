@@ -114,23 +114,13 @@ add_input(const char *name, int fd)
 	in->fd = fd;
 }
 
-static const char *
-temp_dir(void)
-{
-	const char *dir = getenv("TMPDIR");
-	return dir && *dir ? dir : "/tmp";
-}
-
 /* Copies stdin (or a zip member) into an unlinked temporary file. */
 static int
 temp_file(void)
 {
-	char path[4096];
-	snprintf(path, sizeof path, "%s/etl2evt.XXXXXX", temp_dir());
-	int fd = mkstemp(path);
+	int fd = temp_file_unlinked("etl2evt");
 	if (fd < 0)
 		cli_fatal("cannot create a temporary file in %s: %s", temp_dir(), strerror(errno));
-	unlink(path);
 	return fd;
 }
 

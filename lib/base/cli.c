@@ -289,6 +289,28 @@ map_sequential(const void *addr, size_t len)
 	(void)posix_madvise((void *)addr, len, POSIX_MADV_SEQUENTIAL);
 }
 
+const char *
+temp_dir(void)
+{
+	const char *dir = getenv("TMPDIR");
+	return dir && *dir ? dir : "/tmp";
+}
+
+int
+temp_file_unlinked(const char *name)
+{
+	char path[4096];
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof path, "%s/%s.XXXXXX", temp_dir(), name) >= sizeof path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = mkstemp(path)) >= 0)
+		unlink(path);
+	return fd;
+}
+
 void
 map_huge_pages(void *addr, size_t len)
 {

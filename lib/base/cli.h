@@ -75,6 +75,14 @@ void stat_mtime(const struct stat *st, int64_t *sec, long *nsec);
  * already used handed back so RSS stays small on large inputs.
  */
 void map_sequential(const void *addr, size_t len);
+/* The directory for temporary files: $TMPDIR, else /tmp. */
+const char *temp_dir(void);
+/*
+ * A temporary file NAME.XXXXXX in temp_dir(), already unlinked (it goes
+ * when the last descriptor closes, also on a crash): its descriptor, or
+ * -1 with errno set.
+ */
+int temp_file_unlinked(const char *name);
 /* large anonymous memory in huge pages where the system allows (advice) */
 void map_huge_pages(void *addr, size_t len);
 void map_release(const void *addr, size_t len);

@@ -1118,24 +1118,12 @@ grow(uint8_t **p, size_t *cap, size_t n)
 
 /* ---------- the store of decompressed buffers ---------- */
 
-static const char *
-temp_dir(void)
-{
-	const char *dir = getenv("TMPDIR");
-	return dir && *dir ? dir : "/tmp";
-}
-
 /* The unlinked temporary file buffers beyond the cap go to: -2 if it cannot be made. */
 static int
 spill_file(void)
 {
-	char path[4096];
-	snprintf(path, sizeof path, "%s/etlkit-buffers.XXXXXX", temp_dir());
-	int fd = mkstemp(path);
-	if (fd < 0)
-		return -2;
-	unlink(path);
-	return fd;
+	int fd = temp_file_unlinked("etlkit-buffers");
+	return fd < 0 ? -2 : fd;
 }
 
 static int
@@ -1802,6 +1790,22 @@ pump_next(struct etl_reader *r, struct etl_event *ev)
 }
 
 /* Stops the worker (wherever it is) and frees it. */
+/* The pump's batches, lock and itself freed (its thread already joined, or never made). */
+static void
+pump_free(struct etl_reader *r)
+{
+	struct pump *p = r->pump;
+
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	for (int i = 0; i < NBATCH; i++) {
+		free(p->b[i].it);
+		free(p->b[i].bytes);
+	}
+	free(p);
+	r->pump = NULL;
+}
+
 static void
 pump_stop(struct etl_reader *r)
 {
@@ -1814,14 +1818,7 @@ pump_stop(struct etl_reader *r)
 	pthread_cond_signal(&p->cv);	/* only the worker can be waiting */
 	pthread_mutex_unlock(&p->mu);
 	pthread_join(p->thread, NULL);
-	pthread_mutex_destroy(&p->mu);
-	pthread_cond_destroy(&p->cv);
-	for (int i = 0; i < NBATCH; i++) {
-		free(p->b[i].it);
-		free(p->b[i].bytes);
-	}
-	free(p);
-	r->pump = NULL;
+	pump_free(r);
 }
 
 void
@@ -1861,15 +1858,7 @@ pump_start(struct etl_reader *r)
 	pthread_cond_init(&p->cv, NULL);
 	r->pump = p;
 	if (pthread_create(&p->thread, NULL, pump_work, r) != 0) {
-		p->stop = 1;	/* no thread to join: free it here and iterate without */
-		pthread_mutex_destroy(&p->mu);
-		pthread_cond_destroy(&p->cv);
-		for (int i = 0; i < NBATCH; i++) {
-			free(p->b[i].it);
-			free(p->b[i].bytes);
-		}
-		free(p);
-		r->pump = NULL;
+		pump_free(r);	/* no thread to join: iterate without */
 	}
 }
 

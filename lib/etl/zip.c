@@ -651,13 +651,7 @@ ends_with_ci(const char *s, const char *suf)
 static int
 ahead_file(void)
 {
-	const char *dir = getenv("TMPDIR");
-	char path[4096];
-	snprintf(path, sizeof path, "%s/etlkit-member.XXXXXX", dir && *dir ? dir : "/tmp");
-	int fd = mkstemp(path);
-	if (fd >= 0)
-		unlink(path);
-	return fd;
+	return temp_file_unlinked("etlkit-member");
 }
 
 static void *
