@@ -45,8 +45,10 @@ BUILD_ID := $(shell cat $(sort $(wildcard lib/*/*.c lib/*/*.h filters/*.c)) | sh
 endif
 LDLIBS   = -lyaml -lz -lnettle -lm -pthread
 # libdeflate checks gzip input's CRC-32 (lib/evt/gzread.c) when the compiler
-# finds it (make deps installs it); without it zlib checks, as before.
-ifeq ($(shell echo '\#include <libdeflate.h>' | $(CC) $(CPPFLAGS) -E -x c - >/dev/null 2>&1 && echo y),y)
+# finds its header (make deps installs it; the musl build has none); without
+# it zlib checks, as before.  LIBDEFLATE=yes or no decides instead.
+LIBDEFLATE ?= $(shell $(CC) $(CPPFLAGS) -E -include libdeflate.h -x c /dev/null >/dev/null 2>&1 && echo yes)
+ifeq ($(LIBDEFLATE),yes)
 CPPFLAGS += -DETLKIT_LIBDEFLATE
 LDLIBS   += -ldeflate
 endif
