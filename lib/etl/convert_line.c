@@ -293,7 +293,7 @@ conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size
 				evtw_key(o, "waker_stack");
 		}
 		size_t take = t->stack ? n : 0;
-		size_t pn = t->pseudo ? strlen(t->pseudo) : 0;
+		size_t pn = t->pseudo_n;
 		size_t sep = take && t->pseudo;
 		size_t len = t->text.n + o->n + wn + 1 + take + sep + pn + 1;
 		char *p = ob_reserve(c->ob, len);
@@ -493,9 +493,10 @@ follow_into_slot(struct conv *c, struct pend *e)
 {
 	struct ttfollow *from = &c->f, *to = &e->f;
 	for (unsigned i = 0; i < from->n; i++) {
-		struct ttline t = to->l[i];
+		/* the buffers trade places; the rest is plain data, copied one way */
+		struct evtw_line text = to->l[i].text;
 		to->l[i] = from->l[i];
-		from->l[i] = t;
+		from->l[i].text = text;
 	}
 	to->n = from->n;
 	to->npending = from->npending;

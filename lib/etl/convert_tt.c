@@ -546,6 +546,7 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	t->stack = (uint8_t)iv->switch_in;
 	t->wstack = (uint8_t)iv->readied;
 	t->pseudo = iv->kind == TT_RUNNING ? NULL : iv->pseudo;
+	t->pseudo_n = t->pseudo ? (uint8_t)strlen(t->pseudo) : 0;
 }
 
 void

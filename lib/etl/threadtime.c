@@ -79,13 +79,13 @@ struct ttcpu {
 };
 
 struct tt {
+	struct tt_head head;	/* first: tt_tick in threadtime.h reads it */
 	int64_t t0, t1;
 	tt_emit_fn *emit;
 	tt_resolve_fn *resolve;
 	void *ctx;
 	uint32_t tickets;
 	int64_t max_intr;	/* the longest DPC/ISR of the trace */
-	int64_t deadline;	/* the earliest time a pending waker is known (INT64_MAX: none) */
 	int ending;		/* tt_finish(): no DPC record comes any more */
 	struct ttcpu *cpu;
 	size_t ncpu;
@@ -163,7 +163,7 @@ tt_new(unsigned ncpu, int64_t t0, int64_t t1, int64_t max_intr, tt_emit_fn *emit
 	t->t0 = t0;
 	t->t1 = t1 < t0 ? t0 : t1;
 	t->max_intr = max_intr > 0 ? max_intr : 0;
-	t->deadline = INT64_MAX;
+	t->head.deadline = INT64_MAX;
 	t->emit = emit;
 	t->resolve = resolve;
 	t->ctx = ctx;
@@ -363,8 +363,8 @@ end_off_cpu(struct tt *t, struct th *h, int64_t end, int in_cpu, int in_prio, in
 				wc->pend = xrealloc(wc->pend, wc->cappend * sizeof *wc->pend);
 			}
 			wc->pend[wc->npend++] = (struct tpend){ h->ready_ns, iv.ticket };
-			if (h->ready_ns + t->max_intr < t->deadline)
-				t->deadline = h->ready_ns + t->max_intr;
+			if (h->ready_ns + t->max_intr < t->head.deadline)
+				t->head.deadline = h->ready_ns + t->max_intr;
 		}
 	} else if (!h->edge_start && switch_in)
 		t->anomalies[TT_A_NO_READY]++;
@@ -475,19 +475,17 @@ resolve_pending(struct tt *t, struct ttcpu *c, const struct intr *r, int64_t now
 			t->resolve(t->ctx, p->ticket, TT_IN_THREAD, 0);
 		else {
 			c->pend[k++] = *p;
-			if (!r && p->ready_ns + t->max_intr < t->deadline)
-				t->deadline = p->ready_ns + t->max_intr;
+			if (!r && p->ready_ns + t->max_intr < t->head.deadline)
+				t->head.deadline = p->ready_ns + t->max_intr;
 		}
 	}
 	c->npend = k;
 }
 
 void
-tt_tick(struct tt *t, int64_t now)
+tt_tick_late(struct tt *t, int64_t now)
 {
-	if (now <= t->deadline)
-		return;
-	t->deadline = INT64_MAX;
+	t->head.deadline = INT64_MAX;
 	for (size_t i = 0; i < t->ncpu; i++)
 		if (t->cpu[i].npend)
 			resolve_pending(t, &t->cpu[i], NULL, now);
@@ -496,7 +494,7 @@ tt_tick(struct tt *t, int64_t now)
 void
 tt_resolve_all(struct tt *t)
 {
-	t->deadline = INT64_MAX;
+	t->head.deadline = INT64_MAX;
 	for (size_t i = 0; i < t->ncpu; i++)
 		resolve_pending(t, &t->cpu[i], NULL, INT64_MAX);
 }

@@ -85,8 +85,21 @@ void tt_thread_start(struct tt *t, int64_t ts, uint32_t tid, int rundown);
 void tt_thread_end(struct tt *t, int64_t ts, uint32_t tid);
 void tt_interrupt(struct tt *t, int cpu, int64_t start, int64_t end, int isr, uint64_t routine);
 void tt_disk_done(struct tt *t, uint32_t tid, int64_t elapsed_ns);
-/* The trace's time is NOW: the pending wakers no DPC/ISR can cover any more are told. */
-void tt_tick(struct tt *t, int64_t now);
+/*
+ * The trace's time is NOW: the pending wakers no DPC/ISR can cover any more are told.
+ * Called once per event, so the deadline test is inline (struct tt begins with
+ * struct tt_head) and only a passed deadline costs a call.
+ */
+struct tt_head {
+	int64_t deadline;	/* the earliest time a pending waker is known (INT64_MAX: none) */
+};
+void tt_tick_late(struct tt *t, int64_t now);
+static inline void
+tt_tick(struct tt *t, int64_t now)
+{
+	if (now > ((const struct tt_head *)(const void *)t)->deadline)
+		tt_tick_late(t, now);
+}
 /* The end of the trace: every pending waker_in is told (thread), */
 void tt_resolve_all(struct tt *t);
 /* and every interval still open ends at T1 (edge=end). */
