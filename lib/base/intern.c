@@ -3,6 +3,7 @@
  * (linear probing) of ids over three arrays indexed by id, and the text
  * arena behind them.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,8 +85,8 @@ copy_text(struct intern *t, const char *s, size_t n)
 	return p;
 }
 
-uint32_t
-intern_add(struct intern *t, const char *s, size_t n)
+static uint32_t
+add(struct intern *t, const char *s, size_t n, int copy)
 {
 	uint32_t hv = (uint32_t)hash_bytes(s, n), h, id;
 
@@ -101,11 +102,23 @@ intern_add(struct intern *t, const char *s, size_t n)
 		t->hash = xrealloc(t->hash, t->cap * sizeof *t->hash);
 	}
 	id = t->n++;
-	t->str[id] = copy_text(t, s, n);
+	t->str[id] = copy ? copy_text(t, s, n) : (char *)(uintptr_t)s;
 	t->len[id] = (uint32_t)n;
 	t->hash[id] = hv;
 	t->slot[h] = id;
 	if ((uint64_t)t->n * 4 > (uint64_t)t->mask * 3)	/* 75% full */
 		fill_slots(t, ((size_t)t->mask + 1) * 2);
 	return id;
+}
+
+uint32_t
+intern_add(struct intern *t, const char *s, size_t n)
+{
+	return add(t, s, n, 1);
+}
+
+uint32_t
+intern_add_ref(struct intern *t, const char *s, size_t n)
+{
+	return add(t, s, n, 0);
 }

@@ -40,6 +40,12 @@ void intern_release(struct intern *t);
  * the id it gets equals its own count).
  */
 uint32_t intern_add(struct intern *t, const char *s, size_t n);
+/*
+ * intern_add() without the copy: a new S is kept where it is (a mapped
+ * file's bytes), so it must stay valid until intern_release(), and its
+ * intern_str() is not NUL-terminated: use intern_len().
+ */
+uint32_t intern_add_ref(struct intern *t, const char *s, size_t n);
 
 static inline const char *
 intern_str(const struct intern *t, uint32_t id)

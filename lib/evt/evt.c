@@ -1043,10 +1043,10 @@ is_space(int c)
 }
 
 int
-folded_parse(char *line, size_t len, char **stack, size_t *stack_len,
+folded_parse_span(const char *line, size_t len, size_t *stack_len,
     double *count, double *count2, int *has2)
 {
-	char *e = line + len, *t1, *s1;
+	const char *e = line + len, *t1, *s1;
 	double a, b;
 
 	while (e > line && is_space(e[-1]))
@@ -1065,19 +1065,17 @@ folded_parse(char *line, size_t len, char **stack, size_t *stack_len,
 	 * Scan back over digits and dots only: the leaf frame can be long.
 	 */
 	{
-		char *t0 = s1;
+		const char *t0 = s1;
 
 		while (t0 > line && ((t0[-1] >= '0' && t0[-1] <= '9') || t0[-1] == '.'))
 			t0--;
 		if (t0 > line && t0 < s1 && is_space(t0[-1]) &&
 		    parse_count(t0, s1, &b) == 0) {
-			char *s0 = t0;
+			const char *s0 = t0;
 
 			while (s0 > line && is_space(s0[-1]))
 				s0--;
 			if (s0 > line) {
-				*s0 = '\0';
-				*stack = line;
 				*stack_len = (size_t)(s0 - line);
 				*count = b;
 				*count2 = a;
@@ -1088,12 +1086,21 @@ folded_parse(char *line, size_t len, char **stack, size_t *stack_len,
 	}
 	if (s1 == line)
 		return -1;
-	*s1 = '\0';
-	*stack = line;
 	*stack_len = (size_t)(s1 - line);
 	*count = a;
 	*count2 = 0;
 	*has2 = 0;
+	return 0;
+}
+
+int
+folded_parse(char *line, size_t len, char **stack, size_t *stack_len,
+    double *count, double *count2, int *has2)
+{
+	if (folded_parse_span(line, len, stack_len, count, count2, has2) < 0)
+		return -1;
+	line[*stack_len] = '\0';
+	*stack = line;
 	return 0;
 }
 

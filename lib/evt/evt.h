@@ -252,6 +252,9 @@ int evt_format_fixed6(char *out, int64_t v);
 #define FOLDED_MALFORMED "not a folded stack line (\"frames count\")"
 int folded_parse(char *line, size_t len, char **stack, size_t *stack_len,
     double *count, double *count2, int *has2);
+/* The same without writing: the stack is LINE[0..*stack_len) (a mapped file's bytes). */
+int folded_parse_span(const char *line, size_t len, size_t *stack_len,
+    double *count, double *count2, int *has2);
 
 /*
  * The most frames a stack keeps (docs/hardening.md, "Deep stacks and

@@ -6,6 +6,7 @@
 #include "report/diffstacks.h"
 #include "base/cli.h"
 #include "base/intern.h"
+#include "base/mapfile.h"
 #include "evt/evt.h"
 #include "report/views.h"
 #include "stacks/stacks.h"
@@ -25,6 +26,8 @@ struct diffstacks {
 	struct intern keys;	/* an id indexes e */
 	struct diffstacks_entry *e;
 	size_t n, cap;
+	struct mapfile maps[2];	/* mapped inputs: keys point into them */
+	int nmaps;
 };
 
 struct diffstacks *
@@ -42,14 +45,17 @@ diffstacks_free(struct diffstacks *t)
 	if (t == NULL)
 		return;
 	intern_release(&t->keys);
+	while (t->nmaps > 0)
+		mapfile_close(&t->maps[--t->nmaps]);
 	free(t->e);
 	free(t);
 }
 
-size_t
-diffstacks_intern(struct diffstacks *t, const char *key, size_t len)
+/* KEY's index; a new key is copied, or kept where it is when IN_PLACE (a mapped file's bytes). */
+static size_t
+table_add(struct diffstacks *t, const char *key, size_t len, int in_place)
 {
-	uint32_t id = intern_add(&t->keys, key, len);
+	uint32_t id = in_place ? intern_add_ref(&t->keys, key, len) : intern_add(&t->keys, key, len);
 
 	if (id == t->n) {
 		if (t->n == t->cap) {
@@ -59,6 +65,12 @@ diffstacks_intern(struct diffstacks *t, const char *key, size_t len)
 		memset(&t->e[t->n++], 0, sizeof(*t->e));
 	}
 	return id;
+}
+
+size_t
+diffstacks_intern(struct diffstacks *t, const char *key, size_t len)
+{
+	return table_add(t, key, len, 0);
 }
 
 size_t
@@ -624,8 +636,12 @@ struct reader {
 	struct diffstacks *t;
 	const struct diffstacks_opts *o;
 	struct diffstacks_stats *st;
-	struct linereader *lr;
-	struct scratch hex, path;
+	struct linereader *lr;	/* NULL when the input is mapped */
+	const char *name;	/* for messages: the reader's name of the input */
+	unsigned long lineno;	/* of the line in hand */
+	int mapped;		/* lines lie in a mapping: read-only, kept in place */
+	unsigned long skipped;	/* mapped: lines lr_next() would have skipped */
+	struct scratch hex, path, ids;
 	int side;
 	int reported;
 	struct stk *S;		/* stackfold's lib, for evt and shaped folded input */
@@ -639,26 +655,65 @@ bad_line(struct reader *r, const char *why)
 
 	r->st->bad++;
 	if (r->reported < max)
-		cli_warn("%s:%lu: %s", lr_name(r->lr), lr_lineno(r->lr), why);
+		cli_warn("%s:%lu: %s", r->name, r->lineno, why);
 	else if (r->reported == max)
 		cli_warn("%s: more unusable lines; counting them without a message",
-		    lr_name(r->lr));
+		    r->name);
 	r->reported++;
 }
 
-/* Id stripping, hex stripping, transform, then into the table. */
+/*
+ * Could diffstacks_strip_ids() change STACK?  Only a ')' in one of the
+ * leading pseudo-frames (before the first code frame, '!') or, with
+ * --perf-ids, a digit ending the first frame lets it: a stack without
+ * either is kept as it is, in place.
+ */
+static int
+ids_maybe(const char *stack, size_t len, int perf)
+{
+	const char *b = stack, *end = stack + len, *e;
+	int i;
+
+	for (i = 0; i < STRIP_FRAMES && b < end; i++) {
+		e = memchr(b, ';', (size_t)(end - b));
+		if (e == NULL)
+			e = end;
+		if (memchr(b, '!', (size_t)(e - b)) != NULL)
+			return 0;
+		if (memchr(b, ')', (size_t)(e - b)) != NULL)
+			return 1;
+		if (perf && i == 0 && e > b && is_digit(e[-1]))
+			return 1;
+		b = e + 1;
+	}
+	return 0;
+}
+
+/*
+ * Id stripping, hex stripping, transform, then into the table.  IN_PLACE:
+ * STACK lies in a mapped input and may be kept there as the key; a
+ * stack that changes is rewritten in a scratch buffer and copied.
+ */
 static void
-count_stack(struct reader *r, char *stack, size_t len, double w0, double w1,
-    double n0, double n1)
+count_stack(struct reader *r, const char *stack, size_t len, int in_place,
+    double w0, double w1, double n0, double n1)
 {
 	struct diffstacks_entry *e;
 	size_t ix;
 
-	if (!r->o->keep_ids)
-		len = diffstacks_strip_ids(stack, len, r->o->perf_ids);
-	if (r->o->strip_hex)
+	if (!r->o->keep_ids && ids_maybe(stack, len, r->o->perf_ids)) {
+		char *copy = scratch_room(&r->ids, len + 1);
+
+		memcpy(copy, stack, len);
+		len = diffstacks_strip_ids(copy, len, r->o->perf_ids);
+		stack = copy;
+		in_place = 0;
+	}
+	if (r->o->strip_hex) {
 		stack = strip_hex(&r->hex, stack, &len);
-	ix = diffstacks_intern(r->t, stack, len);
+		in_place = 0;
+	}
+	ix = table_add(r->t, stack, len, in_place);
 	e = diffstacks_at(r->t, ix);
 	e->w[0] += w0;
 	e->w[1] += w1;
@@ -706,22 +761,58 @@ has_control(const char *s, size_t n)
 	return 0;
 }
 
+/* Messages for skipped lines, per input, as the line reader gives them. */
+#define MAP_MAX_WARNINGS 10
+
+/*
+ * A mapped line the line reader would have skipped (too long, a NUL
+ * byte): the same message, the same count, so both paths say the same.
+ */
 static void
-folded_line(struct reader *r, char *line, size_t len)
+map_skip(struct reader *r, const char *why)
 {
-	char *stack;
+	r->skipped++;
+	if (r->skipped <= MAP_MAX_WARNINGS)
+		cli_warn("%s:%lu: %s, line skipped", r->name, r->lineno, why);
+	else if (r->skipped == MAP_MAX_WARNINGS + 1)
+		cli_warn("%s: more lines skipped; counting them", r->name);
+}
+
+/* Mapped input: skips LINE[FROM..LEN) if it holds a NUL byte (lr_next() never hands one out). */
+static int
+map_nul(struct reader *r, const char *line, size_t from, size_t len)
+{
+	if (!r->mapped || memchr(line + from, '\0', len - from) == NULL)
+		return 0;
+	map_skip(r, "NUL byte in line");
+	return 1;
+}
+
+static void
+folded_line(struct reader *r, const char *line, size_t len)
+{
+	const char *stack = line, *cut;
 	size_t slen;
 	double c1, c2, per = r->o->per_sample > 0 ? r->o->per_sample : 1;
 	int has2;
 
-	if (folded_parse(line, len, &stack, &slen, &c1, &c2, &has2) < 0) {
+	if (folded_parse_span(line, len, &slen, &c1, &c2, &has2) < 0) {
+		if (map_nul(r, line, 0, len))
+			return;
+		r->st->lines++;
 		bad_line(r, FOLDED_MALFORMED);
 		return;
 	}
 	if (has_control(stack, slen)) {
+		if (map_nul(r, line, 0, len))
+			return;
+		r->st->lines++;
 		bad_line(r, "control character in the stack");
 		return;
 	}
+	if (map_nul(r, line, slen, len))	/* the counts' part */
+		return;
+	r->st->lines++;
 	if (r->side < 0 && !has2) {
 		bad_line(r, "one count where two were expected (\"stack base test\")");
 		return;
@@ -732,13 +823,14 @@ folded_line(struct reader *r, char *line, size_t len)
 	}
 	if (c1 != floor(c1) || (has2 && c2 != floor(c2)))
 		r->st->fractional = 1;
-	stack = evt_cut_stack(&r->cut, stack, &slen, lr_lineno(r->lr));
+	/* (evt_cut_stack only reads the stack: a cut one is written to its own buffer) */
+	cut = evt_cut_stack(&r->cut, (char *)(uintptr_t)stack, &slen, r->lineno);
 	if (r->side < 0)
-		count_stack(r, stack, slen, c1, c2, c1 / per, c2 / per);
+		count_stack(r, cut, slen, r->mapped && cut == stack, c1, c2, c1 / per, c2 / per);
 	else if (r->side == 0)
-		count_stack(r, stack, slen, c1, 0, c1 / per, 0);
+		count_stack(r, cut, slen, r->mapped && cut == stack, c1, 0, c1 / per, 0);
 	else
-		count_stack(r, stack, slen, 0, c1, 0, c1 / per);
+		count_stack(r, cut, slen, r->mapped && cut == stack, 0, c1, 0, c1 / per);
 }
 
 /*
@@ -787,7 +879,7 @@ take_tree(struct reader *r)
 		buf = scratch_room(&r->path, 8);
 		strcpy(buf, "ROOT");
 		w = (double)nd->exc / div;
-		count_stack(r, buf, 4, r->side == 0 ? w : 0, r->side == 1 ? w : 0,
+		count_stack(r, buf, 4, 0, r->side == 0 ? w : 0, r->side == 1 ? w : 0,
 		    r->side == 0 ? (double)nd->exc_count : 0, r->side == 1 ? (double)nd->exc_count : 0);
 	}
 	for (id = stk_next(S, STK_ROOT, &depth); id != STK_NONE; id = stk_next(S, id, &depth)) {
@@ -811,7 +903,7 @@ take_tree(struct reader *r)
 		}
 		buf[len] = '\0';
 		w = (double)nd->exc / div;
-		count_stack(r, buf, len, r->side == 0 ? w : 0, r->side == 1 ? w : 0,
+		count_stack(r, buf, len, 0, r->side == 0 ? w : 0, r->side == 1 ? w : 0,
 		    r->side == 0 ? (double)nd->exc_count : 0, r->side == 1 ? (double)nd->exc_count : 0);
 	}
 	free(path);
@@ -822,36 +914,95 @@ take_tree(struct reader *r)
 	r->st->dropped_weight += (double)(ss->excluded_metric + ss->notincluded_metric) / div;
 	r->st->idle = (unsigned long)ss->idle_events;
 	r->st->idle_weight = (double)ss->idle_metric / div;
-	view_idle_note_stk(lr_name(r->lr), S);
+	view_idle_note_stk(r->name, S);
 	r->st->fractional = r->o->stk->decimals > 0;
 	if (strcmp(stk_unit_name(S), "count") != 0)
 		snprintf(r->st->unit, sizeof(r->st->unit), "%s", stk_unit_name(S));
 }
 
-int
-diffstacks_read(struct diffstacks *t, int side, const char *path,
-    const struct diffstacks_opts *o, struct diffstacks_stats *st)
+/*
+ * Can a mapping of the file be read here, line by line like the line
+ * reader would?  Not gzip, nothing the reader might take for a trace
+ * (a zip, an ETL buffer header: it says so, the lines do not), and not
+ * evt (stackfold's lib reads evt through the line reader): the first
+ * line the reader would hand out must not be a header.
+ */
+static int
+map_readable(const struct mapfile *m)
 {
-	struct reader r;
+	const char *p = m->p, *e = m->p + m->n, *nl;
+	size_t raw, len;
+
+	if (m->n >= 2 && (unsigned char)p[0] == 0x1f && (unsigned char)p[1] == 0x8b)
+		return 0;
+	if (m->n >= 4 && memcmp(p, "PK\3\4", 4) == 0)
+		return 0;
+	if (m->n >= 0x4c && (unsigned char)p[0x4b] == 0xc0)
+		return 0;
+	for (; p < e; p = nl < e ? nl + 1 : e) {
+		nl = memchr(p, '\n', (size_t)(e - p));
+		if (nl == NULL)
+			nl = e;
+		raw = (size_t)(nl - p);
+		len = raw > 0 && p[raw - 1] == '\r' ? raw - 1 : raw;
+		if (raw >= EVT_MAX_LINE || len == 0 || memchr(p, '\0', len) != NULL)
+			continue;
+		return evt_classify(p, len) != EVT_HEADER;
+	}
+	return 1;
+}
+
+/*
+ * The mapped file's lines, cut as lr_next() cuts them: at '\n', one '\r'
+ * dropped, the last line with or without its newline, lines of
+ * EVT_MAX_LINE bytes or more and lines with a NUL byte skipped with the
+ * reader's message.  Nothing is written: keys stay in the mapping.
+ */
+static void
+read_mapped(struct reader *r, const struct mapfile *m)
+{
+	const char *p = m->p, *e = m->p + m->n, *nl, *line;
+	size_t raw, len;
+
+	for (; p < e; p = nl < e ? nl + 1 : e) {
+		nl = memchr(p, '\n', (size_t)(e - p));
+		if (nl == NULL)
+			nl = e;
+		raw = (size_t)(nl - p);
+		line = p;
+		r->lineno++;
+		if (raw >= EVT_MAX_LINE) {
+			map_skip(r, "line too long (64 MiB or more)");
+			continue;
+		}
+		len = raw > 0 && line[raw - 1] == '\r' ? raw - 1 : raw;
+		if ((r->lineno & 0xffff) == 0)
+			cli_progress((uint64_t)(nl - m->p), m->n);
+		if (len == 0)
+			continue;
+		if (line[0] == '#') {	/* metadata, comments, a repeated header */
+			map_nul(r, line, 0, len);
+			continue;
+		}
+		folded_line(r, line, len);
+	}
+	cli_progress_end();
+}
+
+/* The line reader's loop: stdin, pipes, gzip, evt (through stackfold's lib). */
+static int
+read_lines(struct reader *r)
+{
+	struct diffstacks_stats *st = r->st;
+	const struct diffstacks_opts *o = r->o;
 	char *line;
 	size_t len;
-	int decided = 0, rc = 0;
-	const char *err;
+	int decided = 0, rc = 0, side = r->side;
 	enum evt_linetype lt;
 
-	memset(&r, 0, sizeof(r));
-	memset(st, 0, sizeof(*st));
-	r.t = t;
-	r.o = o;
-	r.st = st;
-	r.side = side;
-	r.lr = lr_open(path);
-	if (r.lr == NULL) {
-		cli_warn("%s: %s", path, strerror(errno));
-		return -1;
-	}
-	while ((line = lr_next(r.lr, &len)) != NULL) {
-		lr_progress(r.lr);
+	while ((line = lr_next(r->lr, &len)) != NULL) {
+		lr_progress(r->lr);
+		r->lineno = lr_lineno(r->lr);
 		lt = evt_classify(line, len);
 		if (lt == EVT_BLANK)
 			continue;
@@ -865,10 +1016,10 @@ diffstacks_read(struct diffstacks *t, int side, const char *path,
 
 				if (side < 0) {
 					cli_warn("%s: evt input has one side; the two-count form must be folded",
-					    lr_name(r.lr));
+					    r->name);
 					rc = -1;
 				} else if (evt_parse_header(copy, len, &h, &why) < 0) {
-					cli_warn("%s:%lu: %s", lr_name(r.lr), lr_lineno(r.lr), why);
+					cli_warn("%s:%lu: %s", r->name, r->lineno, why);
 					rc = -1;
 				}
 				free(copy);
@@ -876,57 +1027,97 @@ diffstacks_read(struct diffstacks *t, int side, const char *path,
 					break;
 			}
 			if ((st->is_evt || (o->shape_folded && side >= 0)) && o->stk) {
-				r.S = stk_new(o->stk);
-				stk_reset_format(r.S);
+				r->S = stk_new(o->stk);
+				stk_reset_format(r->S);
 			}
 		}
-		if (r.S) {
+		if (r->S) {
 			const char *why;
 
 			if (lt == EVT_EVENT)
 				st->lines++;
-			if (stk_feed(r.S, line, len, &why) < 0)
-				bad_line(&r, why);
-			if (r.cut.first_line == 0 && stk_get_stats(r.S)->deep_stacks > 0)
-				r.cut.first_line = lr_lineno(r.lr);
+			if (stk_feed(r->S, line, len, &why) < 0)
+				bad_line(r, why);
+			if (r->cut.first_line == 0 && stk_get_stats(r->S)->deep_stacks > 0)
+				r->cut.first_line = r->lineno;
 			continue;
 		}
 		if (lt != EVT_EVENT)
 			continue;	/* metadata, comments, a repeated header */
-		st->lines++;
-		if (st->is_evt)
-			bad_line(&r, "evt input needs stackfold's configuration");
-		else
-			folded_line(&r, line, len);
+		if (st->is_evt) {
+			st->lines++;
+			bad_line(r, "evt input needs stackfold's configuration");
+		} else
+			folded_line(r, line, len);
 	}
 	cli_progress_end();
+	return rc;
+}
+
+int
+diffstacks_read(struct diffstacks *t, int side, const char *path,
+    const struct diffstacks_opts *o, struct diffstacks_stats *st)
+{
+	struct reader r;
+	struct mapfile m;
+	int rc = 0;
+	const char *err;
+
+	memset(&r, 0, sizeof(r));
+	memset(st, 0, sizeof(*st));
+	r.t = t;
+	r.o = o;
+	r.st = st;
+	r.side = side;
+	/* shaped folded input goes through stackfold's lib, which reads lines */
+	if (!(o->shape_folded && side >= 0 && o->stk) && t->nmaps < 2 &&
+	    mapfile_open(&m, path)) {
+		if (map_readable(&m)) {
+			t->maps[t->nmaps++] = m;
+			r.mapped = 1;
+			r.name = path;
+			read_mapped(&r, &m);
+		} else
+			mapfile_close(&m);
+	}
+	if (!r.mapped) {
+		r.lr = lr_open(path);
+		if (r.lr == NULL) {
+			cli_warn("%s: %s", path, strerror(errno));
+			return -1;
+		}
+		r.name = lr_name(r.lr);
+		rc = read_lines(&r);
+	}
 	if (r.S != NULL) {	/* lib/stacks cut them: its counts */
 		r.cut.stacks = stk_get_stats(r.S)->deep_stacks;
 		r.cut.frames = stk_get_stats(r.S)->elided_frames;
 	}
-	evt_cut_report(&r.cut, lr_name(r.lr));
+	evt_cut_report(&r.cut, r.name);
 	if (r.S != NULL) {
 		if (rc == 0)
 			take_tree(&r);
 		stk_free(r.S);
 		if (rc == 0 && st->is_evt && st->counted == 0 && st->dropped == 0 && st->ignored > 0)
 			cli_warn("%s: none of its %lu events is of the kinds read (Sample unless --kind)",
-			    lr_name(r.lr), st->ignored);
+			    r.name, st->ignored);
 	}
-	st->bad += lr_skipped(r.lr);	/* too long, NUL bytes: reported by the reader */
-	if (rc == 0 && (err = lr_error(r.lr)) != NULL) {
+	/* too long, NUL bytes: reported by the reader (or as it would) */
+	st->bad += r.lr != NULL ? lr_skipped(r.lr) : r.skipped;
+	if (rc == 0 && r.lr != NULL && (err = lr_error(r.lr)) != NULL) {
 		/* the lines before the damage are kept, like every reader; none is no input */
-		cli_warn("%s: %s", lr_name(r.lr), err);
+		cli_warn("%s: %s", r.name, err);
 		st->bad++;
 		if (st->lines == 0)
 			rc = -1;
 	}
 	if (rc == 0 && st->bad > 0)
-		cli_warn("%s: %lu unusable line%s skipped", lr_name(r.lr), st->bad,
+		cli_warn("%s: %lu unusable line%s skipped", r.name, st->bad,
 		    st->bad == 1 ? "" : "s");
 	lr_close(r.lr);
 	free(r.hex.p);
 	free(r.path.p);
+	free(r.ids.p);
 	evt_cut_free(&r.cut);
 	return rc;
 }

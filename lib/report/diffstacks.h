@@ -13,7 +13,12 @@
  * evt events into stacks with stackfold's lib (and folded stacks too
  * when grouping/folding options are given), strips process and thread
  * ids so the same code path in two traces lands on the same key, counts
- * and reports unusable lines.
+ * and reports unusable lines.  A regular, uncompressed folded file is
+ * mapped (base/mapfile.h) and its stacks are kept in place as slices of
+ * the mapping, not copied: the table then holds the mapping until
+ * diffstacks_free().  Stdin, pipes, gzip and evt input are read line by
+ * line and their keys copied; both paths give the same table and say
+ * the same things about bad lines.
  */
 #ifndef ETLKIT_DIFFSTACKS_H
 #define ETLKIT_DIFFSTACKS_H
@@ -41,7 +46,10 @@ size_t diffstacks_intern(struct diffstacks *t, const char *key, size_t len);
 size_t diffstacks_size(const struct diffstacks *t);
 /* Valid until the next diffstacks_intern(). */
 struct diffstacks_entry *diffstacks_at(struct diffstacks *t, size_t i);
-/* Entry I's key (NUL-terminated, valid until diffstacks_free()), its length. */
+/*
+ * Entry I's key, valid until diffstacks_free(), and its length.  Not
+ * NUL-terminated when it lies in a mapped input file: use the length.
+ */
 const char *diffstacks_key(const struct diffstacks *t, size_t i);
 size_t diffstacks_key_len(const struct diffstacks *t, size_t i);
 /* Indexes of all entries sorted by key (bytewise); caller frees. */
