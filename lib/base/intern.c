@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/cli.h"
 #include "base/hash.h"
@@ -53,6 +54,30 @@ intern_release(struct intern *t)
 	memset(t, 0, sizeof *t);
 }
 
+/*
+ * A table past a few MB of text (diff's and aggregate's whole stacks)
+ * takes its chunks 4 MB at a time, aligned to and advised for huge
+ * pages: a 4 KB page costs a fault, an allocation and a clear, and
+ * copying 33 MB of stacks was a quarter of diff's time in faults.  Small
+ * tables (frame names) keep 1 MB chunks and 4 KB pages.
+ */
+#define BIG_CHUNK ((size_t)4 << 20)
+#define HUGE_PAGE ((size_t)2 << 20)
+#define SMALL_CHUNKS 4
+
+static char *
+big_chunk(void)
+{
+	void *p;
+
+	if (posix_memalign(&p, HUGE_PAGE, BIG_CHUNK) != 0)
+		return xmalloc(BIG_CHUNK);
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, BIG_CHUNK, MADV_HUGEPAGE);	/* a hint: 4 KB pages if refused */
+#endif
+	return p;
+}
+
 static char *
 new_chunk(struct intern *t, size_t size)
 {
@@ -60,7 +85,7 @@ new_chunk(struct intern *t, size_t size)
 		t->capchunks = t->capchunks ? t->capchunks * 2 : 16;
 		t->chunks = xrealloc(t->chunks, t->capchunks * sizeof *t->chunks);
 	}
-	return t->chunks[t->nchunks++] = xmalloc(size);
+	return t->chunks[t->nchunks++] = size == BIG_CHUNK ? big_chunk() : xmalloc(size);
 }
 
 /* a copy of S in the arena; a long text gets a chunk of its own, the current one goes on */
@@ -73,8 +98,8 @@ copy_text(struct intern *t, const char *s, size_t n)
 		p = new_chunk(t, n + 1);
 	} else {
 		if (n + 1 > t->left) {
-			t->cur = new_chunk(t, CHUNK_SIZE);
-			t->left = CHUNK_SIZE;
+			t->left = t->nchunks < SMALL_CHUNKS ? CHUNK_SIZE : BIG_CHUNK;
+			t->cur = new_chunk(t, t->left);
 		}
 		p = t->cur;
 		t->cur += n + 1;
