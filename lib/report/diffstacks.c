@@ -728,24 +728,31 @@ count_stack(struct reader *r, const char *stack, size_t len, int in_place,
 
 /*
  * Frames never carry control bytes (evt escapes them); a line that does
- * is garbage.  Eight bytes at a time (bit-twiddling "hasless"/"haszero",
- * both exact for "is there any such byte").
+ * is garbage.  This reads every byte of every stack, so it is written
+ * for the compiler to vectorise: 256 bytes a block, then 32, one test a
+ * block (SSE2 does 16 bytes in five instructions, where the 8-byte
+ * bit-twiddling below, "hasless"/"haszero", takes ten for 8).
  */
 static int
 has_control(const char *s, size_t n)
 {
 	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-	uint64_t v, d, any;
+	const unsigned char *u = (const unsigned char *)s;
+	uint64_t v, d;
 	size_t i = 0, k;
+	unsigned char any;
 
-	/* 32 bytes a branch: stacks are KBs, and this reads every byte of them */
+	for (; i + 256 <= n; i += 256) {
+		any = 0;
+		for (k = 0; k < 256; k++)
+			any |= (unsigned char)((u[i + k] < 0x20) | (u[i + k] == 0x7f));
+		if (any)
+			return 1;
+	}
 	for (; i + 32 <= n; i += 32) {
 		any = 0;
-		for (k = 0; k < 32; k += 8) {
-			memcpy(&v, s + i + k, 8);
-			d = v ^ (ones * 0x7f);
-			any |= ((v - ones * 0x20) & ~v & high) | ((d - ones) & ~d & high);
-		}
+		for (k = 0; k < 32; k++)
+			any |= (unsigned char)((u[i + k] < 0x20) | (u[i + k] == 0x7f));
 		if (any)
 			return 1;
 	}
@@ -756,7 +763,7 @@ has_control(const char *s, size_t n)
 			return 1;
 	}
 	for (; i < n; i++)
-		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f)
+		if (u[i] < 0x20 || u[i] == 0x7f)
 			return 1;
 	return 0;
 }
