@@ -139,12 +139,37 @@ corpus_folded() {
 	rm -f "$T/long"
 }
 
-@test "not mapped: gzip, evt and trace files keep the line reader's handling" {
-	printf 'a;b 5\na;c 1\n' >"$T/base"
+@test "gzip: a small file inflated whole reads as streamed; damaged, multi-member ones are streamed" {
+	printf 'a;b 5\r\na;c 1\nbad\na;\001 3\na;d 2' >"$T/base"
 	printf 'a;b 1\n' >"$T/test"
 	gzip -c "$T/base" >"$T/base.gz"
 	same_both_ways "$T/base.gz" "$T/test"
-	diff "$T/base" "$T/test" 2>/dev/null | cmp - "$T/map.out"
+	[ "$(cat "$T/map.st")" -eq 1 ]
+	[ "$(cat "$T/map.out")" = "$(printf 'a;b 5 1\na;c 1 0\na;d 2 0')" ]
+	grep -q "base.gz:3: not a folded stack line" "$T/map.err"
+	grep -q "base.gz:4: control character in the stack" "$T/map.err"
+	grep -q "base.gz: 2 unusable lines skipped" "$T/map.err"
+	# two members: the second's lines count too
+	{ gzip -c "$T/base"; printf '\na;e 7\n' | gzip -c; } >"$T/two.gz"
+	same_both_ways "$T/two.gz" "$T/test"
+	grep -q '^a;e 7 0$' "$T/map.out"
+	# a wrong CRC: zlib's lines before it and its message, from the streaming reader
+	python3 -c '
+import sys
+b = bytearray(open(sys.argv[1], "rb").read()); b[-8] ^= 0xff
+open(sys.argv[2], "wb").write(b)' "$T/base.gz" "$T/crc.gz"
+	same_both_ways "$T/crc.gz" "$T/test"
+	[ "$(cat "$T/map.st")" -eq 1 ]
+	grep -qi "crc" "$T/map.err"
+	# a gzip-compressed zip given by mistake: the reader's one clear line, exit 2
+	printf 'PK\003\004rest of a zip' | gzip -c >"$T/z.gz"
+	run diff "$T/z.gz" "$T/test"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"z.gz: this is a gzip-compressed zip"* ]]
+}
+
+@test "not mapped: evt and trace files keep the line reader's handling" {
+	printf 'a;b 1\n' >"$T/test"
 	# a zip given by mistake: one clear line, exit 2
 	printf 'PK\003\004rest of a zip' >"$T/z"
 	run diff "$T/z" "$T/test"

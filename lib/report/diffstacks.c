@@ -8,6 +8,7 @@
 #include "base/intern.h"
 #include "base/mapfile.h"
 #include "evt/evt.h"
+#include "evt/gzwhole.h"
 #include "report/views.h"
 #include "stacks/stacks.h"
 
@@ -26,8 +27,9 @@ struct diffstacks {
 	struct intern keys;	/* an id indexes e */
 	struct diffstacks_entry *e;
 	size_t n, cap;
-	struct mapfile maps[2];	/* mapped inputs: keys point into them */
-	int nmaps;
+	struct mapfile maps[2];	/* mapped inputs: keys point into them... */
+	char *inflated[2];	/* ...or into small gzip files inflated whole */
+	int nmaps, ninflated;
 };
 
 struct diffstacks *
@@ -47,6 +49,8 @@ diffstacks_free(struct diffstacks *t)
 	intern_release(&t->keys);
 	while (t->nmaps > 0)
 		mapfile_close(&t->maps[--t->nmaps]);
+	while (t->ninflated > 0)
+		free(t->inflated[--t->ninflated]);
 	free(t->e);
 	free(t);
 }
@@ -639,7 +643,7 @@ struct reader {
 	struct linereader *lr;	/* NULL when the input is mapped */
 	const char *name;	/* for messages: the reader's name of the input */
 	unsigned long lineno;	/* of the line in hand */
-	int mapped;		/* lines lie in a mapping: read-only, kept in place */
+	int mapped;		/* lines lie in a mapping or a whole inflated file: kept in place */
 	unsigned long skipped;	/* mapped: lines lr_next() would have skipped */
 	struct scratch hex, path, ids;
 	int side;
@@ -935,16 +939,16 @@ take_tree(struct reader *r)
  * line the reader would hand out must not be a header.
  */
 static int
-map_readable(const struct mapfile *m)
+map_readable(const char *text, size_t n)
 {
-	const char *p = m->p, *e = m->p + m->n, *nl;
+	const char *p = text, *e = text + n, *nl;
 	size_t raw, len;
 
-	if (m->n >= 2 && (unsigned char)p[0] == 0x1f && (unsigned char)p[1] == 0x8b)
+	if (n >= 2 && (unsigned char)p[0] == 0x1f && (unsigned char)p[1] == 0x8b)
 		return 0;
-	if (m->n >= 4 && memcmp(p, "PK\3\4", 4) == 0)
+	if (n >= 4 && memcmp(p, "PK\3\4", 4) == 0)
 		return 0;
-	if (m->n >= 0x4c && (unsigned char)p[0x4b] == 0xc0)
+	if (n >= 0x4c && (unsigned char)p[0x4b] == 0xc0)
 		return 0;
 	for (; p < e; p = nl < e ? nl + 1 : e) {
 		nl = memchr(p, '\n', (size_t)(e - p));
@@ -966,9 +970,9 @@ map_readable(const struct mapfile *m)
  * reader's message.  Nothing is written: keys stay in the mapping.
  */
 static void
-read_mapped(struct reader *r, const struct mapfile *m)
+read_mapped(struct reader *r, const char *text, size_t n)
 {
-	const char *p = m->p, *e = m->p + m->n, *nl, *line;
+	const char *p = text, *e = text + n, *nl, *line;
 	size_t raw, len;
 
 	for (; p < e; p = nl < e ? nl + 1 : e) {
@@ -984,7 +988,7 @@ read_mapped(struct reader *r, const struct mapfile *m)
 		}
 		len = raw > 0 && line[raw - 1] == '\r' ? raw - 1 : raw;
 		if ((r->lineno & 0xffff) == 0)
-			cli_progress((uint64_t)(nl - m->p), m->n);
+			cli_progress((uint64_t)(nl - text), n);
 		if (len == 0)
 			continue;
 		if (line[0] == '#') {	/* metadata, comments, a repeated header */
@@ -1077,15 +1081,27 @@ diffstacks_read(struct diffstacks *t, int side, const char *path,
 	r.st = st;
 	r.side = side;
 	/* shaped folded input goes through stackfold's lib, which reads lines */
-	if (!(o->shape_folded && side >= 0 && o->stk) && t->nmaps < 2 &&
+	if (!(o->shape_folded && side >= 0 && o->stk) && t->nmaps < 2 && t->ninflated < 2 &&
 	    mapfile_open(&m, path)) {
-		if (map_readable(&m)) {
-			t->maps[t->nmaps++] = m;
+		char *inflated = NULL;
+		size_t n = m.n, inflated_n;
+
+		if (gzwhole_inflate((const unsigned char *)m.p, m.n, &inflated, &inflated_n)) {
+			mapfile_close(&m);
+			n = inflated_n;
+		}
+		if (map_readable(inflated != NULL ? inflated : m.p, n)) {
+			if (inflated != NULL)
+				t->inflated[t->ninflated++] = inflated;
+			else
+				t->maps[t->nmaps++] = m;
 			r.mapped = 1;
 			r.name = path;
-			read_mapped(&r, &m);
-		} else
+			read_mapped(&r, inflated != NULL ? inflated : m.p, n);
+		} else {
+			free(inflated);
 			mapfile_close(&m);
+		}
 	}
 	if (!r.mapped) {
 		r.lr = lr_open(path);

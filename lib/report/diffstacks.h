@@ -16,9 +16,10 @@
  * and reports unusable lines.  A regular, uncompressed folded file is
  * mapped (base/mapfile.h) and its stacks are kept in place as slices of
  * the mapping, not copied: the table then holds the mapping until
- * diffstacks_free().  Stdin, pipes, gzip and evt input are read line by
- * line and their keys copied; both paths give the same table and say
- * the same things about bad lines.
+ * diffstacks_free().  A small single-member gzip file is inflated whole
+ * (evt/gzwhole.h) and read the same way.  Stdin, pipes, larger or damaged
+ * gzip and evt input are read line by line and their keys copied; both
+ * paths give the same table and say the same things about bad lines.
  */
 #ifndef ETLKIT_DIFFSTACKS_H
 #define ETLKIT_DIFFSTACKS_H
