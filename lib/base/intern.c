@@ -6,7 +6,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "base/cli.h"
 #include "base/hash.h"
@@ -57,7 +56,8 @@ intern_release(struct intern *t)
 /*
  * A table past a few MB of text (diff's and aggregate's whole stacks)
  * takes its chunks 4 MB at a time, aligned to and advised for huge
- * pages: a 4 KB page costs a fault, an allocation and a clear, and
+ * pages (map_huge_pages): a 4 KB page costs a fault, an allocation and
+ * a clear, and
  * copying 33 MB of stacks was a quarter of diff's time in faults.  Small
  * tables (frame names) keep 1 MB chunks and 4 KB pages.
  */
@@ -72,9 +72,7 @@ big_chunk(void)
 
 	if (posix_memalign(&p, HUGE_PAGE, BIG_CHUNK) != 0)
 		return xmalloc(BIG_CHUNK);
-#ifdef MADV_HUGEPAGE
-	(void)madvise(p, BIG_CHUNK, MADV_HUGEPAGE);	/* a hint: 4 KB pages if refused */
-#endif
+	map_huge_pages(p, BIG_CHUNK);	/* a hint: 4 KB pages if refused */
 	return p;
 }
 

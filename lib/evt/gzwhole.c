@@ -11,11 +11,11 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "evt/gzwhole.h"
+#include "base/cli.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #ifdef ETLKIT_LIBDEFLATE
 #include <libdeflate.h>
 #endif
@@ -30,10 +30,8 @@ buffer(size_t size)
 
 	if (posix_memalign(&p, HUGE_PAGE, size) != 0)
 		return NULL;
-#ifdef MADV_HUGEPAGE
 	if (size >= HUGE_PAGE)
-		(void)madvise(p, size - size % HUGE_PAGE, MADV_HUGEPAGE);	/* a hint */
-#endif
+		map_huge_pages(p, size - size % HUGE_PAGE);	/* a hint */
 	return p;
 }
 
