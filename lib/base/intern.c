@@ -57,9 +57,8 @@ intern_release(struct intern *t)
  * A table past a few MB of text (diff's and aggregate's whole stacks)
  * takes its chunks 4 MB at a time, aligned to and advised for huge
  * pages (map_huge_pages): a 4 KB page costs a fault, an allocation and
- * a clear, and
- * copying 33 MB of stacks was a quarter of diff's time in faults.  Small
- * tables (frame names) keep 1 MB chunks and 4 KB pages.
+ * a clear, and copying 33 MB of stacks was a quarter of diff's time in
+ * faults.  Small tables (frame names) keep 1 MB chunks and 4 KB pages.
  */
 #define BIG_CHUNK ((size_t)4 << 20)
 #define HUGE_PAGE ((size_t)2 << 20)
