@@ -195,3 +195,17 @@ open(sys.argv[2], "wb").write(b)' "$T/base.gz" "$T/crc.gz"
 	# the test, on stdin, is read
 	grep -q '^read(0, "a;b 1\\n"' "$T/trace"
 }
+
+@test "a second input of several MB, its pages handed back as read: the same lines as stdin and awk" {
+	python3 "$GEN_FOLDED" --size 6M --seed 1 >"$T/a"
+	python3 "$GEN_FOLDED" --size 6M --seed 2 >"$T/b"
+	[ "$(wc -c <"$T/b")" -gt $((4 << 20)) ]
+	same_both_ways "$T/a" "$T/b"
+	[ "$(cat "$T/map.st")" -eq 0 ]
+	awk_merge "$T/a" "$T/b" >"$T/expect"
+	cmp "$T/expect" "$T/map.out"
+	# the other way round too: the first input is kept, the second released
+	same_both_ways "$T/b" "$T/a" -f signed
+	awk '$2 != $3 { print $1, $2 - $3 }' "$T/expect" | LC_ALL=C sort >"$T/expect.signed"
+	awk '{ print $1, $2 }' "$T/map.out" | cmp "$T/expect.signed" -
+}

@@ -643,7 +643,8 @@ struct reader {
 	struct linereader *lr;	/* NULL when the input is mapped */
 	const char *name;	/* for messages: the reader's name of the input */
 	unsigned long lineno;	/* of the line in hand */
-	int mapped;		/* lines lie in a mapping or a whole inflated file: kept in place */
+	int mapped;		/* lines lie in a mapping or a whole inflated file... */
+	int in_place;		/* ...and new keys stay there (else they are copied) */
 	unsigned long skipped;	/* mapped: lines lr_next() would have skipped */
 	struct scratch hex, path, ids;
 	int side;
@@ -837,11 +838,11 @@ folded_line(struct reader *r, const char *line, size_t len)
 	/* (evt_cut_stack only reads the stack: a cut one is written to its own buffer) */
 	cut = evt_cut_stack(&r->cut, (char *)(uintptr_t)stack, &slen, r->lineno);
 	if (r->side < 0)
-		count_stack(r, cut, slen, r->mapped && cut == stack, c1, c2, c1 / per, c2 / per);
+		count_stack(r, cut, slen, r->in_place && cut == stack, c1, c2, c1 / per, c2 / per);
 	else if (r->side == 0)
-		count_stack(r, cut, slen, r->mapped && cut == stack, c1, 0, c1 / per, 0);
+		count_stack(r, cut, slen, r->in_place && cut == stack, c1, 0, c1 / per, 0);
 	else
-		count_stack(r, cut, slen, r->mapped && cut == stack, 0, c1, 0, c1 / per);
+		count_stack(r, cut, slen, r->in_place && cut == stack, 0, c1, 0, c1 / per);
 }
 
 /*
@@ -969,13 +970,25 @@ map_readable(const char *text, size_t n)
  * EVT_MAX_LINE bytes or more and lines with a NUL byte skipped with the
  * reader's message.  Nothing is written: keys stay in the mapping.
  */
+/*
+ * A mapped input read after the first (RELEASE) copies its new stacks,
+ * few in a diff, and hands its pages back to the page cache a MB at a
+ * time as it goes, so resident memory is the first input's pages, which
+ * the second one's lookups compare against, and the distinct stacks.
+ */
+#define RELEASE_STEP ((size_t)1 << 20)	/* a multiple of the page size */
+
 static void
-read_mapped(struct reader *r, const char *text, size_t n)
+read_mapped(struct reader *r, const char *text, size_t n, int release)
 {
-	const char *p = text, *e = text + n, *nl, *line;
+	const char *p = text, *e = text + n, *nl, *line, *kept = text;
 	size_t raw, len;
 
 	for (; p < e; p = nl < e ? nl + 1 : e) {
+		if (release && (size_t)(p - kept) >= 2 * RELEASE_STEP) {
+			map_release(kept, RELEASE_STEP);
+			kept += RELEASE_STEP;
+		}
 		nl = memchr(p, '\n', (size_t)(e - p));
 		if (nl == NULL)
 			nl = e;
@@ -1085,19 +1098,23 @@ diffstacks_read(struct diffstacks *t, int side, const char *path,
 	    mapfile_open(&m, path)) {
 		char *inflated = NULL;
 		size_t n = m.n, inflated_n;
+		int later = t->nmaps + t->ninflated > 0;
 
 		if (gzwhole_inflate((const unsigned char *)m.p, m.n, &inflated, &inflated_n)) {
 			mapfile_close(&m);
 			n = inflated_n;
 		}
 		if (map_readable(inflated != NULL ? inflated : m.p, n)) {
+			r.mapped = 1;
+			r.in_place = inflated != NULL || !later;
+			r.name = path;
+			read_mapped(&r, inflated != NULL ? inflated : m.p, n, !r.in_place);
 			if (inflated != NULL)
 				t->inflated[t->ninflated++] = inflated;
-			else
+			else if (r.in_place)
 				t->maps[t->nmaps++] = m;
-			r.mapped = 1;
-			r.name = path;
-			read_mapped(&r, inflated != NULL ? inflated : m.p, n);
+			else
+				mapfile_close(&m);
 		} else {
 			free(inflated);
 			mapfile_close(&m);
