@@ -14,9 +14,10 @@
  * when grouping/folding options are given), strips process and thread
  * ids so the same code path in two traces lands on the same key, counts
  * and reports unusable lines.  A regular, uncompressed folded file is
- * mapped (base/mapfile.h) and its stacks are kept in place as slices of
- * the mapping, not copied: the table then holds the mapping until
- * diffstacks_free().  A small single-member gzip file is inflated whole
+ * mapped (base/mapfile.h); the first input's stacks are kept in place as
+ * slices of the mapping, not copied (the table then holds the mapping
+ * until diffstacks_free()), a later input's new stacks are copied and
+ * its pages handed back as it is read.  A small single-member gzip file is inflated whole
  * (evt/gzwhole.h) and read the same way.  Stdin, pipes, larger or damaged
  * gzip and evt input are read line by line and their keys copied; both
  * paths give the same table and say the same things about bad lines.
