@@ -47,11 +47,9 @@ static void
 emit_frame_attr(struct conv *c, const char *key, uint32_t pid, uint64_t addr, uint64_t ts,
     const char **mod)
 {
-	char fbuf[2048];
 	int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | FRAME_ADDRS;
-	size_t n = images_frame(c->img, pid, addr, ts, flags, fbuf, sizeof fbuf, mod, NULL);
 	evtw_key(&c->l, key);
-	evtw_esc(&c->l, fbuf, n, 0);
+	images_frame_attr(c->img, pid, addr, ts, flags, &c->l, mod);
 }
 
 static void emit_generic_kernel(struct conv *c, const struct etl_event *ev, int64_t ns);

@@ -903,9 +903,13 @@ images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, i
  * counted with the symbol hook (NULL: none), *RESOLVED whether the hook
  * named it.
  */
+/* frame_text()'s flag: escaped as an attribute's value (';' kept), not for the stack column */
+#define FRAME_AS_ATTR 0x100
+
 static void
 frame_text(struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, int flags,
-    struct evtw_line *l, uint64_t *lo, uint64_t *hi, const struct image **counted, uint8_t *resolved)
+    struct evtw_line *l, uint64_t *lo, uint64_t *hi, const struct image **counted, uint8_t *resolved,
+    const char **modname)
 {
 	const struct method *me;
 	const struct image *im = owner_span(m, pid, addr, ts, &me, lo, hi);
@@ -913,21 +917,25 @@ frame_text(struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, int flags
 	*counted = im;
 	if (im && m->xmemo) {
 		/* a frame of an image is its text, escaped once and kept */
-		uint64_t h = ((uint64_t)(uintptr_t)im ^ addr) * 0x9e3779b97f4a7c15ull;
+		uint64_t h = ((uint64_t)(uintptr_t)im ^ addr ^ (uint64_t)flags << 48) *
+		    0x9e3779b97f4a7c15ull;
 		ft = &m->xmemo[h >> (64 - FRAME_MEMO_BITS)];
 		if (ft->im == im && ft->addr == addr && ft->flags == flags) {
 			evtw_mem(l, ft->text, ft->len);
 			count_lookup(m, im, ft->resolved);
 			*resolved = (uint8_t)ft->resolved;
+			if (modname)
+				*modname = im->file;	/* (what images_frame() gives) */
 			return;
 		}
 	}
 	char fbuf[2048];
 	int named;
-	size_t fl = images_frame(m, pid, addr, ts, flags, fbuf, sizeof fbuf, NULL, &named);
+	size_t fl = images_frame(m, pid, addr, ts, flags & ~FRAME_AS_ATTR, fbuf, sizeof fbuf, modname,
+	    &named);
 	*resolved = (uint8_t)named;
 	size_t at = l->n;
-	evtw_frame(l, fbuf, fl);
+	evtw_esc(l, fbuf, fl, !(flags & FRAME_AS_ATTR));
 	if (ft) {
 		keep_text(&ft->text, &ft->cap, l->b + at, l->n - at);
 		ft->len = l->n - at;
@@ -936,6 +944,30 @@ frame_text(struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, int flags
 		ft->flags = flags;
 		ft->resolved = named;
 	}
+}
+
+/* The frame texts kept (both kinds), made when the first is asked for. */
+static void
+frame_memos(struct images *m)
+{
+	if (m->memo && !m->smemo) {
+		m->xmemo = xcalloc((size_t)1 << FRAME_MEMO_BITS, sizeof *m->xmemo);
+		m->smemo = xcalloc((size_t)1 << STACK_MEMO_BITS, sizeof *m->smemo);
+	}
+}
+
+void
+images_frame_attr(struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, int flags,
+    struct evtw_line *l, const char **modname)
+{
+	const struct image *counted;
+	uint8_t resolved;
+	uint64_t lo = 0, hi = UINT64_MAX;
+
+	frame_memos(m);
+	if (modname)
+		*modname = "?";
+	frame_text(m, pid, addr, ts, flags | FRAME_AS_ATTR, l, &lo, &hi, &counted, &resolved, modname);
 }
 
 /* Room for N frames in stack slot E. */
@@ -959,10 +991,7 @@ images_stack_text(struct images *m, uint32_t pid, const uint64_t *frames, size_t
 	uint64_t h = 0;
 
 	if (m->memo && n > 0 && n <= STACK_MEMO_FRAMES) {
-		if (!m->smemo) {
-			m->xmemo = xcalloc((size_t)1 << FRAME_MEMO_BITS, sizeof *m->xmemo);
-			m->smemo = xcalloc((size_t)1 << STACK_MEMO_BITS, sizeof *m->smemo);
-		}
+		frame_memos(m);
 		h = hash_u64(hash_bytes(frames, n * sizeof *frames) ^ pid ^ (uint64_t)flags << 32);
 		e = &m->smemo[h >> (64 - STACK_MEMO_BITS)];
 		if (e->hi && e->hash == h && e->pid == pid && e->n == n && e->flags == flags &&
@@ -981,7 +1010,7 @@ images_stack_text(struct images *m, uint32_t pid, const uint64_t *frames, size_t
 	uint64_t lo = 0, hi = UINT64_MAX;
 	size_t s0 = l->n;
 	for (size_t i = n; i-- > 0;) {
-		frame_text(m, pid, frames[i], ts, flags, l, &lo, &hi, &counted, &resolved);
+		frame_text(m, pid, frames[i], ts, flags, l, &lo, &hi, &counted, &resolved, NULL);
 		if (e && counted) {
 			uint32_t r = e->nruns;
 			if (r == 0 || e->run_im[r - 1] != counted) {
