@@ -28,6 +28,8 @@ struct proc {
 	uint32_t pid;
 	uint64_t start, end;
 	char *name, *cmdline;
+	char *text;	/* the name escaped for the process column, made with it */
+	size_t textlen;
 };
 
 struct thread {
@@ -210,6 +212,7 @@ images_free(struct images *m)
 		return;
 	for (size_t i = 0; i < m->np; i++) {
 		free(m->p[i].name);
+		free(m->p[i].text);
 		free(m->p[i].cmdline);
 	}
 	for (size_t i = 0; i < m->nim; i++) {
@@ -270,8 +273,13 @@ images_process(struct images *m, uint32_t pid, uint64_t ts, int how, const char 
 		p->end = TS_END;
 		hmap_put(&m->proc_last, pid, 0, (uint32_t)m->np++);
 	}
-	if (name && *name && !p->name)
+	if (name && *name && !p->name) {
 		p->name = xstrdup(name);
+		struct evtw_line t = { 0 };
+		evtw_esc(&t, name, strlen(name), 0);
+		p->text = t.b;
+		p->textlen = t.n;
+	}
 	if (cmdline && *cmdline && !p->cmdline)
 		p->cmdline = xstrdup(cmdline);
 	if (how == PROC_END)
@@ -589,6 +597,18 @@ images_process_name(const struct images *m, uint32_t pid, uint64_t ts)
 	if (pid == 0)
 		return "Idle";
 	return "?";
+}
+
+const char *
+images_process_text(const struct images *m, uint32_t pid, uint64_t ts, size_t *len)
+{
+	const struct proc *p = find_proc(m, pid, ts);
+	if (p && p->name) {
+		*len = p->textlen;
+		return p->text;
+	}
+	*len = pid == 0 ? 4 : 1;
+	return pid == 0 ? "Idle" : "?";
 }
 
 int64_t

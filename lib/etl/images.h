@@ -64,6 +64,8 @@ void images_finish(struct images *m);
 
 /* Process image name of PID at TS ("?" if unknown; "Idle" for 0). */
 const char *images_process_name(const struct images *m, uint32_t pid, uint64_t ts);
+/* The same escaped for the process column (kept: every line has one), its length in *LEN. */
+const char *images_process_text(const struct images *m, uint32_t pid, uint64_t ts, size_t *len);
 /* Process of thread TID at TS, or -1. */
 int64_t images_thread_pid(const struct images *m, uint32_t tid, uint64_t ts);
 const char *images_thread_name_of(const struct images *m, uint32_t tid);

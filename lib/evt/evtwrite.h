@@ -409,13 +409,9 @@ evtw_hexbytes(struct evtw_line *l, const uint8_t *p, size_t n)
 
 /* ---------- event lines ---------- */
 
-/*
- * Starts L anew with the seven fixed columns.  PROCESS is escaped; a
- * WEIGHT_NS of 0 is written "0".
- */
+/* Starts L anew: the time, kind and cpu columns and their tabs (the process column follows). */
 static inline void
-evtw_begin(struct evtw_line *l, int64_t time_ns, const char *kind, int64_t cpu,
-    const char *process, int64_t pid, int64_t tid, int64_t weight_ns)
+evtw_begin_head(struct evtw_line *l, int64_t time_ns, const char *kind, int64_t cpu)
 {
 	size_t kl = strlen(kind);
 	l->n = 0;
@@ -429,9 +425,14 @@ evtw_begin(struct evtw_line *l, int64_t time_ns, const char *kind, int64_t cpu,
 	o = evtw_put_i64(o, cpu);
 	*o++ = '\t';
 	l->n = (size_t)(o - l->b);
-	evtw_esc(l, process, strlen(process), 0);
+}
+
+/* After the process column: the pid, tid and weight columns (a WEIGHT_NS of 0 is "0"). */
+static inline void
+evtw_begin_tail(struct evtw_line *l, int64_t pid, int64_t tid, int64_t weight_ns)
+{
 	/* two tabs, pid and tid (21 each), a tab, the weight (40 and its NUL) */
-	o = evtw_room(l, 2 + 21 + 21 + 1 + 41);
+	char *o = evtw_room(l, 2 + 21 + 21 + 1 + 41);
 	*o++ = '\t';
 	o = evtw_put_i64(o, pid);
 	*o++ = '\t';
@@ -442,6 +443,29 @@ evtw_begin(struct evtw_line *l, int64_t time_ns, const char *kind, int64_t cpu,
 	else
 		o = evtw_put_weight(o, weight_ns);
 	l->n = (size_t)(o - l->b);
+}
+
+/*
+ * Starts L anew with the seven fixed columns.  PROCESS is escaped; a
+ * WEIGHT_NS of 0 is written "0".
+ */
+static inline void
+evtw_begin(struct evtw_line *l, int64_t time_ns, const char *kind, int64_t cpu,
+    const char *process, int64_t pid, int64_t tid, int64_t weight_ns)
+{
+	evtw_begin_head(l, time_ns, kind, cpu);
+	evtw_esc(l, process, strlen(process), 0);
+	evtw_begin_tail(l, pid, tid, weight_ns);
+}
+
+/* evtw_begin() with the process column's text PTEXT[0..PLEN) escaped already */
+static inline void
+evtw_begin_escaped(struct evtw_line *l, int64_t time_ns, const char *kind, int64_t cpu,
+    const char *ptext, size_t plen, int64_t pid, int64_t tid, int64_t weight_ns)
+{
+	evtw_begin_head(l, time_ns, kind, cpu);
+	evtw_mem(l, ptext, plen);
+	evtw_begin_tail(l, pid, tid, weight_ns);
 }
 
 /* An attribute's "\tKEY=": its value follows (KEY is [A-Za-z0-9_.:-]+, not escaped). */
