@@ -571,8 +571,11 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 	struct pend *e = queue_push(c);
 	if (c->f.n || c->f.silent || c->f.stash)
 		follow_into_slot(c, e);
-	e->text.n = 0;
-	evtw_mem(&e->text, c->l.b, c->l.n);
+	/* the slot takes the line's buffer, and the line the slot's spare one: no copy */
+	struct evtw_line spare = e->text;
+	e->text = c->l;
+	c->l = spare;
+	c->l.n = 0;
 	if (c->leaf.n)
 		evtw_mem(&e->leaf, c->leaf.b, c->leaf.n);
 	c->leaf.n = 0;
