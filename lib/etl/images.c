@@ -42,6 +42,8 @@ struct image {
 	uint64_t base, size, load, unload;
 	char *path;		/* NT path as logged */
 	const char *file;	/* file name part of path (points into path) */
+	char *file_text;	/* the same escaped as an attribute's value (module=), or NULL till asked */
+	size_t file_textlen;
 	char *orig;		/* ImageID OriginalFileName */
 	char *pdb;
 	uint8_t guid[16];
@@ -217,6 +219,7 @@ images_free(struct images *m)
 	}
 	for (size_t i = 0; i < m->nim; i++) {
 		free(m->im[i].path);
+		free(m->im[i].file_text);
 		free(m->im[i].orig);
 		free(m->im[i].pdb);
 	}
@@ -346,6 +349,17 @@ image_slot(struct images *m, uint32_t pid, uint64_t base)
 	return i ? &m->im[*i] : NULL;
 }
 
+/* IM's path and file name (its escaped file name made anew when asked for) */
+static void
+set_path(struct image *im, const char *path)
+{
+	free(im->path);
+	free(im->file_text);
+	im->file_text = NULL;
+	im->path = xstrdup(path);
+	im->file = path_base(im->path);
+}
+
 void
 images_image(struct images *m, uint32_t pid, uint64_t base, uint64_t size, uint64_t ts,
     int how, const char *path)
@@ -367,19 +381,15 @@ images_image(struct images *m, uint32_t pid, uint64_t base, uint64_t size, uint6
 		im->size = size;
 		im->load = how == PROC_START ? ts : TS_NONE;
 		im->unload = TS_END;
-		im->path = xstrdup(path && *path ? path : "?");
-		im->file = path_base(im->path);
+		set_path(im, path && *path ? path : "?");
 		hmap_put(&m->image_at, pid, base, (uint32_t)m->nim++);
 	}
 	if (how == PROC_END)
 		im->unload = ts;
 	if (size > im->size)
 		im->size = size;
-	if (path && *path && strcmp(im->path, "?") == 0) {
-		free(im->path);
-		im->path = xstrdup(path);
-		im->file = path_base(im->path);
-	}
+	if (path && *path && strcmp(im->path, "?") == 0)
+		set_path(im, path);
 }
 
 static void
@@ -978,16 +988,30 @@ frame_memos(struct images *m)
 
 void
 images_frame_attr(struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, int flags,
-    struct evtw_line *l, const char **modname)
+    struct evtw_line *l, const char *modkey)
 {
-	const struct image *counted;
+	const struct image *im;
 	uint8_t resolved;
 	uint64_t lo = 0, hi = UINT64_MAX;
+	const char *modname = "?";
 
 	frame_memos(m);
-	if (modname)
-		*modname = "?";
-	frame_text(m, pid, addr, ts, flags | FRAME_AS_ATTR, l, &lo, &hi, &counted, &resolved, modname);
+	frame_text(m, pid, addr, ts, flags | FRAME_AS_ATTR, l, &lo, &hi, &im, &resolved, &modname);
+	if (!modkey)
+		return;
+	if (im) {	/* (an image's file name is its module name, escaped once) */
+		struct image *w = (struct image *)im;	/* (as the symbol hook's slot) */
+		if (!w->file_text) {
+			struct evtw_line t = { 0 };
+			evtw_esc(&t, w->file, strlen(w->file), 0);
+			evtw_ch(&t, '\0');
+			w->file_text = t.b;
+			w->file_textlen = t.n - 1;
+		}
+		evtw_key(l, modkey);
+		evtw_mem(l, w->file_text, w->file_textlen);
+	} else
+		evtw_kv_s(l, modkey, modname);
 }
 
 /* Room for N frames in stack slot E. */

@@ -95,12 +95,13 @@ void images_stack_text(struct images *m, uint32_t pid, const uint64_t *frames, s
     uint64_t ts, int flags, struct evtw_line *l);
 /*
  * Appends the text of frame ADDR (what images_frame() writes) to L,
- * escaped as an attribute's value, and gives *MODNAME (when not NULL) as
- * images_frame() does.  Kept escaped, as the stack column's frames are:
- * a DPC line names its routine, and the same few routines run all day.
+ * escaped as an attribute's value; with MODKEY, then "<TAB>MODKEY=" and
+ * the module's name (images_frame()'s MODNAME), escaped.  Both kept
+ * escaped, as the stack column's frames are: a DPC line names its
+ * routine and module, and the same few routines run all day.
  */
 void images_frame_attr(struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, int flags,
-    struct evtw_line *l, const char **modname);
+    struct evtw_line *l, const char *modkey);
 void images_set_symbols(struct images *m, etl_symbol_fn fn, etl_symcount_fn count, void *ctx);
 /* NT path → DOS path when a volume mapping is known (into OUT). */
 const char *images_dos_path(const struct images *m, const char *nt, char *out, size_t cap);
