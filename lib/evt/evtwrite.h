@@ -239,6 +239,30 @@ evtw_put_i64(char *o, int64_t v)
 	return o + evtw_put_u64(o, (uint64_t)v);
 }
 
+/*
+ * MS (a time's whole milliseconds, below 10^16) in decimal at O (room
+ * for 16 bytes); returns the length.  Lines come in time order, many in
+ * the same millisecond (a DPC's start and end too): the last one's
+ * digits are kept, per thread, and copied.
+ */
+static inline size_t
+evtw_put_ms(char *o, uint64_t ms)
+{
+	static _Thread_local struct {
+		uint64_t ms;
+		size_t len;
+		char text[24];
+	} last = { UINT64_MAX, 0, "" };
+	if (ms != last.ms) {
+		if (ms >= 10000000000000000ull)
+			return evtw_put_u64(o, ms);
+		last.len = evtw_put_u64(last.text, ms);
+		last.ms = ms;
+	}
+	memcpy(o, last.text, 16);
+	return last.len;
+}
+
 /* NS nanoseconds as milliseconds with 6 decimals, at O (room for 28 bytes); returns the end. */
 static inline char *
 evtw_put_time(char *o, int64_t ns)
@@ -248,7 +272,7 @@ evtw_put_time(char *o, int64_t ns)
 		*o++ = '-';
 		u = (uint64_t)(-(ns + 1)) + 1;
 	}
-	o += evtw_put_u64(o, u / 1000000);
+	o += evtw_put_ms(o, u / 1000000);
 	*o = '.';
 	evtw_put_6(o + 1, (unsigned)(u % 1000000));
 	return o + 7;
