@@ -9,7 +9,9 @@
  * most stacks: the answers are kept (struct owner_memo), each with the
  * times it holds for, so that a kept one is never wrong for another time.
  * So are the texts of frames (struct frame_memo) and of whole stacks
- * (struct stack_memo), which the stack column repeats line after line.
+ * (struct stack_memo), which the stack column repeats line after line,
+ * and the escaped names every line or DPC writes: each process's (made
+ * with it) and each image's file name (made when first asked for).
  */
 #include <stdio.h>
 #include <stdlib.h>
