@@ -43,15 +43,14 @@ generic:
 	c->skipped_events++;
 }
 
+/* KEY=the frame of ADDR, and with MODKEY its module too */
 static void
 emit_frame_attr(struct conv *c, const char *key, uint32_t pid, uint64_t addr, uint64_t ts,
-    const char **mod)
+    const char *modkey)
 {
-	char fbuf[2048];
 	int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | FRAME_ADDRS;
-	size_t n = images_frame(c->img, pid, addr, ts, flags, fbuf, sizeof fbuf, mod, NULL);
 	evtw_key(&c->l, key);
-	evtw_esc(&c->l, fbuf, n, 0);
+	images_frame_attr(c->img, pid, addr, ts, flags, &c->l, modkey);
 }
 
 static void emit_generic_kernel(struct conv *c, const struct etl_event *ev, int64_t ns);
@@ -86,9 +85,7 @@ emit_dpc_isr(struct conv *c, const struct etl_event *ev, int64_t ns)
 	}
 	if (!conv_begin(c, kind, start_ns, ev->cpu, pid, tid, dur, ev->ts))
 		return;
-	const char *mod = "?";
-	emit_frame_attr(c, "routine", 0, routine, ev->ts, &mod);
-	evtw_kv_s(&c->l, "module", mod);
+	emit_frame_attr(c, "routine", 0, routine, ev->ts, "module");
 	evtw_key(&c->l, "duration_us");
 	evtw_us3(&c->l, dur);
 	evtw_key(&c->l, "end_ms");

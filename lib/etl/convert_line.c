@@ -176,17 +176,23 @@ conv_free_lines(struct conv *c)
 	evtw_free(&c->stackcol);
 }
 
+/* utc= with --utc, after the fixed columns */
+static void
+add_utc(struct conv *c, struct evtw_line *l, uint64_t ts)
+{
+	char u[32];
+	etl_filetime_str(u, c->ft0 + (uint64_t)((int64_t)(ts - GBIAS) / 100));
+	evtw_kv_s(l, "utc", u);
+}
+
 /* Writes the fixed columns of a line the filters kept (and utc= with --utc). */
 static int
 start_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
     const char *proc, int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts)
 {
 	evtw_begin(l, time_ns, kind, cpu, proc, pid, tid, weight_ns);
-	if (c->o->utc) {
-		char u[32];
-		etl_filetime_str(u, c->ft0 + (uint64_t)((int64_t)(ts - GBIAS) / 100));
-		evtw_kv_s(l, "utc", u);
-	}
+	if (c->o->utc)
+		add_utc(c, l, ts);
 	return 1;
 }
 
@@ -219,13 +225,26 @@ conv_begin_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t t
 			not_selected(c, tid, ts);
 		return 0;
 	}
-	const char *proc = pid == 0 && tid == 0 ? "Idle" : conv_process_name(c, pid, ts);
-	if (!proc_wanted(c, proc, pid)) {
-		if (own)
-			not_selected(c, tid, ts);
-		return 0;
+	if (c->nprocs) {
+		const char *proc = pid == 0 && tid == 0 ? "Idle" : conv_process_name(c, pid, ts);
+		if (!proc_wanted(c, proc, pid)) {
+			if (own)
+				not_selected(c, tid, ts);
+			return 0;
+		}
 	}
-	return start_line(c, l, kind, time_ns, cpu, proc, pid, tid, weight_ns, ts);
+	/* the process column's text, escaped once when the process was named */
+	const char *ptext = "Idle";
+	size_t plen = 4;
+	if (pid < 0) {
+		ptext = "?";
+		plen = 1;
+	} else if (pid != 0 || tid != 0)
+		ptext = images_process_text(c->img, (uint32_t)pid, ts, &plen);
+	evtw_begin_escaped(l, time_ns, kind, cpu, ptext, plen, pid, tid, weight_ns);
+	if (c->o->utc)
+		add_utc(c, l, ts);
+	return 1;
 }
 
 /* Whether -k keeps lines of KIND (thread time asks before it derives its lines). */
@@ -552,8 +571,11 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 	struct pend *e = queue_push(c);
 	if (c->f.n || c->f.silent || c->f.stash)
 		follow_into_slot(c, e);
-	e->text.n = 0;
-	evtw_mem(&e->text, c->l.b, c->l.n);
+	/* the slot takes the line's buffer, and the line the slot's spare one: no copy */
+	struct evtw_line spare = e->text;
+	e->text = c->l;
+	c->l = spare;
+	c->l.n = 0;
 	if (c->leaf.n)
 		evtw_mem(&e->leaf, c->leaf.b, c->leaf.n);
 	c->leaf.n = 0;

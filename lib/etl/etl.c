@@ -365,6 +365,27 @@ etl_wstr(const uint8_t *p, size_t maxb, char *out, size_t cap, size_t *consumed)
 	size_t i = 0, o = 0;
 
 	while (i + 2 <= maxb) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		/*
+		 * Four ASCII characters at once (method names and paths are
+		 * long): each unit below 0x80 and none zero, their low bytes
+		 * gathered into four.  A borrow starts only at a zero unit.
+		 */
+		while (i + 8 <= maxb && o + 4 < cap) {
+			uint64_t w;
+			memcpy(&w, p + i, 8);
+			if ((w & 0xff80ff80ff80ff80ull) ||
+			    ((w - 0x0001000100010001ull) & ~w & 0x8000800080008000ull))
+				break;
+			w = (w | w >> 8) & 0x0000ffff0000ffffull;
+			uint32_t four = (uint32_t)(w | w >> 16);
+			memcpy(out + o, &four, 4);
+			o += 4;
+			i += 8;
+		}
+		if (i + 2 > maxb)
+			break;
+#endif
 		uint32_t c = etl_u16(p + i);
 		i += 2;
 		if (c - 1 < 0x7f && o + 1 < cap) {	/* ASCII, the common case: as put_utf8 would */

@@ -9,7 +9,9 @@
  * most stacks: the answers are kept (struct owner_memo), each with the
  * times it holds for, so that a kept one is never wrong for another time.
  * So are the texts of frames (struct frame_memo) and of whole stacks
- * (struct stack_memo), which the stack column repeats line after line.
+ * (struct stack_memo), which the stack column repeats line after line,
+ * and the escaped names every line or DPC writes: each process's (made
+ * with it) and each image's file name (made when first asked for).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,8 @@ struct proc {
 	uint32_t pid;
 	uint64_t start, end;
 	char *name, *cmdline;
+	char *text;	/* the name escaped for the process column, made with it */
+	size_t textlen;
 };
 
 struct thread {
@@ -40,6 +44,8 @@ struct image {
 	uint64_t base, size, load, unload;
 	char *path;		/* NT path as logged */
 	const char *file;	/* file name part of path (points into path) */
+	char *file_text;	/* the same escaped as an attribute's value (module=), or NULL till asked */
+	size_t file_textlen;
 	char *orig;		/* ImageID OriginalFileName */
 	char *pdb;
 	uint8_t guid[16];
@@ -210,10 +216,12 @@ images_free(struct images *m)
 		return;
 	for (size_t i = 0; i < m->np; i++) {
 		free(m->p[i].name);
+		free(m->p[i].text);
 		free(m->p[i].cmdline);
 	}
 	for (size_t i = 0; i < m->nim; i++) {
 		free(m->im[i].path);
+		free(m->im[i].file_text);
 		free(m->im[i].orig);
 		free(m->im[i].pdb);
 	}
@@ -270,8 +278,13 @@ images_process(struct images *m, uint32_t pid, uint64_t ts, int how, const char 
 		p->end = TS_END;
 		hmap_put(&m->proc_last, pid, 0, (uint32_t)m->np++);
 	}
-	if (name && *name && !p->name)
+	if (name && *name && !p->name) {
 		p->name = xstrdup(name);
+		struct evtw_line t = { 0 };
+		evtw_esc(&t, name, strlen(name), 0);
+		p->text = t.b;
+		p->textlen = t.n;
+	}
 	if (cmdline && *cmdline && !p->cmdline)
 		p->cmdline = xstrdup(cmdline);
 	if (how == PROC_END)
@@ -338,6 +351,17 @@ image_slot(struct images *m, uint32_t pid, uint64_t base)
 	return i ? &m->im[*i] : NULL;
 }
 
+/* IM's path and file name (its escaped file name made anew when asked for) */
+static void
+set_path(struct image *im, const char *path)
+{
+	free(im->path);
+	free(im->file_text);
+	im->file_text = NULL;
+	im->path = xstrdup(path);
+	im->file = path_base(im->path);
+}
+
 void
 images_image(struct images *m, uint32_t pid, uint64_t base, uint64_t size, uint64_t ts,
     int how, const char *path)
@@ -359,19 +383,15 @@ images_image(struct images *m, uint32_t pid, uint64_t base, uint64_t size, uint6
 		im->size = size;
 		im->load = how == PROC_START ? ts : TS_NONE;
 		im->unload = TS_END;
-		im->path = xstrdup(path && *path ? path : "?");
-		im->file = path_base(im->path);
+		set_path(im, path && *path ? path : "?");
 		hmap_put(&m->image_at, pid, base, (uint32_t)m->nim++);
 	}
 	if (how == PROC_END)
 		im->unload = ts;
 	if (size > im->size)
 		im->size = size;
-	if (path && *path && strcmp(im->path, "?") == 0) {
-		free(im->path);
-		im->path = xstrdup(path);
-		im->file = path_base(im->path);
-	}
+	if (path && *path && strcmp(im->path, "?") == 0)
+		set_path(im, path);
 }
 
 static void
@@ -589,6 +609,18 @@ images_process_name(const struct images *m, uint32_t pid, uint64_t ts)
 	if (pid == 0)
 		return "Idle";
 	return "?";
+}
+
+const char *
+images_process_text(const struct images *m, uint32_t pid, uint64_t ts, size_t *len)
+{
+	const struct proc *p = find_proc(m, pid, ts);
+	if (p && p->name) {
+		*len = p->textlen;
+		return p->text;
+	}
+	*len = pid == 0 ? 4 : 1;
+	return pid == 0 ? "Idle" : "?";
 }
 
 int64_t
@@ -903,9 +935,13 @@ images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, i
  * counted with the symbol hook (NULL: none), *RESOLVED whether the hook
  * named it.
  */
+/* frame_text()'s flag: escaped as an attribute's value (';' kept), not for the stack column */
+#define FRAME_AS_ATTR 0x100
+
 static void
 frame_text(struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, int flags,
-    struct evtw_line *l, uint64_t *lo, uint64_t *hi, const struct image **counted, uint8_t *resolved)
+    struct evtw_line *l, uint64_t *lo, uint64_t *hi, const struct image **counted, uint8_t *resolved,
+    const char **modname)
 {
 	const struct method *me;
 	const struct image *im = owner_span(m, pid, addr, ts, &me, lo, hi);
@@ -913,21 +949,25 @@ frame_text(struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, int flags
 	*counted = im;
 	if (im && m->xmemo) {
 		/* a frame of an image is its text, escaped once and kept */
-		uint64_t h = ((uint64_t)(uintptr_t)im ^ addr) * 0x9e3779b97f4a7c15ull;
+		uint64_t h = ((uint64_t)(uintptr_t)im ^ addr ^ (uint64_t)flags << 48) *
+		    0x9e3779b97f4a7c15ull;
 		ft = &m->xmemo[h >> (64 - FRAME_MEMO_BITS)];
 		if (ft->im == im && ft->addr == addr && ft->flags == flags) {
 			evtw_mem(l, ft->text, ft->len);
 			count_lookup(m, im, ft->resolved);
 			*resolved = (uint8_t)ft->resolved;
+			if (modname)
+				*modname = im->file;	/* (what images_frame() gives) */
 			return;
 		}
 	}
 	char fbuf[2048];
 	int named;
-	size_t fl = images_frame(m, pid, addr, ts, flags, fbuf, sizeof fbuf, NULL, &named);
+	size_t fl = images_frame(m, pid, addr, ts, flags & ~FRAME_AS_ATTR, fbuf, sizeof fbuf, modname,
+	    &named);
 	*resolved = (uint8_t)named;
 	size_t at = l->n;
-	evtw_frame(l, fbuf, fl);
+	evtw_esc(l, fbuf, fl, !(flags & FRAME_AS_ATTR));
 	if (ft) {
 		keep_text(&ft->text, &ft->cap, l->b + at, l->n - at);
 		ft->len = l->n - at;
@@ -936,6 +976,44 @@ frame_text(struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, int flags
 		ft->flags = flags;
 		ft->resolved = named;
 	}
+}
+
+/* The frame texts kept (both kinds), made when the first is asked for. */
+static void
+frame_memos(struct images *m)
+{
+	if (m->memo && !m->smemo) {
+		m->xmemo = xcalloc((size_t)1 << FRAME_MEMO_BITS, sizeof *m->xmemo);
+		m->smemo = xcalloc((size_t)1 << STACK_MEMO_BITS, sizeof *m->smemo);
+	}
+}
+
+void
+images_frame_attr(struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, int flags,
+    struct evtw_line *l, const char *modkey)
+{
+	const struct image *im;
+	uint8_t resolved;
+	uint64_t lo = 0, hi = UINT64_MAX;
+	const char *modname = "?";
+
+	frame_memos(m);
+	frame_text(m, pid, addr, ts, flags | FRAME_AS_ATTR, l, &lo, &hi, &im, &resolved, &modname);
+	if (!modkey)
+		return;
+	if (im) {	/* (an image's file name is its module name, escaped once) */
+		struct image *w = (struct image *)im;	/* (as the symbol hook's slot) */
+		if (!w->file_text) {
+			struct evtw_line t = { 0 };
+			evtw_esc(&t, w->file, strlen(w->file), 0);
+			evtw_ch(&t, '\0');
+			w->file_text = t.b;
+			w->file_textlen = t.n - 1;
+		}
+		evtw_key(l, modkey);
+		evtw_mem(l, w->file_text, w->file_textlen);
+	} else
+		evtw_kv_s(l, modkey, modname);
 }
 
 /* Room for N frames in stack slot E. */
@@ -959,10 +1037,7 @@ images_stack_text(struct images *m, uint32_t pid, const uint64_t *frames, size_t
 	uint64_t h = 0;
 
 	if (m->memo && n > 0 && n <= STACK_MEMO_FRAMES) {
-		if (!m->smemo) {
-			m->xmemo = xcalloc((size_t)1 << FRAME_MEMO_BITS, sizeof *m->xmemo);
-			m->smemo = xcalloc((size_t)1 << STACK_MEMO_BITS, sizeof *m->smemo);
-		}
+		frame_memos(m);
 		h = hash_u64(hash_bytes(frames, n * sizeof *frames) ^ pid ^ (uint64_t)flags << 32);
 		e = &m->smemo[h >> (64 - STACK_MEMO_BITS)];
 		if (e->hi && e->hash == h && e->pid == pid && e->n == n && e->flags == flags &&
@@ -981,7 +1056,7 @@ images_stack_text(struct images *m, uint32_t pid, const uint64_t *frames, size_t
 	uint64_t lo = 0, hi = UINT64_MAX;
 	size_t s0 = l->n;
 	for (size_t i = n; i-- > 0;) {
-		frame_text(m, pid, frames[i], ts, flags, l, &lo, &hi, &counted, &resolved);
+		frame_text(m, pid, frames[i], ts, flags, l, &lo, &hi, &counted, &resolved, NULL);
 		if (e && counted) {
 			uint32_t r = e->nruns;
 			if (r == 0 || e->run_im[r - 1] != counted) {

@@ -64,6 +64,8 @@ void images_finish(struct images *m);
 
 /* Process image name of PID at TS ("?" if unknown; "Idle" for 0). */
 const char *images_process_name(const struct images *m, uint32_t pid, uint64_t ts);
+/* The same escaped for the process column (kept: every line has one), its length in *LEN. */
+const char *images_process_text(const struct images *m, uint32_t pid, uint64_t ts, size_t *len);
 /* Process of thread TID at TS, or -1. */
 int64_t images_thread_pid(const struct images *m, uint32_t tid, uint64_t ts);
 const char *images_thread_name_of(const struct images *m, uint32_t tid);
@@ -91,6 +93,15 @@ struct evtw_line;
  */
 void images_stack_text(struct images *m, uint32_t pid, const uint64_t *frames, size_t n,
     uint64_t ts, int flags, struct evtw_line *l);
+/*
+ * Appends the text of frame ADDR (what images_frame() writes) to L,
+ * escaped as an attribute's value; with MODKEY, then "<TAB>MODKEY=" and
+ * the module's name (images_frame()'s MODNAME), escaped.  Both kept
+ * escaped, as the stack column's frames are: a DPC line names its
+ * routine and module, and the same few routines run all day.
+ */
+void images_frame_attr(struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, int flags,
+    struct evtw_line *l, const char *modkey);
 void images_set_symbols(struct images *m, etl_symbol_fn fn, etl_symcount_fn count, void *ctx);
 /* NT path → DOS path when a volume mapping is known (into OUT). */
 const char *images_dos_path(const struct images *m, const char *nt, char *out, size_t cap);

@@ -29,6 +29,7 @@
 #include "base/hash.h"
 #include "base/strbuf.h"
 #include "evt/evt.h"
+#include "evt/evtwrite.h"
 #include "etl/knownschemas.h"
 #include "etl/tdh.h"
 #include "etl/wperf.h"
@@ -489,7 +490,7 @@ bput_u64(struct strbuf *v, uint64_t x)
 {
 	if (v->cap - v->len <= 21)
 		strbuf_grow(v, 21);
-	v->len += (size_t)evt_format_u64(v->s + v->len, x);
+	v->len += evtw_put_u64(v->s + v->len, x);	/* (inline: a value is mostly a number) */
 	v->s[v->len] = '\0';
 }
 
@@ -512,7 +513,7 @@ bput_hex(struct strbuf *v, uint64_t x, int width)
 	char *o = v->s + v->len;
 	o[0] = '0';
 	o[1] = 'x';
-	v->len += 2 + (size_t)evt_format_hex(o + 2, x, width);
+	v->len += 2 + (width == 1 ? evtw_put_hex(o + 2, x) : (size_t)evt_format_hex(o + 2, x, width));
 	v->s[v->len] = '\0';
 }
 

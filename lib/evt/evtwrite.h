@@ -95,7 +95,31 @@ evtw_str(struct evtw_line *l, const char *s)
 	evtw_mem(l, s, strlen(s));
 }
 
-/* S[0..N) (valid UTF-8 already) escaped; IN_STACK also escapes ';'. */
+/*
+ * Whether the 8 bytes of X hold one §4 escapes (IN_STACK: ';' too), a
+ * few operations for the 8: a byte below 0x20 borrows into its top bit,
+ * and so does a zero byte of X ^ c for each single byte c.  A borrow
+ * only starts at a byte that matches, so the answer is exact.
+ */
+static inline int
+evtw_word_escapes(uint64_t x, int in_stack)
+{
+	const uint64_t ones = 0x0101010101010101ull, tops = 0x8080808080808080ull;
+	uint64_t pc = x ^ (ones * '%'), del = x ^ (ones * 0x7f);
+	uint64_t hit = ((x - ones * 0x20) & ~x) | ((pc - ones) & ~pc) | ((del - ones) & ~del);
+	if (in_stack) {
+		uint64_t sc = x ^ (ones * ';');
+		hit |= (sc - ones) & ~sc;
+	}
+	return (hit & tops) != 0;
+}
+
+/*
+ * S[0..N) (valid UTF-8 already) escaped; IN_STACK also escapes ';'.
+ * Names and paths rarely need escaping: 8 bytes are tested and copied
+ * at once (a string of 4 to 7 as two overlapping halves), and only a
+ * word that holds an escape goes a byte at a time.
+ */
 static inline void
 evtw_esc(struct evtw_line *l, const char *s, size_t n, int in_stack)
 {
@@ -105,20 +129,48 @@ evtw_esc(struct evtw_line *l, const char *s, size_t n, int in_stack)
 	if (l->n + 3 * n + 1 > l->cap)
 		evtw_grow(l, 3 * n);
 	char *o = l->b + l->n;
+	if (n >= 4 && n < 8) {
+		uint32_t a, b;
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		if (!evtw_word_escapes((uint64_t)a << 32 | b, in_stack)) {
+			memcpy(o, &a, 4);
+			memcpy(o + n - 4, &b, 4);
+			l->n += n;
+			return;
+		}
+	}
 	size_t i = 0;
 	while (i < n) {
-		size_t j = i;
-		while (j < n && !(evtw_escapes[(uint8_t)s[j]] & mask))
-			j++;
-		memcpy(o, s + i, j - i);
-		o += j - i;
-		if (j == n)
-			break;
-		uint8_t c = (uint8_t)s[j];
+		uint64_t w;
+		if (n - i >= 8) {
+			memcpy(&w, s + i, 8);
+			if (!evtw_word_escapes(w, in_stack)) {
+				memcpy(o, &w, 8);
+				o += 8;
+				i += 8;
+				continue;
+			}
+		} else if (n >= 8) {
+			/*
+			 * The last 8 bytes, overlapping those written: when none
+			 * escapes, those were copied as they are, so they end at O.
+			 */
+			memcpy(&w, s + n - 8, 8);
+			if (!evtw_word_escapes(w, in_stack)) {
+				memcpy(o - (8 - (n - i)), &w, 8);
+				o += n - i;
+				break;
+			}
+		}
+		uint8_t c = (uint8_t)s[i++];
+		if (!(evtw_escapes[c] & mask)) {
+			*o++ = (char)c;
+			continue;
+		}
 		*o++ = '%';
 		*o++ = hx[c >> 4];
 		*o++ = hx[c & 15];
-		i = j + 1;
 	}
 	l->n = (size_t)(o - l->b);
 }
@@ -134,13 +186,26 @@ evtw_esc(struct evtw_line *l, const char *s, size_t n, int in_stack)
 /* "000102...99": two decimal digits at 2 * value */
 extern const char evtw_dec2[200];
 
+/* 10^0 .. 10^19 */
+extern const uint64_t evtw_pow10[20];
+
+/*
+ * How many decimal digits V has: from its bit length (log10(2) is about
+ * 1233 / 4096), then one comparison.  A division a digit was a third of
+ * writing a pid.
+ */
+static inline size_t
+evtw_digits(uint64_t v)
+{
+	size_t t = (size_t)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
+	return t + ((v | 1) >= evtw_pow10[t]);
+}
+
 /* V in decimal at O (room for 20 bytes); returns the length. */
 static inline size_t
 evtw_put_u64(char *o, uint64_t v)
 {
-	size_t n = 1;
-	for (uint64_t t = v; t >= 10; t /= 10)
-		n++;
+	size_t n = evtw_digits(v);
 	char *e = o + n;
 	while (v >= 100) {
 		e -= 2;
@@ -174,6 +239,30 @@ evtw_put_i64(char *o, int64_t v)
 	return o + evtw_put_u64(o, (uint64_t)v);
 }
 
+/*
+ * MS (a time's whole milliseconds, below 10^16) in decimal at O (room
+ * for 16 bytes); returns the length.  Lines come in time order, many in
+ * the same millisecond (a DPC's start and end too): the last one's
+ * digits are kept, per thread, and copied.
+ */
+static inline size_t
+evtw_put_ms(char *o, uint64_t ms)
+{
+	static _Thread_local struct {
+		uint64_t ms;
+		size_t len;
+		char text[24];
+	} last = { UINT64_MAX, 0, "" };
+	if (ms != last.ms) {
+		if (ms >= 10000000000000000ull)
+			return evtw_put_u64(o, ms);
+		last.len = evtw_put_u64(last.text, ms);
+		last.ms = ms;
+	}
+	memcpy(o, last.text, 16);
+	return last.len;
+}
+
 /* NS nanoseconds as milliseconds with 6 decimals, at O (room for 28 bytes); returns the end. */
 static inline char *
 evtw_put_time(char *o, int64_t ns)
@@ -183,7 +272,7 @@ evtw_put_time(char *o, int64_t ns)
 		*o++ = '-';
 		u = (uint64_t)(-(ns + 1)) + 1;
 	}
-	o += evtw_put_u64(o, u / 1000000);
+	o += evtw_put_ms(o, u / 1000000);
 	*o = '.';
 	evtw_put_6(o + 1, (unsigned)(u % 1000000));
 	return o + 7;
@@ -269,9 +358,8 @@ evtw_hex(struct evtw_line *l, uint64_t v)
 static inline void
 evtw_time_ns(struct evtw_line *l, int64_t ns)
 {
-	if (l->n + 33 > l->cap)
-		evtw_grow(l, 32);
-	l->n += (size_t)evt_format_time_ns(l->b + l->n, ns);
+	char *o = evtw_room(l, 32);
+	l->n = (size_t)(evtw_put_time(o, ns) - l->b);
 }
 
 /*
@@ -324,7 +412,7 @@ evtw_us3(struct evtw_line *l, int64_t ns)
 		*o++ = '-';
 		ns = -ns;
 	}
-	o += evt_format_u64(o, (uint64_t)ns / 1000);
+	o += evtw_put_u64(o, (uint64_t)ns / 1000);
 	unsigned f = (unsigned)(ns % 1000);
 	o[0] = '.';
 	o[1] = (char)('0' + f / 100);
@@ -345,13 +433,9 @@ evtw_hexbytes(struct evtw_line *l, const uint8_t *p, size_t n)
 
 /* ---------- event lines ---------- */
 
-/*
- * Starts L anew with the seven fixed columns.  PROCESS is escaped; a
- * WEIGHT_NS of 0 is written "0".
- */
+/* Starts L anew: the time, kind and cpu columns and their tabs (the process column follows). */
 static inline void
-evtw_begin(struct evtw_line *l, int64_t time_ns, const char *kind, int64_t cpu,
-    const char *process, int64_t pid, int64_t tid, int64_t weight_ns)
+evtw_begin_head(struct evtw_line *l, int64_t time_ns, const char *kind, int64_t cpu)
 {
 	size_t kl = strlen(kind);
 	l->n = 0;
@@ -365,9 +449,14 @@ evtw_begin(struct evtw_line *l, int64_t time_ns, const char *kind, int64_t cpu,
 	o = evtw_put_i64(o, cpu);
 	*o++ = '\t';
 	l->n = (size_t)(o - l->b);
-	evtw_esc(l, process, strlen(process), 0);
+}
+
+/* After the process column: the pid, tid and weight columns (a WEIGHT_NS of 0 is "0"). */
+static inline void
+evtw_begin_tail(struct evtw_line *l, int64_t pid, int64_t tid, int64_t weight_ns)
+{
 	/* two tabs, pid and tid (21 each), a tab, the weight (40 and its NUL) */
-	o = evtw_room(l, 2 + 21 + 21 + 1 + 41);
+	char *o = evtw_room(l, 2 + 21 + 21 + 1 + 41);
 	*o++ = '\t';
 	o = evtw_put_i64(o, pid);
 	*o++ = '\t';
@@ -378,6 +467,29 @@ evtw_begin(struct evtw_line *l, int64_t time_ns, const char *kind, int64_t cpu,
 	else
 		o = evtw_put_weight(o, weight_ns);
 	l->n = (size_t)(o - l->b);
+}
+
+/*
+ * Starts L anew with the seven fixed columns.  PROCESS is escaped; a
+ * WEIGHT_NS of 0 is written "0".
+ */
+static inline void
+evtw_begin(struct evtw_line *l, int64_t time_ns, const char *kind, int64_t cpu,
+    const char *process, int64_t pid, int64_t tid, int64_t weight_ns)
+{
+	evtw_begin_head(l, time_ns, kind, cpu);
+	evtw_esc(l, process, strlen(process), 0);
+	evtw_begin_tail(l, pid, tid, weight_ns);
+}
+
+/* evtw_begin() with the process column's text PTEXT[0..PLEN) escaped already */
+static inline void
+evtw_begin_escaped(struct evtw_line *l, int64_t time_ns, const char *kind, int64_t cpu,
+    const char *ptext, size_t plen, int64_t pid, int64_t tid, int64_t weight_ns)
+{
+	evtw_begin_head(l, time_ns, kind, cpu);
+	evtw_mem(l, ptext, plen);
+	evtw_begin_tail(l, pid, tid, weight_ns);
 }
 
 /* An attribute's "\tKEY=": its value follows (KEY is [A-Za-z0-9_.:-]+, not escaped). */
