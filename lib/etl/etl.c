@@ -1496,6 +1496,7 @@ cursor_advance(struct etl_reader *r, struct cursor *c)
 		const char *why = NULL;
 		long next = parse_record(c->data, c->filled, c->off, &c->ev, &why);
 		if (next > 0) {
+			c->ev.ns = etl_ns(r, c->ev.ts);
 			c->ev.cpu = c->cpu;
 			c->ev.buf_offset = c->buf_offset;
 			c->off = (uint32_t)next;

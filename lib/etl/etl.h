@@ -38,6 +38,7 @@ struct etl_event {
 	int hdr64;		/* the header type is the 64-bit variant */
 	int cpu;		/* from the buffer context */
 	uint64_t ts;		/* raw clock value */
+	int64_t ns;		/* etl_ns(ts): the reader's thread converts it, not the caller's */
 	uint32_t tid, pid;	/* ETL_NO_ID when the header has none */
 	/* kernel (system/compact/perfinfo): group, type, version.
 	 * classic (full/instance): type = Class.Type, version = Class.Version, level. */
