@@ -5,7 +5,7 @@
  * comments refer to it).  The reader first builds a small index of the
  * buffers (offset, size, CPU), then iterates either in file order (one
  * cursor over every buffer) or in time order (one cursor per CPU over
- * that CPU's buffers, merged with a heap on the next timestamp).  A
+ * that CPU's buffers, merged by a tournament on the next timestamp).  A
  * buffer is decompressed only when its cursor reaches it, into that
  * cursor's scratch space, so memory is bounded by CPUs × buffer size.
  * A trace opened from a file descriptor is indexed through its mapping;
@@ -46,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <pthread.h>
 #include <sys/mman.h>
@@ -200,12 +201,16 @@ struct etl_reader {
 	enum etl_order order;
 	struct cursor *cur;
 	size_t ncur;
-	struct heap_ent {	/* the merge's key next to its cursor: no pointer chasing */
-		uint64_t ts;
-		int cpu;
-		struct cursor *c;
-	} *heap;
-	size_t nheap;
+	/*
+	 * The merge: a tournament of the cursors by their next event's key
+	 * (merge_key()).  LOSER[1..ncur) holds each match's loser, LOSER[0]
+	 * the winner, whose cursor has the next event; that cursor's next
+	 * event replays only the matches on its path to the root, one
+	 * comparison of two integers per level, the keys in the tree itself
+	 * (a heap made two comparisons of two fields a level, and moved
+	 * entries).
+	 */
+	unsigned __int128 *loser;
 	uint32_t *order_bufs;	/* storage for the cursors' buffer lists */
 	uint64_t done_bytes;
 	int compressed_mode;	/* LogFileMode has EVENT_TRACE_COMPRESSED_MODE */
@@ -1517,33 +1522,65 @@ cursor_advance(struct etl_reader *r, struct cursor *c)
 	}
 }
 
-static int
-heap_less(const struct heap_ent *a, const struct heap_ent *b)
+/*
+ * Cursor I's key: its next event's time, then its CPU (= I) for events
+ * at the same time; a cursor at its end after every event, whatever
+ * its time.
+ */
+#define MERGE_DONE (1u << 31)
+
+static inline unsigned __int128
+merge_key(const struct etl_reader *r, uint32_t i)
 {
-	if (a->ts != b->ts)
-		return a->ts < b->ts;
-	return a->cpu < b->cpu;
+	const struct cursor *c = &r->cur[i];
+	uint64_t ts = c->have ? c->ev.ts : UINT64_MAX;
+	return (unsigned __int128)ts << 32 | (c->have ? i : MERGE_DONE | i);
 }
 
-static void
-heap_down(struct etl_reader *r, size_t i)
+static inline uint32_t
+merge_cursor(unsigned __int128 key)
 {
-	struct heap_ent *h = r->heap;
-	size_t n = r->nheap;
+	return (uint32_t)key & ~MERGE_DONE;
+}
 
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		if (l < n && heap_less(&h[l], &h[m]))
-			m = l;
-		if (l + 1 < n && heap_less(&h[l + 1], &h[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		struct heap_ent t = h[i];
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
+static inline int
+merge_done(unsigned __int128 key)
+{
+	return ((uint32_t)key & MERGE_DONE) != 0;
+}
+
+/* The winner's cursor moved on: its matches on the way to the root played again. */
+static void
+merge_replay(struct etl_reader *r)
+{
+	unsigned __int128 *loser = r->loser, k = merge_key(r, merge_cursor(loser[0]));
+
+	for (size_t node = (merge_cursor(k) + r->ncur) / 2; node > 0; node /= 2)
+		if (loser[node] < k) {
+			unsigned __int128 t = loser[node];
+			loser[node] = k;
+			k = t;
+		}
+	loser[0] = k;
+}
+
+/* The first matches of the cursors, each at its first event. */
+static void
+merge_start(struct etl_reader *r)
+{
+	size_t n = r->ncur;
+	unsigned __int128 *win = xmalloc(2 * n * sizeof *win);
+
+	r->loser = xcalloc(n, sizeof *r->loser);
+	for (size_t i = 0; i < n; i++)
+		win[n + i] = merge_key(r, (uint32_t)i);
+	for (size_t node = n - 1; node > 0; node--) {
+		unsigned __int128 a = win[2 * node], b = win[2 * node + 1];
+		win[node] = a < b ? a : b;
+		r->loser[node] = a < b ? b : a;
 	}
+	r->loser[0] = n > 1 ? win[1] : win[n];
+	free(win);
 }
 
 static void
@@ -1555,12 +1592,12 @@ free_cursors(struct etl_reader *r)
 		free(r->cur[i].packed);
 	}
 	free(r->cur);
-	free(r->heap);
+	free(r->loser);
 	free(r->order_bufs);
 	r->cur = NULL;
-	r->heap = NULL;
+	r->loser = NULL;
 	r->order_bufs = NULL;
-	r->ncur = r->nheap = 0;
+	r->ncur = 0;
 }
 
 /* The cursors of a pass in R->order, each at its first event. */
@@ -1592,7 +1629,6 @@ start_cursors(struct etl_reader *r)
 	for (size_t c = 1; c <= ncpu; c++)
 		start[c] = start[c - 1] + count[c - 1];
 	r->cur = xcalloc(ncpu ? ncpu : 1, sizeof *r->cur);
-	r->heap = xcalloc(ncpu ? ncpu : 1, sizeof *r->heap);
 	for (size_t c = 0; c < ncpu; c++) {
 		r->cur[c].bufs = r->order_bufs + start[c];
 		r->cur[c].nb = 0;
@@ -1602,17 +1638,10 @@ start_cursors(struct etl_reader *r)
 		c->bufs[c->nb++] = (uint32_t)i;
 	}
 	r->ncur = ncpu;
-	for (size_t c = 0; c < ncpu; c++) {
+	for (size_t c = 0; c < ncpu; c++)
 		cursor_advance(r, &r->cur[c]);
-		if (r->cur[c].have) {
-			struct heap_ent *e = &r->heap[r->nheap++];
-			e->ts = r->cur[c].ev.ts;
-			e->cpu = r->cur[c].cpu;
-			e->c = &r->cur[c];
-		}
-	}
-	for (size_t i = r->nheap / 2 + 1; i-- > 0;)
-		heap_down(r, i);
+	if (ncpu)
+		merge_start(r);
 	free(count);
 	free(start);
 }
@@ -1639,22 +1668,16 @@ next_event(struct etl_reader *r, struct etl_event *ev)
 		*ev = c->ev;
 		return 1;
 	}
-	if (r->pending && r->nheap > 0) {
-		struct cursor *c = r->heap[0].c;
-		cursor_advance(r, c);
-		if (!c->have)
-			r->heap[0] = r->heap[--r->nheap];
-		else {
-			r->heap[0].ts = c->ev.ts;
-			r->heap[0].cpu = c->cpu;
-		}
-		if (r->nheap > 0)
-			heap_down(r, 0);
+	if (r->ncur == 0)
+		return 0;
+	if (r->pending && !merge_done(r->loser[0])) {
+		cursor_advance(r, &r->cur[merge_cursor(r->loser[0])]);
+		merge_replay(r);
 	} else
 		r->pending = 1;
-	if (r->nheap == 0)
+	if (merge_done(r->loser[0]))
 		return 0;
-	*ev = r->heap[0].c->ev;
+	*ev = r->cur[merge_cursor(r->loser[0])].ev;
 	return 1;
 }
 
@@ -1672,9 +1695,12 @@ tell_thread_cpu(const char *who, int pass)
 	struct rusage ru;
 	if (!getenv("ETLKIT_THREAD_CPU") || getrusage(RUSAGE_THREAD, &ru) < 0)
 		return;
-	fprintf(stderr, "etl: %s thread, pass %d: user %.3f s, sys %.3f s\n", who, pass,
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	fprintf(stderr, "etl: %s thread, pass %d: user %.3f s, sys %.3f s, at %.3f s\n", who, pass,
 	    (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
-	    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+	    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
+	    (double)(now.tv_sec % 1000) + now.tv_nsec / 1e9);
 #else
 	(void)who;
 	(void)pass;
@@ -1908,8 +1934,7 @@ void
 etl_rewind(struct etl_reader *r, enum etl_order order)
 {
 	pump_stop(r);
-	if (r->passes)
-		tell_thread_cpu("caller's", r->passes);
+	tell_thread_cpu("caller's", r->passes);
 	free_cursors(r);
 	store_start(r);
 	r->passes++;
