@@ -119,10 +119,12 @@ struct store {
 #define BATCH_BYTES (128u << 10)	/* handed over past this... */
 #define BATCH_ROOM (BATCH_BYTES + (72u << 10))	/* ...so that one more record or message fits */
 
+/*
+ * An event, or a problem to report: RAW NULL, the message at PAYLOAD,
+ * its file offset in BUF_OFFSET.  Two cache lines, on cache lines.
+ */
 struct pump_item {
 	struct etl_event ev;
-	const char *msg;	/* non-NULL: a problem at OFF, not an event */
-	uint64_t off;
 };
 
 struct batch {
@@ -1768,8 +1770,9 @@ pump_defer(struct etl_reader *r, uint64_t off, const char *msg)
 		return;
 	struct batch *b = r->pump->wb;
 	memcpy(b->bytes + b->nbytes, msg, len);
-	it->msg = (const char *)b->bytes + b->nbytes;
-	it->off = off;
+	it->ev.raw = NULL;
+	it->ev.payload = b->bytes + b->nbytes;
+	it->ev.buf_offset = off;
 	b->nbytes += (len + 7) & ~(size_t)7;
 }
 
@@ -1797,7 +1800,6 @@ pump_event(struct etl_reader *r, const struct etl_event *ev)
 	it->ev.guid = rebase(ev->guid, ev, to);
 	it->ev.activity = rebase(ev->activity, ev, to);
 	it->ev.ext = rebase(ev->ext, ev, to);
-	it->msg = NULL;
 	b->nbytes += ((size_t)ev->rawlen + 7) & ~(size_t)7;
 }
 
@@ -1829,8 +1831,8 @@ pump_next(struct etl_reader *r, struct etl_event *ev)
 	for (;;) {
 		if (p->rb && p->pos < p->rb->n) {
 			const struct pump_item *it = &p->rb->it[p->pos++];
-			if (it->msg) {
-				r->err(r->ctx, it->off, it->msg);
+			if (!it->ev.raw) {
+				r->err(r->ctx, it->ev.buf_offset, (const char *)it->ev.payload);
 				continue;
 			}
 			*ev = it->ev;
@@ -1919,7 +1921,9 @@ pump_start(struct etl_reader *r)
 {
 	struct pump *p = xcalloc(1, sizeof *p);
 	for (int i = 0; i < NBATCH; i++) {
-		p->b[i].it = xmalloc(BATCH_ITEMS * sizeof *p->b[i].it);
+		p->b[i].it = aligned_alloc(64, BATCH_ITEMS * sizeof *p->b[i].it);
+		if (!p->b[i].it)
+			cli_fatal("out of memory (%zu bytes)", BATCH_ITEMS * sizeof *p->b[i].it);
 		p->b[i].bytes = xmalloc(BATCH_ROOM);
 	}
 	pthread_mutex_init(&p->mu, NULL);
