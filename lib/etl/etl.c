@@ -1648,9 +1648,12 @@ start_cursors(struct etl_reader *r)
 	free(start);
 }
 
-/* The iteration itself: the next event of the pass from the cursors. */
-static int
-next_event(struct etl_reader *r, struct etl_event *ev)
+/*
+ * The iteration itself: the next event of the pass from the cursors, or
+ * NULL at the end.  It lies in its cursor, valid until the next call.
+ */
+static const struct etl_event *
+next_event(struct etl_reader *r)
 {
 	/*
 	 * The cursor that produced the previous event advances only now, so
@@ -1660,27 +1663,23 @@ next_event(struct etl_reader *r, struct etl_event *ev)
 	if (r->order == ETL_FILE_ORDER) {
 		struct cursor *c = r->cur;
 		if (!c)
-			return 0;
+			return NULL;
 		if (r->pending)
 			cursor_advance(r, c);
 		else
 			r->pending = 1;
-		if (!c->have)
-			return 0;
-		*ev = c->ev;
-		return 1;
+		return c->have ? &c->ev : NULL;
 	}
 	if (r->ncur == 0)
-		return 0;
+		return NULL;
 	if (r->pending && !merge_done(r->loser[0])) {
 		cursor_advance(r, &r->cur[merge_cursor(r->loser[0])]);
 		merge_replay(r);
 	} else
 		r->pending = 1;
 	if (merge_done(r->loser[0]))
-		return 0;
-	*ev = r->cur[merge_cursor(r->loser[0])].ev;
-	return 1;
+		return NULL;
+	return &r->cur[merge_cursor(r->loser[0])].ev;
 }
 
 /* ---------- the worker ---------- */
@@ -1808,14 +1807,14 @@ pump_work(void *arg)
 {
 	struct etl_reader *r = arg;
 	struct pump *p = r->pump;
-	struct etl_event ev;
+	const struct etl_event *ev;
 
 	p->wb = pump_claim(p);
 	if (!p->wb)
 		return NULL;
 	start_cursors(r);
-	while (p->wb && next_event(r, &ev))
-		pump_event(r, &ev);
+	while (p->wb && (ev = next_event(r)))
+		pump_event(r, ev);
 	if (p->wb)
 		pump_hand(r, 1);
 	tell_thread_cpu("worker", r->passes);
@@ -1962,7 +1961,12 @@ etl_rewind(struct etl_reader *r, enum etl_order order)
 int
 etl_next(struct etl_reader *r, struct etl_event *ev)
 {
-	return r->pump ? pump_next(r, ev) : next_event(r, ev);
+	if (r->pump)
+		return pump_next(r, ev);
+	const struct etl_event *e = next_event(r);
+	if (e)
+		*ev = *e;
+	return e != NULL;
 }
 
 uint64_t
