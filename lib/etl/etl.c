@@ -1290,7 +1290,7 @@ store_work(void *arg)
 			pthread_cond_signal(&s->cv);
 		pthread_mutex_unlock(&s->mu);
 	}
-	tell_thread_cpu("decompressing", r->passes);
+	tell_thread_cpu("decompressing", 1);	/* (the first pass: it may end after the second began) */
 	return NULL;
 }
 
