@@ -150,7 +150,7 @@ ns_sane(const struct conv *c, int64_t ns)
 int
 conv_ts_sane(struct conv *c, const struct etl_event *ev)
 {
-	return ns_sane(c, etl_ns(c->r, ev->ts));
+	return ns_sane(c, ev->ns);
 }
 
 /* Classic events of KernelTraceControl (ImageID, DbgID) and SystemConfigEx (volumes); schemas */
@@ -244,7 +244,7 @@ collect_kernel(struct conv *c, const struct etl_event *ev)
 void
 conv_collect(struct conv *c, const struct etl_event *ev)
 {
-	int64_t ns = etl_ns(c->r, ev->ts);	/* (once: the sanity test and the global time both need it) */
+	int64_t ns = ev->ns;	/* (converted by the reader's thread) */
 	if (!ns_sane(c, ns)) {
 		char msg[160];
 		if (c->bad_ts++ == 0) {

@@ -5,7 +5,7 @@
  * comments refer to it).  The reader first builds a small index of the
  * buffers (offset, size, CPU), then iterates either in file order (one
  * cursor over every buffer) or in time order (one cursor per CPU over
- * that CPU's buffers, merged with a heap on the next timestamp).  A
+ * that CPU's buffers, merged by a tournament on the next timestamp).  A
  * buffer is decompressed only when its cursor reaches it, into that
  * cursor's scratch space, so memory is bounded by CPUs × buffer size.
  * A trace opened from a file descriptor is indexed through its mapping;
@@ -46,9 +46,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "base/cli.h"
@@ -117,10 +119,12 @@ struct store {
 #define BATCH_BYTES (128u << 10)	/* handed over past this... */
 #define BATCH_ROOM (BATCH_BYTES + (72u << 10))	/* ...so that one more record or message fits */
 
+/*
+ * An event, or a problem to report: RAW NULL, the message at PAYLOAD,
+ * its file offset in BUF_OFFSET.  Two cache lines, on cache lines.
+ */
 struct pump_item {
 	struct etl_event ev;
-	const char *msg;	/* non-NULL: a problem at OFF, not an event */
-	uint64_t off;
 };
 
 struct batch {
@@ -153,10 +157,19 @@ struct pump {
 	 * every batch spent more in the kernel than the worker saved.
 	 */
 	int wsleeps, rsleeps;
+	/*
+	 * Each side's own fields on cache lines of their own: the reader
+	 * writes POS for every event, and while it shared a line with WB,
+	 * which the worker reads for every event, that line went from core
+	 * to core twice an event (a sixth of the reader's time).
+	 */
+	char pad0[64];
 	struct batch *wb;	/* the worker's: the batch being filled, NULL when told to stop */
+	char pad1[64];
 	struct batch *rb;	/* the reader's: the batch being used, and where in it */
 	size_t pos;
 	uint64_t progress;
+	char pad2[64];
 };
 
 struct cursor {
@@ -190,12 +203,16 @@ struct etl_reader {
 	enum etl_order order;
 	struct cursor *cur;
 	size_t ncur;
-	struct heap_ent {	/* the merge's key next to its cursor: no pointer chasing */
-		uint64_t ts;
-		int cpu;
-		struct cursor *c;
-	} *heap;
-	size_t nheap;
+	/*
+	 * The merge: a tournament of the cursors by their next event's key
+	 * (merge_key()).  LOSER[1..ncur) holds each match's loser, LOSER[0]
+	 * the winner, whose cursor has the next event; that cursor's next
+	 * event replays only the matches on its path to the root, one
+	 * comparison of two integers per level, the keys in the tree itself
+	 * (a heap made two comparisons of two fields a level, and moved
+	 * entries).
+	 */
+	unsigned __int128 *loser;
 	uint32_t *order_bufs;	/* storage for the cursors' buffer lists */
 	uint64_t done_bytes;
 	int compressed_mode;	/* LogFileMode has EVENT_TRACE_COMPRESSED_MODE */
@@ -206,7 +223,13 @@ struct etl_reader {
 	int pending;		/* the last event's cursor must advance first */
 	uint64_t ns_mul, ns_max;	/* clocks that divide 1 GHz: ns = ticks × ns_mul */
 	struct store *store;	/* decompressed buffers (NULL: none compressed, or not yet) */
+	/*
+	 * Read by the caller's thread for every event while the worker
+	 * writes the iteration's fields above: a line of its own.
+	 */
+	char pad[64];
 	struct pump *pump;	/* the worker of this pass, or NULL: the caller's thread iterates */
+	char pad_end[64];
 };
 
 static void
@@ -214,6 +237,7 @@ report(struct etl_reader *r, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void release_range(const struct etl_reader *r, uint64_t off, uint64_t size);
 static void pump_defer(struct etl_reader *r, uint64_t off, const char *msg);
+static void tell_thread_cpu(const char *who, int pass);
 
 /*
  * While a pass runs on a worker (R->pump set), only the worker calls
@@ -1287,6 +1311,7 @@ store_work(void *arg)
 			pthread_cond_signal(&s->cv);
 		pthread_mutex_unlock(&s->mu);
 	}
+	tell_thread_cpu("decompressing", 1);	/* (the first pass: it may end after the second began) */
 	return NULL;
 }
 
@@ -1499,6 +1524,7 @@ cursor_advance(struct etl_reader *r, struct cursor *c)
 		const char *why = NULL;
 		long next = parse_record(c->data, c->filled, c->off, &c->ev, &why);
 		if (next > 0) {
+			c->ev.ns = etl_ns(r, c->ev.ts);
 			c->ev.cpu = c->cpu;
 			c->ev.buf_offset = c->buf_offset;
 			c->off = (uint32_t)next;
@@ -1519,33 +1545,65 @@ cursor_advance(struct etl_reader *r, struct cursor *c)
 	}
 }
 
-static int
-heap_less(const struct heap_ent *a, const struct heap_ent *b)
+/*
+ * Cursor I's key: its next event's time, then its CPU (= I) for events
+ * at the same time; a cursor at its end after every event, whatever
+ * its time.
+ */
+#define MERGE_DONE (1u << 31)
+
+static inline unsigned __int128
+merge_key(const struct etl_reader *r, uint32_t i)
 {
-	if (a->ts != b->ts)
-		return a->ts < b->ts;
-	return a->cpu < b->cpu;
+	const struct cursor *c = &r->cur[i];
+	uint64_t ts = c->have ? c->ev.ts : UINT64_MAX;
+	return (unsigned __int128)ts << 32 | (c->have ? i : MERGE_DONE | i);
 }
 
-static void
-heap_down(struct etl_reader *r, size_t i)
+static inline uint32_t
+merge_cursor(unsigned __int128 key)
 {
-	struct heap_ent *h = r->heap;
-	size_t n = r->nheap;
+	return (uint32_t)key & ~MERGE_DONE;
+}
 
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		if (l < n && heap_less(&h[l], &h[m]))
-			m = l;
-		if (l + 1 < n && heap_less(&h[l + 1], &h[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		struct heap_ent t = h[i];
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
+static inline int
+merge_done(unsigned __int128 key)
+{
+	return ((uint32_t)key & MERGE_DONE) != 0;
+}
+
+/* The winner's cursor moved on: its matches on the way to the root played again. */
+static void
+merge_replay(struct etl_reader *r)
+{
+	unsigned __int128 *loser = r->loser, k = merge_key(r, merge_cursor(loser[0]));
+
+	for (size_t node = (merge_cursor(k) + r->ncur) / 2; node > 0; node /= 2)
+		if (loser[node] < k) {
+			unsigned __int128 t = loser[node];
+			loser[node] = k;
+			k = t;
+		}
+	loser[0] = k;
+}
+
+/* The first matches of the cursors, each at its first event. */
+static void
+merge_start(struct etl_reader *r)
+{
+	size_t n = r->ncur;
+	unsigned __int128 *win = xmalloc(2 * n * sizeof *win);
+
+	r->loser = xcalloc(n, sizeof *r->loser);
+	for (size_t i = 0; i < n; i++)
+		win[n + i] = merge_key(r, (uint32_t)i);
+	for (size_t node = n - 1; node > 0; node--) {
+		unsigned __int128 a = win[2 * node], b = win[2 * node + 1];
+		win[node] = a < b ? a : b;
+		r->loser[node] = a < b ? b : a;
 	}
+	r->loser[0] = n > 1 ? win[1] : win[n];
+	free(win);
 }
 
 static void
@@ -1557,12 +1615,12 @@ free_cursors(struct etl_reader *r)
 		free(r->cur[i].packed);
 	}
 	free(r->cur);
-	free(r->heap);
+	free(r->loser);
 	free(r->order_bufs);
 	r->cur = NULL;
-	r->heap = NULL;
+	r->loser = NULL;
 	r->order_bufs = NULL;
-	r->ncur = r->nheap = 0;
+	r->ncur = 0;
 }
 
 /* The cursors of a pass in R->order, each at its first event. */
@@ -1594,7 +1652,6 @@ start_cursors(struct etl_reader *r)
 	for (size_t c = 1; c <= ncpu; c++)
 		start[c] = start[c - 1] + count[c - 1];
 	r->cur = xcalloc(ncpu ? ncpu : 1, sizeof *r->cur);
-	r->heap = xcalloc(ncpu ? ncpu : 1, sizeof *r->heap);
 	for (size_t c = 0; c < ncpu; c++) {
 		r->cur[c].bufs = r->order_bufs + start[c];
 		r->cur[c].nb = 0;
@@ -1604,24 +1661,20 @@ start_cursors(struct etl_reader *r)
 		c->bufs[c->nb++] = (uint32_t)i;
 	}
 	r->ncur = ncpu;
-	for (size_t c = 0; c < ncpu; c++) {
+	for (size_t c = 0; c < ncpu; c++)
 		cursor_advance(r, &r->cur[c]);
-		if (r->cur[c].have) {
-			struct heap_ent *e = &r->heap[r->nheap++];
-			e->ts = r->cur[c].ev.ts;
-			e->cpu = r->cur[c].cpu;
-			e->c = &r->cur[c];
-		}
-	}
-	for (size_t i = r->nheap / 2 + 1; i-- > 0;)
-		heap_down(r, i);
+	if (ncpu)
+		merge_start(r);
 	free(count);
 	free(start);
 }
 
-/* The iteration itself: the next event of the pass from the cursors. */
-static int
-next_event(struct etl_reader *r, struct etl_event *ev)
+/*
+ * The iteration itself: the next event of the pass from the cursors, or
+ * NULL at the end.  It lies in its cursor, valid until the next call.
+ */
+static const struct etl_event *
+next_event(struct etl_reader *r)
 {
 	/*
 	 * The cursor that produced the previous event advances only now, so
@@ -1631,35 +1684,50 @@ next_event(struct etl_reader *r, struct etl_event *ev)
 	if (r->order == ETL_FILE_ORDER) {
 		struct cursor *c = r->cur;
 		if (!c)
-			return 0;
+			return NULL;
 		if (r->pending)
 			cursor_advance(r, c);
+		else
+			r->pending = 1;
+		return c->have ? &c->ev : NULL;
+	}
+	if (r->ncur == 0)
+		return NULL;
+	if (r->pending && !merge_done(r->loser[0])) {
+		cursor_advance(r, &r->cur[merge_cursor(r->loser[0])]);
+		merge_replay(r);
+	} else
 		r->pending = 1;
-		if (!c->have)
-			return 0;
-		*ev = c->ev;
-		return 1;
-	}
-	if (r->pending && r->nheap > 0) {
-		struct cursor *c = r->heap[0].c;
-		cursor_advance(r, c);
-		if (!c->have)
-			r->heap[0] = r->heap[--r->nheap];
-		else {
-			r->heap[0].ts = c->ev.ts;
-			r->heap[0].cpu = c->cpu;
-		}
-		if (r->nheap > 0)
-			heap_down(r, 0);
-	}
-	r->pending = 1;
-	if (r->nheap == 0)
-		return 0;
-	*ev = r->heap[0].c->ev;
-	return 1;
+	if (merge_done(r->loser[0]))
+		return NULL;
+	return &r->cur[merge_cursor(r->loser[0])].ev;
 }
 
 /* ---------- the worker ---------- */
+
+/*
+ * ETLKIT_THREAD_CPU set: each thread's CPU time on stderr when its part
+ * ends (the worker at the end of each pass, the caller's thread at
+ * close), to see which of the two limits the conversion.
+ */
+static void
+tell_thread_cpu(const char *who, int pass)
+{
+#ifdef RUSAGE_THREAD
+	struct rusage ru;
+	if (!getenv("ETLKIT_THREAD_CPU") || getrusage(RUSAGE_THREAD, &ru) < 0)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	fprintf(stderr, "etl: %s thread, pass %d: user %.3f s, sys %.3f s, at %.3f s\n", who, pass,
+	    (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+	    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
+	    (double)(now.tv_sec % 1000) + now.tv_nsec / 1e9);
+#else
+	(void)who;
+	(void)pass;
+#endif
+}
 
 /* The worker: the next batch to fill, once the reader has given one back; NULL when told to stop. */
 static struct batch *
@@ -1722,8 +1790,9 @@ pump_defer(struct etl_reader *r, uint64_t off, const char *msg)
 		return;
 	struct batch *b = r->pump->wb;
 	memcpy(b->bytes + b->nbytes, msg, len);
-	it->msg = (const char *)b->bytes + b->nbytes;
-	it->off = off;
+	it->ev.raw = NULL;
+	it->ev.payload = b->bytes + b->nbytes;
+	it->ev.buf_offset = off;
 	b->nbytes += (len + 7) & ~(size_t)7;
 }
 
@@ -1751,7 +1820,6 @@ pump_event(struct etl_reader *r, const struct etl_event *ev)
 	it->ev.guid = rebase(ev->guid, ev, to);
 	it->ev.activity = rebase(ev->activity, ev, to);
 	it->ev.ext = rebase(ev->ext, ev, to);
-	it->msg = NULL;
 	b->nbytes += ((size_t)ev->rawlen + 7) & ~(size_t)7;
 }
 
@@ -1760,16 +1828,17 @@ pump_work(void *arg)
 {
 	struct etl_reader *r = arg;
 	struct pump *p = r->pump;
-	struct etl_event ev;
+	const struct etl_event *ev;
 
 	p->wb = pump_claim(p);
 	if (!p->wb)
 		return NULL;
 	start_cursors(r);
-	while (p->wb && next_event(r, &ev))
-		pump_event(r, &ev);
+	while (p->wb && (ev = next_event(r)))
+		pump_event(r, ev);
 	if (p->wb)
 		pump_hand(r, 1);
+	tell_thread_cpu("worker", r->passes);
 	return NULL;
 }
 
@@ -1782,8 +1851,8 @@ pump_next(struct etl_reader *r, struct etl_event *ev)
 	for (;;) {
 		if (p->rb && p->pos < p->rb->n) {
 			const struct pump_item *it = &p->rb->it[p->pos++];
-			if (it->msg) {
-				r->err(r->ctx, it->off, it->msg);
+			if (!it->ev.raw) {
+				r->err(r->ctx, it->ev.buf_offset, (const char *)it->ev.payload);
 				continue;
 			}
 			*ev = it->ev;
@@ -1872,7 +1941,9 @@ pump_start(struct etl_reader *r)
 {
 	struct pump *p = xcalloc(1, sizeof *p);
 	for (int i = 0; i < NBATCH; i++) {
-		p->b[i].it = xmalloc(BATCH_ITEMS * sizeof *p->b[i].it);
+		p->b[i].it = aligned_alloc(64, BATCH_ITEMS * sizeof *p->b[i].it);
+		if (!p->b[i].it)
+			cli_fatal("out of memory (%zu bytes)", BATCH_ITEMS * sizeof *p->b[i].it);
 		p->b[i].bytes = xmalloc(BATCH_ROOM);
 	}
 	pthread_mutex_init(&p->mu, NULL);
@@ -1887,6 +1958,7 @@ void
 etl_rewind(struct etl_reader *r, enum etl_order order)
 {
 	pump_stop(r);
+	tell_thread_cpu("caller's", r->passes);
 	free_cursors(r);
 	store_start(r);
 	r->passes++;
@@ -1910,7 +1982,12 @@ etl_rewind(struct etl_reader *r, enum etl_order order)
 int
 etl_next(struct etl_reader *r, struct etl_event *ev)
 {
-	return r->pump ? pump_next(r, ev) : next_event(r, ev);
+	if (r->pump)
+		return pump_next(r, ev);
+	const struct etl_event *e = next_event(r);
+	if (e)
+		*ev = *e;
+	return e != NULL;
 }
 
 uint64_t
@@ -1925,6 +2002,7 @@ etl_close(struct etl_reader *r)
 	if (!r)
 		return;
 	pump_stop(r);
+	tell_thread_cpu("caller's", r->passes);
 	free_cursors(r);
 	store_free(r->store);
 	free(r->buf);

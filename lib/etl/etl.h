@@ -33,32 +33,38 @@ enum { ETL_CLOCK_QPC = 1, ETL_CLOCK_SYSTIME = 2, ETL_CLOCK_CYCLES = 3 };
 
 #define ETL_NO_ID 0xffffffffu
 
+/*
+ * One event.  Its fields are ordered so that it takes 128 bytes, two
+ * cache lines: the worker hands every event over to the caller's
+ * thread, whose reading them from the other core is a cost per line.
+ */
 struct etl_event {
 	int hkind;		/* enum etl_hkind */
 	int hdr64;		/* the header type is the 64-bit variant */
 	int cpu;		/* from the buffer context */
-	uint64_t ts;		/* raw clock value */
 	uint32_t tid, pid;	/* ETL_NO_ID when the header has none */
+	uint32_t extlen;	/* bytes at ext */
+	uint64_t ts;		/* raw clock value */
+	int64_t ns;		/* etl_ns(ts): the reader's thread converts it, not the caller's */
 	/* kernel (system/compact/perfinfo): group, type, version.
 	 * classic (full/instance): type = Class.Type, version = Class.Version, level. */
 	uint8_t group, type;
 	uint16_t version;
-	const uint8_t *guid;	/* provider/class GUID (16 bytes, Windows order) or NULL */
 	/* EVENT_HEADER */
 	uint16_t id, task, eflags, eprop;
 	uint8_t level, opcode, channel;
-	uint64_t keywords;
-	const uint8_t *activity;	/* 16 bytes or NULL */
-	const uint8_t *ext;	/* extended data items, or NULL */
-	uint32_t extlen;
 	/* WPP */
 	uint16_t message_id;
+	uint32_t plen;		/* bytes at payload */
+	const uint8_t *guid;	/* provider/class GUID (16 bytes, Windows order) or NULL */
+	uint64_t keywords;	/* EVENT_HEADER */
+	const uint8_t *activity;	/* EVENT_HEADER: 16 bytes or NULL */
+	const uint8_t *ext;	/* EVENT_HEADER: extended data items, or NULL */
 	const uint8_t *payload;
-	uint32_t plen;
 	const uint8_t *raw;	/* the whole record */
 	uint32_t rawlen;
-	uint64_t buf_offset;	/* file offset of the buffer holding it */
 	uint32_t rec_offset;	/* offset of the record in the (decompressed) buffer */
+	uint64_t buf_offset;	/* file offset of the buffer holding it */
 };
 
 struct etl_info {
