@@ -3336,7 +3336,7 @@ pieces_can_read(int fd, off_t size)
 {
 	char head[4096];
 	ssize_t r;
-	const char *p, *e, *nl;
+	const char *p, *e;
 
 	do
 		r = pread(fd, head, sizeof head, 0);
@@ -3346,18 +3346,14 @@ pieces_can_read(int fd, off_t size)
 	if (((unsigned char)head[0] == 0x1f && (unsigned char)head[1] == 0x8b) ||
 	    memcmp(head, "PK\3\4", 4) == 0 || memchr(head, '\0', BINARY_HEAD) != NULL)
 		return 0;
-	for (p = head, e = head + r; p < e; p = nl + 1) {
-		size_t n;
-
-		if ((nl = memchr(p, '\n', (size_t)(e - p))) == NULL)
-			return 0;	/* a first line this long: the usual way */
-		n = (size_t)(nl - p);
-		if (n > 0 && p[n - 1] == '\r')
-			n--;
-		if (evt_classify(p, n) != EVT_BLANK)
-			return evt_classify(p, n) != EVT_HEADER;
-	}
-	return 0;
+	/* the first line that is not blank: a header makes evt (its first bytes tell) */
+	for (p = head, e = head + r; p < e && (*p == '\n' || *p == '\r'); p++)
+		if (*p == '\r' && (p + 1 == e || p[1] != '\n'))
+			break;
+	if (e - p < 6)
+		return 0;
+	return !(memcmp(p, "#evt", 4) == 0 &&
+	    (p[4] == '\t' || p[4] == '\n' || (p[4] == '\r' && p[5] == '\n')));
 }
 
 /*
