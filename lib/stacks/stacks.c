@@ -2919,7 +2919,8 @@ piece_line(struct piece *pc, char **line, size_t *len)
 		return 0;
 	for (;;) {
 		off = (size_t)(pc->pos - pc->bufoff);
-		nl = memchr(pc->buf + off + scanned, '\n', pc->len - off - scanned);
+		nl = pc->len > off + scanned ?
+		    memchr(pc->buf + off + scanned, '\n', pc->len - off - scanned) : NULL;
 		if (nl != NULL)
 			break;
 		scanned = pc->len - off;
