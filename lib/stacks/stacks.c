@@ -2808,10 +2808,10 @@ out:
  * before it) and said in file order.  What a piece cannot do as one
  * thread would (a header line, which changes the root frames of the
  * lines after it; a stack deeper than EVT_MAX_STACK_FRAMES; more stacks
- * than its cache's cap; a read error; a negative count, whose sums
- * could saturate otherwise in another order) makes the rest of the
- * file, from that piece on, read as one thread reads it (read_rest);
- * the pieces after it stop.
+ * than its cache holds, its share of RAW_CACHE_MAX_BYTES; a read error;
+ * a negative count, whose sums could saturate otherwise in another
+ * order) makes the rest of the file, from that piece on, read as one
+ * thread reads it (read_rest); the pieces after it stop.
  */
 
 #define PIECE_BUF ((size_t)1 << 20)	/* read at a time; grows for a long line */
@@ -2858,6 +2858,7 @@ struct piece {
 	int nonblank;		/* a line not blank: the file is folded input */
 	int failed;		/* read the file the usual way from here */
 	int index;		/* its place in the file */
+	size_t capbytes;	/* its cache's cap: the pieces share RAW_CACHE_MAX_BYTES */
 	_Atomic int *giveup;	/* the first piece that failed (pieces after it stop) */
 };
 
@@ -3012,7 +3013,7 @@ piece_stack(struct piece *pc, const char *stack, size_t len)
 		return STK_NONE;
 	if ((pc->npool + n) * sizeof *pc->pool + (size_t)pc->nstk * sizeof *pc->stk +
 	    ((size_t)pc->mask + 1) * sizeof *pc->slot + pc->names.nchunks * ((size_t)1 << 20) +
-	    (size_t)pc->names.n * 12 + ((size_t)pc->names.mask + 1) * 4 >= RAW_CACHE_MAX_BYTES)
+	    (size_t)pc->names.n * 12 + ((size_t)pc->names.mask + 1) * 4 >= pc->capbytes)
 		return STK_NONE;
 	if (pc->npool + n > pc->cappool) {
 		pc->cappool = (pc->npool + n) * 2 + 4096;
@@ -3395,6 +3396,7 @@ read_pieces(struct stk *S, const char *path, struct readstate *rs)
 	for (p = 0, at = 0; p < n; p++) {
 		pc[p].fd = fd;
 		pc[p].index = p;
+		pc[p].capbytes = RAW_CACHE_MAX_BYTES / (size_t)n;
 		pc[p].giveup = &giveup;
 		pc[p].cut = (off_t)at;
 		at += p == 0 ? w * PIECE_FIRST : w;
