@@ -5,7 +5,8 @@
  * Speed: every distinct frame is transformed once (its group, and the
  * ExcPats/FoldPats/IncPats verdict on its post-group name, are cached),
  * and every distinct (root frames, raw stack) pair is transformed once:
- * a repeated stack costs one hash and one memcmp of its text.
+ * a repeated stack costs one hash and one memcmp of its text.  Folded
+ * input is read on every core (read_pieces, the pipeline after it).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -2158,7 +2159,8 @@ stk_feed(struct stk *S, char *line, size_t len, const char **why)
 /* folded input on both cores                                         */
 
 /*
- * A folded file is read by three threads in a pipeline, each handing
+ * A folded pipe or gzip file (a regular file is cut into pieces: see
+ * read_pieces) is read by three threads in a pipeline, each handing
  * the next batches of records in input order.  The line thread
  * (fold_lines) takes the lines from lib/evt's line reader, parses each
  * count and hashes each stack; the reader (fold_reader) finds each
