@@ -5,7 +5,7 @@
  * USAGE:  stackfold [--preset=NAME] [--group=PATS] [--fold=PATS]
  *                   [--include=PATS] [--exclude=PATS] [--fold-pct=N]
  *                   [--roots=STYLE] [--kernel] [--unit=us|ms|samples]
- *                   [--keep-idle] [--by-name [--tsv]] [-o FILE] [FILE...]
+ *                   [--keep-idle] [--by-name [--tsv]] [-j N] [-o FILE] [FILE...]
  *         stackfold --thread-time [--readied-by] [options] [FILE...]
  *
  * INPUT:  evt (docs/evt-format.md; Sample events by default, --kind to
@@ -26,6 +26,11 @@
  *         and the Ready/Waiting intervals etl2evt derives from CSwitch:
  *           Process64 app (10);Thread (101);app.exe!main;app.exe!Lock;BLOCKED_TIME 28000
  *
+ * Threads: a regular folded file is cut into one piece per core (-j N:
+ * N pieces, -j 1: one thread), each folded on its own thread and merged
+ * in file order; a pipe or gzip of folded stacks goes through a pipeline
+ * of threads.  The output is one thread's, byte for byte.
+ *
  * Exit status: 0 success, 1 some lines were malformed (counted on
  * stderr), 2 usage or I/O error.
  */
@@ -45,7 +50,7 @@ usage_to(FILE *fp)
 {
 	fprintf(fp, "usage: stackfold [--preset=NAME] [--group=PATS] [--fold=PATS] "
 	    "[--include=PATS] [--exclude=PATS] [--fold-pct=N] [--unit=U] [--keep-idle] "
-	    "[--by-name [--tsv]] [-o FILE] [FILE...]\n"
+	    "[--by-name [--tsv]] [-j N] [-o FILE] [FILE...]\n"
 	    "       stackfold --thread-time [--readied-by] [options] [FILE...]\n");
 }
 
@@ -86,6 +91,8 @@ help(void)
 	    "  -n, --by-name        PerfView's ByName view instead of folded stacks\n"
 	    "      --tsv            ByName as tab-separated values\n"
 	    "  -s, --stats          totals and what was removed, on stderr\n"
+	    "  -j, --threads=N      threads reading folded input: 1 reads on one thread;\n"
+	    "                       default one per core (a regular file is cut into N pieces)\n"
 	    "      --list-presets   the named presets\n"
 	    "  -o, --output=FILE    output file (default stdout)\n"
 	    "  -h, --help, --version\n"
@@ -262,6 +269,7 @@ main(int argc, char **argv)
 		{ "by-name", no_argument, NULL, 'n' },
 		{ "tsv", no_argument, NULL, 'T' },
 		{ "stats", no_argument, NULL, 's' },
+		{ "threads", required_argument, NULL, 'j' },
 		{ "list-presets", no_argument, NULL, 'L' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
@@ -273,11 +281,12 @@ main(int argc, char **argv)
 	struct outbuf ob;
 	const char *out = NULL;
 	int c, byname = 0, tsv = 0, stats = 0, i;
+	long n;
 	long bad = 0;
 
 	cli_init(argv[0]);
 	stk_config_init(&cfg);
-	while ((c = getopt_long(argc, argv, "g:f:i:x:p:kno:sh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "g:f:i:x:p:kno:sj:h", longopts, NULL)) != -1) {
 		if (stk_option(&cfg, c, optarg))
 			continue;
 		switch (c) {
@@ -290,6 +299,11 @@ main(int argc, char **argv)
 		case 'n': byname = 1; break;
 		case 'T': tsv = 1; byname = 1; break;
 		case 's': stats = 1; break;
+		case 'j':
+			if ((n = cli_integer("--threads", optarg)) < 1 || n > 64)
+				cli_usage_error("--threads takes 1 to 64, not %s", optarg);
+			cfg.threads = (int)n;
+			break;
 		case 'L': fputs(stk_preset_list(), stdout); return 0;
 		case 'o': out = optarg; break;
 		case 'h': help(); break;

@@ -5,18 +5,22 @@
  * Speed: every distinct frame is transformed once (its group, and the
  * ExcPats/FoldPats/IncPats verdict on its post-group name, are cached),
  * and every distinct (root frames, raw stack) pair is transformed once:
- * a repeated stack costs one hash and one memcmp of its text.
+ * a repeated stack costs one hash and one memcmp of its text.  Folded
+ * input is read on every core (read_pieces, the pipeline after it).
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "base/cli.h"
 #include "base/hash.h"
@@ -1468,24 +1472,29 @@ cut_kframes(int kframes, size_t elided)
 	return EVT_STACK_TAIL_FRAMES + 1 + (head_k > 0 ? (int)head_k : 0);
 }
 
-/* a sample's metric and count on LEAF, or what dropped it (DROPPED 1 ExcPats, 2 IncPats) */
+/*
+ * NEVENTS samples' metric and count (summed) on LEAF, or what dropped
+ * them (DROPPED 1 ExcPats, 2 IncPats).  Sums saturate, so adding a sum
+ * once is adding its samples one by one unless their signs differ and
+ * a sum overflows (read_pieces falls back to one thread then).
+ */
 static uint32_t
-account(struct stk *S, uint32_t leaf, int dropped, int64_t metric, int64_t count,
-    double t_ms, double dur_ms)
+account_n(struct stk *S, uint32_t leaf, int dropped, int64_t metric, int64_t count,
+    double t_ms, double dur_ms, int64_t nevents)
 {
 	struct stk_node *n;
 
 	if (leaf == STK_NONE) {
 		if (dropped == 1) {
-			S->st.excluded_events++;
+			S->st.excluded_events += nevents;
 			S->st.excluded_metric = sadd(S->st.excluded_metric, metric);
 		} else {
-			S->st.notincluded_events++;
+			S->st.notincluded_events += nevents;
 			S->st.notincluded_metric = sadd(S->st.notincluded_metric, metric);
 		}
 		return STK_NONE;
 	}
-	S->st.kept_events++;
+	S->st.kept_events += nevents;
 	S->st.kept_metric = sadd(S->st.kept_metric, metric);
 	n = &S->node[leaf];
 	n->exc = sadd(n->exc, metric);
@@ -1503,6 +1512,14 @@ account(struct stk *S, uint32_t leaf, int dropped, int64_t metric, int64_t count
 			when_add(S, leaf, metric, t_ms, dur_ms);
 	}
 	return leaf;
+}
+
+/* one sample's */
+static uint32_t
+account(struct stk *S, uint32_t leaf, int dropped, int64_t metric, int64_t count,
+    double t_ms, double dur_ms)
+{
+	return account_n(S, leaf, dropped, metric, count, t_ms, dur_ms, 1);
 }
 
 /*
@@ -1905,6 +1922,35 @@ tt_stack(struct stk *S, const struct tt_waker *w, struct evt_span kind, char **s
 }
 
 /*
+ * Whether LINE is an event of a kind S does not read that evt_split
+ * would take: its kind column (after the time) is not empty and not
+ * selected, and the line has the EVT_NCOLS tabs evt_split wants.  Such
+ * a line is only counted, and most lines of a DPC-heavy trace are such
+ * lines: no column is split or parsed.  Any other line goes the usual
+ * way, so a malformed line is named in the same words.
+ */
+static int
+other_kind(struct stk *S, const char *line, size_t len)
+{
+	const char *p, *e = line + len, *tab;
+	struct evt_span kind;
+	int tabs;
+
+	if (S->allkinds || (tab = memchr(line, '\t', len)) == NULL)
+		return 0;
+	kind.p = (char *)(tab + 1);
+	for (p = kind.p; p < e && *p != '\t'; p++)
+		;
+	kind.n = (size_t)(p - kind.p);
+	if (p == e || kind.n == 0 || kind_selected(S, kind))
+		return 0;
+	/* the short columns after the kind: cpu, process, pid, tid, weight */
+	for (p++, tabs = 2; p < e && tabs < EVT_NCOLS; p++)
+		tabs += *p == '\t';
+	return tabs == EVT_NCOLS;
+}
+
+/*
  * An evt event: the columns through lib/evt's reader, then the only
  * attributes that matter here (count=, kframes=, routine=).
  */
@@ -1922,6 +1968,10 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 	uint32_t prefix[4];
 	struct tt_waker waker;
 
+	if (other_kind(S, line, len)) {
+		S->st.other_kinds++;
+		return 0;
+	}
 	if (evt_split(line, len, &c, why) < 0)
 		return -1;
 	if (S->cfg.thread_time)
@@ -2109,7 +2159,8 @@ stk_feed(struct stk *S, char *line, size_t len, const char **why)
 /* folded input on both cores                                         */
 
 /*
- * A folded file is read by three threads in a pipeline, each handing
+ * A folded pipe or gzip file (a regular file is cut into pieces: see
+ * read_pieces) is read by three threads in a pipeline, each handing
  * the next batches of records in input order.  The line thread
  * (fold_lines) takes the lines from lib/evt's line reader, parses each
  * count and hashes each stack; the reader (fold_reader) finds each
@@ -2342,45 +2393,59 @@ ring_bytes(struct fring *q, int type, unsigned long lineno, const char *s, size_
 	return r;
 }
 
-/* intern_frame's spelling of a frame, in the reader's cache; *CUT counts long names */
-static uint32_t
-reader_frame(struct foldpipe *P, const char *s, size_t n, int64_t *cut, unsigned long lineno)
+/*
+ * intern_frame's spelling of the frame S (N bytes): S itself, or in
+ * *TMP (grown as needed) with "%3B" as ':' and a name over
+ * STK_MAX_FRAME cut to end "..." (counted in *CUT).  *LEN is its length.
+ */
+static const char *
+spell_frame(const char *s, size_t n, char **tmp, size_t *captmp, size_t *len, int64_t *cut)
 {
-	struct foldcache *fc = P->fc;
 	size_t i, o = 0, lim = n;
-	uint32_t id, before = fc->names.n;
+	char *t;
 
 	if (n <= STK_MAX_FRAME && (n < 3 || memchr(s, '%', n - 2) == NULL)) {
-		/* spelled as it is (most names) */
-		id = intern_add(&fc->names, s, n);
-		if (id == before)
-			ring_bytes(&P->recs, FR_FRAME, lineno, s, n, 0, 0)->id = id;
-		return id;
+		*len = n;	/* spelled as it is (most names) */
+		return s;
 	}
 	if (n > STK_MAX_FRAME) {
 		lim = STK_MAX_FRAME - 3;
 		(*cut)++;
 	}
-	if (lim + 4 > fc->captmp) {
-		fc->captmp = (lim + 4) * 2;
-		fc->tmp = xrealloc(fc->tmp, fc->captmp);
+	if (lim + 4 > *captmp) {
+		*captmp = (lim + 4) * 2;
+		*tmp = xrealloc(*tmp, *captmp);
 	}
+	t = *tmp;
 	for (i = 0; i < lim; i++) {
 		if (s[i] == '%' && i + 2 < lim && s[i + 1] == '3' &&
 		    (s[i + 2] == 'B' || s[i + 2] == 'b')) {
-			fc->tmp[o++] = ':';
+			t[o++] = ':';
 			i += 2;
 		} else {
-			fc->tmp[o++] = s[i];
+			t[o++] = s[i];
 		}
 	}
 	if (n > STK_MAX_FRAME) {
-		memcpy(fc->tmp + o, "...", 3);
+		memcpy(t + o, "...", 3);
 		o += 3;
 	}
-	id = intern_add(&fc->names, fc->tmp, o);
+	*len = o;
+	return t;
+}
+
+/* intern_frame's spelling of a frame, in the reader's cache; *CUT counts long names */
+static uint32_t
+reader_frame(struct foldpipe *P, const char *s, size_t n, int64_t *cut, unsigned long lineno)
+{
+	struct foldcache *fc = P->fc;
+	uint32_t id, before = fc->names.n;
+	size_t len;
+	const char *name = spell_frame(s, n, &fc->tmp, &fc->captmp, &len, cut);
+
+	id = intern_add(&fc->names, name, len);
 	if (id == before)
-		ring_bytes(&P->recs, FR_FRAME, lineno, fc->tmp, o, 0, 0)->id = id;
+		ring_bytes(&P->recs, FR_FRAME, lineno, name, len, 0, 0)->id = id;
 	return id;
 }
 
@@ -2725,6 +2790,652 @@ out:
 	return last;
 }
 
+/* ------------------------------------------------------------------ */
+/* a regular folded file in pieces, one thread each                    */
+
+/*
+ * A regular folded file (not gzip) is cut into one piece per thread at
+ * newlines, and each thread folds its piece alone (read_piece): its own
+ * frame names and stacks (as frame ids, as the stk keeps them), and per
+ * distinct stack the sums of its lines' metrics and counts, its line
+ * count, its first line and the frame names it cut.  Nothing is shared
+ * while they read.  Then the caller's thread merges the pieces in file
+ * order (merge_piece), each piece's stacks in the order they first
+ * came in it.  That is the order one thread meets them in the file (a
+ * stack new to the file is new to the piece it first comes in), so the
+ * tree's nodes and frame ids come in one thread's order and the output
+ * is one thread's, byte for byte.  The messages for malformed and
+ * skipped lines are kept per piece (the first few of each, with their
+ * line in the piece; a piece's first line is the sum of the lines
+ * before it) and said in file order.  What a piece cannot do as one
+ * thread would (a header line, which changes the root frames of the
+ * lines after it; a stack deeper than EVT_MAX_STACK_FRAMES; more stacks
+ * than its cache holds, its share of RAW_CACHE_MAX_BYTES; a read error;
+ * a negative count, whose sums could saturate otherwise in another
+ * order) makes the rest of the file, from that piece on, read as one
+ * thread reads it (read_rest); the pieces after it stop.
+ */
+
+#define PIECE_BUF ((size_t)1 << 20)	/* read at a time; grows for a long line */
+#define PIECE_NOTES 11	/* messages kept per piece and kind: the file says 10, then "more" */
+#define PIECE_MAX 16	/* threads at most */
+#define PIECE_FIRST 0.7	/* the first piece's size, in the others' */
+#define BINARY_HEAD 0x4c	/* bytes lr_next looks at to tell a trace from text */
+
+struct pnote {
+	unsigned long line;	/* in the piece, from 1 */
+	const char *why;
+	int skipped;		/* skipped as lr_next skips (too long, NUL byte), not malformed */
+};
+
+struct pstack {
+	uint64_t hash;
+	uint32_t ids, nids;	/* its frame ids in the piece's pool */
+	int64_t metric, count, events;
+	int64_t cut;		/* frame names it cut */
+	unsigned long line;	/* its first line in the piece */
+};
+
+struct piece {
+	int fd;
+	off_t cut, end;		/* the piece: the lines starting in [cut, end) */
+	/* reading: buf holds the file's bytes from bufoff on, len of them */
+	char *buf;
+	size_t cap, len;
+	off_t bufoff, pos;	/* pos: where the next line starts */
+	/* what it found */
+	unsigned long nlines;
+	struct intern names;	/* spelled as intern_frame spells them */
+	uint32_t *pool;
+	size_t npool, cappool;
+	struct pstack *stk;
+	uint32_t nstk, capstk;
+	uint32_t *slot;		/* stk ids by hash, STK_NONE free */
+	uint32_t mask;
+	char *tmp;
+	size_t captmp;
+	struct pnote note[2 * PIECE_NOTES];
+	int nnote;
+	long nbad, nskipped;
+	int nonblank;		/* a line not blank: the file is folded input */
+	int failed;		/* read the file the usual way from here */
+	int index;		/* its place in the file */
+	size_t capbytes;	/* its cache's cap: the pieces share RAW_CACHE_MAX_BYTES */
+	_Atomic int *giveup;	/* the first piece that failed (pieces after it stop) */
+};
+
+/* more of the file after what buf holds (it grows when full): bytes read, 0 at the end, -1 */
+static ssize_t
+piece_fill(struct piece *pc)
+{
+	ssize_t r;
+
+	if (pc->len == pc->cap) {
+		pc->cap = pc->cap ? pc->cap * 2 : PIECE_BUF;
+		pc->buf = xrealloc(pc->buf, pc->cap + 1);
+	}
+	do
+		r = pread(pc->fd, pc->buf + pc->len, pc->cap - pc->len, pc->bufoff + (off_t)pc->len);
+	while (r < 0 && errno == EINTR);
+	if (r > 0)
+		pc->len += (size_t)r;
+	return r;
+}
+
+/* pos after the first newline at or after OFF, or at the end of the file: 0, or -1 */
+static int
+piece_seek_line(struct piece *pc, off_t off)
+{
+	char *nl;
+	ssize_t r;
+
+	pc->bufoff = off;
+	pc->len = 0;
+	for (;;) {
+		if ((r = piece_fill(pc)) <= 0) {
+			pc->pos = pc->bufoff + (off_t)pc->len;
+			return r < 0 ? -1 : 0;
+		}
+		if ((nl = memchr(pc->buf, '\n', pc->len)) != NULL) {
+			pc->pos = pc->bufoff + (nl + 1 - pc->buf);
+			return 0;
+		}
+		pc->bufoff += (off_t)pc->len;
+		pc->len = 0;
+	}
+}
+
+/*
+ * The next line starting in the piece, without its "\n" and one "\r",
+ * NUL-terminated in buf: 1; 2 for a line of EVT_MAX_LINE bytes or more
+ * (lr_next skips it: *LINE is not set); 0 at the end; -1 on a read
+ * error.  The line reader's rules, so the lines are lr_next's.
+ */
+static int
+piece_line(struct piece *pc, char **line, size_t *len)
+{
+	size_t off = 0, scanned = 0, n;
+	char *nl;
+	ssize_t r;
+
+	if (pc->pos >= pc->end)
+		return 0;
+	for (;;) {
+		off = (size_t)(pc->pos - pc->bufoff);
+		nl = pc->len > off + scanned ?
+		    memchr(pc->buf + off + scanned, '\n', pc->len - off - scanned) : NULL;
+		if (nl != NULL)
+			break;
+		scanned = pc->len - off;
+		if (scanned >= EVT_MAX_LINE) {
+			off_t from = pc->bufoff + (off_t)pc->len;
+
+			/* reads on to its newline in a buffer of its own size */
+			return piece_seek_line(pc, from) < 0 ? -1 : 2;
+		}
+		if (off > 0) {
+			memmove(pc->buf, pc->buf + off, pc->len - off);
+			pc->len -= off;
+			pc->bufoff += (off_t)off;
+		}
+		if ((r = piece_fill(pc)) < 0)
+			return -1;
+		if (r == 0) {
+			/* the end of the file: a last line without newline */
+			if (pc->len == 0)
+				return 0;
+			off = 0;
+			nl = pc->buf + pc->len;
+			break;
+		}
+	}
+	*line = pc->buf + off;
+	n = (size_t)(nl - *line);
+	pc->pos = pc->bufoff + (nl - pc->buf) + 1;
+	if (n > 0 && (*line)[n - 1] == '\r')
+		n--;
+	(*line)[n] = '\0';
+	*len = n;
+	return 1;
+}
+
+static void
+piece_note(struct piece *pc, int skipped, const char *why)
+{
+	long *n = skipped ? &pc->nskipped : &pc->nbad;
+
+	if (*n < PIECE_NOTES) {
+		pc->note[pc->nnote].line = pc->nlines;
+		pc->note[pc->nnote].why = why;
+		pc->note[pc->nnote].skipped = skipped;
+		pc->nnote++;
+	}
+	(*n)++;
+}
+
+static void
+piece_grow_slots(struct piece *pc)
+{
+	uint32_t size = pc->mask ? (pc->mask + 1) * 2 : 4096, i, h;
+
+	free(pc->slot);
+	pc->slot = xmalloc(size * sizeof *pc->slot);
+	memset(pc->slot, 0xff, size * sizeof *pc->slot);
+	pc->mask = size - 1;
+	for (i = 0; i < pc->nstk; i++) {
+		for (h = (uint32_t)pc->stk[i].hash & pc->mask; pc->slot[h] != STK_NONE;
+		    h = (h + 1) & pc->mask)
+			;
+		pc->slot[h] = i;
+	}
+}
+
+/*
+ * The piece's id of STACK, added if new; STK_NONE if it cannot be kept
+ * (deeper than EVT_MAX_STACK_FRAMES, or the cache is at its cap).
+ */
+static uint32_t
+piece_stack(struct piece *pc, const char *stack, size_t len)
+{
+	uint64_t hv = hash_bytes(stack, len);
+	uint32_t h, idx, *ids;
+	struct pstack *e;
+	const char *p, *end = stack + len;
+	size_t n, k, fl;
+	int64_t cut = 0;
+
+	if (pc->slot == NULL)
+		piece_grow_slots(pc);
+	for (h = (uint32_t)hv & pc->mask; (idx = pc->slot[h]) != STK_NONE; h = (h + 1) & pc->mask)
+		if (pc->stk[idx].hash == hv &&
+		    text_is(&pc->names, pc->pool + pc->stk[idx].ids, pc->stk[idx].nids, stack, len))
+			return idx;
+	n = count_frames(stack, len);
+	if (n > EVT_MAX_STACK_FRAMES)
+		return STK_NONE;
+	if ((pc->npool + n) * sizeof *pc->pool + (size_t)pc->nstk * sizeof *pc->stk +
+	    ((size_t)pc->mask + 1) * sizeof *pc->slot + pc->names.nchunks * ((size_t)1 << 20) +
+	    (size_t)pc->names.n * 12 + ((size_t)pc->names.mask + 1) * 4 >= pc->capbytes)
+		return STK_NONE;
+	if (pc->npool + n > pc->cappool) {
+		pc->cappool = (pc->npool + n) * 2 + 4096;
+		pc->pool = xrealloc(pc->pool, pc->cappool * sizeof *pc->pool);
+	}
+	ids = pc->pool + pc->npool;
+	for (k = 0, p = stack; k < n; k++) {
+		const char *semi = memchr(p, ';', (size_t)(end - p));
+		const char *fe = semi ? semi : end;
+		const char *name = spell_frame(p, (size_t)(fe - p), &pc->tmp, &pc->captmp, &fl, &cut);
+
+		ids[k] = intern_add(&pc->names, name, fl);
+		p = fe + 1;
+	}
+	if (pc->nstk == pc->capstk) {
+		pc->capstk = pc->capstk ? pc->capstk * 2 : 1024;
+		pc->stk = xrealloc(pc->stk, pc->capstk * sizeof *pc->stk);
+	}
+	e = &pc->stk[pc->nstk];
+	memset(e, 0, sizeof *e);
+	e->hash = hv;
+	e->ids = (uint32_t)pc->npool;
+	e->nids = (uint32_t)n;
+	e->cut = cut;
+	e->line = pc->nlines;
+	pc->npool += n;
+	idx = pc->nstk++;
+	pc->slot[h] = idx;
+	if (pc->nstk * 2 > pc->mask)
+		piece_grow_slots(pc);
+	return idx;
+}
+
+/* one line of the piece, as stk_feed takes a folded line: 0, or -1 to give up */
+static int
+piece_take(struct piece *pc, char *line, size_t len)
+{
+	enum evt_linetype lt;
+	char *stack;
+	size_t slen;
+	int64_t metric, count;
+	const char *why;
+	uint32_t id;
+	struct pstack *e;
+
+	if (memchr(line, '\0', len) != NULL) {
+		piece_note(pc, 1, "NUL byte in line");
+		return 0;
+	}
+	lt = evt_classify(line, len);
+	if (lt == EVT_BLANK)
+		return 0;
+	pc->nonblank = 1;
+	if (lt == EVT_META)
+		return 0;
+	if (lt == EVT_HEADER)
+		return -1;
+	if (parse_folded(line, len, &stack, &slen, &metric, &count, &why) < 0) {
+		piece_note(pc, 0, why);
+		return 0;
+	}
+	if (metric < 0 || (id = piece_stack(pc, stack, slen)) == STK_NONE)
+		return -1;
+	e = &pc->stk[id];
+	e->metric = sadd(e->metric, metric);
+	e->count = sadd(e->count, count);
+	e->events++;
+	return 0;
+}
+
+/* a thread's work: every line starting in the piece */
+static void *
+read_piece(void *arg)
+{
+	struct piece *pc = arg;
+	char *line = NULL;
+	size_t len = 0;
+	int r;
+
+	intern_init(&pc->names);
+	r = pc->cut > 0 && piece_seek_line(pc, pc->cut - 1) < 0 ? -1 : 1;
+	while (r > 0 && (r = piece_line(pc, &line, &len)) > 0) {
+		pc->nlines++;
+		if (r == 2)
+			piece_note(pc, 1, "line too long (64 MiB or more)");
+		else if (piece_take(pc, line, len) < 0)
+			break;
+		if (atomic_load_explicit(pc->giveup, memory_order_relaxed) < pc->index)
+			break;	/* a piece before this one failed: this one is read again */
+	}
+	if (r != 0) {
+		int before = atomic_load(pc->giveup);
+
+		pc->failed = 1;
+		while (pc->index < before &&
+		    !atomic_compare_exchange_weak(pc->giveup, &before, pc->index))
+			;
+	}
+	free(pc->buf);
+	pc->buf = NULL;
+	return NULL;
+}
+
+static void
+piece_free(struct piece *pc)
+{
+	intern_release(&pc->names);
+	free(pc->buf);
+	free(pc->pool);
+	free(pc->stk);
+	free(pc->slot);
+	free(pc->tmp);
+}
+
+/* a distinct stack of the whole file (merge_piece): its frames as the stk's, its leaf */
+struct mstack {
+	uint64_t hash;
+	uint32_t ids, nids;
+	uint32_t leaf;
+	int dropped;
+};
+
+struct merge {
+	uint32_t *pool;
+	size_t npool, cappool;
+	struct mstack *ms;
+	uint32_t nms, capms;
+	uint32_t *slot;
+	uint32_t mask;
+};
+
+static void
+merge_grow_slots(struct merge *M)
+{
+	uint32_t size = M->mask ? (M->mask + 1) * 2 : 4096, i, h;
+
+	free(M->slot);
+	M->slot = xmalloc(size * sizeof *M->slot);
+	memset(M->slot, 0xff, size * sizeof *M->slot);
+	M->mask = size - 1;
+	for (i = 0; i < M->nms; i++) {
+		for (h = (uint32_t)M->ms[i].hash & M->mask; M->slot[h] != STK_NONE;
+		    h = (h + 1) & M->mask)
+			;
+		M->slot[h] = i;
+	}
+}
+
+/*
+ * The file's entry of the stack IDS[0..N) (the stk's frame ids): found,
+ * or added with its leaf (the tree grows here, in first-appearance
+ * order).  *FRESH says it was new to the file.
+ */
+static struct mstack *
+merge_stack(struct stk *S, struct merge *M, const uint32_t *ids, uint32_t n, int *fresh)
+{
+	uint64_t hv = hash_bytes(ids, n * sizeof *ids);
+	uint32_t h, idx, prefix[1];
+	struct mstack *m;
+	int np;
+
+	if (M->slot == NULL)
+		merge_grow_slots(M);
+	*fresh = 0;
+	for (h = (uint32_t)hv & M->mask; (idx = M->slot[h]) != STK_NONE; h = (h + 1) & M->mask) {
+		m = &M->ms[idx];
+		if (m->hash == hv && m->nids == n &&
+		    memcmp(M->pool + m->ids, ids, n * sizeof *ids) == 0)
+			return m;
+	}
+	*fresh = 1;
+	if (M->npool + n > M->cappool) {
+		M->cappool = (M->npool + n) * 2 + 4096;
+		M->pool = xrealloc(M->pool, M->cappool * sizeof *M->pool);
+	}
+	if (n)
+		memcpy(M->pool + M->npool, ids, n * sizeof *ids);
+	if (M->nms == M->capms) {
+		M->capms = M->capms ? M->capms * 2 : 1024;
+		M->ms = xrealloc(M->ms, M->capms * sizeof *M->ms);
+	}
+	m = &M->ms[M->nms];
+	m->hash = hv;
+	m->ids = (uint32_t)M->npool;
+	m->nids = n;
+	M->npool += n;
+	np = folded_prefix(S, prefix);
+	m->leaf = transform(S, prefix, np, NULL, 0, M->pool + m->ids, n, 0, &m->dropped);
+	idx = M->nms++;
+	M->slot[h] = idx;
+	if (M->nms * 2 > M->mask)
+		merge_grow_slots(M);
+	return &M->ms[idx];
+}
+
+/* lr_next's message for a line it skips (*SKIPPED: how many so far, in the file) */
+static void
+say_skipped(struct readstate *rs, unsigned long line, const char *why, long *skipped)
+{
+	++*skipped;
+	if (*skipped <= 10)
+		cli_warn("%s:%lu: %s, line skipped", rs->name, line, why);
+	else if (*skipped == 11)
+		cli_warn("%s: more lines skipped; counting them", rs->name);
+}
+
+/*
+ * One piece into S, after the pieces before it (*FIRST: the lines
+ * before it; *SKIPPED: the lines skipped before it).
+ */
+static void
+merge_piece(struct stk *S, struct merge *M, const struct piece *pc, struct readstate *rs,
+    unsigned long *first, long *skipped)
+{
+	uint32_t *map, *ids = NULL, capids = 0, i, k;
+	long kept = 0;
+	int j, fresh;
+
+	if (pc->nonblank) {
+		S->format = 2;
+		S->is_folded_input = 1;
+	}
+	for (j = 0; j < pc->nnote; j++) {
+		const struct pnote *nt = &pc->note[j];
+
+		if (nt->skipped) {
+			say_skipped(rs, *first + nt->line, nt->why, skipped);
+		} else {
+			read_bad(rs, *first + nt->line, nt->why);
+			kept++;
+		}
+	}
+	/* the lines past the notes kept are counted, no more said */
+	rs->bad += pc->nbad - kept;
+	*skipped += pc->nskipped - (pc->nnote - kept);
+	*first += pc->nlines;
+	/* the piece's frame ids to the stk's, as they are first needed */
+	map = xmalloc(((size_t)pc->names.n + 1) * sizeof *map);
+	memset(map, 0xff, ((size_t)pc->names.n + 1) * sizeof *map);
+	for (i = 0; i < pc->nstk; i++) {
+		const struct pstack *e = &pc->stk[i];
+		const uint32_t *wid = pc->pool + e->ids;
+		struct mstack *m;
+
+		if (e->nids > capids) {
+			capids = e->nids * 2;
+			ids = xrealloc(ids, capids * sizeof *ids);
+		}
+		for (k = 0; k < e->nids; k++) {
+			if (map[wid[k]] == STK_NONE)
+				map[wid[k]] = stk_intern(S, intern_str(&pc->names, wid[k]),
+				    intern_len(&pc->names, wid[k]));
+			ids[k] = map[wid[k]];
+		}
+		m = merge_stack(S, M, ids, e->nids, &fresh);
+		if (fresh)
+			S->st.long_frames += e->cut;
+		S->st.events += e->events;
+		S->st.metric = sadd(S->st.metric, e->metric);
+		account_n(S, m->leaf, m->dropped, e->metric, e->count, NAN, 0, e->events);
+	}
+	free(map);
+	free(ids);
+}
+
+/*
+ * The rest of the file from the piece PC on, read as one thread reads
+ * a file (a piece gave up there): every line to stk_feed, numbered
+ * from FIRST + 1.
+ */
+static void
+read_rest(struct stk *S, struct piece *pc, unsigned long first, struct readstate *rs,
+    long *skipped)
+{
+	char *line = NULL;
+	size_t len = 0;
+	const char *why;
+	int r = 0;
+
+	pc->end = (off_t)((~(uint64_t)0) >> 1);	/* to the end, as lr_next reads */
+	if (pc->cut > 0 && piece_seek_line(pc, pc->cut - 1) < 0)
+		r = -1;
+	while (r == 0 && (r = piece_line(pc, &line, &len)) > 0) {
+		first++;
+		if (r == 2)
+			say_skipped(rs, first, "line too long (64 MiB or more)", skipped);
+		else if (memchr(line, '\0', len) != NULL)
+			say_skipped(rs, first, "NUL byte in line", skipped);
+		else if (stk_feed(S, line, len, &why) < 0)
+			read_bad(rs, first, why);
+		if (rs->first_deep == 0 && S->st.deep_stacks != rs->deep0)
+			rs->first_deep = first;
+		r = 0;
+	}
+	if (r < 0) {
+		/* as lr_finish says a read error, and counts the line it cut */
+		cli_warn("%s: %s", rs->name, strerror(errno));
+		++*skipped;
+	}
+}
+
+/* how many threads read folded input (cfg.threads, else one per core) */
+static int
+read_nthreads(const struct stk *S)
+{
+	long n = S->cfg.threads;
+
+	if (n <= 0)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		n = 1;
+	return n > PIECE_MAX ? PIECE_MAX : (int)n;
+}
+
+/*
+ * Whether FD (SIZE bytes) is a folded file the pieces can read: plain
+ * text (not gzip, not a trace or zip: lr_next tells those apart), whose
+ * first line that is not blank is no "#evt" header.
+ */
+static int
+pieces_can_read(int fd, off_t size)
+{
+	char head[4096];
+	ssize_t r;
+	const char *p, *e;
+
+	do
+		r = pread(fd, head, sizeof head, 0);
+	while (r < 0 && errno == EINTR);
+	if (r < (ssize_t)BINARY_HEAD || (off_t)r > size)
+		return 0;
+	if (((unsigned char)head[0] == 0x1f && (unsigned char)head[1] == 0x8b) ||
+	    memcmp(head, "PK\3\4", 4) == 0 || memchr(head, '\0', BINARY_HEAD) != NULL)
+		return 0;
+	/* the first line that is not blank: a header makes evt (its first bytes tell) */
+	for (p = head, e = head + r; p < e && (*p == '\n' || *p == '\r'); p++)
+		if (*p == '\r' && (p + 1 == e || p[1] != '\n'))
+			break;
+	if (e - p < 6)
+		return 0;
+	return !(memcmp(p, "#evt", 4) == 0 &&
+	    (p[4] == '\t' || p[4] == '\n' || (p[4] == '\r' && p[5] == '\n')));
+}
+
+/*
+ * A regular folded file PATH in pieces: 0, or -1 if it is not such a
+ * file or there is one thread (S is untouched then: read it the usual
+ * way).  The caller's thread reads the first piece, a smaller one, and
+ * merges it while the others are still reading.
+ */
+static int
+read_pieces(struct stk *S, const char *path, struct readstate *rs)
+{
+	struct piece pc[PIECE_MAX];
+	pthread_t tid[PIECE_MAX];
+	struct merge M;
+	struct stat st;
+	_Atomic int giveup;
+	int fd, n = read_nthreads(S), p, started, failed = -1;
+	unsigned long first = 0;
+	long skipped = 0;
+	double w, at;
+
+	if (n < 2)
+		return -1;
+	fd = path == NULL || strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 65536 ||
+	    !pieces_can_read(fd, st.st_size)) {
+		if (fd != 0)
+			close(fd);
+		return -1;
+	}
+	memset(pc, 0, sizeof pc);
+	memset(&M, 0, sizeof M);
+	/* the first piece weighs PIECE_FIRST of the others: its merge overlaps their reading */
+	w = (double)st.st_size / (PIECE_FIRST + (n - 1));
+	atomic_init(&giveup, n);
+	for (p = 0, at = 0; p < n; p++) {
+		pc[p].fd = fd;
+		pc[p].index = p;
+		pc[p].capbytes = RAW_CACHE_MAX_BYTES / (size_t)n;
+		pc[p].giveup = &giveup;
+		pc[p].cut = (off_t)at;
+		at += p == 0 ? w * PIECE_FIRST : w;
+		pc[p].end = p + 1 < n ? (off_t)at : st.st_size;
+	}
+	for (started = 1; started < n; started++)
+		if (pthread_create(&tid[started], NULL, read_piece, &pc[started]) != 0)
+			break;
+	for (p = 0; p < n; p++) {
+		if (p == 0 || p >= started)
+			read_piece(&pc[p]);	/* (a thread that would not start: here) */
+		else
+			pthread_join(tid[p], NULL);
+		if (failed < 0 && pc[p].failed)
+			failed = p;
+		if (failed < 0)
+			merge_piece(S, &M, &pc[p], rs, &first, &skipped);
+		piece_free(&pc[p]);
+	}
+	if (failed >= 0) {
+		struct piece rest;
+
+		memset(&rest, 0, sizeof rest);
+		rest.fd = fd;
+		rest.cut = pc[failed].cut;
+		read_rest(S, &rest, first, rs, &skipped);
+		free(rest.buf);
+	}
+	rs->bad += skipped;
+	free(M.pool);
+	free(M.ms);
+	free(M.slot);
+	if (fd != 0)
+		close(fd);
+	return 0;
+}
+
 long
 stk_read(struct stk *S, const char *path)
 {
@@ -2738,10 +3449,12 @@ stk_read(struct stk *S, const char *path)
 		cli_fatal("%s: %s", path ? path : "-", strerror(errno));
 	memset(&rs, 0, sizeof rs);
 	rs.name = lr_name(lr);
-	S->threads = read_threads(path);
+	S->threads = read_nthreads(S) > 1 && read_threads(path);
 	rs.deep0 = S->st.deep_stacks;
 	rs.elided0 = S->st.elided_frames;
 	stk_reset_format(S);
+	if (S->threads && read_pieces(S, path, &rs) == 0)
+		goto done;
 	while ((line = lr_next(lr, &len)) != NULL) {
 		enum evt_linetype lt;
 
@@ -2760,6 +3473,7 @@ stk_read(struct stk *S, const char *path)
 		lr_progress(lr);
 	}
 	rs.bad += (long)lr_finish(lr);
+done:
 	if (rs.bad > 10)
 		cli_warn("%s: %ld malformed lines skipped", lr_name(lr), rs.bad);
 	if (rs.first_deep)

@@ -78,6 +78,7 @@ struct stk_config {
 	int thread_time;	/* PerfView's Thread Time view (see STK_OPT_THREADTIME) */
 	int readied_by;		/* ...with (READIED_BY) and the waker under wait pseudo-frames */
 	int keep_idle;		/* --keep-idle: keep the Idle process's samples (stk_idle_event) */
+	int threads;		/* threads reading folded input: 0 one per core, 1 the caller's alone */
 };
 
 /*
@@ -212,9 +213,11 @@ void stk_free(struct stk *S);
  * line starts with "#evt", else folded.  Malformed lines are reported
  * as "tool: FILE:LINE: why" (the first few) and counted in bad_lines.
  * Returns the number of bad lines; an unreadable file exits 2.  Folded
- * input (but a file under 64 KB) is read by two threads of its own
- * while the caller's builds the tree (the result is the same as one
- * thread's); S is not to be touched by other threads meanwhile.
+ * input of 64 KB or more is read by threads of its own (cfg.threads;
+ * the result is the same as one thread's): a regular file is cut into
+ * one piece per thread, each folded alone, then merged; a pipe or gzip
+ * goes through a pipeline of two threads while the caller's builds the
+ * tree.  S is not to be touched by other threads meanwhile.
  */
 long stk_read(struct stk *S, const char *path);
 /*
