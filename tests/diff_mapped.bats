@@ -209,3 +209,23 @@ open(sys.argv[2], "wb").write(b)' "$T/base.gz" "$T/crc.gz"
 	awk '$2 != $3 { print $1, $2 - $3 }' "$T/expect" | LC_ALL=C sort >"$T/expect.signed"
 	awk '{ print $1, $2 }' "$T/map.out" | cmp "$T/expect.signed" -
 }
+
+@test "a mapped base file cut shorter by another process mid-run: one line naming it, status 2, no crash" {
+	# diff maps the base and keeps its stacks in place, then reads the
+	# test file.  The test file is a FIFO: once our side of it opens,
+	# diff has finished the base, so truncating it now is ordered, not
+	# raced.  The merge then touches the base's vanished pages (SIGBUS).
+	awk 'BEGIN { for (i = 0; i < 200000; i++) printf "main;work%d;leaf%d %d\n", i, i % 97, i % 13 + 1 }' >"$T/base.folded"
+	mkfifo "$T/test.fifo"
+	st=0
+	diff "$T/base.folded" "$T/test.fifo" >"$T/out" 2>"$T/err" &
+	pid=$!
+	exec 7>"$T/test.fifo"
+	: >"$T/base.folded"
+	echo "main;work1;leaf1 5" >&7
+	exec 7>&-
+	wait "$pid" || st=$?
+	[ "$st" -eq 2 ] || { cat "$T/err"; fail "status $st, expected 2"; }
+	[ "$(wc -l <"$T/err")" -eq 1 ] || { cat "$T/err"; fail "expected one line on stderr"; }
+	grep -q "^diff: $T/base.folded: the file became shorter while it was read" "$T/err" || { cat "$T/err"; fail "message"; }
+}
