@@ -375,21 +375,34 @@ put_waker(struct conv *c, struct evtw_line *l, char *o, const struct tt_iv *iv, 
 	return put_i(o, iv->waker_cpu);
 }
 
-/* The waker_in= and waker_routine= attributes of a follower, as they are known now. */
-void
-conv_tt_waker_attrs(struct conv *c, struct evtw_line *l, const struct ttline *t, uint64_t ts)
+/*
+ * The waker_in= and waker_routine= attributes of follower T, as they are
+ * known now: *N bytes at the pointer returned, of which TT_ATTR_ROOM may
+ * be read (the writer copies that much whole).  Mostly a fixed word; a
+ * DPC's or ISR's routine is made in c->ttout.
+ */
+const char *
+conv_tt_waker_attrs(struct conv *c, const struct ttline *t, uint64_t ts, size_t *n)
 {
 	static const struct word in_attrs[] = { [TT_IN_THREAD] = WORD("\twaker_in=thread"),
 	    [TT_IN_DPC] = WORD("\twaker_in=dpc"), [TT_IN_ISR] = WORD("\twaker_in=isr") };
+	_Static_assert(sizeof in_attrs[0].s >= TT_ATTR_ROOM, "a waker_in= word is copied whole");
 	enum tt_waker_in in = t->win == TT_IN_PENDING ? TT_IN_THREAD : t->win;
-	evtw_mem(l, in_attrs[in].s, in_attrs[in].n);
-	if (in != TT_IN_THREAD && t->routine) {
-		char fbuf[2048];
-		int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | FRAME_ADDRS;
-		size_t n = images_frame(c->img, 0, t->routine, ts, flags, fbuf, sizeof fbuf, NULL, NULL);
-		evtw_key(l, "waker_routine");
-		evtw_esc(l, fbuf, n, 0);
+	if (in == TT_IN_THREAD || !t->routine) {
+		*n = in_attrs[in].n;
+		return in_attrs[in].s;
 	}
+	struct evtw_line *l = &c->ttout;
+	char fbuf[2048];
+	int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | FRAME_ADDRS;
+	size_t fn = images_frame(c->img, 0, t->routine, ts, flags, fbuf, sizeof fbuf, NULL, NULL);
+	l->n = 0;
+	evtw_mem(l, in_attrs[in].s, in_attrs[in].n);
+	evtw_key(l, "waker_routine");
+	evtw_esc(l, fbuf, fn, 0);
+	evtw_room(l, TT_ATTR_ROOM);	/* (what may be read past the text) */
+	*n = l->n;
+	return l->b;
 }
 
 /* threadtime.c's resolve function: the follower waiting for TICKET learns its waker_in. */
@@ -545,8 +558,8 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	t->wtid = (uint32_t)iv->tid;
 	t->stack = (uint8_t)iv->switch_in;
 	t->wstack = (uint8_t)iv->readied;
-	t->pseudo = iv->kind == TT_RUNNING ? NULL : iv->pseudo;
-	t->pseudo_n = t->pseudo ? (uint8_t)strlen(t->pseudo) : 0;
+	t->pseudo = iv->pseudo;	/* (TT_PSEUDO_ROOM bytes; a Running line has none) */
+	t->pseudo_n = iv->pseudo_n;
 }
 
 void
