@@ -217,26 +217,40 @@ put_i(char *o, int64_t v)
 	return v >= 0 ? put_u(o, (uint64_t)v) : evtw_put_i64(o, v);
 }
 
+/*
+ * "000" to "999", each with its trailing zeros (3 for "000"): the
+ * fractions of times and durations are made of two such groups, each
+ * copied whole (4 bytes: the byte past the digits is written over next)
+ * rather than made of two-digit pieces, and a weight's trailing zeros are
+ * known rather than counted back.  These numbers are a third of a
+ * thread-time line's making.
+ */
+struct digits3 { char s[3]; uint8_t tz; };
+#define D3(a, b, c) { { '0' + (a), '0' + (b), '0' + (c) }, (c) ? 0 : (b) ? 1 : (a) ? 2 : 3 }
+#define D3_10(a, b) D3(a, b, 0), D3(a, b, 1), D3(a, b, 2), D3(a, b, 3), D3(a, b, 4), \
+	D3(a, b, 5), D3(a, b, 6), D3(a, b, 7), D3(a, b, 8), D3(a, b, 9)
+#define D3_100(a) D3_10(a, 0), D3_10(a, 1), D3_10(a, 2), D3_10(a, 3), D3_10(a, 4), \
+	D3_10(a, 5), D3_10(a, 6), D3_10(a, 7), D3_10(a, 8), D3_10(a, 9)
+static const struct digits3 digits3[1000] = { D3_100(0), D3_100(1), D3_100(2), D3_100(3),
+    D3_100(4), D3_100(5), D3_100(6), D3_100(7), D3_100(8), D3_100(9) };
+
+/* V < 1000 as 3 digits, zero-padded (and a byte of no meaning after them) */
+static inline char *
+put3(char *o, unsigned v)
+{
+	memcpy(o, &digits3[v], sizeof digits3[v]);
+	return o + 3;
+}
+
 /* a point and D < 10^6 as 6 digits, zero-padded */
 static inline char *
 put_frac6(char *o, unsigned d)
 {
-	unsigned r = d % 10000;
+	unsigned hi = d / 1000;
 	o[0] = '.';
-	put2(o + 1, d / 10000);
-	put2(o + 3, r / 100);
-	put2(o + 5, r % 100);
+	put3(o + 1, hi);
+	put3(o + 4, d - hi * 1000);
 	return o + 7;
-}
-
-/* a point and D < 1000 as 3 digits, zero-padded */
-static inline char *
-put_frac3(char *o, unsigned d)
-{
-	o[0] = '.';
-	o[1] = (char)('0' + d / 100);
-	put2(o + 2, d % 100);
-	return o + 4;
 }
 
 /*
@@ -283,25 +297,55 @@ put_time_kept(struct timetext *k, struct timetext *l, char *o, int64_t ns)
 	return put_time_keep(k, o, ns);
 }
 
-/* the weight column for an interval of NS: evt_format_weight_ns's text */
-static char *
-put_weight(char *o, int64_t ns)
+/*
+ * An interval of NS in its two forms, the weight column
+ * (evt_format_weight_ns's text: ms, then up to 6 digits without trailing
+ * zeros) and duration_us='s value (evtw_us3's text: us, a point and 3
+ * digits), from one set of divisions.
+ */
+struct span {
+	uint64_t ms, us;
+	unsigned frac_us, frac_ns;	/* us % 1000, ns % 1000 */
+	int plain;			/* 0 <= NS < 2^50: made here, else by the calls */
+	int64_t ns;
+};
+
+static inline struct span
+span_of(int64_t ns)
 {
-	if (ns < 0 || ns >= (1LL << 50))
-		return o + evt_format_weight_ns(o, ns);
-	o = put_u(o, (uint64_t)ns / 1000000);
-	unsigned frac = (unsigned)((uint64_t)ns % 1000000);
-	if (frac == 0)
-		return o;
-	char *end = put_frac6(o, frac);
-	while (end[-1] == '0')
-		end--;
-	return end;
+	struct span d = { .ns = ns, .plain = ns >= 0 && ns < (1LL << 50) };
+	if (d.plain) {
+		d.us = (uint64_t)ns / 1000;
+		d.frac_ns = (unsigned)((uint64_t)ns - d.us * 1000);
+		d.ms = d.us / 1000;
+		d.frac_us = (unsigned)(d.us - d.ms * 1000);
+	}
+	return d;
 }
 
-/* duration_us='s value: evtw_us3's text */
+static inline char *
+put_weight(char *o, const struct span *d)
+{
+	if (!d->plain)
+		return o + evt_format_weight_ns(o, d->ns);
+	o = put_u(o, d->ms);
+	if (d->frac_ns) {
+		*o = '.';
+		put3(o + 1, d->frac_us);
+		put3(o + 4, d->frac_ns);
+		return o + 7 - digits3[d->frac_ns].tz;
+	}
+	if (d->frac_us) {
+		*o = '.';
+		put3(o + 1, d->frac_us);
+		return o + 4 - digits3[d->frac_us].tz;
+	}
+	return o;
+}
+
+/* evtw_us3's text of a span no struct span makes (negative, or of days) */
 static char *
-put_us3(char *o, int64_t ns)
+put_us3_long(char *o, int64_t ns)
 {
 	uint64_t u = (uint64_t)ns;
 	if (ns < 0) {
@@ -309,7 +353,18 @@ put_us3(char *o, int64_t ns)
 		u = (uint64_t)(-(ns + 1)) + 1;
 	}
 	o = put_u(o, u / 1000);
-	return put_frac3(o, (unsigned)(u % 1000));
+	*o = '.';
+	return put3(o + 1, (unsigned)(u % 1000));
+}
+
+static inline char *
+put_us3(char *o, const struct span *d)
+{
+	if (!d->plain)
+		return put_us3_long(o, d->ns);
+	o = put_u(o, d->us);
+	*o = '.';
+	return put3(o + 1, d->frac_ns);
 }
 
 /* a wait reason or thread state V by its name (NAME(V)), its number when it has none */
@@ -486,6 +541,7 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	struct ttline *t = &c->f.l[c->f.n];
 	struct evtw_line *l = &t->text;
 	const struct word *kind = &kind_words[iv->kind];
+	struct span span = span_of(iv->end - iv->start);
 	char *o;
 	if (!e->nids || c->o->utc) {
 		if (!conv_begin_named(c, l, kind->s, iv->start, iv->cpu, e->name, e->pid, iv->tid,
@@ -508,7 +564,7 @@ add_follower(void *ctx, const struct tt_iv *iv)
 		memcpy(o, e->ids, sizeof e->ids);
 		o += e->nids;
 		*o++ = '\t';
-		o = put_weight(o, iv->end - iv->start);
+		o = put_weight(o, &span);
 	}
 	o = PUT_KEY(o, "end_ms");
 	if (iv->kind == TT_WAITING)
@@ -520,7 +576,7 @@ add_follower(void *ctx, const struct tt_iv *iv)
 		*thread_slot(c->tts, iv->tid) = c->tts->now;
 	}
 	o = PUT_KEY(o, "duration_us");
-	o = put_us3(o, iv->end - iv->start);
+	o = put_us3(o, &span);
 	if (iv->kind == TT_READY) {
 		o = PUT_KEY(o, "from");
 		o = put_word(o, &from_words[iv->from]);
