@@ -80,6 +80,11 @@ struct ttstate {
 		uint8_t len;
 		char text[WAIT_TEXT];
 	} wait[WAITS];
+	/*
+	 * No -k, -p or time range, no --utc: every line is kept, and its
+	 * columns are copied (the test once, not per line).
+	 */
+	int unfiltered;
 };
 
 /* "00" to "99" */
@@ -525,6 +530,28 @@ start_slot(struct ttstate *s, const struct tt_iv *iv)
 	return iv->kind == TT_RUNNING ? cpu_slot(s, iv->cpu) : thread_slot(s, iv->tid);
 }
 
+/*
+ * conv_begin_named()'s bytes for IV into L, the thread's columns E
+ * copied from the cache: where the line goes on.
+ */
+static inline char *
+put_columns(struct conv *c, struct evtw_line *l, const struct tt_iv *iv, const struct tcache *e,
+    const struct word *kind, const struct span *span)
+{
+	l->n = 0;
+	char *o = evtw_room(l, FOLLOWER_ROOM);
+	o = put_time_kept(start_slot(c->tts, iv), &c->tts->ready, o, iv->start);
+	*o++ = '\t';
+	o = put_word(o, kind);
+	*o++ = '\t';
+	o = put_i(o, iv->cpu);
+	*o++ = '\t';
+	memcpy(o, e->ids, sizeof e->ids);
+	o += e->nids;
+	*o++ = '\t';
+	return put_weight(o, span);
+}
+
 /* threadtime.c's emit function: the interval as a line following the current event's. */
 static void
 add_follower(void *ctx, const struct tt_iv *iv)
@@ -543,29 +570,16 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	const struct word *kind = &kind_words[iv->kind];
 	struct span span = span_of(iv->end - iv->start);
 	char *o;
-	if (!e->nids || c->o->utc) {
+	if (e->nids && (c->tts->unfiltered || (!c->o->utc &&
+	    conv_named_wanted(c, kind->s, iv->start, e->name, e->pid))))
+		o = put_columns(c, l, iv, e, kind, &span);
+	else if (!e->nids || c->o->utc) {
 		if (!conv_begin_named(c, l, kind->s, iv->start, iv->cpu, e->name, e->pid, iv->tid,
 		    iv->end - iv->start, ts))
 			return;
 		o = evtw_room(l, FOLLOWER_ROOM);
-	} else {
-		/* conv_begin_named()'s bytes, the thread's columns copied from the cache */
-		if ((c->nkinds || c->nprocs || iv->start < c->from_ns || iv->start > c->to_ns) &&
-		    !conv_named_wanted(c, kind->s, iv->start, e->name, e->pid))
-			return;
-		l->n = 0;
-		o = evtw_room(l, FOLLOWER_ROOM);
-		o = put_time_kept(start_slot(c->tts, iv), &c->tts->ready, o, iv->start);
-		*o++ = '\t';
-		o = put_word(o, kind);
-		*o++ = '\t';
-		o = put_i(o, iv->cpu);
-		*o++ = '\t';
-		memcpy(o, e->ids, sizeof e->ids);
-		o += e->nids;
-		*o++ = '\t';
-		o = put_weight(o, &span);
-	}
+	} else
+		return;		/* (a filter drops it) */
 	o = PUT_KEY(o, "end_ms");
 	if (iv->kind == TT_WAITING)
 		o = put_time_kept(&c->tts->ready, NULL, o, iv->end);
@@ -680,6 +694,8 @@ conv_tt_start(struct conv *c)
 	cache_ids(&c->tts->idle);
 	c->tts->unknown = (struct tcache){ .pid = -1, .name = "?" };
 	c->tts->unknown.nids = 0;	/* (its columns are written each time) */
+	c->tts->unfiltered = !c->o->utc && !c->nkinds && !c->nprocs && c->from_ns == INT64_MIN &&
+	    c->to_ns == INT64_MAX;
 	c->tt_gen = 1;
 	c->tt = tt_new((unsigned)c->ncur, (int64_t)(c->min_ts - GBIAS), (int64_t)(c->max_ts - GBIAS),
 	    c->tt_max_intr, add_follower, resolved, c);
