@@ -186,43 +186,6 @@ put2(char *o, unsigned v)
 }
 
 /*
- * V in decimal (evt_format_u64's text): the numbers of these lines (CPUs,
- * priorities, milliseconds since the trace start) are mostly under 10^4,
- * made here in a few moves; larger ones by the call.
- */
-static inline char *
-put_u(char *o, uint64_t v)
-{
-	if (v < 10) {
-		*o = (char)('0' + v);
-		return o + 1;
-	}
-	if (v < 100) {
-		put2(o, (unsigned)v);
-		return o + 2;
-	}
-	if (v < 10000) {
-		unsigned hi = (unsigned)v / 100;
-		if (hi < 10)
-			*o++ = (char)('0' + hi);
-		else {
-			put2(o, hi);
-			o += 2;
-		}
-		put2(o, (unsigned)v % 100);
-		return o + 2;
-	}
-	return o + evt_format_u64(o, v);
-}
-
-/* evtw_put_i64's text */
-static inline char *
-put_i(char *o, int64_t v)
-{
-	return v >= 0 ? put_u(o, (uint64_t)v) : evtw_put_i64(o, v);
-}
-
-/*
  * "000" to "999", each with its trailing zeros (3 for "000"): the
  * fractions of times and durations are made of two such groups, each
  * copied whole (4 bytes: the byte past the digits is written over next)
@@ -245,6 +208,45 @@ put3(char *o, unsigned v)
 {
 	memcpy(o, &digits3[v], sizeof digits3[v]);
 	return o + 3;
+}
+
+/* V < 1000 in decimal, no leading zeros */
+static inline char *
+put_u3(char *o, unsigned v)
+{
+	if (v < 10) {
+		*o = (char)('0' + v);
+		return o + 1;
+	}
+	if (v < 100) {
+		put2(o, v);
+		return o + 2;
+	}
+	return put3(o, v);
+}
+
+/*
+ * V in decimal (evt_format_u64's text): the numbers of these lines (CPUs,
+ * priorities, milliseconds since the trace start, microseconds) are
+ * mostly under 10^6, made here in a few moves; larger ones by the call.
+ */
+static inline char *
+put_u(char *o, uint64_t v)
+{
+	if (v < 1000)
+		return put_u3(o, (unsigned)v);
+	if (v < 1000000) {
+		unsigned hi = (unsigned)v / 1000;
+		return put3(put_u3(o, hi), (unsigned)v - hi * 1000);
+	}
+	return o + evt_format_u64(o, v);
+}
+
+/* evtw_put_i64's text */
+static inline char *
+put_i(char *o, int64_t v)
+{
+	return v >= 0 ? put_u(o, (uint64_t)v) : evtw_put_i64(o, v);
 }
 
 /* a point and D < 10^6 as 6 digits, zero-padded */
