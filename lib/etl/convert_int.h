@@ -62,6 +62,7 @@ struct ttfollow {
 		uint64_t routine;
 		const char *pseudo;	/* leaf pseudo-frame (TT_PSEUDO_ROOM bytes), or NULL */
 	} l[TT_MAXF];
+	/* (n to stash_tid are copied as one: convert_line.c, follow_into_slot) */
 	uint8_t n;
 	uint8_t npending;	/* followers whose waker_in is not known yet: the line waits */
 	uint8_t silent;		/* the event's own line is not written */

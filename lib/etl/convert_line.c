@@ -514,11 +514,10 @@ follow_into_slot(struct conv *c, struct pend *e)
 		to->l[i] = from->l[i];
 		from->l[i].text = text;
 	}
-	to->n = from->n;
-	to->npending = from->npending;
-	to->silent = from->silent;
-	to->stash = from->stash;
-	to->stash_tid = from->stash_tid;
+	/* n, npending, silent, stash and stash_tid: one move */
+	_Static_assert(offsetof(struct ttfollow, stash_tid) == offsetof(struct ttfollow, n) + 4,
+	    "struct ttfollow's counts and flags lie together");
+	memcpy(&to->n, &from->n, 4 + sizeof to->stash_tid);
 	from->n = 0;
 	from->npending = 0;
 	from->silent = from->stash = 0;
