@@ -16,6 +16,7 @@
  * thread (its process columns, its attributes as a waker), per wait
  * (reason, mode, state) and per time, or made in place (struct ttstate).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,12 +87,6 @@ struct ttstate {
 	 */
 	int unfiltered;
 };
-
-/* "00" to "99" */
-static const char digits2[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
 
 /*
  * E's "process<TAB>pid<TAB>tid" as evtw_begin() writes them, and its
@@ -178,23 +173,30 @@ put_word(char *o, const struct word *w)
 	return o + w->n;
 }
 
-/* two digits of V < 100 */
-static inline void
-put2(char *o, unsigned v)
-{
-	memcpy(o, digits2 + 2 * v, 2);
-}
-
 /*
- * "000" to "999", each with its trailing zeros (3 for "000"): the
- * fractions of times and durations are made of two such groups, each
- * copied whole (4 bytes: the byte past the digits is written over next)
- * rather than made of two-digit pieces, and a weight's trailing zeros are
- * known rather than counted back.  These numbers are a third of a
- * thread-time line's making.
+ * 0 to 999 as text, two ways: zero-padded to 3 digits with the number of
+ * trailing zeros (3 for "000"), and without leading zeros with the number
+ * of digits.  The fractions of times and durations are made of two
+ * zero-padded groups and a weight's trailing zeros are known rather than
+ * counted back; a number under 1000 is its plain text, copied whole (4
+ * bytes: the byte past the digits is written over next) with no branch
+ * on its number of digits (CPUs, priorities and durations vary from line
+ * to line: such a branch is mispredicted often).  These numbers are a
+ * third of a thread-time line's making.
  */
-struct digits3 { char s[3]; uint8_t tz; };
-#define D3(a, b, c) { { '0' + (a), '0' + (b), '0' + (c) }, (c) ? 0 : (b) ? 1 : (a) ? 2 : 3 }
+struct digits3 {
+	char plain[3];	/* "7", "42", "123" (then zeros) */
+	uint8_t ndigits;
+	char padded[3];	/* "007", "042", "123" */
+	uint8_t tz;	/* trailing zeros of padded */
+};
+#define D3_DIGIT(d) ((char)('0' + (d)))
+#define D3(a, b, c) { \
+	{ D3_DIGIT((a) ? (a) : (b) ? (b) : (c)), (a) || (b) ? D3_DIGIT((a) ? (b) : (c)) : 0, \
+	    (a) ? D3_DIGIT(c) : 0 }, \
+	(a) ? 3 : (b) ? 2 : 1, \
+	{ D3_DIGIT(a), D3_DIGIT(b), D3_DIGIT(c) }, \
+	(c) ? 0 : (b) ? 1 : (a) ? 2 : 3 }
 #define D3_10(a, b) D3(a, b, 0), D3(a, b, 1), D3(a, b, 2), D3(a, b, 3), D3(a, b, 4), \
 	D3(a, b, 5), D3(a, b, 6), D3(a, b, 7), D3(a, b, 8), D3(a, b, 9)
 #define D3_100(a) D3_10(a, 0), D3_10(a, 1), D3_10(a, 2), D3_10(a, 3), D3_10(a, 4), \
@@ -206,23 +208,16 @@ static const struct digits3 digits3[1000] = { D3_100(0), D3_100(1), D3_100(2), D
 static inline char *
 put3(char *o, unsigned v)
 {
-	memcpy(o, &digits3[v], sizeof digits3[v]);
+	memcpy(o, (const char *)&digits3[v] + offsetof(struct digits3, padded), 4);	/* (and tz) */
 	return o + 3;
 }
 
-/* V < 1000 in decimal, no leading zeros */
+/* V < 1000 in decimal, no leading zeros (and bytes of no meaning after them) */
 static inline char *
 put_u3(char *o, unsigned v)
 {
-	if (v < 10) {
-		*o = (char)('0' + v);
-		return o + 1;
-	}
-	if (v < 100) {
-		put2(o, v);
-		return o + 2;
-	}
-	return put3(o, v);
+	memcpy(o, &digits3[v], 4);	/* (plain and ndigits) */
+	return o + digits3[v].ndigits;
 }
 
 /*
