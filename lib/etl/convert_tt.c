@@ -28,7 +28,7 @@
  * copied whole (a few wide moves, not a call for a length only known at
  * run time).
  */
-struct word { char s[24]; uint8_t n; };
+struct word { char s[16]; uint8_t n; };
 #define WORD(lit) { lit, sizeof lit - 1 }
 static const struct word kind_words[] = { [TT_RUNNING] = WORD("Running"),
     [TT_READY] = WORD("Ready"), [TT_WAITING] = WORD("Waiting") };
@@ -171,6 +171,23 @@ put_word(char *o, const struct word *w)
 {
 	memcpy(o, w->s, sizeof w->s);
 	return o + w->n;
+}
+
+/*
+ * S[0..N) from room of PAD bytes (PAD a constant, at least 64): copied
+ * whole, but only as much of the room as N needs of 32, 64 or PAD (most
+ * thread columns fit in 32 bytes, most waker and wait texts in 64).
+ */
+static inline char *
+put_padded(char *o, const char *s, size_t n, size_t pad)
+{
+	if (n <= 32)
+		memcpy(o, s, 32);
+	else if (n <= 64)
+		memcpy(o, s, 64);
+	else
+		memcpy(o, s, pad);
+	return o + n;
 }
 
 /*
@@ -400,8 +417,7 @@ put_wait(struct ttstate *s, char *o, const struct tt_iv *iv)
 		w->len = (uint8_t)(t - w->text);
 		w->key = key;
 	}
-	memcpy(o, w->text, sizeof w->text);	/* (whole: a few wide moves) */
-	return o + w->len;
+	return put_padded(o, w->text, w->len, sizeof w->text);
 }
 
 /*
@@ -417,8 +433,7 @@ put_waker(struct conv *c, struct evtw_line *l, char *o, const struct tt_iv *iv, 
 	if (iv->waker_tid >= 0) {
 		const struct tcache *w = thread_process(c, iv->waker_tid, ts);
 		if (w->nwaker) {
-			memcpy(o, w->waker, sizeof w->waker);
-			o += w->nwaker;
+			o = put_padded(o, w->waker, w->nwaker, sizeof w->waker);
 		} else {
 			/* a name too long for the cache: escaped, and the room taken again */
 			l->n = (size_t)(o - l->b);
@@ -441,7 +456,8 @@ put_waker(struct conv *c, struct evtw_line *l, char *o, const struct tt_iv *iv, 
 const char *
 conv_tt_waker_attrs(struct conv *c, const struct ttline *t, uint64_t ts, size_t *n)
 {
-	static const struct word in_attrs[] = { [TT_IN_THREAD] = WORD("\twaker_in=thread"),
+	static const struct { char s[TT_ATTR_ROOM]; uint8_t n; } in_attrs[] = {
+	    [TT_IN_THREAD] = WORD("\twaker_in=thread"),
 	    [TT_IN_DPC] = WORD("\twaker_in=dpc"), [TT_IN_ISR] = WORD("\twaker_in=isr") };
 	_Static_assert(sizeof in_attrs[0].s >= TT_ATTR_ROOM, "a waker_in= word is copied whole");
 	enum tt_waker_in in = t->win == TT_IN_PENDING ? TT_IN_THREAD : t->win;
@@ -543,8 +559,7 @@ put_columns(struct conv *c, struct evtw_line *l, const struct tt_iv *iv, const s
 	*o++ = '\t';
 	o = put_i(o, iv->cpu);
 	*o++ = '\t';
-	memcpy(o, e->ids, sizeof e->ids);
-	o += e->nids;
+	o = put_padded(o, e->ids, e->nids, sizeof e->ids);
 	*o++ = '\t';
 	return put_weight(o, span);
 }
