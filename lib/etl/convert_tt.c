@@ -288,7 +288,7 @@ put_time(char *o, int64_t ns)
 }
 
 /* NS's time text made into O and kept in slot K */
-static char *
+static inline char *
 put_time_keep(struct timetext *k, char *o, int64_t ns)
 {
 	char *e = put_time(o, ns);
