@@ -294,7 +294,7 @@ iv_init(struct tt_iv *iv, enum tt_kind k, int64_t tid, int cpu, int64_t s, int64
 	iv->ticket = 0;
 }
 
-static void
+static inline void
 emit_running(struct tt *t, int cpu, struct ttcpu *c, int64_t end, int edge_end)
 {
 	struct tt_iv iv;
