@@ -380,9 +380,28 @@ int64_t conv_tt_waker(const struct conv *c, int cpu);
 void conv_tt_finish(struct conv *c);
 void conv_tt_report(struct conv *c);
 void conv_tt_free(struct conv *c);
-/* (TT_ATTR_ROOM bytes of its answer may be read: a short one is copied whole) */
 #define TT_ATTR_ROOM 24
-const char *conv_tt_waker_attrs(struct conv *c, const struct ttline *t, uint64_t ts, size_t *n);
+struct tt_attr { char s[TT_ATTR_ROOM]; uint8_t n; };
+extern const struct tt_attr conv_tt_in_attrs[TT_IN_PENDING];
+const char *conv_tt_waker_routine(struct conv *c, const struct ttline *t, uint64_t ts, size_t *n);
+
+/*
+ * The waker_in= and waker_routine= attributes of follower T, as they are
+ * known now: *N bytes at the pointer returned, of which TT_ATTR_ROOM may
+ * be read (the writer copies a short one whole).  Mostly a fixed word,
+ * inline (once a wait); a DPC's or ISR's routine is made by the call.
+ */
+static inline const char *
+conv_tt_waker_attrs(struct conv *c, const struct ttline *t, uint64_t ts, size_t *n)
+{
+	if (t->win == TT_IN_THREAD || t->win == TT_IN_PENDING || !t->routine) {
+		const struct tt_attr *a = &conv_tt_in_attrs[t->win == TT_IN_PENDING ? TT_IN_THREAD :
+		    t->win];
+		*n = a->n;
+		return a->s;
+	}
+	return conv_tt_waker_routine(c, t, ts, n);
+}
 void conv_tt_queued(struct conv *c, const struct ttfollow *f, uint64_t seq);
 void conv_tt_unqueued(struct conv *c, struct ttfollow *f);
 void conv_free_lines(struct conv *c);

@@ -447,30 +447,26 @@ put_waker(struct conv *c, struct evtw_line *l, char *o, const struct tt_iv *iv, 
 	return put_i(o, iv->waker_cpu);
 }
 
+/* The waker_in= attributes, by where the waker ran (conv_tt_waker_attrs, convert_int.h). */
+const struct tt_attr conv_tt_in_attrs[TT_IN_PENDING] = {
+	[TT_IN_THREAD] = WORD("\twaker_in=thread"),
+	[TT_IN_DPC] = WORD("\twaker_in=dpc"),
+	[TT_IN_ISR] = WORD("\twaker_in=isr"),
+};
+
 /*
- * The waker_in= and waker_routine= attributes of follower T, as they are
- * known now: *N bytes at the pointer returned, of which TT_ATTR_ROOM may
- * be read (the writer copies that much whole).  Mostly a fixed word; a
- * DPC's or ISR's routine is made in c->ttout.
+ * conv_tt_waker_attrs() for a DPC's or ISR's waker whose routine is
+ * known: waker_in= and waker_routine=, made in c->ttout.
  */
 const char *
-conv_tt_waker_attrs(struct conv *c, const struct ttline *t, uint64_t ts, size_t *n)
+conv_tt_waker_routine(struct conv *c, const struct ttline *t, uint64_t ts, size_t *n)
 {
-	static const struct { char s[TT_ATTR_ROOM]; uint8_t n; } in_attrs[] = {
-	    [TT_IN_THREAD] = WORD("\twaker_in=thread"),
-	    [TT_IN_DPC] = WORD("\twaker_in=dpc"), [TT_IN_ISR] = WORD("\twaker_in=isr") };
-	_Static_assert(sizeof in_attrs[0].s >= TT_ATTR_ROOM, "a waker_in= word is copied whole");
-	enum tt_waker_in in = t->win == TT_IN_PENDING ? TT_IN_THREAD : t->win;
-	if (in == TT_IN_THREAD || !t->routine) {
-		*n = in_attrs[in].n;
-		return in_attrs[in].s;
-	}
 	struct evtw_line *l = &c->ttout;
 	char fbuf[2048];
 	int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | FRAME_ADDRS;
 	size_t fn = images_frame(c->img, 0, t->routine, ts, flags, fbuf, sizeof fbuf, NULL, NULL);
 	l->n = 0;
-	evtw_mem(l, in_attrs[in].s, in_attrs[in].n);
+	evtw_mem(l, conv_tt_in_attrs[t->win].s, conv_tt_in_attrs[t->win].n);
 	evtw_key(l, "waker_routine");
 	evtw_esc(l, fbuf, fn, 0);
 	evtw_room(l, TT_ATTR_ROOM);	/* (what may be read past the text) */
