@@ -60,8 +60,9 @@ struct ttfollow {
 		uint8_t pseudo_n;	/* strlen(pseudo), 0 without one: no strlen per line */
 		uint32_t ticket;
 		uint64_t routine;
-		const char *pseudo;	/* leaf pseudo-frame, or NULL */
+		const char *pseudo;	/* leaf pseudo-frame (TT_PSEUDO_ROOM bytes), or NULL */
 	} l[TT_MAXF];
+	/* (n to stash_tid are copied as one: convert_line.c, follow_into_slot) */
 	uint8_t n;
 	uint8_t npending;	/* followers whose waker_in is not known yet: the line waits */
 	uint8_t silent;		/* the event's own line is not written */
@@ -217,7 +218,7 @@ struct conv {
 	/* thread time (convert_tt.c), NULL with --no-thread-time */
 	struct tt *tt;
 	struct ttfollow f;	/* followers of the line being built */
-	struct evtw_line ttout;	/* one of them being written */
+	struct evtw_line ttout;	/* a follower's waker_in= and waker_routine= (rare: a routine) */
 	uint64_t tt_overflow;	/* more of them than TT_MAXF (never, but counted) */
 	int tt_finishing;	/* the end of the trace: they are written as they come */
 	struct hmap ttpend;	/* (ticket, 0) -> sequence of the line whose follower waits for it */
@@ -379,7 +380,28 @@ int64_t conv_tt_waker(const struct conv *c, int cpu);
 void conv_tt_finish(struct conv *c);
 void conv_tt_report(struct conv *c);
 void conv_tt_free(struct conv *c);
-void conv_tt_waker_attrs(struct conv *c, struct evtw_line *l, const struct ttline *t, uint64_t ts);
+#define TT_ATTR_ROOM 24
+struct tt_attr { char s[TT_ATTR_ROOM]; uint8_t n; };
+extern const struct tt_attr conv_tt_in_attrs[TT_IN_PENDING];
+const char *conv_tt_waker_routine(struct conv *c, const struct ttline *t, uint64_t ts, size_t *n);
+
+/*
+ * The waker_in= and waker_routine= attributes of follower T, as they are
+ * known now: *N bytes at the pointer returned, of which TT_ATTR_ROOM may
+ * be read (the writer copies a short one whole).  Mostly a fixed word,
+ * inline (once a wait); a DPC's or ISR's routine is made by the call.
+ */
+static inline const char *
+conv_tt_waker_attrs(struct conv *c, const struct ttline *t, uint64_t ts, size_t *n)
+{
+	if (t->win == TT_IN_THREAD || t->win == TT_IN_PENDING || !t->routine) {
+		const struct tt_attr *a = &conv_tt_in_attrs[t->win == TT_IN_PENDING ? TT_IN_THREAD :
+		    t->win];
+		*n = a->n;
+		return a->s;
+	}
+	return conv_tt_waker_routine(c, t, ts, n);
+}
 void conv_tt_queued(struct conv *c, const struct ttfollow *f, uint64_t seq);
 void conv_tt_unqueued(struct conv *c, struct ttfollow *f);
 void conv_free_lines(struct conv *c);

@@ -290,52 +290,68 @@ conv_begin_silent(struct conv *c)
 }
 
 /*
- * Writes F's lines: each one's text, waker_stack= when it has one, and
- * the stack column: STACK[0..N) (the event's, as written) when the line
- * takes it, then its pseudo-frame.  Each line is put together in the
- * output buffer, its long parts (the text, the two stacks) copied once:
- * these lines are half of a context-switch trace's output.
+ * Writes F's lines: each one's text, its waker_in= (and waker_routine=)
+ * and waker_stack= when it has them, and the stack column: STACK[0..N)
+ * (the event's, as written) when the line takes it, then its
+ * pseudo-frame.  Each line is put together in the output buffer, its
+ * long parts (the text, the two stacks) copied once and its short ones
+ * (the waker_in= word, the pseudo-frame) whole from room of a fixed
+ * size: these lines are half of a context-switch trace's output, and a
+ * copy by length is a call.
  */
 void
 conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n)
 {
-	struct evtw_line *o = &c->ttout;
+#define STACK_KEY "\twaker_stack="
+	static const char stack_key[16] = STACK_KEY;	/* (copied whole) */
+	struct outbuf *ob = c->ob;
 	for (unsigned i = 0; i < f->n; i++) {
 		const struct ttline *t = &f->l[i];
-		size_t wn = 0;
-		const char *w = "";
-		o->n = 0;
+		size_t wn = 0, an = 0;
+		const char *w = NULL, *a = NULL;
 		if (t->wstack) {
 			w = tt_waker_stack(c->tt, t->wtid, &wn);
-			conv_tt_waker_attrs(c, o, t, c->now);
-			if (wn)
-				evtw_key(o, "waker_stack");
+			a = conv_tt_waker_attrs(c, t, c->now, &an);
 		}
 		size_t take = t->stack ? n : 0;
 		size_t pn = t->pseudo_n;
-		size_t sep = take && t->pseudo;
-		size_t len = t->text.n + o->n + wn + 1 + take + sep + pn + 1;
-		char *p = ob_reserve(c->ob, len);
+		/* (room for what is copied whole past the line's end: its last pieces') */
+		size_t room = t->text.n + an + TT_ATTR_ROOM + sizeof stack_key + wn + 1 + take + 1 +
+		    TT_PSEUDO_ROOM + 1;
+		char *p = room <= ob->cap - ob->len ? ob->buf + ob->len : ob_reserve(ob, room);
+		char *start = p;
 		memcpy(p, t->text.b, t->text.n);
 		p += t->text.n;
-		if (o->n)
-			memcpy(p, o->b, o->n);
-		p += o->n;
-		memcpy(p, w, wn);
-		p += wn;
+		if (t->wstack) {
+			if (an <= TT_ATTR_ROOM)
+				memcpy(p, a, TT_ATTR_ROOM);
+			else
+				memcpy(p, a, an);
+			p += an;
+			if (wn) {
+				memcpy(p, stack_key, sizeof stack_key);
+				p += sizeof STACK_KEY - 1;
+				memcpy(p, w, wn);
+				p += wn;
+			}
+		}
 		*p++ = '\t';	/* the stack column */
-		if (take)
+		if (take) {
 			memcpy(p, stack, take);
-		p += take;
-		if (sep)
-			*p++ = ';';
-		if (pn)
-			memcpy(p, t->pseudo, pn);
-		p[pn] = '\n';
-		ob_commit(c->ob, len);
+			p += take;
+			if (pn)
+				*p++ = ';';
+		}
+		if (pn) {
+			memcpy(p, t->pseudo, TT_PSEUDO_ROOM);
+			p += pn;
+		}
+		*p++ = '\n';
+		ob->len += (size_t)(p - start);	/* (ob_commit's work) */
 		c->events++;
 	}
 	f->n = 0;
+#undef STACK_KEY
 }
 
 /*
@@ -517,11 +533,10 @@ follow_into_slot(struct conv *c, struct pend *e)
 		to->l[i] = from->l[i];
 		from->l[i].text = text;
 	}
-	to->n = from->n;
-	to->npending = from->npending;
-	to->silent = from->silent;
-	to->stash = from->stash;
-	to->stash_tid = from->stash_tid;
+	/* n, npending, silent, stash and stash_tid: one move */
+	_Static_assert(offsetof(struct ttfollow, stash_tid) == offsetof(struct ttfollow, n) + 4,
+	    "struct ttfollow's counts and flags lie together");
+	memcpy(&to->n, &from->n, 4 + sizeof to->stash_tid);
 	from->n = 0;
 	from->npending = 0;
 	from->silent = from->stash = 0;

@@ -16,6 +16,7 @@
  * thread (its process columns, its attributes as a waker), per wait
  * (reason, mode, state) and per time, or made in place (struct ttstate).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +28,7 @@
  * copied whole (a few wide moves, not a call for a length only known at
  * run time).
  */
-struct word { char s[24]; uint8_t n; };
+struct word { char s[16]; uint8_t n; };
 #define WORD(lit) { lit, sizeof lit - 1 }
 static const struct word kind_words[] = { [TT_RUNNING] = WORD("Running"),
     [TT_READY] = WORD("Ready"), [TT_WAITING] = WORD("Waiting") };
@@ -80,13 +81,12 @@ struct ttstate {
 		uint8_t len;
 		char text[WAIT_TEXT];
 	} wait[WAITS];
+	/*
+	 * No -k, -p or time range, no --utc: every line is kept, and its
+	 * columns are copied (the test once, not per line).
+	 */
+	int unfiltered;
 };
-
-/* "00" to "99" */
-static const char digits2[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
 
 /*
  * E's "process<TAB>pid<TAB>tid" as evtw_begin() writes them, and its
@@ -173,39 +173,83 @@ put_word(char *o, const struct word *w)
 	return o + w->n;
 }
 
-/* two digits of V < 100 */
-static inline void
-put2(char *o, unsigned v)
+/*
+ * S[0..N) from room of PAD bytes (PAD a constant, at least 64): copied
+ * whole, but only as much of the room as N needs of 32, 64 or PAD (most
+ * thread columns fit in 32 bytes, most waker and wait texts in 64).
+ */
+static inline char *
+put_padded(char *o, const char *s, size_t n, size_t pad)
 {
-	memcpy(o, digits2 + 2 * v, 2);
+	if (n <= 32)
+		memcpy(o, s, 32);
+	else if (n <= 64)
+		memcpy(o, s, 64);
+	else
+		memcpy(o, s, pad);
+	return o + n;
+}
+
+/*
+ * 0 to 999 as text, two ways: zero-padded to 3 digits with the number of
+ * trailing zeros (3 for "000"), and without leading zeros with the number
+ * of digits.  The fractions of times and durations are made of two
+ * zero-padded groups and a weight's trailing zeros are known rather than
+ * counted back; a number under 1000 is its plain text, copied whole (4
+ * bytes: the byte past the digits is written over next) with no branch
+ * on its number of digits (CPUs, priorities and durations vary from line
+ * to line: such a branch is mispredicted often).  These numbers are a
+ * third of a thread-time line's making.
+ */
+struct digits3 {
+	char plain[3];	/* "7", "42", "123" (then zeros) */
+	uint8_t ndigits;
+	char padded[3];	/* "007", "042", "123" */
+	uint8_t tz;	/* trailing zeros of padded */
+};
+#define D3_DIGIT(d) ((char)('0' + (d)))
+#define D3(a, b, c) { \
+	{ D3_DIGIT((a) ? (a) : (b) ? (b) : (c)), (a) || (b) ? D3_DIGIT((a) ? (b) : (c)) : 0, \
+	    (a) ? D3_DIGIT(c) : 0 }, \
+	(a) ? 3 : (b) ? 2 : 1, \
+	{ D3_DIGIT(a), D3_DIGIT(b), D3_DIGIT(c) }, \
+	(c) ? 0 : (b) ? 1 : (a) ? 2 : 3 }
+#define D3_10(a, b) D3(a, b, 0), D3(a, b, 1), D3(a, b, 2), D3(a, b, 3), D3(a, b, 4), \
+	D3(a, b, 5), D3(a, b, 6), D3(a, b, 7), D3(a, b, 8), D3(a, b, 9)
+#define D3_100(a) D3_10(a, 0), D3_10(a, 1), D3_10(a, 2), D3_10(a, 3), D3_10(a, 4), \
+	D3_10(a, 5), D3_10(a, 6), D3_10(a, 7), D3_10(a, 8), D3_10(a, 9)
+static const struct digits3 digits3[1000] = { D3_100(0), D3_100(1), D3_100(2), D3_100(3),
+    D3_100(4), D3_100(5), D3_100(6), D3_100(7), D3_100(8), D3_100(9) };
+
+/* V < 1000 as 3 digits, zero-padded (and a byte of no meaning after them) */
+static inline char *
+put3(char *o, unsigned v)
+{
+	memcpy(o, (const char *)&digits3[v] + offsetof(struct digits3, padded), 4);	/* (and tz) */
+	return o + 3;
+}
+
+/* V < 1000 in decimal, no leading zeros (and bytes of no meaning after them) */
+static inline char *
+put_u3(char *o, unsigned v)
+{
+	memcpy(o, &digits3[v], 4);	/* (plain and ndigits) */
+	return o + digits3[v].ndigits;
 }
 
 /*
  * V in decimal (evt_format_u64's text): the numbers of these lines (CPUs,
- * priorities, milliseconds since the trace start) are mostly under 10^4,
- * made here in a few moves; larger ones by the call.
+ * priorities, milliseconds since the trace start, microseconds) are
+ * mostly under 10^6, made here in a few moves; larger ones by the call.
  */
 static inline char *
 put_u(char *o, uint64_t v)
 {
-	if (v < 10) {
-		*o = (char)('0' + v);
-		return o + 1;
-	}
-	if (v < 100) {
-		put2(o, (unsigned)v);
-		return o + 2;
-	}
-	if (v < 10000) {
-		unsigned hi = (unsigned)v / 100;
-		if (hi < 10)
-			*o++ = (char)('0' + hi);
-		else {
-			put2(o, hi);
-			o += 2;
-		}
-		put2(o, (unsigned)v % 100);
-		return o + 2;
+	if (v < 1000)
+		return put_u3(o, (unsigned)v);
+	if (v < 1000000) {
+		unsigned hi = (unsigned)v / 1000;
+		return put3(put_u3(o, hi), (unsigned)v - hi * 1000);
 	}
 	return o + evt_format_u64(o, v);
 }
@@ -221,22 +265,11 @@ put_i(char *o, int64_t v)
 static inline char *
 put_frac6(char *o, unsigned d)
 {
-	unsigned r = d % 10000;
+	unsigned hi = d / 1000;
 	o[0] = '.';
-	put2(o + 1, d / 10000);
-	put2(o + 3, r / 100);
-	put2(o + 5, r % 100);
+	put3(o + 1, hi);
+	put3(o + 4, d - hi * 1000);
 	return o + 7;
-}
-
-/* a point and D < 1000 as 3 digits, zero-padded */
-static inline char *
-put_frac3(char *o, unsigned d)
-{
-	o[0] = '.';
-	o[1] = (char)('0' + d / 100);
-	put2(o + 2, d % 100);
-	return o + 4;
 }
 
 /*
@@ -255,7 +288,7 @@ put_time(char *o, int64_t ns)
 }
 
 /* NS's time text made into O and kept in slot K */
-static char *
+static inline char *
 put_time_keep(struct timetext *k, char *o, int64_t ns)
 {
 	char *e = put_time(o, ns);
@@ -283,25 +316,55 @@ put_time_kept(struct timetext *k, struct timetext *l, char *o, int64_t ns)
 	return put_time_keep(k, o, ns);
 }
 
-/* the weight column for an interval of NS: evt_format_weight_ns's text */
-static char *
-put_weight(char *o, int64_t ns)
+/*
+ * An interval of NS in its two forms, the weight column
+ * (evt_format_weight_ns's text: ms, then up to 6 digits without trailing
+ * zeros) and duration_us='s value (evtw_us3's text: us, a point and 3
+ * digits), from one set of divisions.
+ */
+struct span {
+	uint64_t ms, us;
+	unsigned frac_us, frac_ns;	/* us % 1000, ns % 1000 */
+	int plain;			/* 0 <= NS < 2^50: made here, else by the calls */
+	int64_t ns;
+};
+
+static inline struct span
+span_of(int64_t ns)
 {
-	if (ns < 0 || ns >= (1LL << 50))
-		return o + evt_format_weight_ns(o, ns);
-	o = put_u(o, (uint64_t)ns / 1000000);
-	unsigned frac = (unsigned)((uint64_t)ns % 1000000);
-	if (frac == 0)
-		return o;
-	char *end = put_frac6(o, frac);
-	while (end[-1] == '0')
-		end--;
-	return end;
+	struct span d = { .ns = ns, .plain = ns >= 0 && ns < (1LL << 50) };
+	if (d.plain) {
+		d.us = (uint64_t)ns / 1000;
+		d.frac_ns = (unsigned)((uint64_t)ns - d.us * 1000);
+		d.ms = d.us / 1000;
+		d.frac_us = (unsigned)(d.us - d.ms * 1000);
+	}
+	return d;
 }
 
-/* duration_us='s value: evtw_us3's text */
+static inline char *
+put_weight(char *o, const struct span *d)
+{
+	if (!d->plain)
+		return o + evt_format_weight_ns(o, d->ns);
+	o = put_u(o, d->ms);
+	if (d->frac_ns) {
+		*o = '.';
+		put3(o + 1, d->frac_us);
+		put3(o + 4, d->frac_ns);
+		return o + 7 - digits3[d->frac_ns].tz;
+	}
+	if (d->frac_us) {
+		*o = '.';
+		put3(o + 1, d->frac_us);
+		return o + 4 - digits3[d->frac_us].tz;
+	}
+	return o;
+}
+
+/* evtw_us3's text of a span no struct span makes (negative, or of days) */
 static char *
-put_us3(char *o, int64_t ns)
+put_us3_long(char *o, int64_t ns)
 {
 	uint64_t u = (uint64_t)ns;
 	if (ns < 0) {
@@ -309,7 +372,18 @@ put_us3(char *o, int64_t ns)
 		u = (uint64_t)(-(ns + 1)) + 1;
 	}
 	o = put_u(o, u / 1000);
-	return put_frac3(o, (unsigned)(u % 1000));
+	*o = '.';
+	return put3(o + 1, (unsigned)(u % 1000));
+}
+
+static inline char *
+put_us3(char *o, const struct span *d)
+{
+	if (!d->plain)
+		return put_us3_long(o, d->ns);
+	o = put_u(o, d->us);
+	*o = '.';
+	return put3(o + 1, d->frac_ns);
 }
 
 /* a wait reason or thread state V by its name (NAME(V)), its number when it has none */
@@ -343,8 +417,7 @@ put_wait(struct ttstate *s, char *o, const struct tt_iv *iv)
 		w->len = (uint8_t)(t - w->text);
 		w->key = key;
 	}
-	memcpy(o, w->text, sizeof w->text);	/* (whole: a few wide moves) */
-	return o + w->len;
+	return put_padded(o, w->text, w->len, sizeof w->text);
 }
 
 /*
@@ -360,8 +433,7 @@ put_waker(struct conv *c, struct evtw_line *l, char *o, const struct tt_iv *iv, 
 	if (iv->waker_tid >= 0) {
 		const struct tcache *w = thread_process(c, iv->waker_tid, ts);
 		if (w->nwaker) {
-			memcpy(o, w->waker, sizeof w->waker);
-			o += w->nwaker;
+			o = put_padded(o, w->waker, w->nwaker, sizeof w->waker);
 		} else {
 			/* a name too long for the cache: escaped, and the room taken again */
 			l->n = (size_t)(o - l->b);
@@ -375,21 +447,31 @@ put_waker(struct conv *c, struct evtw_line *l, char *o, const struct tt_iv *iv, 
 	return put_i(o, iv->waker_cpu);
 }
 
-/* The waker_in= and waker_routine= attributes of a follower, as they are known now. */
-void
-conv_tt_waker_attrs(struct conv *c, struct evtw_line *l, const struct ttline *t, uint64_t ts)
+/* The waker_in= attributes, by where the waker ran (conv_tt_waker_attrs, convert_int.h). */
+const struct tt_attr conv_tt_in_attrs[TT_IN_PENDING] = {
+	[TT_IN_THREAD] = WORD("\twaker_in=thread"),
+	[TT_IN_DPC] = WORD("\twaker_in=dpc"),
+	[TT_IN_ISR] = WORD("\twaker_in=isr"),
+};
+
+/*
+ * conv_tt_waker_attrs() for a DPC's or ISR's waker whose routine is
+ * known: waker_in= and waker_routine=, made in c->ttout.
+ */
+const char *
+conv_tt_waker_routine(struct conv *c, const struct ttline *t, uint64_t ts, size_t *n)
 {
-	static const struct word in_attrs[] = { [TT_IN_THREAD] = WORD("\twaker_in=thread"),
-	    [TT_IN_DPC] = WORD("\twaker_in=dpc"), [TT_IN_ISR] = WORD("\twaker_in=isr") };
-	enum tt_waker_in in = t->win == TT_IN_PENDING ? TT_IN_THREAD : t->win;
-	evtw_mem(l, in_attrs[in].s, in_attrs[in].n);
-	if (in != TT_IN_THREAD && t->routine) {
-		char fbuf[2048];
-		int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | FRAME_ADDRS;
-		size_t n = images_frame(c->img, 0, t->routine, ts, flags, fbuf, sizeof fbuf, NULL, NULL);
-		evtw_key(l, "waker_routine");
-		evtw_esc(l, fbuf, n, 0);
-	}
+	struct evtw_line *l = &c->ttout;
+	char fbuf[2048];
+	int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | FRAME_ADDRS;
+	size_t fn = images_frame(c->img, 0, t->routine, ts, flags, fbuf, sizeof fbuf, NULL, NULL);
+	l->n = 0;
+	evtw_mem(l, conv_tt_in_attrs[t->win].s, conv_tt_in_attrs[t->win].n);
+	evtw_key(l, "waker_routine");
+	evtw_esc(l, fbuf, fn, 0);
+	evtw_room(l, TT_ATTR_ROOM);	/* (what may be read past the text) */
+	*n = l->n;
+	return l->b;
 }
 
 /* threadtime.c's resolve function: the follower waiting for TICKET learns its waker_in. */
@@ -457,6 +539,27 @@ start_slot(struct ttstate *s, const struct tt_iv *iv)
 	return iv->kind == TT_RUNNING ? cpu_slot(s, iv->cpu) : thread_slot(s, iv->tid);
 }
 
+/*
+ * conv_begin_named()'s bytes for IV into L, the thread's columns E
+ * copied from the cache: where the line goes on.
+ */
+static inline char *
+put_columns(struct conv *c, struct evtw_line *l, const struct tt_iv *iv, const struct tcache *e,
+    const struct word *kind, const struct span *span)
+{
+	l->n = 0;
+	char *o = evtw_room(l, FOLLOWER_ROOM);
+	o = put_time_kept(start_slot(c->tts, iv), &c->tts->ready, o, iv->start);
+	*o++ = '\t';
+	o = put_word(o, kind);
+	*o++ = '\t';
+	o = put_i(o, iv->cpu);
+	*o++ = '\t';
+	o = put_padded(o, e->ids, e->nids, sizeof e->ids);
+	*o++ = '\t';
+	return put_weight(o, span);
+}
+
 /* threadtime.c's emit function: the interval as a line following the current event's. */
 static void
 add_follower(void *ctx, const struct tt_iv *iv)
@@ -473,30 +576,18 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	struct ttline *t = &c->f.l[c->f.n];
 	struct evtw_line *l = &t->text;
 	const struct word *kind = &kind_words[iv->kind];
+	struct span span = span_of(iv->end - iv->start);
 	char *o;
-	if (!e->nids || c->o->utc) {
+	if (e->nids && (c->tts->unfiltered || (!c->o->utc &&
+	    conv_named_wanted(c, kind->s, iv->start, e->name, e->pid))))
+		o = put_columns(c, l, iv, e, kind, &span);
+	else if (!e->nids || c->o->utc) {
 		if (!conv_begin_named(c, l, kind->s, iv->start, iv->cpu, e->name, e->pid, iv->tid,
 		    iv->end - iv->start, ts))
 			return;
 		o = evtw_room(l, FOLLOWER_ROOM);
-	} else {
-		/* conv_begin_named()'s bytes, the thread's columns copied from the cache */
-		if ((c->nkinds || c->nprocs || iv->start < c->from_ns || iv->start > c->to_ns) &&
-		    !conv_named_wanted(c, kind->s, iv->start, e->name, e->pid))
-			return;
-		l->n = 0;
-		o = evtw_room(l, FOLLOWER_ROOM);
-		o = put_time_kept(start_slot(c->tts, iv), &c->tts->ready, o, iv->start);
-		*o++ = '\t';
-		o = put_word(o, kind);
-		*o++ = '\t';
-		o = put_i(o, iv->cpu);
-		*o++ = '\t';
-		memcpy(o, e->ids, sizeof e->ids);
-		o += e->nids;
-		*o++ = '\t';
-		o = put_weight(o, iv->end - iv->start);
-	}
+	} else
+		return;		/* (a filter drops it) */
 	o = PUT_KEY(o, "end_ms");
 	if (iv->kind == TT_WAITING)
 		o = put_time_kept(&c->tts->ready, NULL, o, iv->end);
@@ -507,7 +598,7 @@ add_follower(void *ctx, const struct tt_iv *iv)
 		*thread_slot(c->tts, iv->tid) = c->tts->now;
 	}
 	o = PUT_KEY(o, "duration_us");
-	o = put_us3(o, iv->end - iv->start);
+	o = put_us3(o, &span);
 	if (iv->kind == TT_READY) {
 		o = PUT_KEY(o, "from");
 		o = put_word(o, &from_words[iv->from]);
@@ -545,8 +636,8 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	t->wtid = (uint32_t)iv->tid;
 	t->stack = (uint8_t)iv->switch_in;
 	t->wstack = (uint8_t)iv->readied;
-	t->pseudo = iv->kind == TT_RUNNING ? NULL : iv->pseudo;
-	t->pseudo_n = t->pseudo ? (uint8_t)strlen(t->pseudo) : 0;
+	t->pseudo = iv->pseudo;	/* (TT_PSEUDO_ROOM bytes; a Running line has none) */
+	t->pseudo_n = iv->pseudo_n;
 }
 
 void
@@ -611,6 +702,8 @@ conv_tt_start(struct conv *c)
 	cache_ids(&c->tts->idle);
 	c->tts->unknown = (struct tcache){ .pid = -1, .name = "?" };
 	c->tts->unknown.nids = 0;	/* (its columns are written each time) */
+	c->tts->unfiltered = !c->o->utc && !c->nkinds && !c->nprocs && c->from_ns == INT64_MIN &&
+	    c->to_ns == INT64_MAX;
 	c->tt_gen = 1;
 	c->tt = tt_new((unsigned)c->ncur, (int64_t)(c->min_ts - GBIAS), (int64_t)(c->max_ts - GBIAS),
 	    c->tt_max_intr, add_follower, resolved, c);

@@ -259,6 +259,12 @@ get_new(struct tt *t, uint32_t tid)
 	return h;
 }
 
+/* the leaf pseudo-frames, each in room of TT_PSEUDO_ROOM bytes */
+static const char readied_time[TT_PSEUDO_ROOM] = "READIED_TIME";
+static const char blocked_time[TT_PSEUDO_ROOM] = "BLOCKED_TIME";
+static const char disk_time[TT_PSEUDO_ROOM] = "DISK_TIME";
+#define SET_PSEUDO(iv, room, lit) ((iv)->pseudo = (room), (iv)->pseudo_n = sizeof lit - 1)
+
 static void
 iv_init(struct tt_iv *iv, enum tt_kind k, int64_t tid, int cpu, int64_t s, int64_t e, int edge,
     int prio)
@@ -278,6 +284,7 @@ iv_init(struct tt_iv *iv, enum tt_kind k, int64_t tid, int cpu, int64_t s, int64
 	iv->wait_reason = iv->wait_mode = iv->old_state = TT_UNKNOWN;
 	iv->switch_in = 0;
 	iv->pseudo = NULL;
+	iv->pseudo_n = 0;
 	iv->readied = 0;
 	iv->ready_ns = 0;
 	iv->waker_tid = TT_NO_TID;
@@ -287,7 +294,7 @@ iv_init(struct tt_iv *iv, enum tt_kind k, int64_t tid, int cpu, int64_t s, int64
 	iv->ticket = 0;
 }
 
-static void
+static inline void
 emit_running(struct tt *t, int cpu, struct ttcpu *c, int64_t end, int edge_end)
 {
 	struct tt_iv iv;
@@ -327,7 +334,7 @@ end_off_cpu(struct tt *t, struct th *h, int64_t end, int in_cpu, int in_prio, in
 		iv_init(&iv, TT_READY, h->tid, in_cpu, h->since, end, edge0 | edge_end, in_prio);
 		iv.from = h->from;
 		iv.switch_in = switch_in;
-		iv.pseudo = "READIED_TIME";
+		SET_PSEUDO(&iv, readied_time, "READIED_TIME");
 		t->emit(t->ctx, &iv);
 		return;
 	}
@@ -338,11 +345,11 @@ end_off_cpu(struct tt *t, struct th *h, int64_t end, int in_cpu, int in_prio, in
 	iv.wait_mode = h->wait_mode;
 	iv.old_state = h->old_state;
 	iv.switch_in = switch_in;
-	iv.pseudo = "BLOCKED_TIME";
+	SET_PSEUDO(&iv, blocked_time, "BLOCKED_TIME");
 	/* PerfView's rule: a disk I/O of the thread that took about as long as the wait */
 	int64_t w = wend - h->since;
 	if (h->disk_ns >= 0 && w * 10 > h->disk_ns * 8 - 1000000 && w * 10 < h->disk_ns * 12 + 1000000)
-		iv.pseudo = "DISK_TIME";
+		SET_PSEUDO(&iv, disk_time, "DISK_TIME");
 	if (h->readied) {
 		iv.readied = 1;
 		iv.ready_ns = h->ready_ns;
@@ -373,7 +380,7 @@ end_off_cpu(struct tt *t, struct th *h, int64_t end, int in_cpu, int in_prio, in
 		iv_init(&iv, TT_READY, h->tid, in_cpu, h->ready_ns, end, edge_end, in_prio);
 		iv.from = TT_FROM_READIED;
 		iv.switch_in = switch_in;
-		iv.pseudo = "READIED_TIME";
+		SET_PSEUDO(&iv, readied_time, "READIED_TIME");
 		t->emit(t->ctx, &iv);
 	}
 }

@@ -34,6 +34,12 @@ enum tt_anomaly {
 	TT_A_N
 };
 
+/*
+ * A pseudo-frame's room: all of it may be read, so that a writer copies
+ * it whole (a few wide moves) rather than by its length (a call).
+ */
+#define TT_PSEUDO_ROOM 16
+
 /* One interval that ended: what a Running, Ready or Waiting line says. */
 struct tt_iv {		/* (iv_init in threadtime.c sets each field: a new one too) */
 	enum tt_kind kind;
@@ -45,7 +51,8 @@ struct tt_iv {		/* (iv_init in threadtime.c sets each field: a new one too) */
 	enum tt_from from;		/* Ready */
 	uint8_t wait_reason, wait_mode, old_state;	/* Waiting */
 	int switch_in;			/* the line gets the stack of the CSwitch that ended it */
-	const char *pseudo;		/* leaf pseudo-frame: READIED_TIME, BLOCKED_TIME, DISK_TIME */
+	const char *pseudo;		/* leaf pseudo-frame: READIED_TIME, BLOCKED_TIME, DISK_TIME, */
+	uint8_t pseudo_n;		/* in room of TT_PSEUDO_ROOM bytes (copied whole), its length */
 	/* Waiting ended by a ReadyThread */
 	int readied;
 	int64_t ready_ns;
