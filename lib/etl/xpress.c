@@ -12,7 +12,7 @@
  * later tokens overwrite, since a buffer that decodes fills OUT to the end.
  * 16-byte memcpy calls with a constant size compile to one load and store.
  */
-#define COPY_SLACK 16
+#define COPY_SLACK 32
 
 static uint32_t
 get_le32(const uint8_t *p)
@@ -196,7 +196,7 @@ xpress_lz77_decompress(const uint8_t *in, size_t inlen, uint8_t *out, size_t out
 			if (read_match(in, inlen, &ip, &nibble, &have_nibble, 0, &dist, &len, why) !=
 			    MATCH_OK)
 				return -1;
-			if (len > outlen - op || outlen - op - len < FAST_OUT || dist > op) {
+			if ((uint64_t)len + FAST_OUT > outlen - op || dist > op) {
 				if (!match_fits(dist, len, op, outlen, why))
 					return -1;
 				copy_match(out + op, dist, len, outlen - op);
