@@ -62,13 +62,15 @@ copy_match_wide(uint8_t *d, size_t dist, size_t len)
 static void
 copy_match(uint8_t *d, size_t dist, size_t len, size_t room)
 {
+	const uint8_t *s = d - dist;
+
 	if (room - len >= COPY_SLACK)
 		copy_match_wide(d, dist, len);
 	else if (dist >= len)
-		memcpy(d, d - dist, len);
+		memcpy(d, s, len);
 	else
 		for (size_t i = 0; i < len; i++)
-			d[i] = d[i - dist];
+			d[i] = s[i];
 }
 
 enum { MATCH_OK, MATCH_SHORT_INPUT, MATCH_BAD };
