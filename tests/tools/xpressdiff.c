@@ -1,7 +1,8 @@
 /*
  * xpressdiff - checks lib/etl/xpress.c's MS-XCA plain LZ77 decoder against
- * a plain reference decoder kept here (the byte-at-a-time loop the library
- * used before it copied literal runs and matches in blocks), and times it.
+ * the plain reference decoder of tests/tools/lib/xpress_ref.h (the
+ * byte-at-a-time loop the library used before it copied literal runs and
+ * matches in blocks), and times it.
  * A test tool: the fast decoder must give the same bytes, or the same
  * error message, for every input, good or damaged.
  *
@@ -26,91 +27,7 @@
 #include "base/cli.h"
 #include "etl/xpress.h"
 #include "xorshift.h"
-
-/* ---------- the reference: one token, one byte at a time ---------- */
-
-static int
-ref_lz77(const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen, const char **why)
-{
-	size_t ip = 0, op = 0, nibble = 0;
-	int have_nibble = 0, nbits = 0;
-	uint32_t flags = 0;
-
-	while (op < outlen) {
-		if (nbits == 0) {
-			if (ip + 4 > inlen)
-				goto short_input;
-			flags = (uint32_t)in[ip] | (uint32_t)in[ip + 1] << 8 |
-			    (uint32_t)in[ip + 2] << 16 | (uint32_t)in[ip + 3] << 24;
-			ip += 4;
-			nbits = 32;
-		}
-		nbits--;
-		if (!(flags >> nbits & 1)) {
-			if (ip >= inlen)
-				goto short_input;
-			out[op++] = in[ip++];
-			continue;
-		}
-		if (ip + 2 > inlen)
-			goto short_input;
-		uint32_t token = (uint32_t)in[ip] | (uint32_t)in[ip + 1] << 8;
-		ip += 2;
-		size_t dist = (token >> 3) + 1, len = token & 7;
-		if (len == 7) {
-			if (!have_nibble) {
-				if (ip >= inlen)
-					goto short_input;
-				nibble = ip++;
-				len = in[nibble] & 15;
-				have_nibble = 1;
-			} else {
-				len = in[nibble] >> 4;
-				have_nibble = 0;
-			}
-			if (len == 15) {
-				if (ip >= inlen)
-					goto short_input;
-				len = in[ip++];
-				if (len == 255) {
-					if (ip + 2 > inlen)
-						goto short_input;
-					len = (size_t)in[ip] | (size_t)in[ip + 1] << 8;
-					ip += 2;
-					if (len == 0) {
-						if (ip + 4 > inlen)
-							goto short_input;
-						len = (size_t)in[ip] | (size_t)in[ip + 1] << 8 |
-						    (size_t)in[ip + 2] << 16 | (size_t)in[ip + 3] << 24;
-						ip += 4;
-					}
-					if (len < 15 + 7) {
-						*why = "bad match length";
-						return -1;
-					}
-					len -= 15 + 7;
-				}
-				len += 15;
-			}
-			len += 7;
-		}
-		len += 3;
-		if (dist > op) {
-			*why = "match distance before start of output";
-			return -1;
-		}
-		if (len > outlen - op) {
-			*why = "match runs past the expected size";
-			return -1;
-		}
-		for (size_t i = 0; i < len; i++, op++)
-			out[op] = out[op - dist];
-	}
-	return 0;
-short_input:
-	*why = "compressed data ends early";
-	return -1;
-}
+#include "xpress_ref.h"
 
 /* ---------- compressed buffers of .etl files ---------- */
 
@@ -181,7 +98,7 @@ compare(struct tally *t, const uint8_t *in, size_t inlen, size_t outlen, const u
 	const char *wa = NULL, *wb = NULL;
 
 	memcpy(copy, in, inlen);
-	int ra = ref_lz77(copy, inlen, a, outlen, &wa);
+	int ra = xpress_ref_lz77(copy, inlen, a, outlen, &wa);
 	int rb = xpress_lz77_decompress(copy, inlen, b, outlen, &wb);
 	int same = ra == rb && (ra == 0 ? !memcmp(a, b, outlen) : !strcmp(wa, wb));
 	if (same && expect && (ra != 0 || memcmp(a, expect, outlen)))
@@ -421,7 +338,7 @@ bench(struct packs *ps, int rounds, int use_ref)
 		for (size_t i = 0; i < ps->n; i++) {
 			const char *why = NULL;
 			struct packed *p = &ps->v[i];
-			int rc = use_ref ? ref_lz77(p->data, p->len, out, p->outlen, &why) :
+			int rc = use_ref ? xpress_ref_lz77(p->data, p->len, out, p->outlen, &why) :
 			    xpress_lz77_decompress(p->data, p->len, out, p->outlen, &why);
 			failed += rc != 0;
 			bytes += p->outlen;
