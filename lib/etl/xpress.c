@@ -183,17 +183,20 @@ xpress_lz77_decompress(const uint8_t *in, size_t inlen, uint8_t *out, size_t out
 		uint64_t bits = (uint64_t)get_le32(in + ip) << 32 | WORD_END >> 32;
 		ip += 4;
 		for (;;) {
-			if (!(bits >> 63)) {
-				int run = __builtin_clzll(bits);	/* stops at the end marker */
-				memcpy(out + op, in + ip, 16);
-				if (run > 16)
-					memcpy(out + op + 16, in + ip + 16, 16);
-				ip += (size_t)run;
-				op += (size_t)run;
-				bits <<= run;
-				if (bits == WORD_END)
-					break;
-			}
+			/*
+			 * The literals before the next match, often none: copied
+			 * without a branch (a match overwrites the block), since
+			 * literal or match is the least predictable choice here.
+			 */
+			int run = __builtin_clzll(bits);	/* stops at the end marker */
+			memcpy(out + op, in + ip, 16);
+			if (run > 16)
+				memcpy(out + op + 16, in + ip + 16, 16);
+			ip += (size_t)run;
+			op += (size_t)run;
+			bits <<= run;
+			if (bits == WORD_END)
+				break;
 			bits <<= 1;
 			if (read_match(in, inlen, &ip, &nibble, &have_nibble, 0, &dist, &len, why) !=
 			    MATCH_OK)
