@@ -189,9 +189,12 @@ xpress_lz77_decompress(const uint8_t *in, size_t inlen, uint8_t *out, size_t out
 			 * literal or match is the least predictable choice here.
 			 */
 			int run = __builtin_clzll(bits);	/* stops at the end marker */
-			memcpy(out + op, in + ip, 16);
-			if (run > 16)
-				memcpy(out + op + 16, in + ip + 16, 16);
+			memcpy(out + op, in + ip, 8);
+			if (run > 8) {
+				memcpy(out + op + 8, in + ip + 8, 16);
+				if (run > 24)
+					memcpy(out + op + 24, in + ip + 24, 8);
+			}
 			ip += (size_t)run;
 			op += (size_t)run;
 			bits <<= run;
