@@ -7,9 +7,12 @@
  *         64 KiB, the usual ETL buffer), the rest is compressed data.
  * CHECKS: no read or write outside either buffer (both are allocated to
  *         their exact size, so ASan sees one byte too far), a message on
- *         every failure, and the same answer twice (no hidden state).
+ *         every failure, the same answer twice (no hidden state), and for
+ *         LZ77 the answer of the plain decoder of tests/tools/lib/xpress_ref.h
+ *         (the same bytes, or the same message).
  */
 #include "etl/xpress.h"
+#include "xpress_ref.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -43,9 +46,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r2 = etl_decompress(format, in, inlen, out2, outlen, &why);
 	if (r1 != r2 || (r1 == 0 && memcmp(out1, out2, outlen) != 0))
 		abort();
-	/* the format-specific entry points directly, too */
+	/* the format-specific entry points directly, too; LZ77 as the reference does it */
+	const char *ref_why = NULL;
 	why = NULL;
-	if (xpress_lz77_decompress(in, inlen, out1, outlen, &why) != 0 && why == NULL)
+	r1 = xpress_lz77_decompress(in, inlen, out1, outlen, &why);
+	if (r1 != 0 && why == NULL)
+		abort();
+	r2 = xpress_ref_lz77(in, inlen, out2, outlen, &ref_why);
+	if (r1 != r2 || (r1 == 0 ? memcmp(out1, out2, outlen) != 0 : strcmp(why, ref_why) != 0))
 		abort();
 	why = NULL;
 	if (lznt1_decompress(in, inlen, out2, outlen, &why) != 0 && why == NULL)
