@@ -307,6 +307,11 @@ conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size
 	struct outbuf *ob = c->ob;
 	for (unsigned i = 0; i < f->n; i++) {
 		const struct ttline *t = &f->l[i];
+		if (t->whole) {	/* a Running line: copied as it is */
+			ob_write(ob, t->text.b, t->text.n);
+			c->events++;
+			continue;
+		}
 		size_t wn = 0, an = 0;
 		const char *w = NULL, *a = NULL;
 		if (t->wstack) {

@@ -615,9 +615,12 @@ add_running(struct conv *c, const struct tt_iv *iv, const struct tcache *e)
 		o = PUT_KEY(o, "logged_ms");
 		o = put_time_kept(&s->now, NULL, o, logged);
 	}
+	*o++ = '\t';	/* (the empty stack column) */
+	*o++ = '\n';
 	l->n = (size_t)(o - l->b);
 	c->f.n++;
 	set_running_fields(t, iv);
+	t->whole = 1;
 }
 
 /* threadtime.c's emit function: the interval as a line following the current event's. */
@@ -702,6 +705,7 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	t->wstack = (uint8_t)iv->readied;
 	t->pseudo = iv->pseudo;	/* (TT_PSEUDO_ROOM bytes; a Running line has none) */
 	t->pseudo_n = iv->pseudo_n;
+	t->whole = 0;
 }
 
 void
