@@ -58,6 +58,7 @@ struct ttfollow {
 		uint8_t stack, wstack;	/* gets the event's stack; gets the waker_in= ... attributes */
 		uint8_t win;		/* waker_in (enum tt_waker_in): TT_IN_PENDING until told */
 		uint8_t pseudo_n;	/* strlen(pseudo), 0 without one: no strlen per line */
+		uint8_t whole;		/* text is the whole line, its empty stack column and newline too */
 		uint32_t ticket;
 		uint64_t routine;
 		const char *pseudo;	/* leaf pseudo-frame (TT_PSEUDO_ROOM bytes), or NULL */

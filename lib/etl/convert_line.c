@@ -299,6 +299,25 @@ conv_begin_silent(struct conv *c)
  * size: these lines are half of a context-switch trace's output, and a
  * copy by length is a call.
  */
+/*
+ * A follower's text into P, which has room for TEXT_PAD bytes past it:
+ * most are under 128 bytes (Running and Ready lines), copied whole from
+ * their buffer (convert_tt.c makes each with room of a kilobyte) in a few
+ * wide moves rather than a call.
+ */
+#define TEXT_PAD 128
+static inline char *
+put_text(char *p, const struct evtw_line *text)
+{
+	if (text->n <= 64)
+		memcpy(p, text->b, 64);
+	else if (text->n <= TEXT_PAD)
+		memcpy(p, text->b, TEXT_PAD);
+	else
+		memcpy(p, text->b, text->n);
+	return p + text->n;
+}
+
 void
 conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n)
 {
@@ -307,6 +326,13 @@ conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size
 	struct outbuf *ob = c->ob;
 	for (unsigned i = 0; i < f->n; i++) {
 		const struct ttline *t = &f->l[i];
+		if (t->whole) {	/* a Running line: copied as it is */
+			size_t room = t->text.n + TEXT_PAD;
+			char *p = room <= ob->cap - ob->len ? ob->buf + ob->len : ob_reserve(ob, room);
+			ob->len += (size_t)(put_text(p, &t->text) - p);
+			c->events++;
+			continue;
+		}
 		size_t wn = 0, an = 0;
 		const char *w = NULL, *a = NULL;
 		if (t->wstack) {
@@ -316,12 +342,11 @@ conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size
 		size_t take = t->stack ? n : 0;
 		size_t pn = t->pseudo_n;
 		/* (room for what is copied whole past the line's end: its last pieces') */
-		size_t room = t->text.n + an + TT_ATTR_ROOM + sizeof stack_key + wn + 1 + take + 1 +
-		    TT_PSEUDO_ROOM + 1;
+		size_t room = t->text.n + TEXT_PAD + an + TT_ATTR_ROOM + sizeof stack_key + wn + 1 +
+		    take + 1 + TT_PSEUDO_ROOM + 1;
 		char *p = room <= ob->cap - ob->len ? ob->buf + ob->len : ob_reserve(ob, room);
 		char *start = p;
-		memcpy(p, t->text.b, t->text.n);
-		p += t->text.n;
+		p = put_text(p, &t->text);
 		if (t->wstack) {
 			if (an <= TT_ATTR_ROOM)
 				memcpy(p, a, TT_ATTR_ROOM);

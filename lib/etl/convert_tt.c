@@ -560,6 +560,121 @@ put_columns(struct conv *c, struct evtw_line *l, const struct tt_iv *iv, const s
 	return put_weight(o, span);
 }
 
+/* The line's fields conv_write_followers() reads: a Running line has no stacks and no waker. */
+static inline void
+set_running_fields(struct ttline *t, const struct tt_iv *iv)
+{
+	t->win = TT_IN_THREAD;
+	t->wtid = (uint32_t)iv->tid;
+	t->stack = t->wstack = 0;
+	t->pseudo = NULL;
+	t->pseudo_n = 0;
+}
+
+/*
+ * A Running line, unfiltered, its thread's columns cached: half of all
+ * thread-time lines, made with none of the tests for the other kinds'
+ * attributes.  Its start is where its CPU's last one ended, its end the
+ * context switch's time; it is where its CPU's next one, and its
+ * thread's time off, start.
+ */
+static void
+add_running(struct conv *c, const struct tt_iv *iv, const struct tcache *e)
+{
+	struct ttline *t = &c->f.l[c->f.n];
+	struct evtw_line *l = &t->text;
+	struct ttstate *s = c->tts;
+	struct span span = span_of(iv->end - iv->start);
+	int64_t logged = (int64_t)(c->now - GBIAS);
+	struct timetext *cs = cpu_slot(s, iv->cpu);
+
+	l->n = 0;
+	char *o = evtw_room(l, FOLLOWER_ROOM);
+	o = put_time_kept(cs, NULL, o, iv->start);
+	o = put(o, "\tRunning\t", 9);
+	o = put_i(o, iv->cpu);
+	*o++ = '\t';
+	o = put_padded(o, e->ids, e->nids, sizeof e->ids);
+	*o++ = '\t';
+	o = put_weight(o, &span);
+	o = PUT_KEY(o, "end_ms");
+	o = put_time_kept(&s->now, NULL, o, iv->end);
+	*cs = s->now;
+	*thread_slot(s, iv->tid) = s->now;
+	o = PUT_KEY(o, "duration_us");
+	o = put_us3(o, &span);
+	if (iv->prio >= 0) {
+		o = PUT_KEY(o, "prio");
+		o = put_u(o, (uint64_t)iv->prio);
+	}
+	if (iv->edge) {
+		o = PUT_KEY(o, "edge");
+		o = put_word(o, &edge_words[iv->edge]);
+	}
+	if (logged > iv->end) {
+		o = PUT_KEY(o, "logged_ms");
+		o = put_time_kept(&s->now, NULL, o, logged);
+	}
+	*o++ = '\t';	/* (the empty stack column) */
+	*o++ = '\n';
+	l->n = (size_t)(o - l->b);
+	c->f.n++;
+	set_running_fields(t, iv);
+	t->whole = 1;
+}
+
+/*
+ * A Ready line, unfiltered, its thread's columns cached (a quarter of
+ * thread-time lines), the same way: no waker, no wait.  It starts where
+ * its thread's last Running line ended (preempted) or at the ReadyThread.
+ */
+static void
+add_ready(struct conv *c, const struct tt_iv *iv, const struct tcache *e)
+{
+	struct ttline *t = &c->f.l[c->f.n];
+	struct evtw_line *l = &t->text;
+	struct ttstate *s = c->tts;
+	struct span span = span_of(iv->end - iv->start);
+	int64_t logged = (int64_t)(c->now - GBIAS);
+
+	l->n = 0;
+	char *o = evtw_room(l, FOLLOWER_ROOM);
+	o = put_time_kept(thread_slot(s, iv->tid), &s->ready, o, iv->start);
+	o = put(o, "\tReady\t", 7);
+	o = put_i(o, iv->cpu);
+	*o++ = '\t';
+	o = put_padded(o, e->ids, e->nids, sizeof e->ids);
+	*o++ = '\t';
+	o = put_weight(o, &span);
+	o = PUT_KEY(o, "end_ms");
+	o = put_time_kept(&s->now, NULL, o, iv->end);
+	o = PUT_KEY(o, "duration_us");
+	o = put_us3(o, &span);
+	o = PUT_KEY(o, "from");
+	o = put_word(o, &from_words[iv->from]);
+	if (iv->prio >= 0) {
+		o = PUT_KEY(o, "prio");
+		o = put_u(o, (uint64_t)iv->prio);
+	}
+	if (iv->edge) {
+		o = PUT_KEY(o, "edge");
+		o = put_word(o, &edge_words[iv->edge]);
+	}
+	if (logged > iv->end) {
+		o = PUT_KEY(o, "logged_ms");
+		o = put_time_kept(&s->now, NULL, o, logged);
+	}
+	l->n = (size_t)(o - l->b);
+	c->f.n++;
+	t->win = TT_IN_THREAD;
+	t->wtid = (uint32_t)iv->tid;
+	t->stack = (uint8_t)iv->switch_in;
+	t->wstack = 0;
+	t->pseudo = iv->pseudo;
+	t->pseudo_n = iv->pseudo_n;
+	t->whole = 0;
+}
+
 /* threadtime.c's emit function: the interval as a line following the current event's. */
 static void
 add_follower(void *ctx, const struct tt_iv *iv)
@@ -567,6 +682,16 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	struct conv *c = ctx;
 	uint64_t ts = GBIAS + (uint64_t)iv->end;
 	const struct tcache *e = thread_process(c, iv->tid, ts);
+	if (c->f.n < TT_MAXF && e->nids && c->tts->unfiltered) {
+		if (iv->kind == TT_RUNNING) {
+			add_running(c, iv, e);
+			return;
+		}
+		if (iv->kind == TT_READY) {
+			add_ready(c, iv, e);
+			return;
+		}
+	}
 	if (c->f.n == TT_MAXF && c->tt_finishing)	/* the end of the trace: as many as threads */
 		conv_write_followers(c, &c->f, "", 0);
 	if (c->f.n == TT_MAXF) {
@@ -638,6 +763,7 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	t->wstack = (uint8_t)iv->readied;
 	t->pseudo = iv->pseudo;	/* (TT_PSEUDO_ROOM bytes; a Running line has none) */
 	t->pseudo_n = iv->pseudo_n;
+	t->whole = 0;
 }
 
 void

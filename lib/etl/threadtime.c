@@ -410,18 +410,28 @@ leave_cpu(struct th *h, int64_t ts, int cpu, int prio, uint8_t wr, uint8_t wm, u
 	h->old_state = os;
 }
 
-/* CPU C starts running thread TID (Idle: 0) since SINCE; a thread running elsewhere cannot. */
+/* Thread TID's state, made when first seen; Idle (0) has none. */
+static inline struct th *
+thread_of(struct tt *t, uint32_t tid)
+{
+	return tid ? get(t, tid) : NULL;
+}
+
+/*
+ * CPU C starts running thread TID, H its state (Idle: 0, H null) since
+ * SINCE; a thread running elsewhere cannot.
+ */
 static void
-cpu_take(struct tt *t, struct ttcpu *c, int cpu, uint32_t tid, int64_t since, int edge_start, int prio)
+cpu_take(struct ttcpu *c, int cpu, uint32_t tid, struct th *h, int64_t since, int edge_start,
+    int prio)
 {
 	c->active = 1;
 	c->since = since;
 	c->edge_start = edge_start;
 	c->prio = prio;
 	c->cur = tid;
-	if (tid == 0)
+	if (!h)
 		return;
-	struct th *h = get(t, tid);
 	if (h->st == ST_RUN) {
 		c->cur = TT_NO_TID;
 		return;
@@ -451,7 +461,7 @@ tt_start(struct tt *t)
 		struct ttcpu *c = &t->cpu[i];
 		c->last = t->t0;
 		if (c->have_first)
-			cpu_take(t, c, (int)i, c->first_old, t->t0, 1, -1);
+			cpu_take(c, (int)i, c->first_old, thread_of(t, c->first_old), t->t0, 1, -1);
 	}
 }
 
@@ -516,9 +526,10 @@ tt_cswitch(struct tt *t, int cpu, int64_t ts, uint32_t old_tid, uint32_t new_tid
 		return;
 	}
 	if (!c->active)		/* a CSwitch pass 1 did not see: the same rule, from here */
-		cpu_take(t, c, cpu, old_tid, t->t0, 1, -1);
+		cpu_take(c, cpu, old_tid, thread_of(t, old_tid), t->t0, 1, -1);
 	ts = cpu_time(t, c, ts);
-	struct th *in = new_tid ? get(t, new_tid) : NULL;
+	struct th *in = thread_of(t, new_tid);
+	size_t in_i = in ? (size_t)(in - t->th) : 0;	/* (a thread made below moves t->th) */
 	if (in && in->st != ST_RUN && in->st != ST_DEAD && ts < in->since) {
 		t->anomalies[TT_A_ORDER]++;
 		ts = in->since;
@@ -540,6 +551,8 @@ tt_cswitch(struct tt *t, int cpu, int64_t ts, uint32_t old_tid, uint32_t new_tid
 		if (old_tid)
 			(void)get(t, old_tid);	/* known from now on, waiting since the start */
 	}
+	if (in)
+		in = &t->th[in_i];
 
 	/* and the new thread's time off the CPU ends */
 	if (in) {
@@ -558,7 +571,7 @@ tt_cswitch(struct tt *t, int cpu, int64_t ts, uint32_t old_tid, uint32_t new_tid
 			end_off_cpu(t, in, ts, cpu, new_prio, 1, 0);
 		in->st = ST_WAIT;	/* so that cpu_take() takes it */
 	}
-	cpu_take(t, c, cpu, new_tid, ts, 0, new_prio);
+	cpu_take(c, cpu, new_tid, in, ts, 0, new_prio);
 	if (in) {
 		in->readied = 0;
 		in->disk_ns = -1;
