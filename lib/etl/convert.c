@@ -243,6 +243,7 @@ init(struct conv *c, struct etl_reader **rs, size_t nr, const struct etl2evt_opt
 	c->cur_tid = xmalloc((c->ncur ? c->ncur : 1) * sizeof *c->cur_tid);
 	c->cseq = xcalloc((nr ? nr : 1) * (c->ncur ? c->ncur : 1), sizeof *c->cseq);
 	c->recent = xcalloc((c->ncur ? c->ncur : 1) * RECENT, sizeof *c->recent);
+	c->recent_next = xcalloc(c->ncur ? c->ncur : 1, 1);
 	for (size_t i = 0; i < c->ncur; i++)
 		c->cur_tid[i] = -1;
 	conv_tt_init(c);
@@ -260,6 +261,7 @@ pass1(struct conv *c)
 	for (size_t i = 0; i < c->nsrc; i++) {
 		use_source(c, i);
 		memset(c->recent, 0, (c->ncur ? c->ncur : 1) * RECENT * sizeof *c->recent);
+		memset(c->recent_next, 0, c->ncur ? c->ncur : 1);
 		etl_rewind(c->r, ETL_FILE_ORDER);
 		while (etl_next(c->r, &ev)) {
 			c->cur_seq = c->cseq[i * c->ncur + (size_t)ev.cpu]++;
@@ -482,6 +484,7 @@ free_conv(struct conv *c)
 	free(c->lates);
 	free(c->last);
 	free(c->recent);
+	free(c->recent_next);
 	hmap_free(&c->framemap);
 	conv_free_lines(c);
 	free(c->src);

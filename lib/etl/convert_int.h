@@ -198,6 +198,7 @@ struct conv {
 	size_t nlate, caplate;
 	int late_overflow;
 	struct recent { uint64_t ts, kind; } *recent;	/* per CPU, the last RECENT events */
+	uint8_t *recent_next;	/* per CPU, the ring's slot the next event takes */
 	uint64_t cur_kind;
 	struct hmap framemap;	/* (hash, length) → frames in fr[] */
 	uint64_t *fr;

@@ -74,10 +74,12 @@ conv_remember(struct conv *c, const struct etl_event *ev)
 {
 	if ((size_t)ev->cpu >= c->ncur || (ev->hkind == ETL_HK_PERFINFO && ev->group == 24))
 		return;
-	struct recent *r = c->recent + (size_t)ev->cpu * RECENT;
-	memmove(r + 1, r, (RECENT - 1) * sizeof *r);
-	r[0].ts = ev->ts;
-	r[0].kind = conv_kind_key(ev) | 1ull << 63;
+	/* a ring: learn_stacked() looks at every slot, so their order does not matter */
+	uint8_t *next = &c->recent_next[ev->cpu];
+	struct recent *r = c->recent + (size_t)ev->cpu * RECENT + *next;
+	*next = (uint8_t)((*next + 1) % RECENT);
+	r->ts = ev->ts;
+	r->kind = conv_kind_key(ev) | 1ull << 63;
 }
 
 /* Whether a Stack/StackKey record (of at least 16 + P bytes) is an event's kernel part. */
@@ -328,11 +330,7 @@ conv_resolve_key(const struct conv *c, uint64_t key, uint64_t ts, uint32_t cpu, 
 size_t
 conv_count_kernel(const struct conv *c, const uint64_t *f, size_t n)
 {
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (images_is_kernel(c->img, f[i]))
-			k++;
-	return k;
+	return images_count_kernel(c->img, f, n);
 }
 
 void

@@ -259,6 +259,25 @@ images_is_kernel(const struct images *m, uint64_t addr)
 	    addr <= 0xffffffffull;
 }
 
+/*
+ * How many of F[0..N) are kernel addresses (a sample's kframes=): the
+ * test of images_is_kernel() in one loop without a call or a branch per
+ * frame.
+ */
+size_t
+images_count_kernel(const struct images *m, const uint64_t *f, size_t n)
+{
+	size_t k = 0;
+	if (m->psize == 8) {
+		for (size_t i = 0; i < n; i++)
+			k += f[i] >= 0xffff800000000000ull;
+	} else {
+		for (size_t i = 0; i < n; i++)
+			k += f[i] - 0x80000000ull <= 0x7fffffffull;
+	}
+	return k;
+}
+
 /* ---------- processes and threads ---------- */
 
 void
