@@ -123,7 +123,7 @@ struct frame_memo {
  * a stack written from here counts as if looked up, a call per run.
  * Direct-mapped; long stacks are not kept, so the memory stays bounded.
  */
-#define STACK_MEMO_BITS 10
+#define STACK_MEMO_BITS 12
 #define STACK_MEMO_FRAMES 256
 #define STACK_MEMO_TEXT 16384
 struct stack_memo {
