@@ -196,6 +196,7 @@ struct conv {
 		uint32_t wait_us;	/* late records not kept: the longest delay, rounded up */
 	} *lates;
 	size_t nlate, caplate;
+	uint64_t late_bits[64];	/* a bit per hash of (thread, time) of a late record: most lines have none */
 	int late_overflow;
 	struct recent { uint64_t ts, kind; } *recent;	/* per CPU, the last RECENT events */
 	uint8_t *recent_next;	/* per CPU, the ring's slot the next event takes */
@@ -340,6 +341,7 @@ void conv_collect_stackwalk(struct conv *c, const struct etl_event *ev);
 void conv_sort_keys(struct conv *c);
 const struct keydef *conv_resolve_key(const struct conv *c, uint64_t key, uint64_t ts, uint32_t cpu,
     uint64_t seq);
+const uint32_t *conv_late_get(const struct conv *c, uint32_t tid, uint64_t evts);
 void conv_apply_late(struct conv *c, struct pend *e);
 int conv_applied_late(const struct conv *c, const struct etl_event *ev, uint32_t tid, uint64_t evts);
 void conv_frames_put(uint64_t **f, uint32_t *n, uint32_t *cap, const uint64_t *src, size_t k);

@@ -135,7 +135,7 @@ drop_key(struct conv *c, uint32_t tid, uint64_t ts)
 	c->drop[c->droptail & (c->dropcap - 1)] = (struct dropkey){ key, ts };
 	hmap_put(&c->dropmap, key, ts, (uint32_t)c->droptail);
 	c->droptail++;
-	const uint32_t *li = c->nlate ? hmap_get(&c->late, tid, ts) : NULL;
+	const uint32_t *li = conv_late_get(c, tid, ts);
 	if (li)
 		c->lates[*li].unselected = 1;
 }
@@ -164,7 +164,7 @@ was_not_selected(const struct conv *c, uint32_t tid, unsigned cpu, uint64_t ts)
 {
 	if (hmap_get(&c->dropmap, join_key(tid, cpu), ts))
 		return 1;
-	const uint32_t *li = c->nlate ? hmap_get(&c->late, tid, ts) : NULL;
+	const uint32_t *li = conv_late_get(c, tid, ts);
 	return li && c->lates[*li].unselected;
 }
 
@@ -448,7 +448,7 @@ pend_done(const struct conv *c, const struct pend *e)
 	uint64_t wait = l->maxlat;
 	if (wait > LATE_NS && !c->late_overflow) {
 		/* its late records (if any) are attached already, unless they were stack keys */
-		const uint32_t *li = hmap_get(&c->late, e->tid, e->ts);
+		const uint32_t *li = conv_late_get(c, e->tid, e->ts);
 		wait = li && c->lates[*li].wait_us ? (uint64_t)c->lates[*li].wait_us * 1000 : LATE_NS;
 	}
 	return c->now > e->ts && c->now - e->ts > wait;	/* (no wrap-around on a wild delay) */

@@ -101,6 +101,27 @@ stack_has_user(const struct conv *c, const struct etl_event *ev)
 	return nf > 0 && !images_is_kernel(c->img, ptr_at(c, ev->payload + 16 + (nf - 1) * c->P));
 }
 
+/* The bit of late_bits[] that (TID, EVTS) sets. */
+static unsigned
+late_bit(uint32_t tid, uint64_t evts)
+{
+	return (unsigned)(((evts ^ (uint64_t)tid << 32) * 0x9e3779b97f4a7c15ull) >> 52);
+}
+
+/*
+ * Pass 2: the late records of thread TID's event at EVTS, or NULL.  Asked
+ * for every line and stack record: the bit answers most of them without
+ * a lookup.
+ */
+const uint32_t *
+conv_late_get(const struct conv *c, uint32_t tid, uint64_t evts)
+{
+	unsigned b = late_bit(tid, evts);
+	if (c->nlate == 0 || !(c->late_bits[b >> 6] >> (b & 63) & 1))
+		return NULL;
+	return hmap_get(&c->late, tid, evts);
+}
+
 /* Pass 1: a stack record for (TID, EVTS) came over LATE_NS after it. */
 static void
 learn_late(struct conv *c, const struct etl_event *ev, uint32_t tid, uint64_t evts)
@@ -117,6 +138,8 @@ learn_late(struct conv *c, const struct etl_event *ev, uint32_t tid, uint64_t ev
 		memset(&c->lates[c->nlate], 0, sizeof *c->lates);
 		hmap_put(&c->late, tid, evts, (uint32_t)c->nlate);
 		i = hmap_get(&c->late, tid, evts);
+		unsigned b = late_bit(tid, evts);
+		c->late_bits[b >> 6] |= 1ull << (b & 63);
 		c->nlate++;
 	}
 	struct late_stack *L = &c->lates[*i];
@@ -167,7 +190,7 @@ late_frames(struct conv *c, const struct late_part *part, uint64_t **f, uint32_t
 void
 conv_apply_late(struct conv *c, struct pend *e)
 {
-	uint32_t *i = hmap_get(&c->late, e->tid, e->ts);
+	const uint32_t *i = conv_late_get(c, e->tid, e->ts);
 	if (!i)
 		return;
 	struct late_stack *L = &c->lates[*i];
@@ -189,9 +212,7 @@ conv_apply_late(struct conv *c, struct pend *e)
 int
 conv_applied_late(const struct conv *c, const struct etl_event *ev, uint32_t tid, uint64_t evts)
 {
-	if (c->nlate == 0)
-		return 0;
-	const uint32_t *i = hmap_get(&c->late, tid, evts);
+	const uint32_t *i = conv_late_get(c, tid, evts);
 	if (!i || !c->lates[*i].applied)
 		return 0;
 	const struct late_stack *L = &c->lates[*i];
