@@ -237,6 +237,13 @@ init(struct conv *c, struct etl_reader **rs, size_t nr, const struct etl2evt_opt
 	hmap_init(&c->framemap);
 	hmap_init(&c->dropmap);
 	c->kinds = split_list(o->kinds, &c->nkinds);
+	c->kindlen = xcalloc(c->nkinds ? c->nkinds : 1, sizeof *c->kindlen);
+	c->kindprefix = xcalloc(c->nkinds ? c->nkinds : 1, 1);
+	for (size_t i = 0; i < c->nkinds; i++) {
+		size_t kl = strlen(c->kinds[i]);
+		c->kindprefix[i] = kl && c->kinds[i][kl - 1] == '*';
+		c->kindlen[i] = kl - c->kindprefix[i];
+	}
 	c->procs = split_list(o->procs, &c->nprocs);
 	c->from_ns = o->has_from ? (int64_t)(o->from_ms * 1e6) : INT64_MIN;
 	c->to_ns = o->has_to ? (int64_t)(o->to_ms * 1e6) : INT64_MAX;
@@ -459,6 +466,8 @@ free_conv(struct conv *c)
 	for (size_t i = 0; i < c->nprocs; i++)
 		free(c->procs[i]);
 	free(c->kinds);
+	free(c->kindlen);
+	free(c->kindprefix);
 	free(c->procs);
 	for (size_t i = 0; i < c->qcap; i++) {
 		free(c->q[i].text.b);

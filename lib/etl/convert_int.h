@@ -230,6 +230,8 @@ struct conv {
 	/* filters */
 	char **kinds;
 	size_t nkinds;
+	size_t *kindlen;	/* each kind's length, without a trailing '*' */
+	uint8_t *kindprefix;	/* whether it ended in '*' (a prefix) */
 	char **procs;
 	size_t nprocs;
 	int64_t from_ns, to_ns;

@@ -15,6 +15,16 @@
 
 #include "etl/convert_int.h"
 
+/* Whether KIND's first LEN bytes are WANT's (KIND may be shorter: its NUL differs). */
+static int
+kind_starts(const char *kind, const char *want, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (kind[i] != want[i])
+			return 0;
+	return 1;
+}
+
 static int
 kind_wanted(const struct conv *c, const char *kind)
 {
@@ -22,14 +32,12 @@ kind_wanted(const struct conv *c, const char *kind)
 		return 1;
 	for (size_t i = 0; i < c->nkinds; i++) {
 		/* (asked of every event: most differ in their first byte, a "*" matches any) */
-		if (c->kinds[i][0] != kind[0] && c->kinds[i][0] != '*')
+		const char *k = c->kinds[i];
+		if (k[0] != kind[0] && k[0] != '*')
 			continue;
-		size_t kl = strlen(c->kinds[i]);
-		/* "FileIo*" style prefixes */
-		if (kl && c->kinds[i][kl - 1] == '*') {
-			if (strncmp(kind, c->kinds[i], kl - 1) == 0)
-				return 1;
-		} else if (strcmp(kind, c->kinds[i]) == 0)
+		/* "FileIo*" style prefixes; else the whole name, its NUL too */
+		size_t kl = c->kindlen[i];
+		if (kind_starts(kind, k, kl) && (c->kindprefix[i] || kind[kl] == '\0'))
 			return 1;
 	}
 	return 0;
