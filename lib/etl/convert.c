@@ -189,7 +189,7 @@ source_next(struct conv *c, size_t i)
 	s->have = 0;
 	while (etl_next(s->r, &s->ev)) {
 		s->seq = c->cseq[i * c->ncur + (size_t)s->ev.cpu]++;
-		if (!conv_ts_sane(c, &s->ev))
+		if (!conv_ns_sane(c, s->ev.ns))
 			continue;
 		s->ev.ts = GBIAS + (uint64_t)(s->off_ns + s->ev.ns);	/* gts(), converted by the reader */
 		s->have = 1;
@@ -224,6 +224,8 @@ init(struct conv *c, struct etl_reader **rs, size_t nr, const struct etl2evt_opt
 	}
 	for (size_t i = 0; i < nr; i++)
 		c->src[i].off_ns = (int64_t)(etl_info(rs[i])->start_time - c->ft0) * 100;
+	c->lo_ns = -7 * 86400 * 1000000000LL;
+	c->hi_ns = 7 * 86400 * 1000000000LL;
 	use_source(c, 0);
 	c->img = images_new(maxp);
 	c->tdh = tdh_new();
@@ -254,8 +256,6 @@ init(struct conv *c, struct etl_reader **rs, size_t nr, const struct etl2evt_opt
 	for (size_t i = 0; i < c->ncur; i++)
 		c->cur_tid[i] = -1;
 	conv_tt_init(c);
-	c->lo_ns = -7 * 86400 * 1000000000LL;
-	c->hi_ns = 7 * 86400 * 1000000000LL;
 }
 
 /* Pass 1: the model, from every file in file order. */

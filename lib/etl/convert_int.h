@@ -236,6 +236,7 @@ struct conv {
 	size_t nprocs;
 	int64_t from_ns, to_ns;
 	int64_t lo_ns, hi_ns;	/* sane event times */
+	int64_t sane_hi;	/* hi_ns past the current file's end (use_source) */
 	uint64_t bad_ts;
 	uint64_t bad_dpc;	/* DPC/ISR records with an impossible InitialTime */
 	uint64_t progress_total, progress_n;	/* bytes to read, events read (for --progress) */
@@ -278,6 +279,17 @@ use_source(struct conv *c, size_t i)
 	c->r = c->src[i].r;
 	c->info = etl_info(c->r);
 	c->P = c->info->pointer_size;
+	c->sane_hi = c->hi_ns;
+	if (c->info->end_time > c->info->start_time &&
+	    c->info->end_time - c->info->start_time < (uint64_t)365 * 86400 * 10000000)
+		c->sane_hi += (int64_t)(c->info->end_time - c->info->start_time) * 100;
+}
+
+/* Timestamps far outside the session (corrupt records) would make nonsense times. */
+static inline int
+conv_ns_sane(const struct conv *c, int64_t ns)
+{
+	return ns >= c->lo_ns && ns <= c->sane_hi;
 }
 
 #define RECENT 8	/* per CPU, the last events a stack record may belong to */
@@ -351,7 +363,6 @@ size_t conv_count_kernel(const struct conv *c, const uint64_t *f, size_t n);
 
 /* ---------- convert_pass1.c ---------- */
 
-int conv_ts_sane(struct conv *c, const struct etl_event *ev);
 void conv_collect(struct conv *c, const struct etl_event *ev);
 void conv_decode_process(const struct conv *c, const struct etl_event *ev, struct procinfo *pi);
 void conv_decode_image(const struct conv *c, const struct etl_event *ev, struct imginfo *ii);

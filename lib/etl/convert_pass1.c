@@ -135,24 +135,6 @@ collect_clr(struct conv *c, const struct etl_event *ev, int rundown)
 	}
 }
 
-/* Whether NS (an event's time in its source) is inside the session. */
-static int
-ns_sane(const struct conv *c, int64_t ns)
-{
-	int64_t hi = c->hi_ns;
-	if (c->info->end_time > c->info->start_time &&
-	    c->info->end_time - c->info->start_time < (uint64_t)365 * 86400 * 10000000)
-		hi += (int64_t)(c->info->end_time - c->info->start_time) * 100;
-	return ns >= c->lo_ns && ns <= hi;
-}
-
-/* Timestamps far outside the session (corrupt records) would make nonsense times. */
-int
-conv_ts_sane(struct conv *c, const struct etl_event *ev)
-{
-	return ns_sane(c, ev->ns);
-}
-
 /* Classic events of KernelTraceControl (ImageID, DbgID) and SystemConfigEx (volumes); schemas */
 static void
 collect_classic(struct conv *c, const struct etl_event *ev)
@@ -245,7 +227,7 @@ void
 conv_collect(struct conv *c, const struct etl_event *ev)
 {
 	int64_t ns = ev->ns;	/* (converted by the reader's thread) */
-	if (!ns_sane(c, ns)) {
+	if (!conv_ns_sane(c, ns)) {
 		char msg[160];
 		if (c->bad_ts++ == 0) {
 			snprintf(msg, sizeof msg, "event with a timestamp outside the session "
