@@ -363,7 +363,7 @@ size_t conv_count_kernel(const struct conv *c, const uint64_t *f, size_t n);
 
 /* ---------- convert_pass1.c ---------- */
 
-void conv_collect(struct conv *c, const struct etl_event *ev);
+void conv_collect(struct conv *c, struct etl_event *ev);
 void conv_decode_process(const struct conv *c, const struct etl_event *ev, struct procinfo *pi);
 void conv_decode_image(const struct conv *c, const struct etl_event *ev, struct imginfo *ii);
 

@@ -222,9 +222,9 @@ collect_kernel(struct conv *c, const struct etl_event *ev)
 	}
 }
 
-/* Pass 1: what event EV (in file order) adds to the model. */
+/* Pass 1: what event EV (in file order) adds to the model.  Its time becomes global (gts). */
 void
-conv_collect(struct conv *c, const struct etl_event *ev)
+conv_collect(struct conv *c, struct etl_event *ev)
 {
 	int64_t ns = ev->ns;	/* (converted by the reader's thread) */
 	if (!conv_ns_sane(c, ns)) {
@@ -236,9 +236,7 @@ conv_collect(struct conv *c, const struct etl_event *ev)
 		}
 		return;
 	}
-	struct etl_event gev = *ev;
-	gev.ts = GBIAS + (uint64_t)(c->src[c->cur].off_ns + ns);	/* gts(c, ev->ts) */
-	ev = &gev;
+	ev->ts = GBIAS + (uint64_t)(c->src[c->cur].off_ns + ns);	/* gts(c, ev->ts) */
 	conv_remember(c, ev);
 	if (ev->ts) {
 		if (!c->have_ts || ev->ts < c->min_ts)
