@@ -275,6 +275,8 @@ gts(const struct conv *c, uint64_t raw)
 static inline void
 use_source(struct conv *c, size_t i)
 {
+	if (c->r && c->r == c->src[i].r && c->cur == i)
+		return;	/* (pass 2 asks per event; one file is the common case) */
 	c->cur = i;
 	c->r = c->src[i].r;
 	c->info = etl_info(c->r);
