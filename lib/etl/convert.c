@@ -85,12 +85,29 @@ health_see(struct conv *c, const struct etl_event *ev, struct health_seen *h)
 		health_see_stack(c, ev, h);
 }
 
+/*
+ * Pass 2: whether events of KIND get stack records (the map pass 1 made,
+ * fixed now), remembered by kind: every line asks, and a trace has few
+ * kinds.
+ */
+static int
+kind_stacked(struct conv *c, uint64_t kind)
+{
+	size_t i = (size_t)((kind * 0x9e3779b97f4a7c15ull) >> 58);
+	if (c->stacked_memo[i].kind != kind) {
+		c->stacked_memo[i].kind = kind;	/* (a key has bit 63 set: never 0) */
+		c->stacked_memo[i].stacked = hmap_get(&c->stacked, kind, 0) != NULL;
+	}
+	return c->stacked_memo[i].stacked;
+}
+
 /* Pass 2: one event (its time global already) to its decoder. */
 static void
 emit(struct conv *c, const struct etl_event *ev, struct health_seen *h)
 {
 	int64_t ns = (int64_t)(ev->ts - GBIAS);	/* ts is global already */
 	c->cur_kind = conv_kind_key(ev) | 1ull << 63;
+	c->cur_stacked = kind_stacked(c, c->cur_kind);
 	c->cur_ev = ev;
 	health_see(c, ev, h);
 

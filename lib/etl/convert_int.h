@@ -201,6 +201,8 @@ struct conv {
 	struct recent { uint64_t ts, kind; } *recent;	/* per CPU, the last RECENT events */
 	uint8_t *recent_next;	/* per CPU, the ring's slot the next event takes */
 	uint64_t cur_kind;
+	int cur_stacked;	/* pass 2: whether cur_kind is in stacked */
+	struct { uint64_t kind; int stacked; } stacked_memo[64];	/* pass 2: stacked, by kind */
 	struct hmap framemap;	/* (hash, length) → frames in fr[] */
 	uint64_t *fr;
 	size_t nfr, capfr;

@@ -157,7 +157,7 @@ drop_key(struct conv *c, uint32_t tid, uint64_t ts)
 static void
 not_selected(struct conv *c, int64_t tid, uint64_t ts)
 {
-	if (c->nstackev == 0 || !hmap_get(&c->stacked, c->cur_kind, 0))
+	if (c->nstackev == 0 || !c->cur_stacked)
 		return;
 	int64_t jt = join_tid(c, tid);
 	if (jt >= 0)
@@ -354,7 +354,7 @@ conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size
 size_t
 conv_stack_of(struct conv *c, uint32_t tid)
 {
-	if (!hmap_get(&c->stacked, c->cur_kind, 0))
+	if (!c->cur_stacked)
 		return 0;
 	c->want = 1;
 	c->want_tid = tid;
@@ -546,7 +546,7 @@ follow_into_slot(struct conv *c, struct pend *e)
 void
 conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts)
 {
-	if (!c->want && c->nstackev > 0 && hmap_get(&c->stacked, c->cur_kind, 0)) {
+	if (!c->want && c->nstackev > 0 && c->cur_stacked) {
 		/*
 		 * The decoder asked for no stack, yet this kind gets stack records
 		 * (image loads, thread and process starts...): the line waits for
