@@ -289,6 +289,17 @@ use_source(struct conv *c, size_t i)
 		c->sane_hi += (int64_t)(c->info->end_time - c->info->start_time) * 100;
 }
 
+/* What identifies an event's kind for "does it get stacks": header class, group/type or provider/id. */
+static inline uint64_t
+conv_kind_key(const struct etl_event *ev)
+{
+	uint64_t k = (uint64_t)ev->hkind << 56;
+	if (ev->hkind <= ETL_HK_PERFINFO)
+		return k | (uint64_t)ev->group << 8 | ev->type;
+	uint64_t g = ev->guid ? etl_u64(ev->guid) ^ (etl_u64(ev->guid + 8) * 31) : 0;
+	return k ^ (g & 0x00ffffffffffffffull) ^ ((uint64_t)ev->id << 16) ^ ev->type;
+}
+
 /* Timestamps far outside the session (corrupt records) would make nonsense times. */
 static inline int
 conv_ns_sane(const struct conv *c, int64_t ns)
@@ -353,7 +364,6 @@ const char *conv_group_name(unsigned group);
 
 /* ---------- convert_stacks.c: the stack model ---------- */
 
-uint64_t conv_kind_key(const struct etl_event *ev);
 void conv_remember(struct conv *c, const struct etl_event *ev);
 void conv_collect_stackwalk(struct conv *c, const struct etl_event *ev);
 void conv_sort_keys(struct conv *c);

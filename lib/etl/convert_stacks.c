@@ -46,17 +46,6 @@ add_frames(struct conv *c, const uint8_t *p, size_t n)
 	return start;
 }
 
-/* What identifies an event's kind for "does it get stacks": header class, group/type or provider/id. */
-uint64_t
-conv_kind_key(const struct etl_event *ev)
-{
-	uint64_t k = (uint64_t)ev->hkind << 56;
-	if (ev->hkind <= ETL_HK_PERFINFO)
-		return k | (uint64_t)ev->group << 8 | ev->type;
-	uint64_t g = ev->guid ? etl_u64(ev->guid) ^ (etl_u64(ev->guid + 8) * 31) : 0;
-	return k ^ (g & 0x00ffffffffffffffull) ^ ((uint64_t)ev->id << 16) ^ ev->type;
-}
-
 /* Pass 1: a stack record names its event by time; the event is among the CPU's last few. */
 static void
 learn_stacked(struct conv *c, const struct etl_event *ev, uint64_t evts)
