@@ -169,6 +169,10 @@ struct images {
 	struct frame_memo *fmemo;	/* images_frame()'s texts */
 	struct frame_memo *xmemo;	/* the same escaped for the stack column (outcap unused) */
 	struct stack_memo *smemo;
+	/* the CLR methods' names: read-only, freed together (a trace has tens of thousands) */
+	char **nameblk;
+	size_t nnameblk, capnameblk;
+	size_t nameat, namecap;	/* the last block's bytes used, and its size */
 };
 
 /* Forgets the kept owners and texts: the arrays they point into are about to change. */
@@ -225,8 +229,9 @@ images_free(struct images *m)
 		free(m->im[i].orig);
 		free(m->im[i].pdb);
 	}
-	for (size_t i = 0; i < m->nme; i++)
-		free(m->me[i].name);
+	for (size_t i = 0; i < m->nnameblk; i++)
+		free(m->nameblk[i]);
+	free(m->nameblk);
 	for (size_t i = 0; i < m->ncm; i++) {
 		free(m->cm[i].file);
 		free(m->cm[i].path);
@@ -469,6 +474,25 @@ images_clr_module(struct images *m, uint32_t pid, uint64_t module_id, const char
 	m->ncm++;
 }
 
+/* A copy of NAME in the name blocks: no allocation of its own, freed with the blocks. */
+static char *
+keep_name(struct images *m, const char *name)
+{
+	enum { NAMEBLK = 64 << 10 };
+	size_t n = strlen(name) + 1;
+	if (n > m->namecap - m->nameat) {
+		size_t sz = n > NAMEBLK ? n : NAMEBLK;
+		XGROW(m->nameblk, m->nnameblk, m->capnameblk, 16);
+		m->nameblk[m->nnameblk++] = xmalloc(sz);
+		m->namecap = sz;
+		m->nameat = 0;
+	}
+	char *at = m->nameblk[m->nnameblk - 1] + m->nameat;
+	memcpy(at, name, n);
+	m->nameat += n;
+	return at;
+}
+
 void
 images_method(struct images *m, uint32_t pid, uint64_t start, uint32_t size, uint64_t module_id,
     const char *name)
@@ -480,7 +504,7 @@ images_method(struct images *m, uint32_t pid, uint64_t start, uint32_t size, uin
 	x->start = start;
 	x->size = size;
 	x->module_id = module_id;
-	x->name = xstrdup(name);
+	x->name = keep_name(m, name);
 	x->module = NULL;
 }
 
