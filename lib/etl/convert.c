@@ -85,12 +85,29 @@ health_see(struct conv *c, const struct etl_event *ev, struct health_seen *h)
 		health_see_stack(c, ev, h);
 }
 
+/*
+ * Pass 2: whether events of KIND get stack records (the map pass 1 made,
+ * fixed now), remembered by kind: every line asks, and a trace has few
+ * kinds.
+ */
+static int
+kind_stacked(struct conv *c, uint64_t kind)
+{
+	size_t i = (size_t)((kind * 0x9e3779b97f4a7c15ull) >> 58);
+	if (c->stacked_memo[i].kind != kind) {
+		c->stacked_memo[i].kind = kind;	/* (a key has bit 63 set: never 0) */
+		c->stacked_memo[i].stacked = hmap_get(&c->stacked, kind, 0) != NULL;
+	}
+	return c->stacked_memo[i].stacked;
+}
+
 /* Pass 2: one event (its time global already) to its decoder. */
 static void
 emit(struct conv *c, const struct etl_event *ev, struct health_seen *h)
 {
 	int64_t ns = (int64_t)(ev->ts - GBIAS);	/* ts is global already */
 	c->cur_kind = conv_kind_key(ev) | 1ull << 63;
+	c->cur_stacked = kind_stacked(c, c->cur_kind);
 	c->cur_ev = ev;
 	health_see(c, ev, h);
 
@@ -189,7 +206,7 @@ source_next(struct conv *c, size_t i)
 	s->have = 0;
 	while (etl_next(s->r, &s->ev)) {
 		s->seq = c->cseq[i * c->ncur + (size_t)s->ev.cpu]++;
-		if (!conv_ts_sane(c, &s->ev))
+		if (!conv_ns_sane(c, s->ev.ns))
 			continue;
 		s->ev.ts = GBIAS + (uint64_t)(s->off_ns + s->ev.ns);	/* gts(), converted by the reader */
 		s->have = 1;
@@ -224,6 +241,8 @@ init(struct conv *c, struct etl_reader **rs, size_t nr, const struct etl2evt_opt
 	}
 	for (size_t i = 0; i < nr; i++)
 		c->src[i].off_ns = (int64_t)(etl_info(rs[i])->start_time - c->ft0) * 100;
+	c->lo_ns = -7 * 86400 * 1000000000LL;
+	c->hi_ns = 7 * 86400 * 1000000000LL;
 	use_source(c, 0);
 	c->img = images_new(maxp);
 	c->tdh = tdh_new();
@@ -237,17 +256,23 @@ init(struct conv *c, struct etl_reader **rs, size_t nr, const struct etl2evt_opt
 	hmap_init(&c->framemap);
 	hmap_init(&c->dropmap);
 	c->kinds = split_list(o->kinds, &c->nkinds);
+	c->kindlen = xcalloc(c->nkinds ? c->nkinds : 1, sizeof *c->kindlen);
+	c->kindprefix = xcalloc(c->nkinds ? c->nkinds : 1, 1);
+	for (size_t i = 0; i < c->nkinds; i++) {
+		size_t kl = strlen(c->kinds[i]);
+		c->kindprefix[i] = kl && c->kinds[i][kl - 1] == '*';
+		c->kindlen[i] = kl - c->kindprefix[i];
+	}
 	c->procs = split_list(o->procs, &c->nprocs);
 	c->from_ns = o->has_from ? (int64_t)(o->from_ms * 1e6) : INT64_MIN;
 	c->to_ns = o->has_to ? (int64_t)(o->to_ms * 1e6) : INT64_MAX;
 	c->cur_tid = xmalloc((c->ncur ? c->ncur : 1) * sizeof *c->cur_tid);
 	c->cseq = xcalloc((nr ? nr : 1) * (c->ncur ? c->ncur : 1), sizeof *c->cseq);
 	c->recent = xcalloc((c->ncur ? c->ncur : 1) * RECENT, sizeof *c->recent);
+	c->recent_next = xcalloc(c->ncur ? c->ncur : 1, 1);
 	for (size_t i = 0; i < c->ncur; i++)
 		c->cur_tid[i] = -1;
 	conv_tt_init(c);
-	c->lo_ns = -7 * 86400 * 1000000000LL;
-	c->hi_ns = 7 * 86400 * 1000000000LL;
 }
 
 /* Pass 1: the model, from every file in file order. */
@@ -260,6 +285,7 @@ pass1(struct conv *c)
 	for (size_t i = 0; i < c->nsrc; i++) {
 		use_source(c, i);
 		memset(c->recent, 0, (c->ncur ? c->ncur : 1) * RECENT * sizeof *c->recent);
+		memset(c->recent_next, 0, c->ncur ? c->ncur : 1);
 		etl_rewind(c->r, ETL_FILE_ORDER);
 		while (etl_next(c->r, &ev)) {
 			c->cur_seq = c->cseq[i * c->ncur + (size_t)ev.cpu]++;
@@ -457,6 +483,8 @@ free_conv(struct conv *c)
 	for (size_t i = 0; i < c->nprocs; i++)
 		free(c->procs[i]);
 	free(c->kinds);
+	free(c->kindlen);
+	free(c->kindprefix);
 	free(c->procs);
 	for (size_t i = 0; i < c->qcap; i++) {
 		free(c->q[i].text.b);
@@ -482,6 +510,7 @@ free_conv(struct conv *c)
 	free(c->lates);
 	free(c->last);
 	free(c->recent);
+	free(c->recent_next);
 	hmap_free(&c->framemap);
 	conv_free_lines(c);
 	free(c->src);

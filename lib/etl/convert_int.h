@@ -198,9 +198,13 @@ struct conv {
 		uint32_t wait_us;	/* late records not kept: the longest delay, rounded up */
 	} *lates;
 	size_t nlate, caplate;
+	uint64_t late_bits[64];	/* a bit per hash of (thread, time) of a late record: most lines have none */
 	int late_overflow;
 	struct recent { uint64_t ts, kind; } *recent;	/* per CPU, the last RECENT events */
+	uint8_t *recent_next;	/* per CPU, the ring's slot the next event takes */
 	uint64_t cur_kind;
+	int cur_stacked;	/* pass 2: whether cur_kind is in stacked */
+	struct { uint64_t kind; int stacked; } stacked_memo[64];	/* pass 2: stacked, by kind */
 	struct hmap framemap;	/* (hash, length) → frames in fr[] */
 	uint64_t *fr;
 	size_t nfr, capfr;
@@ -230,10 +234,13 @@ struct conv {
 	/* filters */
 	char **kinds;
 	size_t nkinds;
+	size_t *kindlen;	/* each kind's length, without a trailing '*' */
+	uint8_t *kindprefix;	/* whether it ended in '*' (a prefix) */
 	char **procs;
 	size_t nprocs;
 	int64_t from_ns, to_ns;
 	int64_t lo_ns, hi_ns;	/* sane event times */
+	int64_t sane_hi;	/* hi_ns past the current file's end (use_source) */
 	uint64_t bad_ts;
 	uint64_t bad_dpc;	/* DPC/ISR records with an impossible InitialTime */
 	uint64_t progress_total, progress_n;	/* bytes to read, events read (for --progress) */
@@ -272,10 +279,34 @@ gts(const struct conv *c, uint64_t raw)
 static inline void
 use_source(struct conv *c, size_t i)
 {
+	if (c->r && c->r == c->src[i].r && c->cur == i)
+		return;	/* (pass 2 asks per event; one file is the common case) */
 	c->cur = i;
 	c->r = c->src[i].r;
 	c->info = etl_info(c->r);
 	c->P = c->info->pointer_size;
+	c->sane_hi = c->hi_ns;
+	if (c->info->end_time > c->info->start_time &&
+	    c->info->end_time - c->info->start_time < (uint64_t)365 * 86400 * 10000000)
+		c->sane_hi += (int64_t)(c->info->end_time - c->info->start_time) * 100;
+}
+
+/* What identifies an event's kind for "does it get stacks": header class, group/type or provider/id. */
+static inline uint64_t
+conv_kind_key(const struct etl_event *ev)
+{
+	uint64_t k = (uint64_t)ev->hkind << 56;
+	if (ev->hkind <= ETL_HK_PERFINFO)
+		return k | (uint64_t)ev->group << 8 | ev->type;
+	uint64_t g = ev->guid ? etl_u64(ev->guid) ^ (etl_u64(ev->guid + 8) * 31) : 0;
+	return k ^ (g & 0x00ffffffffffffffull) ^ ((uint64_t)ev->id << 16) ^ ev->type;
+}
+
+/* Timestamps far outside the session (corrupt records) would make nonsense times. */
+static inline int
+conv_ns_sane(const struct conv *c, int64_t ns)
+{
+	return ns >= c->lo_ns && ns <= c->sane_hi;
 }
 
 #define RECENT 8	/* per CPU, the last events a stack record may belong to */
@@ -335,12 +366,12 @@ const char *conv_group_name(unsigned group);
 
 /* ---------- convert_stacks.c: the stack model ---------- */
 
-uint64_t conv_kind_key(const struct etl_event *ev);
 void conv_remember(struct conv *c, const struct etl_event *ev);
 void conv_collect_stackwalk(struct conv *c, const struct etl_event *ev);
 void conv_sort_keys(struct conv *c);
 const struct keydef *conv_resolve_key(const struct conv *c, uint64_t key, uint64_t ts, uint32_t cpu,
     uint64_t seq);
+const uint32_t *conv_late_get(const struct conv *c, uint32_t tid, uint64_t evts);
 void conv_apply_late(struct conv *c, struct pend *e);
 int conv_applied_late(const struct conv *c, const struct etl_event *ev, uint32_t tid, uint64_t evts);
 void conv_frames_put(uint64_t **f, uint32_t *n, uint32_t *cap, const uint64_t *src, size_t k);
@@ -348,8 +379,7 @@ size_t conv_count_kernel(const struct conv *c, const uint64_t *f, size_t n);
 
 /* ---------- convert_pass1.c ---------- */
 
-int conv_ts_sane(struct conv *c, const struct etl_event *ev);
-void conv_collect(struct conv *c, const struct etl_event *ev);
+void conv_collect(struct conv *c, struct etl_event *ev);
 void conv_decode_process(const struct conv *c, const struct etl_event *ev, struct procinfo *pi);
 void conv_decode_image(const struct conv *c, const struct etl_event *ev, struct imginfo *ii);
 

@@ -15,6 +15,16 @@
 
 #include "etl/convert_int.h"
 
+/* Whether KIND's first LEN bytes are WANT's (KIND may be shorter: its NUL differs). */
+static int
+kind_starts(const char *kind, const char *want, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (kind[i] != want[i])
+			return 0;
+	return 1;
+}
+
 static int
 kind_wanted(const struct conv *c, const char *kind)
 {
@@ -22,14 +32,12 @@ kind_wanted(const struct conv *c, const char *kind)
 		return 1;
 	for (size_t i = 0; i < c->nkinds; i++) {
 		/* (asked of every event: most differ in their first byte, a "*" matches any) */
-		if (c->kinds[i][0] != kind[0] && c->kinds[i][0] != '*')
+		const char *k = c->kinds[i];
+		if (k[0] != kind[0] && k[0] != '*')
 			continue;
-		size_t kl = strlen(c->kinds[i]);
-		/* "FileIo*" style prefixes */
-		if (kl && c->kinds[i][kl - 1] == '*') {
-			if (strncmp(kind, c->kinds[i], kl - 1) == 0)
-				return 1;
-		} else if (strcmp(kind, c->kinds[i]) == 0)
+		/* "FileIo*" style prefixes; else the whole name, its NUL too */
+		size_t kl = c->kindlen[i];
+		if (kind_starts(kind, k, kl) && (c->kindprefix[i] || kind[kl] == '\0'))
 			return 1;
 	}
 	return 0;
@@ -135,7 +143,7 @@ drop_key(struct conv *c, uint32_t tid, uint64_t ts)
 	c->drop[c->droptail & (c->dropcap - 1)] = (struct dropkey){ key, ts };
 	hmap_put(&c->dropmap, key, ts, (uint32_t)c->droptail);
 	c->droptail++;
-	const uint32_t *li = c->nlate ? hmap_get(&c->late, tid, ts) : NULL;
+	const uint32_t *li = conv_late_get(c, tid, ts);
 	if (li)
 		c->lates[*li].unselected = 1;
 }
@@ -149,7 +157,7 @@ drop_key(struct conv *c, uint32_t tid, uint64_t ts)
 static void
 not_selected(struct conv *c, int64_t tid, uint64_t ts)
 {
-	if (c->nstackev == 0 || !hmap_get(&c->stacked, c->cur_kind, 0))
+	if (c->nstackev == 0 || !c->cur_stacked)
 		return;
 	int64_t jt = join_tid(c, tid);
 	if (jt >= 0)
@@ -164,7 +172,7 @@ was_not_selected(const struct conv *c, uint32_t tid, unsigned cpu, uint64_t ts)
 {
 	if (hmap_get(&c->dropmap, join_key(tid, cpu), ts))
 		return 1;
-	const uint32_t *li = c->nlate ? hmap_get(&c->late, tid, ts) : NULL;
+	const uint32_t *li = conv_late_get(c, tid, ts);
 	return li && c->lates[*li].unselected;
 }
 
@@ -387,7 +395,7 @@ conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size
 size_t
 conv_stack_of(struct conv *c, uint32_t tid)
 {
-	if (!hmap_get(&c->stacked, c->cur_kind, 0))
+	if (!c->cur_stacked)
 		return 0;
 	c->want = 1;
 	c->want_tid = tid;
@@ -489,7 +497,7 @@ pend_done(const struct conv *c, const struct pend *e)
 	uint64_t wait = l->maxlat;
 	if (wait > LATE_NS && !c->late_overflow) {
 		/* its late records (if any) are attached already, unless they were stack keys */
-		const uint32_t *li = hmap_get(&c->late, e->tid, e->ts);
+		const uint32_t *li = conv_late_get(c, e->tid, e->ts);
 		wait = li && c->lates[*li].wait_us ? (uint64_t)c->lates[*li].wait_us * 1000 : LATE_NS;
 	}
 	return c->now > e->ts && c->now - e->ts > wait;	/* (no wrap-around on a wild delay) */
@@ -578,7 +586,7 @@ follow_into_slot(struct conv *c, struct pend *e)
 void
 conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts)
 {
-	if (!c->want && c->nstackev > 0 && hmap_get(&c->stacked, c->cur_kind, 0)) {
+	if (!c->want && c->nstackev > 0 && c->cur_stacked) {
 		/*
 		 * The decoder asked for no stack, yet this kind gets stack records
 		 * (image loads, thread and process starts...): the line waits for

@@ -135,24 +135,6 @@ collect_clr(struct conv *c, const struct etl_event *ev, int rundown)
 	}
 }
 
-/* Whether NS (an event's time in its source) is inside the session. */
-static int
-ns_sane(const struct conv *c, int64_t ns)
-{
-	int64_t hi = c->hi_ns;
-	if (c->info->end_time > c->info->start_time &&
-	    c->info->end_time - c->info->start_time < (uint64_t)365 * 86400 * 10000000)
-		hi += (int64_t)(c->info->end_time - c->info->start_time) * 100;
-	return ns >= c->lo_ns && ns <= hi;
-}
-
-/* Timestamps far outside the session (corrupt records) would make nonsense times. */
-int
-conv_ts_sane(struct conv *c, const struct etl_event *ev)
-{
-	return ns_sane(c, ev->ns);
-}
-
 /* Classic events of KernelTraceControl (ImageID, DbgID) and SystemConfigEx (volumes); schemas */
 static void
 collect_classic(struct conv *c, const struct etl_event *ev)
@@ -240,12 +222,12 @@ collect_kernel(struct conv *c, const struct etl_event *ev)
 	}
 }
 
-/* Pass 1: what event EV (in file order) adds to the model. */
+/* Pass 1: what event EV (in file order) adds to the model.  Its time becomes global (gts). */
 void
-conv_collect(struct conv *c, const struct etl_event *ev)
+conv_collect(struct conv *c, struct etl_event *ev)
 {
 	int64_t ns = ev->ns;	/* (converted by the reader's thread) */
-	if (!ns_sane(c, ns)) {
+	if (!conv_ns_sane(c, ns)) {
 		char msg[160];
 		if (c->bad_ts++ == 0) {
 			snprintf(msg, sizeof msg, "event with a timestamp outside the session "
@@ -254,9 +236,7 @@ conv_collect(struct conv *c, const struct etl_event *ev)
 		}
 		return;
 	}
-	struct etl_event gev = *ev;
-	gev.ts = GBIAS + (uint64_t)(c->src[c->cur].off_ns + ns);	/* gts(c, ev->ts) */
-	ev = &gev;
+	ev->ts = GBIAS + (uint64_t)(c->src[c->cur].off_ns + ns);	/* gts(c, ev->ts) */
 	conv_remember(c, ev);
 	if (ev->ts) {
 		if (!c->have_ts || ev->ts < c->min_ts)

@@ -46,17 +46,6 @@ add_frames(struct conv *c, const uint8_t *p, size_t n)
 	return start;
 }
 
-/* What identifies an event's kind for "does it get stacks": header class, group/type or provider/id. */
-uint64_t
-conv_kind_key(const struct etl_event *ev)
-{
-	uint64_t k = (uint64_t)ev->hkind << 56;
-	if (ev->hkind <= ETL_HK_PERFINFO)
-		return k | (uint64_t)ev->group << 8 | ev->type;
-	uint64_t g = ev->guid ? etl_u64(ev->guid) ^ (etl_u64(ev->guid + 8) * 31) : 0;
-	return k ^ (g & 0x00ffffffffffffffull) ^ ((uint64_t)ev->id << 16) ^ ev->type;
-}
-
 /* Pass 1: a stack record names its event by time; the event is among the CPU's last few. */
 static void
 learn_stacked(struct conv *c, const struct etl_event *ev, uint64_t evts)
@@ -74,10 +63,12 @@ conv_remember(struct conv *c, const struct etl_event *ev)
 {
 	if ((size_t)ev->cpu >= c->ncur || (ev->hkind == ETL_HK_PERFINFO && ev->group == 24))
 		return;
-	struct recent *r = c->recent + (size_t)ev->cpu * RECENT;
-	memmove(r + 1, r, (RECENT - 1) * sizeof *r);
-	r[0].ts = ev->ts;
-	r[0].kind = conv_kind_key(ev) | 1ull << 63;
+	/* a ring: learn_stacked() looks at every slot, so their order does not matter */
+	uint8_t *next = &c->recent_next[ev->cpu];
+	struct recent *r = c->recent + (size_t)ev->cpu * RECENT + *next;
+	*next = (uint8_t)((*next + 1) % RECENT);
+	r->ts = ev->ts;
+	r->kind = conv_kind_key(ev) | 1ull << 63;
 }
 
 /* Whether a Stack/StackKey record (of at least 16 + P bytes) is an event's kernel part. */
@@ -99,6 +90,27 @@ stack_has_user(const struct conv *c, const struct etl_event *ev)
 	return nf > 0 && !images_is_kernel(c->img, ptr_at(c, ev->payload + 16 + (nf - 1) * c->P));
 }
 
+/* The bit of late_bits[] that (TID, EVTS) sets. */
+static unsigned
+late_bit(uint32_t tid, uint64_t evts)
+{
+	return (unsigned)(((evts ^ (uint64_t)tid << 32) * 0x9e3779b97f4a7c15ull) >> 52);
+}
+
+/*
+ * Pass 2: the late records of thread TID's event at EVTS, or NULL.  Asked
+ * for every line and stack record: the bit answers most of them without
+ * a lookup.
+ */
+const uint32_t *
+conv_late_get(const struct conv *c, uint32_t tid, uint64_t evts)
+{
+	unsigned b = late_bit(tid, evts);
+	if (c->nlate == 0 || !(c->late_bits[b >> 6] >> (b & 63) & 1))
+		return NULL;
+	return hmap_get(&c->late, tid, evts);
+}
+
 /* Pass 1: a stack record for (TID, EVTS) came over LATE_NS after it. */
 static void
 learn_late(struct conv *c, const struct etl_event *ev, uint32_t tid, uint64_t evts)
@@ -115,6 +127,8 @@ learn_late(struct conv *c, const struct etl_event *ev, uint32_t tid, uint64_t ev
 		memset(&c->lates[c->nlate], 0, sizeof *c->lates);
 		hmap_put(&c->late, tid, evts, (uint32_t)c->nlate);
 		i = hmap_get(&c->late, tid, evts);
+		unsigned b = late_bit(tid, evts);
+		c->late_bits[b >> 6] |= 1ull << (b & 63);
 		c->nlate++;
 	}
 	struct late_stack *L = &c->lates[*i];
@@ -165,7 +179,7 @@ late_frames(struct conv *c, const struct late_part *part, uint64_t **f, uint32_t
 void
 conv_apply_late(struct conv *c, struct pend *e)
 {
-	uint32_t *i = hmap_get(&c->late, e->tid, e->ts);
+	const uint32_t *i = conv_late_get(c, e->tid, e->ts);
 	if (!i)
 		return;
 	struct late_stack *L = &c->lates[*i];
@@ -187,9 +201,7 @@ conv_apply_late(struct conv *c, struct pend *e)
 int
 conv_applied_late(const struct conv *c, const struct etl_event *ev, uint32_t tid, uint64_t evts)
 {
-	if (c->nlate == 0)
-		return 0;
-	const uint32_t *i = hmap_get(&c->late, tid, evts);
+	const uint32_t *i = conv_late_get(c, tid, evts);
 	if (!i || !c->lates[*i].applied)
 		return 0;
 	const struct late_stack *L = &c->lates[*i];
@@ -328,11 +340,7 @@ conv_resolve_key(const struct conv *c, uint64_t key, uint64_t ts, uint32_t cpu, 
 size_t
 conv_count_kernel(const struct conv *c, const uint64_t *f, size_t n)
 {
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (images_is_kernel(c->img, f[i]))
-			k++;
-	return k;
+	return images_count_kernel(c->img, f, n);
 }
 
 void

@@ -123,7 +123,7 @@ struct frame_memo {
  * a stack written from here counts as if looked up, a call per run.
  * Direct-mapped; long stacks are not kept, so the memory stays bounded.
  */
-#define STACK_MEMO_BITS 10
+#define STACK_MEMO_BITS 12
 #define STACK_MEMO_FRAMES 256
 #define STACK_MEMO_TEXT 16384
 struct stack_memo {
@@ -169,6 +169,10 @@ struct images {
 	struct frame_memo *fmemo;	/* images_frame()'s texts */
 	struct frame_memo *xmemo;	/* the same escaped for the stack column (outcap unused) */
 	struct stack_memo *smemo;
+	/* the CLR methods' names: read-only, freed together (a trace has tens of thousands) */
+	char **nameblk;
+	size_t nnameblk, capnameblk;
+	size_t nameat, namecap;	/* the last block's bytes used, and its size */
 };
 
 /* Forgets the kept owners and texts: the arrays they point into are about to change. */
@@ -225,8 +229,9 @@ images_free(struct images *m)
 		free(m->im[i].orig);
 		free(m->im[i].pdb);
 	}
-	for (size_t i = 0; i < m->nme; i++)
-		free(m->me[i].name);
+	for (size_t i = 0; i < m->nnameblk; i++)
+		free(m->nameblk[i]);
+	free(m->nameblk);
 	for (size_t i = 0; i < m->ncm; i++) {
 		free(m->cm[i].file);
 		free(m->cm[i].path);
@@ -257,6 +262,25 @@ images_is_kernel(const struct images *m, uint64_t addr)
 {
 	return m->psize == 8 ? addr >= 0xffff800000000000ull : addr >= 0x80000000ull &&
 	    addr <= 0xffffffffull;
+}
+
+/*
+ * How many of F[0..N) are kernel addresses (a sample's kframes=): the
+ * test of images_is_kernel() in one loop without a call or a branch per
+ * frame.
+ */
+size_t
+images_count_kernel(const struct images *m, const uint64_t *f, size_t n)
+{
+	size_t k = 0;
+	if (m->psize == 8) {
+		for (size_t i = 0; i < n; i++)
+			k += f[i] >= 0xffff800000000000ull;
+	} else {
+		for (size_t i = 0; i < n; i++)
+			k += f[i] - 0x80000000ull <= 0x7fffffffull;
+	}
+	return k;
 }
 
 /* ---------- processes and threads ---------- */
@@ -450,6 +474,25 @@ images_clr_module(struct images *m, uint32_t pid, uint64_t module_id, const char
 	m->ncm++;
 }
 
+/* A copy of NAME in the name blocks: no allocation of its own, freed with the blocks. */
+static char *
+keep_name(struct images *m, const char *name)
+{
+	enum { NAMEBLK = 64 << 10 };
+	size_t n = strlen(name) + 1;
+	if (n > m->namecap - m->nameat) {
+		size_t sz = n > NAMEBLK ? n : NAMEBLK;
+		XGROW(m->nameblk, m->nnameblk, m->capnameblk, 16);
+		m->nameblk[m->nnameblk++] = xmalloc(sz);
+		m->namecap = sz;
+		m->nameat = 0;
+	}
+	char *at = m->nameblk[m->nnameblk - 1] + m->nameat;
+	memcpy(at, name, n);
+	m->nameat += n;
+	return at;
+}
+
 void
 images_method(struct images *m, uint32_t pid, uint64_t start, uint32_t size, uint64_t module_id,
     const char *name)
@@ -461,7 +504,7 @@ images_method(struct images *m, uint32_t pid, uint64_t start, uint32_t size, uin
 	x->start = start;
 	x->size = size;
 	x->module_id = module_id;
-	x->name = xstrdup(name);
+	x->name = keep_name(m, name);
 	x->module = NULL;
 }
 

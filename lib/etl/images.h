@@ -71,6 +71,8 @@ int64_t images_thread_pid(const struct images *m, uint32_t tid, uint64_t ts);
 const char *images_thread_name_of(const struct images *m, uint32_t tid);
 
 int images_is_kernel(const struct images *m, uint64_t addr);
+/* how many of F[0..N) are kernel addresses */
+size_t images_count_kernel(const struct images *m, const uint64_t *f, size_t n);
 
 enum { FRAME_FULL_PATHS = 1, FRAME_ADDRS = 2 };
 /*
