@@ -541,17 +541,19 @@ start_slot(struct ttstate *s, const struct tt_iv *iv)
 
 /*
  * conv_begin_named()'s bytes for IV into L, the thread's columns E
- * copied from the cache: where the line goes on.
+ * copied from the cache: where the line goes on.  Its start time is
+ * likely kept in SLOT (or in ALSO).  Inlined in each kind's path, which
+ * knows its kind and slots: a call here cost 1% of etl2evt.
  */
-static inline char *
-put_columns(struct conv *c, struct evtw_line *l, const struct tt_iv *iv, const struct tcache *e,
-    const struct word *kind, const struct span *span)
+static inline __attribute__((always_inline)) char *
+put_head(struct evtw_line *l, struct timetext *slot, struct timetext *also, const struct tt_iv *iv,
+    const struct tcache *e, const struct span *span)
 {
 	l->n = 0;
 	char *o = evtw_room(l, FOLLOWER_ROOM);
-	o = put_time_kept(start_slot(c->tts, iv), &c->tts->ready, o, iv->start);
+	o = put_time_kept(slot, also, o, iv->start);
 	*o++ = '\t';
-	o = put_word(o, kind);
+	o = put_word(o, &kind_words[iv->kind]);
 	*o++ = '\t';
 	o = put_i(o, iv->cpu);
 	*o++ = '\t';
@@ -560,49 +562,25 @@ put_columns(struct conv *c, struct evtw_line *l, const struct tt_iv *iv, const s
 	return put_weight(o, span);
 }
 
-/* The line's fields conv_write_followers() reads: a Running line has no stacks and no waker. */
-static inline void
-set_running_fields(struct ttline *t, const struct tt_iv *iv)
+/* end_ms= (its text kept in K) and duration_us=. */
+static inline char *
+put_end(char *o, struct timetext *k, const struct tt_iv *iv, const struct span *span)
 {
-	t->win = TT_IN_THREAD;
-	t->wtid = (uint32_t)iv->tid;
-	t->stack = t->wstack = 0;
-	t->pseudo = NULL;
-	t->pseudo_n = 0;
+	o = PUT_KEY(o, "end_ms");
+	o = put_time_kept(k, NULL, o, iv->end);
+	o = PUT_KEY(o, "duration_us");
+	return put_us3(o, span);
 }
 
 /*
- * A Running line, unfiltered, its thread's columns cached: half of all
- * thread-time lines, made with none of the tests for the other kinds'
- * attributes.  Its start is where its CPU's last one ended, its end the
- * context switch's time; it is where its CPU's next one, and its
- * thread's time off, start.
+ * The attributes every kind may end with.  A wait ends at the
+ * ReadyThread, but its line needs the switch-in's stack, so it is
+ * written with that later CSwitch: logged_ms= (LOGGED) says when, and is
+ * the line's key in the stream's log order (evt-format §2.2).
  */
-static void
-add_running(struct conv *c, const struct tt_iv *iv, const struct tcache *e)
+static inline char *
+put_prio_edge(char *o, const struct tt_iv *iv)
 {
-	struct ttline *t = &c->f.l[c->f.n];
-	struct evtw_line *l = &t->text;
-	struct ttstate *s = c->tts;
-	struct span span = span_of(iv->end - iv->start);
-	int64_t logged = (int64_t)(c->now - GBIAS);
-	struct timetext *cs = cpu_slot(s, iv->cpu);
-
-	l->n = 0;
-	char *o = evtw_room(l, FOLLOWER_ROOM);
-	o = put_time_kept(cs, NULL, o, iv->start);
-	o = put(o, "\tRunning\t", 9);
-	o = put_i(o, iv->cpu);
-	*o++ = '\t';
-	o = put_padded(o, e->ids, e->nids, sizeof e->ids);
-	*o++ = '\t';
-	o = put_weight(o, &span);
-	o = PUT_KEY(o, "end_ms");
-	o = put_time_kept(&s->now, NULL, o, iv->end);
-	*cs = s->now;
-	*thread_slot(s, iv->tid) = s->now;
-	o = PUT_KEY(o, "duration_us");
-	o = put_us3(o, &span);
 	if (iv->prio >= 0) {
 		o = PUT_KEY(o, "prio");
 		o = put_u(o, (uint64_t)iv->prio);
@@ -611,16 +589,62 @@ add_running(struct conv *c, const struct tt_iv *iv, const struct tcache *e)
 		o = PUT_KEY(o, "edge");
 		o = put_word(o, &edge_words[iv->edge]);
 	}
+	return o;
+}
+
+static inline char *
+put_logged(char *o, struct ttstate *s, const struct tt_iv *iv, int64_t logged)
+{
 	if (logged > iv->end) {
 		o = PUT_KEY(o, "logged_ms");
 		o = put_time_kept(&s->now, NULL, o, logged);
 	}
+	return o;
+}
+
+/*
+ * The line's fields conv_write_followers() reads, for a line with no
+ * waker (Running, Ready).  A WHOLE line (Running) is written as it is:
+ * no stack, no pseudo-frame.
+ */
+static inline void
+set_thread_fields(struct ttline *t, const struct tt_iv *iv, int whole)
+{
+	t->win = TT_IN_THREAD;
+	t->wtid = (uint32_t)iv->tid;
+	t->stack = whole ? 0 : (uint8_t)iv->switch_in;
+	t->wstack = 0;
+	t->pseudo = whole ? NULL : iv->pseudo;	/* (TT_PSEUDO_ROOM bytes) */
+	t->pseudo_n = whole ? 0 : iv->pseudo_n;
+	t->whole = (uint8_t)whole;
+}
+
+/*
+ * A Running line, unfiltered, its thread's columns cached: half of all
+ * thread-time lines, made with none of the tests for the other kinds'
+ * attributes.  Its start is where its CPU's last one ended, its end the
+ * context switch's time; it is where its CPU's next one, and its
+ * thread's time off, start.  It has no stack: it is written whole.
+ */
+static void
+add_running(struct conv *c, const struct tt_iv *iv, const struct tcache *e)
+{
+	struct ttline *t = &c->f.l[c->f.n];
+	struct ttstate *s = c->tts;
+	struct span span = span_of(iv->end - iv->start);
+	struct timetext *cs = cpu_slot(s, iv->cpu);
+
+	char *o = put_head(&t->text, cs, NULL, iv, e, &span);
+	o = put_end(o, &s->now, iv, &span);
+	*cs = s->now;
+	*thread_slot(s, iv->tid) = s->now;
+	o = put_prio_edge(o, iv);
+	o = put_logged(o, s, iv, (int64_t)(c->now - GBIAS));
 	*o++ = '\t';	/* (the empty stack column) */
 	*o++ = '\n';
-	l->n = (size_t)(o - l->b);
+	t->text.n = (size_t)(o - t->text.b);
 	c->f.n++;
-	set_running_fields(t, iv);
-	t->whole = 1;
+	set_thread_fields(t, iv, 1);
 }
 
 /*
@@ -632,47 +656,18 @@ static void
 add_ready(struct conv *c, const struct tt_iv *iv, const struct tcache *e)
 {
 	struct ttline *t = &c->f.l[c->f.n];
-	struct evtw_line *l = &t->text;
 	struct ttstate *s = c->tts;
 	struct span span = span_of(iv->end - iv->start);
-	int64_t logged = (int64_t)(c->now - GBIAS);
 
-	l->n = 0;
-	char *o = evtw_room(l, FOLLOWER_ROOM);
-	o = put_time_kept(thread_slot(s, iv->tid), &s->ready, o, iv->start);
-	o = put(o, "\tReady\t", 7);
-	o = put_i(o, iv->cpu);
-	*o++ = '\t';
-	o = put_padded(o, e->ids, e->nids, sizeof e->ids);
-	*o++ = '\t';
-	o = put_weight(o, &span);
-	o = PUT_KEY(o, "end_ms");
-	o = put_time_kept(&s->now, NULL, o, iv->end);
-	o = PUT_KEY(o, "duration_us");
-	o = put_us3(o, &span);
+	char *o = put_head(&t->text, thread_slot(s, iv->tid), &s->ready, iv, e, &span);
+	o = put_end(o, &s->now, iv, &span);
 	o = PUT_KEY(o, "from");
 	o = put_word(o, &from_words[iv->from]);
-	if (iv->prio >= 0) {
-		o = PUT_KEY(o, "prio");
-		o = put_u(o, (uint64_t)iv->prio);
-	}
-	if (iv->edge) {
-		o = PUT_KEY(o, "edge");
-		o = put_word(o, &edge_words[iv->edge]);
-	}
-	if (logged > iv->end) {
-		o = PUT_KEY(o, "logged_ms");
-		o = put_time_kept(&s->now, NULL, o, logged);
-	}
-	l->n = (size_t)(o - l->b);
+	o = put_prio_edge(o, iv);
+	o = put_logged(o, s, iv, (int64_t)(c->now - GBIAS));
+	t->text.n = (size_t)(o - t->text.b);
 	c->f.n++;
-	t->win = TT_IN_THREAD;
-	t->wtid = (uint32_t)iv->tid;
-	t->stack = (uint8_t)iv->switch_in;
-	t->wstack = 0;
-	t->pseudo = iv->pseudo;
-	t->pseudo_n = iv->pseudo_n;
-	t->whole = 0;
+	set_thread_fields(t, iv, 0);
 }
 
 /* threadtime.c's emit function: the interval as a line following the current event's. */
@@ -705,7 +700,7 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	char *o;
 	if (e->nids && (c->tts->unfiltered || (!c->o->utc &&
 	    conv_named_wanted(c, kind->s, iv->start, e->name, e->pid))))
-		o = put_columns(c, l, iv, e, kind, &span);
+		o = put_head(l, start_slot(c->tts, iv), &c->tts->ready, iv, e, &span);
 	else if (!e->nids || c->o->utc) {
 		if (!conv_begin_named(c, l, kind->s, iv->start, iv->cpu, e->name, e->pid, iv->tid,
 		    iv->end - iv->start, ts))
@@ -713,43 +708,21 @@ add_follower(void *ctx, const struct tt_iv *iv)
 		o = evtw_room(l, FOLLOWER_ROOM);
 	} else
 		return;		/* (a filter drops it) */
-	o = PUT_KEY(o, "end_ms");
-	if (iv->kind == TT_WAITING)
-		o = put_time_kept(&c->tts->ready, NULL, o, iv->end);
-	else
-		o = put_time_kept(&c->tts->now, NULL, o, iv->end);
+	o = put_end(o, iv->kind == TT_WAITING ? &c->tts->ready : &c->tts->now, iv, &span);
 	if (iv->kind == TT_RUNNING) {	/* where its CPU's next one, and its thread's time off, start */
 		*cpu_slot(c->tts, iv->cpu) = c->tts->now;
 		*thread_slot(c->tts, iv->tid) = c->tts->now;
 	}
-	o = PUT_KEY(o, "duration_us");
-	o = put_us3(o, &span);
 	if (iv->kind == TT_READY) {
 		o = PUT_KEY(o, "from");
 		o = put_word(o, &from_words[iv->from]);
 	}
 	if (iv->kind == TT_WAITING)
 		o = put_wait(c->tts, o, iv);
-	if (iv->prio >= 0) {
-		o = PUT_KEY(o, "prio");
-		o = put_u(o, (uint64_t)iv->prio);
-	}
-	if (iv->edge) {
-		o = PUT_KEY(o, "edge");
-		o = put_word(o, &edge_words[iv->edge]);
-	}
+	o = put_prio_edge(o, iv);
 	if (iv->readied)
 		o = put_waker(c, l, o, iv, ts);
-	/*
-	 * A wait ends at the ReadyThread, but its line needs the switch-in's
-	 * stack, so it is written with that later CSwitch: logged_ms= says
-	 * when, and is the line's key in the stream's log order (evt-format §2.2).
-	 */
-	int64_t logged = (int64_t)(c->now - GBIAS);
-	if (logged > iv->end) {
-		o = PUT_KEY(o, "logged_ms");
-		o = put_time_kept(&c->tts->now, NULL, o, logged);
-	}
+	o = put_logged(o, c->tts, iv, (int64_t)(c->now - GBIAS));
 	l->n = (size_t)(o - l->b);
 
 	c->f.n++;
