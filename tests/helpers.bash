@@ -59,3 +59,24 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if rc == 0 else -rc
 random_bytes() {
 	python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(int(sys.argv[1])).randbytes(int(sys.argv[2])))' "$1" "$2"
 }
+
+# folded_many_stacks SEED N FILE: N folded lines over 3000 distinct stacks
+# of 3-8 frames (no frame twice in a row: recursion would merge stacks),
+# counts 1..9, drawn from SEED: the same file on every run.
+folded_many_stacks() {
+	python3 -c 'import random, sys
+rng = random.Random(int(sys.argv[1]))
+frames = ["m%d.dll!Ns::F%d" % (i % 13, i) for i in range(400)]
+stacks = []
+for _ in range(3000):
+    s = [rng.choice(frames)]
+    for _ in range(rng.randint(2, 7)):
+        f = rng.choice(frames)
+        while f == s[-1]:
+            f = rng.choice(frames)
+        s.append(f)
+    stacks.append(";".join(s))
+with open(sys.argv[3], "w") as f:
+    for i in range(int(sys.argv[2])):
+        f.write("%s %d\n" % (rng.choice(stacks), 1 + i % 9))' "$1" "$2" "$3"
+}

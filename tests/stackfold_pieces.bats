@@ -11,23 +11,7 @@ load helpers
 
 local_setup() {
 	# many_stacks N FILE: N lines over 3000 distinct 3-8 frame stacks, counts 1..9
-	many_stacks() {
-		python3 -c 'import random, sys
-rng = random.Random(11)
-frames = ["m%d.dll!Ns::F%d" % (i % 13, i) for i in range(400)]
-stacks = []
-for _ in range(3000):
-    s = [rng.choice(frames)]
-    for _ in range(rng.randint(2, 7)):
-        f = rng.choice(frames)
-        while f == s[-1]:
-            f = rng.choice(frames)
-        s.append(f)
-    stacks.append(";".join(s))
-with open(sys.argv[2], "w") as f:
-    for i in range(int(sys.argv[1])):
-        f.write("%s %d\n" % (rng.choice(stacks), 1 + i % 9))' "$1" "$2"
-	}
+	many_stacks() { folded_many_stacks 11 "$1" "$2"; }
 	sums() { awk '{ sub(/\r$/, ""); c = $NF; sub(/ [^ ]*$/, ""); s[$0] += c } END { for (k in s) print k, s[k] }' "$1" | LC_ALL=C sort; }
 	# same_as_one FILE [OPTS...]: every -j gives -j 1's output, stderr and exit status
 	same_as_one() {

@@ -13,23 +13,7 @@ load helpers
 # twice in a row: recursion would merge stacks), with counts 1..9; about 150
 # batches of records, so stacks come back in batches far from their first
 local_setup() {
-	many_stacks() {
-		python3 -c 'import random, sys
-rng = random.Random(7)
-frames = ["m%d.dll!Ns::F%d" % (i % 13, i) for i in range(400)]
-stacks = []
-for _ in range(3000):
-    s = [rng.choice(frames)]
-    for _ in range(rng.randint(2, 7)):
-        f = rng.choice(frames)
-        while f == s[-1]:
-            f = rng.choice(frames)
-        s.append(f)
-    stacks.append(";".join(s))
-with open(sys.argv[2], "w") as f:
-    for i in range(int(sys.argv[1])):
-        f.write("%s %d\n" % (rng.choice(stacks), 1 + i % 9))' "$1" "$2"
-	}
+	many_stacks() { folded_many_stacks 7 "$1" "$2"; }
 	# awk's sum per stack, sorted: the truth the tool is checked against
 	sums() { awk '{ c = $NF; sub(/ [^ ]*$/, ""); s[$0] += c } END { for (k in s) print k, s[k] }' "$1" | LC_ALL=C sort; }
 }
