@@ -204,11 +204,11 @@ source_next(struct conv *c, size_t i)
 	struct source *s = &c->src[i];
 	use_source(c, i);
 	s->have = 0;
-	while (etl_next(s->r, &s->ev)) {
-		s->seq = c->cseq[i * c->ncur + (size_t)s->ev.cpu]++;
-		if (!conv_ns_sane(c, s->ev.ns))
+	while ((s->ev = etl_next_ref(s->r))) {
+		s->seq = c->cseq[i * c->ncur + (size_t)s->ev->cpu]++;
+		if (!conv_ns_sane(c, s->ev->ns))
 			continue;
-		s->ev.ts = GBIAS + (uint64_t)(s->off_ns + s->ev.ns);	/* gts(), converted by the reader */
+		s->ev->ts = GBIAS + (uint64_t)(s->off_ns + s->ev->ns);	/* gts(), converted by the reader */
 		s->have = 1;
 		return;
 	}
@@ -279,7 +279,7 @@ init(struct conv *c, struct etl_reader **rs, size_t nr, const struct etl2evt_opt
 static void
 pass1(struct conv *c)
 {
-	struct etl_event ev;
+	struct etl_event *ev;
 	uint64_t done = 0;
 
 	for (size_t i = 0; i < c->nsrc; i++) {
@@ -287,9 +287,9 @@ pass1(struct conv *c)
 		memset(c->recent, 0, (c->ncur ? c->ncur : 1) * RECENT * sizeof *c->recent);
 		memset(c->recent_next, 0, c->ncur ? c->ncur : 1);
 		etl_rewind(c->r, ETL_FILE_ORDER);
-		while (etl_next(c->r, &ev)) {
-			c->cur_seq = c->cseq[i * c->ncur + (size_t)ev.cpu]++;
-			conv_collect(c, &ev);
+		while ((ev = etl_next_ref(c->r))) {
+			c->cur_seq = c->cseq[i * c->ncur + (size_t)ev->cpu]++;
+			conv_collect(c, ev);
 			if (c->o->progress && (++c->progress_n & 0xffff) == 0)
 				cli_progress((done + etl_progress(c->r)) / 2, c->progress_total);
 		}
@@ -353,15 +353,15 @@ pass2(struct conv *c, struct health_seen *h)
 	for (;;) {
 		size_t best = nr;
 		for (size_t i = 0; i < nr; i++)
-			if (c->src[i].have && (best == nr || c->src[i].ev.ts < c->src[best].ev.ts))
+			if (c->src[i].have && (best == nr || c->src[i].ev->ts < c->src[best].ev->ts))
 				best = i;
-		write_lost(c, lost_done, best == nr ? UINT64_MAX : c->src[best].ev.ts);
+		write_lost(c, lost_done, best == nr ? UINT64_MAX : c->src[best].ev->ts);
 		if (best == nr)
 			break;
 		use_source(c, best);
 		c->cur_seq = c->src[best].seq;
-		c->now = c->src[best].ev.ts;
-		emit(c, &c->src[best].ev, h);
+		c->now = c->src[best].ev->ts;
+		emit(c, c->src[best].ev, h);
 		if (c->tt)
 			tt_tick(c->tt, (int64_t)(c->now - GBIAS));
 		source_next(c, best);

@@ -115,7 +115,7 @@ struct keydef {
 struct source {
 	struct etl_reader *r;
 	int64_t off_ns;		/* this file's start relative to the earliest start */
-	struct etl_event ev;	/* pass 2: its next event (ts already global) */
+	struct etl_event *ev;	/* pass 2: its next event (ts already global), the reader's */
 	uint64_t seq;		/* and its position in its CPU's stream */
 	int have;
 };

@@ -223,6 +223,7 @@ struct etl_reader {
 	int pending;		/* the last event's cursor must advance first */
 	uint64_t ns_mul, ns_max;	/* clocks that divide 1 GHz: ns = ticks × ns_mul */
 	struct store *store;	/* decompressed buffers (NULL: none compressed, or not yet) */
+	struct etl_event out;	/* etl_next_ref()'s event without a worker */
 	/*
 	 * Read by the caller's thread for every event while the worker
 	 * writes the iteration's fields above: a line of its own.
@@ -1842,24 +1843,27 @@ pump_work(void *arg)
 	return NULL;
 }
 
-/* The reader: its next item, giving back the batch it used up. */
-static int
-pump_next(struct etl_reader *r, struct etl_event *ev)
+/*
+ * The reader: its next event, in the batch it uses (which is the
+ * reader's until it gives it back, at the call after that batch's
+ * last item), giving back the batch it used up; NULL at the end.
+ */
+static struct etl_event *
+pump_next(struct etl_reader *r)
 {
 	struct pump *p = r->pump;
 
 	for (;;) {
 		if (p->rb && p->pos < p->rb->n) {
-			const struct pump_item *it = &p->rb->it[p->pos++];
+			struct pump_item *it = &p->rb->it[p->pos++];
 			if (!it->ev.raw) {
 				r->err(r->ctx, it->ev.buf_offset, (const char *)it->ev.payload);
 				continue;
 			}
-			*ev = it->ev;
-			return 1;
+			return &it->ev;
 		}
 		if (p->rb && p->rb->last)
-			return 0;
+			return NULL;
 		pthread_mutex_lock(&p->mu);
 		if (p->rb) {
 			p->taken++;
@@ -1982,12 +1986,23 @@ etl_rewind(struct etl_reader *r, enum etl_order order)
 		start_cursors(r);
 }
 
+struct etl_event *
+etl_next_ref(struct etl_reader *r)
+{
+	if (r->pump)
+		return pump_next(r);
+	/* a copy: the cursor's own event keys the merge */
+	const struct etl_event *e = next_event(r);
+	if (!e)
+		return NULL;
+	r->out = *e;
+	return &r->out;
+}
+
 int
 etl_next(struct etl_reader *r, struct etl_event *ev)
 {
-	if (r->pump)
-		return pump_next(r, ev);
-	const struct etl_event *e = next_event(r);
+	const struct etl_event *e = etl_next_ref(r);
 	if (e)
 		*ev = *e;
 	return e != NULL;
