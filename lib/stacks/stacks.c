@@ -549,11 +549,12 @@ dupnull(const char *s)
 
 /*
  * Doubles T (4096 slots at first) and puts the ids FIRST..N-1 back,
- * each at the slot its HASH_OF gives.
+ * each at the slot HASH_OF(OWNER, id) gives (OWNER: the stk, the line
+ * reader's cache, a piece or the merge: whatever holds the hashes).
  */
 static void
-idtab_grow(struct idtab *t, const struct stk *S, uint32_t first, uint32_t n,
-    uint64_t (*hash_of)(const struct stk *, uint32_t))
+idtab_grow(struct idtab *t, const void *owner, uint32_t first, uint32_t n,
+    uint64_t (*hash_of)(const void *owner, uint32_t))
 {
 	uint32_t size = t->mask ? (t->mask + 1) * 2 : 4096, i, h;
 
@@ -562,7 +563,7 @@ idtab_grow(struct idtab *t, const struct stk *S, uint32_t first, uint32_t n,
 	memset(t->slot, 0xff, size * sizeof *t->slot);
 	t->mask = size - 1;
 	for (i = first; i < n; i++) {
-		for (h = (uint32_t)hash_of(S, i) & t->mask; t->slot[h] != STK_NONE; h = (h + 1) & t->mask)
+		for (h = (uint32_t)hash_of(owner, i) & t->mask; t->slot[h] != STK_NONE; h = (h + 1) & t->mask)
 			;
 		t->slot[h] = i;
 	}
@@ -1215,9 +1216,9 @@ transform(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 }
 
 static uint64_t
-text_hash_of(const struct stk *S, uint32_t i)
+text_hash_of(const void *owner, uint32_t i)
 {
-	return S->txt[i].hash;
+	return ((const struct stk *)owner)->txt[i].hash;
 }
 
 /*
@@ -1381,9 +1382,9 @@ text_append(struct stk *S, uint64_t hv, uint32_t h, size_t n)
 }
 
 static uint64_t
-raw_hash_of(const struct stk *S, uint32_t i)
+raw_hash_of(const void *owner, uint32_t i)
 {
-	return S->raw[i].hash;
+	return ((const struct stk *)owner)->raw[i].hash;
 }
 
 /* histogram bookkeeping for When */
@@ -2212,8 +2213,7 @@ struct foldcache {
 		uint32_t epoch;	/* the header it was last sent under */
 	} *txt;
 	uint32_t ntxt, captxt;
-	uint32_t *slot;		/* txt ids by hash, STK_NONE free */
-	uint32_t mask;
+	struct idtab tab;	/* txt ids by hash, STK_NONE free */
 	char *tmp;		/* a frame name being spelled */
 	size_t captmp;
 	uint32_t epoch;		/* header lines read: a stack's leaf depends on the header's scenario */
@@ -2256,7 +2256,7 @@ foldcache_free(struct foldcache *fc)
 	intern_release(&fc->names);
 	free(fc->pool);
 	free(fc->txt);
-	free(fc->slot);
+	free(fc->tab.slot);
 	free(fc->tmp);
 	free(fc->gframe);
 	free(fc->gres);
@@ -2449,21 +2449,10 @@ reader_frame(struct foldpipe *P, const char *s, size_t n, int64_t *cut, unsigned
 	return id;
 }
 
-static void
-reader_grow_slots(struct foldcache *fc)
+static uint64_t
+reader_hash_of(const void *owner, uint32_t i)
 {
-	uint32_t size = fc->mask ? (fc->mask + 1) * 2 : 4096, i, h;
-
-	free(fc->slot);
-	fc->slot = xmalloc(size * sizeof *fc->slot);
-	memset(fc->slot, 0xff, size * sizeof *fc->slot);
-	fc->mask = size - 1;
-	for (i = 0; i < fc->ntxt; i++) {
-		for (h = (uint32_t)fc->txt[i].hash & fc->mask; fc->slot[h] != STK_NONE;
-		    h = (h + 1) & fc->mask)
-			;
-		fc->slot[h] = i;
-	}
+	return ((const struct foldcache *)owner)->txt[i].hash;
 }
 
 /* sends the frame ids of the reader's stack IDX (CUT: frame names it cut) */
@@ -2496,9 +2485,9 @@ reader_stack(struct foldpipe *P, const char *stack, size_t len, uint64_t hv,
 	size_t n, k;
 	int64_t cut = 0;
 
-	if (fc->slot == NULL)
-		reader_grow_slots(fc);
-	for (h = (uint32_t)hv & fc->mask; (idx = fc->slot[h]) != STK_NONE; h = (h + 1) & fc->mask)
+	if (fc->tab.slot == NULL)
+		idtab_grow(&fc->tab, fc, 0, fc->ntxt, reader_hash_of);
+	for (h = (uint32_t)hv & fc->tab.mask; (idx = fc->tab.slot[h]) != STK_NONE; h = (h + 1) & fc->tab.mask)
 		if (fc->txt[idx].hash == hv &&
 		    text_is(&fc->names, fc->pool + fc->txt[idx].ids, fc->txt[idx].nids, stack, len)) {
 			if (fc->txt[idx].epoch != fc->epoch) {
@@ -2513,7 +2502,7 @@ reader_stack(struct foldpipe *P, const char *stack, size_t len, uint64_t hv,
 		return STK_NONE;
 	/* the cap of the stk's own cache, names included here: they are a second copy */
 	if ((fc->npool + n) * sizeof *fc->pool + (size_t)fc->ntxt * sizeof *fc->txt +
-	    ((size_t)fc->mask + 1) * sizeof *fc->slot + fc->names.nchunks * ((size_t)1 << 20) +
+	    ((size_t)fc->tab.mask + 1) * sizeof *fc->tab.slot + fc->names.nchunks * ((size_t)1 << 20) +
 	    (size_t)fc->names.n * 12 + ((size_t)fc->names.mask + 1) * 4 >= RAW_CACHE_MAX_BYTES)
 		return STK_NONE;
 	if (fc->npool + n > fc->cappool) {
@@ -2538,9 +2527,9 @@ reader_stack(struct foldpipe *P, const char *stack, size_t len, uint64_t hv,
 	fc->txt[fc->ntxt].epoch = fc->epoch;
 	fc->npool += n;
 	idx = fc->ntxt++;
-	fc->slot[h] = idx;
-	if (fc->ntxt * 2 > fc->mask)
-		reader_grow_slots(fc);
+	fc->tab.slot[h] = idx;
+	if (fc->ntxt * 2 > fc->tab.mask)
+		idtab_grow(&fc->tab, fc, 0, fc->ntxt, reader_hash_of);
 	reader_text(P, idx, cut, lineno);
 	return idx;
 }
@@ -2850,8 +2839,7 @@ struct piece {
 	size_t npool, cappool;
 	struct pstack *stk;
 	uint32_t nstk, capstk;
-	uint32_t *slot;		/* stk ids by hash, STK_NONE free */
-	uint32_t mask;
+	struct idtab tab;	/* stk ids by hash, STK_NONE free */
 	char *tmp;
 	size_t captmp;
 	struct pnote note[2 * PIECE_NOTES];
@@ -2973,21 +2961,10 @@ piece_note(struct piece *pc, int skipped, const char *why)
 	(*n)++;
 }
 
-static void
-piece_grow_slots(struct piece *pc)
+static uint64_t
+piece_hash_of(const void *owner, uint32_t i)
 {
-	uint32_t size = pc->mask ? (pc->mask + 1) * 2 : 4096, i, h;
-
-	free(pc->slot);
-	pc->slot = xmalloc(size * sizeof *pc->slot);
-	memset(pc->slot, 0xff, size * sizeof *pc->slot);
-	pc->mask = size - 1;
-	for (i = 0; i < pc->nstk; i++) {
-		for (h = (uint32_t)pc->stk[i].hash & pc->mask; pc->slot[h] != STK_NONE;
-		    h = (h + 1) & pc->mask)
-			;
-		pc->slot[h] = i;
-	}
+	return ((const struct piece *)owner)->stk[i].hash;
 }
 
 /*
@@ -3004,9 +2981,9 @@ piece_stack(struct piece *pc, const char *stack, size_t len)
 	size_t n, k, fl;
 	int64_t cut = 0;
 
-	if (pc->slot == NULL)
-		piece_grow_slots(pc);
-	for (h = (uint32_t)hv & pc->mask; (idx = pc->slot[h]) != STK_NONE; h = (h + 1) & pc->mask)
+	if (pc->tab.slot == NULL)
+		idtab_grow(&pc->tab, pc, 0, pc->nstk, piece_hash_of);
+	for (h = (uint32_t)hv & pc->tab.mask; (idx = pc->tab.slot[h]) != STK_NONE; h = (h + 1) & pc->tab.mask)
 		if (pc->stk[idx].hash == hv &&
 		    text_is(&pc->names, pc->pool + pc->stk[idx].ids, pc->stk[idx].nids, stack, len))
 			return idx;
@@ -3014,7 +2991,7 @@ piece_stack(struct piece *pc, const char *stack, size_t len)
 	if (n > EVT_MAX_STACK_FRAMES)
 		return STK_NONE;
 	if ((pc->npool + n) * sizeof *pc->pool + (size_t)pc->nstk * sizeof *pc->stk +
-	    ((size_t)pc->mask + 1) * sizeof *pc->slot + pc->names.nchunks * ((size_t)1 << 20) +
+	    ((size_t)pc->tab.mask + 1) * sizeof *pc->tab.slot + pc->names.nchunks * ((size_t)1 << 20) +
 	    (size_t)pc->names.n * 12 + ((size_t)pc->names.mask + 1) * 4 >= pc->capbytes)
 		return STK_NONE;
 	if (pc->npool + n > pc->cappool) {
@@ -3043,9 +3020,9 @@ piece_stack(struct piece *pc, const char *stack, size_t len)
 	e->line = pc->nlines;
 	pc->npool += n;
 	idx = pc->nstk++;
-	pc->slot[h] = idx;
-	if (pc->nstk * 2 > pc->mask)
-		piece_grow_slots(pc);
+	pc->tab.slot[h] = idx;
+	if (pc->nstk * 2 > pc->tab.mask)
+		idtab_grow(&pc->tab, pc, 0, pc->nstk, piece_hash_of);
 	return idx;
 }
 
@@ -3126,7 +3103,7 @@ piece_free(struct piece *pc)
 	free(pc->buf);
 	free(pc->pool);
 	free(pc->stk);
-	free(pc->slot);
+	free(pc->tab.slot);
 	free(pc->tmp);
 }
 
@@ -3143,25 +3120,13 @@ struct merge {
 	size_t npool, cappool;
 	struct mstack *ms;
 	uint32_t nms, capms;
-	uint32_t *slot;
-	uint32_t mask;
+	struct idtab tab;	/* ms ids by hash, STK_NONE free */
 };
 
-static void
-merge_grow_slots(struct merge *M)
+static uint64_t
+merge_hash_of(const void *owner, uint32_t i)
 {
-	uint32_t size = M->mask ? (M->mask + 1) * 2 : 4096, i, h;
-
-	free(M->slot);
-	M->slot = xmalloc(size * sizeof *M->slot);
-	memset(M->slot, 0xff, size * sizeof *M->slot);
-	M->mask = size - 1;
-	for (i = 0; i < M->nms; i++) {
-		for (h = (uint32_t)M->ms[i].hash & M->mask; M->slot[h] != STK_NONE;
-		    h = (h + 1) & M->mask)
-			;
-		M->slot[h] = i;
-	}
+	return ((const struct merge *)owner)->ms[i].hash;
 }
 
 /*
@@ -3177,10 +3142,10 @@ merge_stack(struct stk *S, struct merge *M, const uint32_t *ids, uint32_t n, int
 	struct mstack *m;
 	int np;
 
-	if (M->slot == NULL)
-		merge_grow_slots(M);
+	if (M->tab.slot == NULL)
+		idtab_grow(&M->tab, M, 0, M->nms, merge_hash_of);
 	*fresh = 0;
-	for (h = (uint32_t)hv & M->mask; (idx = M->slot[h]) != STK_NONE; h = (h + 1) & M->mask) {
+	for (h = (uint32_t)hv & M->tab.mask; (idx = M->tab.slot[h]) != STK_NONE; h = (h + 1) & M->tab.mask) {
 		m = &M->ms[idx];
 		if (m->hash == hv && m->nids == n &&
 		    memcmp(M->pool + m->ids, ids, n * sizeof *ids) == 0)
@@ -3205,9 +3170,9 @@ merge_stack(struct stk *S, struct merge *M, const uint32_t *ids, uint32_t n, int
 	np = folded_prefix(S, prefix);
 	m->leaf = transform(S, prefix, np, NULL, 0, M->pool + m->ids, n, 0, &m->dropped);
 	idx = M->nms++;
-	M->slot[h] = idx;
-	if (M->nms * 2 > M->mask)
-		merge_grow_slots(M);
+	M->tab.slot[h] = idx;
+	if (M->nms * 2 > M->tab.mask)
+		idtab_grow(&M->tab, M, 0, M->nms, merge_hash_of);
 	return &M->ms[idx];
 }
 
@@ -3430,7 +3395,7 @@ read_pieces(struct stk *S, const char *path, struct readstate *rs)
 	rs->bad += skipped;
 	free(M.pool);
 	free(M.ms);
-	free(M.slot);
+	free(M.tab.slot);
 	if (fd != 0)
 		close(fd);
 	return 0;
