@@ -127,8 +127,16 @@ struct pump_item {
 	struct etl_event ev;
 };
 
+/* What a prepare hook added: the bytes of several events, one after another. */
+struct etl_prep {
+	uint8_t *p;
+	size_t n, cap;
+};
+
 struct batch {
 	struct pump_item *it;
+	uint64_t *prepix;	/* per item: offset << 32 | length of its prepared bytes in PREP */
+	struct etl_prep prep;
 	size_t n;
 	uint8_t *bytes;
 	size_t nbytes;
@@ -224,6 +232,9 @@ struct etl_reader {
 	uint64_t ns_mul, ns_max;	/* clocks that divide 1 GHz: ns = ticks × ns_mul */
 	struct store *store;	/* decompressed buffers (NULL: none compressed, or not yet) */
 	struct etl_event out;	/* etl_next_ref()'s event without a worker */
+	etl_prepare_fn prep_fn;	/* etl_set_prepare() */
+	void *prep_ctx;
+	struct etl_prep prep;	/* without a worker: what it added for OUT */
 	/*
 	 * Read by the caller's thread for every event while the worker
 	 * writes the iteration's fields above: a line of its own.
@@ -1748,6 +1759,7 @@ pump_claim(struct pump *p)
 	pthread_mutex_unlock(&p->mu);
 	if (b) {
 		b->n = b->nbytes = 0;
+		b->prep.n = 0;
 		b->last = 0;
 	}
 	return b;
@@ -1776,9 +1788,13 @@ pump_room(struct etl_reader *r, size_t len)
 {
 	struct pump *p = r->pump;
 
-	if (p->wb && (p->wb->n == BATCH_ITEMS || p->wb->nbytes + len > BATCH_ROOM))
+	if (p->wb && (p->wb->n == BATCH_ITEMS || p->wb->nbytes + len > BATCH_ROOM ||
+	    p->wb->prep.n > BATCH_BYTES))
 		pump_hand(r, 0);
-	return p->wb ? &p->wb->it[p->wb->n++] : NULL;
+	if (!p->wb)
+		return NULL;
+	p->wb->prepix[p->wb->n] = 0;
+	return &p->wb->it[p->wb->n++];
 }
 
 static void
@@ -1824,6 +1840,36 @@ pump_event(struct etl_reader *r, const struct etl_event *ev)
 	b->nbytes += ((size_t)ev->rawlen + 7) & ~(size_t)7;
 }
 
+void
+etl_prep_add(struct etl_prep *out, const void *p, size_t n)
+{
+	if (n > out->cap - out->n) {
+		size_t want = out->n + n;
+		out->cap = out->cap ? out->cap : 4096;
+		while (out->cap < want)
+			out->cap *= 2;
+		out->p = xrealloc(out->p, out->cap);
+	}
+	memcpy(out->p + out->n, p, n);
+	out->n += n;
+}
+
+/* The worker: the prepare hook on item I of batch B, its bytes noted in B's index. */
+static void
+prepare(struct etl_reader *r, struct batch *b, size_t i)
+{
+	size_t at = (b->prep.n + 7) & ~(size_t)7;
+
+	if (at > UINT32_MAX - 0xffffu)
+		cli_fatal("etl: prepared bytes of one batch past 4 GiB");
+	if (at > b->prep.n) {
+		static const uint8_t zero[8];
+		etl_prep_add(&b->prep, zero, at - b->prep.n);
+	}
+	r->prep_fn(r->prep_ctx, &b->it[i].ev, &b->prep);
+	b->prepix[i] = (uint64_t)at << 32 | (uint32_t)(b->prep.n - at);
+}
+
 static void *
 pump_work(void *arg)
 {
@@ -1835,8 +1881,11 @@ pump_work(void *arg)
 	if (!p->wb)
 		return NULL;
 	start_cursors(r);
-	while (p->wb && (ev = next_event(r)))
+	while (p->wb && (ev = next_event(r))) {
 		pump_event(r, ev);
+		if (r->prep_fn && p->wb)
+			prepare(r, p->wb, p->wb->n - 1);
+	}
 	if (p->wb)
 		pump_hand(r, 1);
 	tell_thread_cpu("worker", r->passes);
@@ -1894,6 +1943,8 @@ pump_free(struct etl_reader *r)
 	pthread_cond_destroy(&p->cv);
 	for (int i = 0; i < NBATCH; i++) {
 		free(p->b[i].it);
+		free(p->b[i].prepix);
+		free(p->b[i].prep.p);
 		free(p->b[i].bytes);
 	}
 	free(p);
@@ -1949,6 +2000,7 @@ pump_start(struct etl_reader *r)
 		if (!p->b[i].it)
 			cli_fatal("out of memory (%zu bytes)", BATCH_ITEMS * sizeof *p->b[i].it);
 		p->b[i].bytes = xmalloc(BATCH_ROOM);
+		p->b[i].prepix = xmalloc(BATCH_ITEMS * sizeof *p->b[i].prepix);
 	}
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
@@ -1996,7 +2048,35 @@ etl_next_ref(struct etl_reader *r)
 	if (!e)
 		return NULL;
 	r->out = *e;
+	if (r->prep_fn) {
+		r->prep.n = 0;
+		r->prep_fn(r->prep_ctx, &r->out, &r->prep);
+	}
 	return &r->out;
+}
+
+void
+etl_set_prepare(struct etl_reader *r, etl_prepare_fn fn, void *ctx)
+{
+	r->prep_fn = fn;
+	r->prep_ctx = ctx;
+}
+
+const void *
+etl_prepared(const struct etl_reader *r, size_t *n)
+{
+	if (!r->pump) {
+		*n = r->prep_fn ? r->prep.n : 0;
+		return r->prep.p;
+	}
+	const struct pump *p = r->pump;
+	if (!p->rb || !p->pos) {
+		*n = 0;
+		return NULL;
+	}
+	uint64_t ix = p->rb->prepix[p->pos - 1];
+	*n = (uint32_t)ix;
+	return p->rb->prep.p + (ix >> 32);
 }
 
 int
@@ -2024,5 +2104,6 @@ etl_close(struct etl_reader *r)
 	free_cursors(r);
 	store_free(r->store);
 	free(r->buf);
+	free(r->prep.p);
 	free(r);
 }

@@ -165,6 +165,24 @@ struct etl_event *etl_next_ref(struct etl_reader *r);
  */
 void etl_set_threads(int threads);
 void etl_set_keep(size_t bytes);
+/*
+ * Work on each event that needs only the event and the events before it
+ * (decoding a payload, a state machine over the stream), moved off the
+ * caller's thread: FN sees every event of the passes that follow, in
+ * the order the caller will get them, on the worker thread when there
+ * is one (ahead of the caller), else on the caller's thread just before
+ * it gets the event.  FN may add bytes for the event with
+ * etl_prep_add(); the caller reads them with etl_prepared() while that
+ * event is its latest.  FN must not touch what the caller's thread
+ * changes meanwhile.  NULL FN: none.
+ */
+struct etl_prep;
+typedef void (*etl_prepare_fn)(void *ctx, const struct etl_event *ev, struct etl_prep *out);
+void etl_set_prepare(struct etl_reader *r, etl_prepare_fn fn, void *ctx);
+/* Appends N bytes at P to what the event being prepared gets (each event's start 8-aligned). */
+void etl_prep_add(struct etl_prep *out, const void *p, size_t n);
+/* What FN added for the event etl_next_ref() returned last: *N bytes (0: nothing). */
+const void *etl_prepared(const struct etl_reader *r, size_t *n);
 /* Bytes of the file covered so far by the iteration (for progress). */
 uint64_t etl_progress(const struct etl_reader *r);
 void etl_close(struct etl_reader *r);
