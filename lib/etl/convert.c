@@ -345,6 +345,7 @@ pass2(struct conv *c, struct health_seen *h)
 	size_t nr = c->nsrc;
 
 	memset(c->cseq, 0, (nr ? nr : 1) * (c->ncur ? c->ncur : 1) * sizeof *c->cseq);
+	conv_prep_start(c);
 	for (size_t i = 0; i < nr; i++) {
 		etl_rewind(c->src[i].r, ETL_TIME_ORDER);
 		source_next(c, i);
@@ -361,6 +362,8 @@ pass2(struct conv *c, struct health_seen *h)
 		use_source(c, best);
 		c->cur_seq = c->src[best].seq;
 		c->now = c->src[best].ev->ts;
+		if (nr > 1)
+			conv_prep_ordered(c, c->src[best].ev);
 		emit(c, c->src[best].ev, h);
 		if (c->tt)
 			tt_tick(c->tt, (int64_t)(c->now - GBIAS));
@@ -373,6 +376,7 @@ pass2(struct conv *c, struct health_seen *h)
 		}
 	}
 	conv_tt_finish(c);	/* (its pending lines are told before the window empties) */
+	conv_prep_free(c);
 	free(lost_done);
 	conv_flush_window(c, 1);
 	if (c->o->progress)

@@ -258,6 +258,8 @@ struct conv {
 	uint64_t skipped_events;
 	uint64_t *frames;	/* scratch for one stack, innermost first */
 	size_t capframes;
+	/* pass 2's work done ahead (convert_prep.c): with several files, the ordered part's */
+	struct etl_prep inline_prep;
 };
 
 /* room for one more element: the converter's arrays start at 256 */
@@ -436,6 +438,17 @@ conv_tt_waker_attrs(struct conv *c, const struct ttline *t, uint64_t ts, size_t 
 void conv_tt_queued(struct conv *c, const struct ttfollow *f, uint64_t seq);
 void conv_tt_unqueued(struct conv *c, struct ttfollow *f);
 void conv_free_lines(struct conv *c);
+
+/* ---------- convert_prep.c: pass 2's work done ahead of the caller's thread ---------- */
+
+enum conv_prep_tag { PREP_NONE };
+void conv_prep_start(struct conv *c);
+void conv_prep_event(void *ctx, const struct etl_event *ev, struct etl_prep *out);
+void conv_prep_ordered(struct conv *c, const struct etl_event *ev);
+void conv_prep_put(struct etl_prep *out, unsigned tag, const void *p, size_t n);
+/* The current event's record TAG: *LEN bytes, or NULL. */
+const void *conv_prep_find(const struct conv *c, unsigned tag, size_t *len);
+void conv_prep_free(struct conv *c);
 
 /* ---------- convert_clr.c: CLR stack walks, allocations, exceptions ---------- */
 

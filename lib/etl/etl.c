@@ -127,12 +127,6 @@ struct pump_item {
 	struct etl_event ev;
 };
 
-/* What a prepare hook added: the bytes of several events, one after another. */
-struct etl_prep {
-	uint8_t *p;
-	size_t n, cap;
-};
-
 struct batch {
 	struct pump_item *it;
 	uint64_t *prepix;	/* per item: offset << 32 | length of its prepared bytes in PREP */

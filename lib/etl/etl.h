@@ -176,7 +176,10 @@ void etl_set_keep(size_t bytes);
  * event is its latest.  FN must not touch what the caller's thread
  * changes meanwhile.  NULL FN: none.
  */
-struct etl_prep;
+struct etl_prep {	/* what a prepare hook added, several events' one after another */
+	uint8_t *p;
+	size_t n, cap;
+};
 typedef void (*etl_prepare_fn)(void *ctx, const struct etl_event *ev, struct etl_prep *out);
 void etl_set_prepare(struct etl_reader *r, etl_prepare_fn fn, void *ctx);
 /* Appends N bytes at P to what the event being prepared gets (each event's start 8-aligned). */
