@@ -441,6 +441,7 @@ void conv_free_lines(struct conv *c);
 
 /* ---------- convert_prep.c: pass 2's work done ahead of the caller's thread ---------- */
 
+/* Record tags: payload fields 16-31, thread time 32-47 (each part numbers its own). */
 enum conv_prep_tag { PREP_NONE };
 void conv_prep_start(struct conv *c);
 void conv_prep_event(void *ctx, const struct etl_event *ev, struct etl_prep *out);
