@@ -9,7 +9,8 @@
 #    as stdin does; a directory is refused naming it;
 #  - a PDB path that is a directory or a FIFO is reported and passed over
 #    (pdb-damaged, frames keep module!0xRVA, exit 0 as for any PDB
-#    problem), never opened, so never waited for.
+#    problem), never opened, so never waited for; one cut shorter while
+#    etl2evt uses it is named on one line, exit 2.
 load helpers
 
 # background jobs left by a test that ended early (a writer blocked on its
@@ -158,4 +159,53 @@ frames() { awk -F'\t' '$2 == "Sample" { print $NF }' "$1"; }
 		grep -q "^etl2evt: symbols: 0 images resolved, .*1 damaged" "$T/$kind.err" ||
 		    fail "$kind: summary: $(cat "$T/$kind.err")"
 	done
+}
+
+# $T/dense.etl: 8000 samples of CppCon.exe, 0.01 ms apart, cycling through
+# every byte of its 49 procedures (3765 addresses): lookups of new
+# addresses go on through the first 3765 samples, some 400 KB of evt.
+cppcon_dense_trace() {
+	require_corpus
+	pdbdump -S "$CPPCON" | awk '$1 ~ /PROC32/ { sub(/^rva=/, "", $3); sub(/^size=/, "", $4); print $3, $4 }' |
+	    sort -u | python3 -c '
+import sys
+for l in sys.stdin:
+    r, n = l.split()
+    for i in range(int(n)): print("0x%x" % (int(r, 16) + i))' >"$T/addrs"
+	[ "$(wc -l <"$T/addrs")" -gt 3000 ]
+	{
+		printf 'machine: {cpus: 1, duration_ms: 100}\nprocesses:\n  - name: CppCon.exe\n    pid: 1000\n'
+		printf "    images:\n      - {path: '\\\\Device\\\\HarddiskVolume2\\\\app\\\\CppCon.exe', base: 0x140000000,\n"
+		printf "         size: 0x100000, pdb: 'C:\\\\build\\\\CppCon.pdb', guid: 12dc0a4f-bd7d-4f2a-a9be-263bacaeb467, age: 5}\n"
+		printf '    threads:\n      - {tid: 1004}\nevents:\n'
+		awk '{ a[NR] = $1 } END { for (k = 1; k <= 8000; k++)
+		    printf "  - {kind: Sample, t_ms: %.2f, cpu: 0, tid: 1004, stack: [CppCon.exe+%s]}\n", k * 0.01, a[(k - 1) % NR + 1] }' "$T/addrs"
+	} >"$T/dense.yaml"
+	etlgen -o "$T/dense.etl" "$T/dense.yaml" 2>/dev/null || fail "etlgen"
+}
+
+@test "a PDB cut shorter while etl2evt uses it: one line naming it, exit 2, no SIGBUS" {
+	cppcon_dense_trace
+	dir="$T/sym/CppCon.pdb/$CPPCON_KEY"
+	mkdir -p "$dir"
+	cp "$CPPCON" "$dir/CppCon.pdb"
+	chmod u+w "$dir/CppCon.pdb"
+	# whole, the PDB names every sample
+	etl2evt --symbols "$T/sym" "$T/dense.etl" 2>/dev/null | frames /dev/stdin >"$T/all"
+	[ "$(wc -l <"$T/all")" -eq 8000 ] && ! grep -q '!0x' "$T/all" || fail "not every sample named"
+	# the first sample opens the PDB, long before etl2evt's first 64 KiB reach
+	# the pipe; it is cut while etl2evt waits to write, with new addresses to come
+	mkfifo "$T/out.fifo"
+	st=0
+	etl2evt --symbols "$T/sym" "$T/dense.etl" >"$T/out.fifo" 2>"$T/err" &
+	bgs+=($!)
+	exec 7<"$T/out.fifo"
+	head -c 1 <&7 >/dev/null
+	: >"$dir/CppCon.pdb"
+	cat <&7 >/dev/null
+	exec 7<&-
+	wait "${bgs[0]}" || st=$?
+	[ "$st" -eq 2 ] || fail "status $st (135: killed by SIGBUS): $(cat "$T/err")"
+	[ "$(cat "$T/err")" = "etl2evt: $dir/CppCon.pdb: the file became shorter while it was read (another process changed it)" ] ||
+	    fail "message: $(cat "$T/err")"
 }
