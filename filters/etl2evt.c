@@ -116,11 +116,7 @@ add_input(const char *name, int fd)
 	in->fd = fd;
 }
 
-/*
- * Copies IN (stdin, a pipe or FIFO named on the command line, a device:
- * what cannot be read at an offset or mapped) into an unlinked temporary
- * file, whose descriptor it returns; NAME is for messages.
- */
+/* An unlinked temporary file for a copy of an input (stdin, a zip member, gunzipped bytes). */
 static int
 temp_file(void)
 {
@@ -130,6 +126,11 @@ temp_file(void)
 	return fd;
 }
 
+/*
+ * Copies IN (stdin, a pipe or FIFO named on the command line, a device:
+ * what cannot be read at an offset or mapped) into a temporary file,
+ * whose descriptor it returns; NAME is for messages.
+ */
 static int
 spool(int in, const char *name)
 {
