@@ -8,7 +8,10 @@
  * INPUT:  an .etl file, a zip holding one or several (PerfView .etl.zip,
  *         .diagsession), or either on stdin, each possibly gzip-compressed
  *         (inflated into a temporary file).  Several files of one session
- *         are merged on their absolute times.
+ *         are merged on their absolute times.  Stdin and inputs that are
+ *         not regular files (a FIFO, /dev/stdin, <(...)) are copied into
+ *         a temporary file; files are mapped (lib/base/mapfile: one cut
+ *         shorter while it is read is named on one line, exit 2).
  * OUTPUT: the evt stream (docs/evt-format.md), e.g.
  *   29.446000	Sample	7	System	4	584	1	ip=0xffffffffffd03003	prio=14	kframes=3	ntoskrnl.exe!0x1a3f0;...
  *         Two threads where there are two cores (-j 1: one), the
@@ -26,12 +29,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "base/cli.h"
+#include "base/mapfile.h"
 #include "etl/etl.h"
 #include "etl/convert.h"
 #include "evt/evtwrite.h"
@@ -97,8 +100,7 @@ struct input {
 	uint64_t stored_len;	/* its length, or 0: the whole file */
 	const uint8_t *data;
 	size_t len;
-	void *map;		/* the mapping DATA lies in */
-	size_t maplen;
+	struct mapfile map;	/* the mapping DATA lies in (guarded: a file cut shorter exits 2) */
 	struct etl_reader *r;
 };
 static struct input *inputs;
@@ -114,7 +116,7 @@ add_input(const char *name, int fd)
 	in->fd = fd;
 }
 
-/* Copies stdin (or a zip member) into an unlinked temporary file. */
+/* An unlinked temporary file for a copy of an input (stdin, a zip member, gunzipped bytes). */
 static int
 temp_file(void)
 {
@@ -124,17 +126,22 @@ temp_file(void)
 	return fd;
 }
 
+/*
+ * Copies IN (stdin, a pipe or FIFO named on the command line, a device:
+ * what cannot be read at an offset or mapped) into a temporary file,
+ * whose descriptor it returns; NAME is for messages.
+ */
 static int
-spool_stdin(void)
+spool(int in, const char *name)
 {
 	int fd = temp_file();
 	char buf[1 << 16];
 	ssize_t n;
-	while ((n = read(0, buf, sizeof buf)) != 0) {
+	while ((n = read(in, buf, sizeof buf)) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			cli_fatal("stdin: %s", strerror(errno));
+			cli_fatal("%s: %s", name, strerror(errno));
 		}
 		for (ssize_t w = 0; w < n;) {
 			ssize_t k = write(fd, buf + w, (size_t)(n - w));
@@ -395,7 +402,8 @@ add_zip_members(int zfd, const char *zipname, const char *member)
 
 /*
  * Maps the trace of IN: the whole file, or the stored member's bytes
- * (mmap wants a page-aligned offset: the mapping starts a little before).
+ * (lib/base/mapfile: a file cut shorter by another process while it is
+ * read is named on one line, exit 2, not a SIGBUS).
  */
 static void
 map_input(struct input *in)
@@ -409,16 +417,46 @@ map_input(struct input *in)
 	}
 	if (len == 0)
 		return;
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), lead = in->base % page;
-	if (len > SIZE_MAX - lead)
-		cli_fatal("%s: too large to map (%llu bytes)", in->name, (unsigned long long)len);
-	in->maplen = (size_t)(len + lead);
-	in->map = mmap(NULL, in->maplen, PROT_READ, MAP_PRIVATE, in->fd, (off_t)(in->base - lead));
-	if (in->map == MAP_FAILED)
-		cli_fatal("%s: cannot map: %s", in->name, strerror(errno));
-	map_sequential(in->map, in->maplen);
-	in->data = (const uint8_t *)in->map + lead;
-	in->len = (size_t)len;
+	if (!mapfile_map_fd(&in->map, in->fd, in->base, len, in->name))
+		cli_fatal("%s: cannot map: %s", in->name, errno == EFBIG ?
+		    "too large for the address space" : strerror(errno));
+	map_sequential(in->map.map, in->map.maplen);
+	in->data = (const uint8_t *)in->map.p;
+	in->len = in->map.n;
+}
+
+static int
+is_regular(const char *name)
+{
+	struct stat st;
+	return strcmp(name, "-") != 0 && stat(name, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/*
+ * Opens the input NAME ("-": stdin) as a descriptor that can be read at
+ * any offset and mapped: a regular file as it is; stdin, a FIFO or a
+ * pipe given by name (/dev/stdin, a shell's <(...)), a device, copied
+ * into a temporary file first.  A directory is no trace.
+ */
+static int
+open_input(const char *name)
+{
+	struct stat st;
+	int fd;
+	if (strcmp(name, "-") == 0)
+		return spool(0, "stdin");
+	if ((fd = open(name, O_RDONLY)) < 0)
+		cli_fatal("%s: %s", name, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		cli_fatal("%s: %s", name, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		cli_fatal("%s: a directory, not a trace", name);
+	if (!S_ISREG(st.st_mode)) {
+		int copy = spool(fd, name);
+		close(fd);
+		fd = copy;
+	}
+	return fd;
 }
 
 static int
@@ -570,11 +608,7 @@ main(int argc, char **argv)
 	pdbs_ahead = use_symbols && !census && (threads ? threads > 1 : sysconf(_SC_NPROCESSORS_ONLN) > 1);
 	for (int a = 0; a < (argc ? argc : 1); a++) {
 		const char *name = argc ? argv[a] : "-";
-		int fd;
-		if (strcmp(name, "-") == 0)
-			fd = spool_stdin();
-		else if ((fd = open(name, O_RDONLY)) < 0)
-			cli_fatal("%s: %s", name, strerror(errno));
+		int fd = open_input(name);
 		unsigned char magic[4] = { 0 };
 		if (pread(fd, magic, 4, 0) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
 			int plain = gunzip_to_temp(fd, name);
@@ -632,8 +666,9 @@ main(int argc, char **argv)
 			if (!sym)
 				sym = sym_new();
 			sym_add_env(sym);
+			/* (not stdin or a pipe: read once, copied; opening one again would wait) */
 			for (int a = 0; a < argc; a++)
-				if (strcmp(argv[a], "-") != 0)
+				if (is_regular(argv[a]))
 					sym_add_trace(sym, argv[a]);
 			o.sym = sym_etl_hook;
 			o.symcount = sym_etl_count;
@@ -662,8 +697,7 @@ main(int argc, char **argv)
 		    nproblems == 1 ? "" : "s");
 	for (size_t i = 0; i < ninputs; i++) {
 		etl_close(inputs[i].r);
-		if (inputs[i].map)
-			munmap(inputs[i].map, inputs[i].maplen);
+		mapfile_close(&inputs[i].map);
 		close(inputs[i].fd);
 		free(inputs[i].name);
 	}

@@ -58,7 +58,8 @@ help(void)
 {
 	usage(stdout);
 	fputs("Runs a nightly multi-scenario pipeline (docs/pipelines.md).\n"
-	    "  -j, --jobs N        traces converted in parallel [pipeline 'jobs', else CPUs]\n"
+	    "  -j, --jobs N        traces converted in parallel [pipeline 'jobs', else CPUs];\n"
+	    "                      with more than one at once, each etl2evt on one thread\n"
 	    "      --verify        re-hash every trace, even when size and mtime match the record\n"
 	    "      --retry-failed  convert again traces whose last conversion failed\n"
 	    "      --list-jobs     print the per-trace jobs (INDEX KEY STATE STEP SCENARIO TRACE COMMAND)\n"

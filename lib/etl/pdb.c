@@ -22,6 +22,7 @@
  */
 #include "etl/pdb.h"
 #include "base/cli.h"
+#include "base/mapfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,6 +53,7 @@ struct pdb {
 	const uint8_t *data;
 	size_t len;
 	int mapped;
+	struct mapfile map;		/* when mapped (a truncated file: one line, exit 2) */
 	uint32_t bs;			/* block size */
 	uint32_t fileblocks;		/* whole blocks present in the file */
 	uint8_t *dir;
@@ -317,45 +318,76 @@ static struct pdb *finish_open(struct pdb *p, char *err, size_t errlen)
 	return p;
 }
 
-struct pdb *pdb_open_fd(const char *name, int fd, char *err, size_t errlen)
+/* A PDB in the mapping M (taken over, also on failure). */
+static struct pdb *open_mapped(const char *name, struct mapfile *m, char *err, size_t errlen)
 {
-	struct pdb *p;
-	struct stat st;
-	void *m;
-
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a regular file", name);
-		return NULL;
-	}
-	if (st.st_size == 0) {
-		snprintf(err, errlen, "%s: offset 0: empty file", name);
-		return NULL;
-	}
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (m == MAP_FAILED) {
-		snprintf(err, errlen, "%s: mmap: %s", name, strerror(errno));
-		return NULL;
-	}
-	p = xcalloc(1, sizeof *p);
+	struct pdb *p = xcalloc(1, sizeof *p);
 	p->name = xstrdup(name);
-	p->data = m;
-	p->len = (size_t)st.st_size;
+	p->map = *m;
+	p->data = (const uint8_t *)m->p;
+	p->len = m->n;
 	p->mapped = 1;
 	return finish_open(p, err, errlen);
 }
 
+/* Why a file of ST cannot be a PDB, or NULL. */
+static const char *not_a_pdb_file(const struct stat *st)
+{
+	if (S_ISDIR(st->st_mode))
+		return "a directory, not a PDB file";
+	if (!S_ISREG(st->st_mode))
+		return "not a regular file";
+	if (st->st_size == 0)
+		return "offset 0: empty file";
+	return NULL;
+}
+
+struct pdb *pdb_open_fd(const char *name, int fd, char *err, size_t errlen)
+{
+	struct mapfile m;
+	struct stat st;
+	const char *why;
+
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s: %s", name, strerror(errno));
+		return NULL;
+	}
+	if ((why = not_a_pdb_file(&st)) != NULL) {
+		snprintf(err, errlen, "%s: %s", name, why);
+		return NULL;
+	}
+	if (!mapfile_map_fd(&m, fd, 0, 0, name)) {
+		snprintf(err, errlen, "%s: cannot map: %s", name, strerror(errno));
+		return NULL;
+	}
+	return open_mapped(name, &m, err, errlen);
+}
+
 struct pdb *pdb_open(const char *path, char *err, size_t errlen)
 {
-	struct pdb *p;
-	int fd = open(path, O_RDONLY);
+	struct mapfile m;
+	struct stat st;
+	const char *why;
 
-	if (fd < 0) {
+	/*
+	 * Looked at before it is opened: opening a FIFO (a symbol directory
+	 * is anybody's) would wait for a writer that never comes.
+	 */
+	if (stat(path, &st) < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
-	p = pdb_open_fd(path, fd, err, errlen);
-	close(fd);
-	return p;
+	if ((why = not_a_pdb_file(&st)) != NULL) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		return NULL;
+	}
+	errno = 0;
+	if (!mapfile_open(&m, path)) {
+		snprintf(err, errlen, "%s: %s", path, errno ? strerror(errno) :
+		    "cannot be mapped");
+		return NULL;
+	}
+	return open_mapped(path, &m, err, errlen);
 }
 
 struct pdb *pdb_open_memory(const char *name, void *data, size_t len,
@@ -374,7 +406,7 @@ void pdb_close(struct pdb *p)
 	if (!p)
 		return;
 	if (p->mapped)
-		munmap((void *)p->data, p->len);
+		mapfile_close(&p->map);
 	else
 		free((void *)p->data);
 	for (i = 0; i < p->nbufs; i++)

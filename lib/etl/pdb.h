@@ -9,7 +9,10 @@
  * procedure symbols in each module stream (S_GPROC32, S_LPROC32, their
  * _ID and _DPC variants, S_THUNK32, S_SEPCODE), with their sizes.
  *
- * The file is memory-mapped.  pdb_open() reads only the header, the
+ * The file is memory-mapped (lib/base/mapfile: a file cut shorter by
+ * another process while in use gives one line naming it and exit 2, not
+ * a SIGBUS; a directory or FIFO is refused, never opened, so never waited
+ * for).  pdb_open() reads only the header, the
  * directory and the info stream; symbols are parsed on first use, once.
  * Everything read from the file is bounds-checked: a damaged file gives
  * an error naming the file and the byte offset, never a crash.  The old

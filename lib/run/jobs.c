@@ -296,6 +296,24 @@ build_settings(struct run *r, struct job *j)
 	j->settings = s;
 }
 
+void
+job_side_by_side(struct job *j)
+{
+	int i, a;
+
+	for (i = 0; i < j->ncmd; i++) {
+		struct job_command *c = &j->cmd[i];
+
+		/* (a full argv keeps its default: a faster conversion, the same output) */
+		if (strcmp(c->tool, "etl2evt") != 0 || c->argc >= JOB_MAX_ARGV - 1)
+			continue;
+		for (a = c->argc; a > 1; a--)
+			c->argv[a] = c->argv[a - 1];
+		c->argv[1] = xstrdup("--threads=1");
+		c->argv[++c->argc] = NULL;
+	}
+}
+
 char *
 job_command_text(const struct job *j)
 {

@@ -62,6 +62,7 @@ struct run {
 	int retry;		/* convert again traces whose last conversion failed */
 	int quiet;		/* no progress or summary on stderr */
 	int merge_only;		/* --merge-only: converts nothing */
+	int side_by_side;	/* jobs converted at once: each etl2evt on one thread */
 	struct job *jobs;
 	int njobs;
 	int *todo;		/* the jobs to convert (indexes), after jobs_check_cache() */
@@ -106,6 +107,15 @@ int job_usable(const struct job *j);
 
 /* Path of J's cache file CACHE/KEY.SUFFIX (malloc'ed). */
 char *job_cache_file(const struct run *r, const struct job *j, const char *suffix);
+
+/*
+ * For a job converted beside others (r->side_by_side): its etl2evt reads
+ * and decodes on one thread (--threads=1).  Applied after the key was
+ * made, to the converting worker's copy of the job: etl2evt's output is
+ * the same with any thread count, so the key and the cached results stay
+ * those of a run converting one job at a time.
+ */
+void job_side_by_side(struct job *j);
 
 /* A readable command line for records and messages (never executed); malloc'ed. */
 char *job_command_text(const struct job *j);

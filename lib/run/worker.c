@@ -316,6 +316,8 @@ worker_convert(const struct run *r, struct job *j)
 	double t0 = runcmd_clock();
 	int logfd, status;
 
+	if (r->side_by_side)
+		job_side_by_side(j);	/* (J is this worker's copy: the key is made) */
 	memset(&rec, 0, sizeof(rec));
 	memcpy(rec.key, j->key, sizeof(rec.key));
 	rec.product = r->pl->prod[j->prod].name;
@@ -455,6 +457,11 @@ worker_run_all(struct run *r, int parallel)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/*
+	 * Each etl2evt would take a second core for its reading thread: with
+	 * jobs side by side the cores are the jobs', so one thread each.
+	 */
+	r->side_by_side = parallel > 1 && r->ntodo > 1;
 	while ((next < r->ntodo || running > 0) && !interrupted) {
 		struct job *j;
 		int wstatus;

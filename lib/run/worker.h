@@ -15,9 +15,10 @@ int worker_convert(const struct run *r, struct job *j);
 /*
  * Converts the jobs of r->todo, PARALLEL at a time, each in a worker
  * process (killed after the pipeline's timeout_s).  A job's state becomes
- * converted, failed or timeout.  Interrupted (SIGINT, SIGTERM, SIGHUP),
- * it stops the workers and dies of that signal: what was converted is
- * in the cache, no output is written.
+ * converted, failed or timeout.  With more than one job at a time, each
+ * etl2evt reads and decodes on one thread (job_side_by_side()).
+ * Interrupted (SIGINT, SIGTERM, SIGHUP), it stops the workers and dies of
+ * that signal: what was converted is in the cache, no output is written.
  */
 void worker_run_all(struct run *r, int parallel);
 

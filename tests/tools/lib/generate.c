@@ -548,11 +548,10 @@ generate_lifecycle(int64_t end)
 		e->obj = p;
 		for (j = 0; j < p->nthr; j++) {
 			struct thread *th = p->thr[j];
-			if (th->start == SCEN_NONE)
-				e = scen_add_event(K_TDCSTART, 0, t++);
-			else
-				e = scen_add_event(K_TSTART, 0, th->start);
-			e->obj = th;
+			if (th->start != SCEN_NONE)
+				scen_add_event(K_TSTART, 0, th->start)->obj = th;
+			else if (!th->no_rundown)
+				scen_add_event(K_TDCSTART, 0, t++)->obj = th;
 			if (th->end != SCEN_NONE)
 				scen_add_event(K_TEND, 0, th->end)->obj = th;
 			else

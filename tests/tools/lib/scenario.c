@@ -804,7 +804,7 @@ parse_processes(const yaml_node_t *list)
 	static const char *const keys[] = {"name", "pid", "parent", "session", "cmdline",
 	    "start_ms", "end_ms", "exit", "images", "threads", NULL};
 	static const char *const tkeys[] = {"tid", "start_addr", "name", "prio", "start_ms",
-	    "end_ms", NULL};
+	    "end_ms", "rundown", NULL};
 	int i, j, np = scen_seq_len(list), have_idle = 0, have_system = 0;
 	yaml_node_t *idle_tn = NULL;
 
@@ -880,6 +880,9 @@ parse_processes(const yaml_node_t *list)
 			t->prio = (int)scen_u64_or(tn, "prio", 8);
 			t->start = scen_time_or(tn, "start_ms", SCEN_NONE);
 			t->end = scen_time_or(tn, "end_ms", SCEN_NONE);
+			t->no_rundown = !scen_bool_or(tn, "rundown", 1);
+			if (t->no_rundown && t->start != SCEN_NONE)
+				scen_bad(tn, "rundown: no is for a thread without start_ms");
 		}
 	}
 	/* now that all images are known, start addresses can be frames */

@@ -70,6 +70,7 @@ struct thread {
 	char *name;
 	int prio;
 	int64_t start, end;
+	int no_rundown;			/* no DCStart: a decoder first meets it in an event */
 	int idle_cpu;			/* the idle thread of this CPU, or -1 */
 };
 
