@@ -169,6 +169,7 @@ struct stk {
 	int format;		/* 0 unknown, 1 evt, 2 folded */
 	int is_folded_input;
 	char **kinds;
+	size_t *kindlen;	/* strlen of each: most kinds a line has differ in length */
 	int nkinds, allkinds;
 	char *hdr;		/* copy of the last #evt header's key=value text */
 	struct evt_header header;
@@ -948,6 +949,9 @@ set_kinds(struct stk *S, const char *list)
 		}
 		for (i = 0; i < 4 && expand[i]; i++) {
 			S->kinds = xrealloc(S->kinds, (size_t)(S->nkinds + 1) * sizeof *S->kinds);
+			S->kindlen = xrealloc(S->kindlen,
+			    (size_t)(S->nkinds + 1) * sizeof *S->kindlen);
+			S->kindlen[S->nkinds] = strlen(expand[i]);
 			S->kinds[S->nkinds++] = xstrdup(expand[i]);
 		}
 	}
@@ -1049,6 +1053,7 @@ stk_free(struct stk *S)
 	for (k = 0; k < S->nkinds; k++)
 		free(S->kinds[k]);
 	free(S->kinds);
+	free(S->kindlen);
 	free(S->hdr);
 	stk_config_free(&S->cfg);
 	free(S);
@@ -1652,14 +1657,16 @@ kind_selected(struct stk *S, struct evt_span kind)
 
 	if (S->allkinds)
 		return 1;
-	/* byte by byte: every line's kind is asked about, and most differ at once */
+	/* every line's kind is asked about: the lengths first, and most differ */
 	for (i = 0; i < S->nkinds; i++) {
 		const char *k = S->kinds[i];
 		size_t j;
 
-		for (j = 0; j < kind.n && k[j] != '\0' && k[j] == kind.p[j]; j++)
+		if (S->kindlen[i] != kind.n)
+			continue;
+		for (j = 0; j < kind.n && k[j] == kind.p[j]; j++)
 			;
-		if (j == kind.n && k[j] == '\0')
+		if (j == kind.n)
 			return 1;
 	}
 	return 0;
@@ -1923,32 +1930,32 @@ tt_stack(struct stk *S, const struct tt_waker *w, struct evt_span kind, char **s
 }
 
 /*
- * Whether LINE is an event of a kind S does not read that evt_split
- * would take: its kind column (after the time) is not empty and not
- * selected, and the line has the EVT_NCOLS tabs evt_split wants.  Such
- * a line is only counted, and most lines of a DPC-heavy trace are such
- * lines: no column is split or parsed.  Any other line goes the usual
- * way, so a malformed line is named in the same words.
+ * kframes=VAL as strtol reads it (so a sign or leading blanks pass, as
+ * they always have), without the call for the usual one or two digits.
+ * 0 with *KF, or -1.
  */
 static int
-other_kind(struct stk *S, const char *line, size_t len)
+parse_kframes(struct evt_span val, int *kf)
 {
-	const char *p, *e = line + len, *tab;
-	struct evt_span kind;
-	int tabs;
+	char *ke;
+	long v;
+	size_t i;
 
-	if (S->allkinds || (tab = memchr(line, '\t', len)) == NULL)
-		return 0;
-	kind.p = (char *)(tab + 1);
-	for (p = kind.p; p < e && *p != '\t'; p++)
-		;
-	kind.n = (size_t)(p - kind.p);
-	if (p == e || kind.n == 0 || kind_selected(S, kind))
-		return 0;
-	/* the short columns after the kind: cpu, process, pid, tid, weight */
-	for (p++, tabs = 2; p < e && tabs < EVT_NCOLS; p++)
-		tabs += *p == '\t';
-	return tabs == EVT_NCOLS;
+	if (val.n > 0 && val.n <= 9) {
+		for (i = 0, v = 0; i < val.n && val.p[i] >= '0' && val.p[i] <= '9'; i++)
+			v = v * 10 + (val.p[i] - '0');
+		if (i == val.n) {
+			*kf = (int)v;
+			return 0;
+		}
+	}
+	val.p[val.n] = '\0';
+	errno = 0;
+	v = strtol(val.p, &ke, 10);
+	if (*ke || errno || v < 0 || v > 0x7fffffff)
+		return -1;
+	*kf = (int)v;
+	return 0;
 }
 
 /*
@@ -1969,10 +1976,7 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 	uint32_t prefix[4];
 	struct tt_waker waker;
 
-	if (other_kind(S, line, len)) {
-		S->st.other_kinds++;
-		return 0;
-	}
+	/* lines of kinds not read (most of a DPC-heavy trace) are split, not parsed */
 	if (evt_split(line, len, &c, why) < 0)
 		return -1;
 	if (S->cfg.thread_time)
@@ -1981,7 +1985,10 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 		S->st.other_kinds++;
 		return 0;
 	}
-	if (evt_cols_time(&c, &t, why) < 0 || evt_cols_weight_ns(&c, &metric, why) < 0 ||
+	/* the time is checked on every line, converted only for first/last and When */
+	t = NAN;
+	if ((S->cfg.no_times ? evt_cols_time_ok(&c, why) : evt_cols_time(&c, &t, why)) < 0 ||
+	    evt_cols_weight_ns(&c, &metric, why) < 0 ||
 	    evt_cols_cpu(&c, &cpu, why) < 0 || evt_cols_pid(&c, &pid, why) < 0 ||
 	    evt_cols_tid(&c, &tid, why) < 0)
 		return -1;
@@ -1999,17 +2006,10 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 				return -1;
 			}
 		} else if (span_is(key, "kframes")) {
-			char *ke;
-			long kf;
-
-			val.p[val.n] = '\0';
-			errno = 0;
-			kf = strtol(val.p, &ke, 10);
-			if (*ke || errno || kf < 0 || kf > 0x7fffffff) {
+			if (parse_kframes(val, &kframes) < 0) {
 				*why = "kframes= is not a non-negative integer";
 				return -1;
 			}
-			kframes = (int)kf;
 		} else if (span_is(key, "routine")) {
 			val.p[val.n] = '\0';
 			routine = val.p;
