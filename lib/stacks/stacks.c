@@ -71,13 +71,18 @@ struct finfo {
 };
 
 /*
- * A distinct stack text, kept as its interned frames, not as text: the
- * frame names are compared with the text on lookup (see text_is).
+ * A distinct stack text, kept as its interned frames: the frame names
+ * are compared with the text on lookup (see text_is).  From evt input,
+ * whose stacks are few and repeated line after line, the text itself is
+ * kept too, while the cache's bytes allow: one memcmp, not a compare
+ * per frame.
  */
 struct textent {
 	uint64_t hash;
 	uint32_t ids;		/* where its frame ids start in S->pool */
 	uint32_t nids;
+	uint32_t textat;	/* where its text starts in S->text... */
+	uint32_t textlen;	/* ...and its length; STK_NONE: not kept */
 	uint32_t result;	/* without root or kernel frames (folded input): the leaf */
 	uint8_t dropped;	/* ...or why it was dropped */
 	uint8_t done;		/* result and dropped are known */
@@ -162,6 +167,8 @@ struct stk {
 	size_t captmp;
 	char *stkbuf;		/* a stack with a DPC/ISR routine appended */
 	size_t capstk;
+	char *text;		/* the stack texts the cache keeps (struct textent) */
+	size_t ntext, captext;
 	char *deepbuf;		/* a stack cut to EVT_MAX_STACK_FRAMES */
 	size_t capdeep;
 	struct strbuf ttbuf;	/* --thread-time: a stack with its pseudo-frames */
@@ -1054,6 +1061,7 @@ stk_free(struct stk *S)
 		free(S->kinds[k]);
 	free(S->kinds);
 	free(S->kindlen);
+	free(S->text);
 	free(S->hdr);
 	stk_config_free(&S->cfg);
 	free(S);
@@ -1332,33 +1340,54 @@ text_is(const struct intern *names, const uint32_t *ids, uint32_t nids, const ch
  * full (then the caller transforms the text itself, each time).
  */
 static uint32_t text_append(struct stk *S, uint64_t hv, uint32_t h, size_t n);
+static void keep_text(struct stk *S, struct textent *t, const char *stack, size_t len);
 
 static uint32_t
 text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
 {
 	uint32_t h, idx;
 	struct textent *t;
-	size_t n;
+	size_t n, used;
 
 	if (S->ttab.slot == NULL)
 		idtab_grow(&S->ttab, S, 0, S->ntxt, text_hash_of);
 	h = (uint32_t)hv & S->ttab.mask;
 	while ((idx = S->ttab.slot[h]) != STK_NONE) {
 		t = &S->txt[idx];
-		if (t->hash == hv && text_is(&S->names, S->pool + t->ids, t->nids, stack, len))
+		if (t->hash == hv && (t->textlen != STK_NONE ?
+		    t->textlen == len && memcmp(S->text + t->textat, stack, len) == 0 :
+		    text_is(&S->names, S->pool + t->ids, t->nids, stack, len)))
 			return idx;
 		h = (h + 1) & S->ttab.mask;
 	}
 	n = count_frames(stack, len);
-	if ((S->npool + n) * sizeof *S->pool + (size_t)S->ntxt * sizeof *S->txt +
-	    ((size_t)S->ttab.mask + 1) * sizeof *S->ttab.slot >= RAW_CACHE_MAX_BYTES)
+	used = (S->npool + n) * sizeof *S->pool + (size_t)S->ntxt * sizeof *S->txt +
+	    ((size_t)S->ttab.mask + 1) * sizeof *S->ttab.slot + S->ntext;
+	if (used >= RAW_CACHE_MAX_BYTES)
 		return STK_NONE;
 	if (S->npool + n > S->cappool) {
 		S->cappool = (S->npool + n) * 2 + 4096;
 		S->pool = xrealloc(S->pool, S->cappool * sizeof *S->pool);
 	}
 	n = split_frames(S, stack, len, S->pool + S->npool);
-	return text_append(S, hv, h, n);
+	idx = text_append(S, hv, h, n);
+	if (S->format == 1 && used + len < RAW_CACHE_MAX_BYTES)
+		keep_text(S, &S->txt[idx], stack, len);
+	return idx;
+}
+
+/* T's text, STACK, kept for text_entry's compare */
+static void
+keep_text(struct stk *S, struct textent *t, const char *stack, size_t len)
+{
+	if (S->ntext + len > S->captext) {
+		S->captext = (S->ntext + len) * 2 + 65536;
+		S->text = xrealloc(S->text, S->captext);
+	}
+	memcpy(S->text + S->ntext, stack, len);
+	t->textat = (uint32_t)S->ntext;
+	t->textlen = (uint32_t)len;
+	S->ntext += len;
 }
 
 /*
@@ -1379,6 +1408,7 @@ text_append(struct stk *S, uint64_t hv, uint32_t h, size_t n)
 	t->hash = hv;
 	t->ids = (uint32_t)S->npool;
 	t->nids = (uint32_t)n;
+	t->textlen = STK_NONE;
 	S->npool += n;
 	S->ttab.slot[h] = S->ntxt++;
 	if (S->ntxt * 2 > S->ttab.mask)
