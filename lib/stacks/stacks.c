@@ -119,6 +119,48 @@ struct idtab {
 };
 
 /*
+ * Line tails.  What a Sample line of evt comes to depends only on its
+ * bytes after the time column, less its ip= (which nothing here reads),
+ * and on the header (scenario, pointer size: the root frames); and a
+ * trace's samples repeat a few thousand such tails, the Idle process's
+ * above all (one ip and stack per CPU).  A tail seen before is found by
+ * its hash and bytes, and its outcome replayed: counted as Idle, or its
+ * cached stack text added as stk_add adds it.  Everything else (the
+ * kind, the time column) is still checked on every line, so a bad line
+ * is named as before.  Bounded: TAIL_MAX_BYTES of tails, then new tails
+ * are parsed each time; and off until the next header when most tails
+ * are new (samples of busy code, each with its own stack).
+ */
+#define TAIL_MAX_BYTES ((size_t)4 << 20)
+#define TAIL_PROBE 65536	/* lookups between checks of the hit rate */
+
+struct tailent {
+	uint64_t hash;
+	uint32_t at, len, head;	/* its key in tails.bytes: HEAD bytes before the ip=, the rest after */
+	uint32_t textid;	/* the stack's cached text (not idle) */
+	uint64_t ht;		/* the hash of that text */
+	int64_t metric, count;	/* as stk_add gets them; idle: the metric Idle counts */
+	int64_t elided;		/* frames evt_stack_cap cut */
+	double dur;
+	int kframes;		/* after the cut */
+	uint32_t prefix[4];
+	uint8_t nprefix, idle;
+};
+
+struct tails {
+	struct tailent *ent;
+	uint32_t n, cap;
+	struct idtab tab;
+	char *bytes;
+	size_t nbytes, capbytes;
+	int off;		/* most tails were new: not looked up until the next header */
+	uint32_t lookups, hits;	/* since the last check */
+	/* the line being parsed, whose outcome becomes an entry (pending) */
+	int pending;
+	struct tailent cur;
+};
+
+/*
  * The nodes by (parent, frame): a slot is the node id in its low half
  * and the high half of the key's hash above it, so a probe reads no
  * node unless the hashes agree (the tree has a million nodes on big
@@ -158,6 +200,7 @@ struct stk {
 	struct rawent *raw;
 	uint32_t nraw, capraw;
 	struct idtab rtab;	/* raw by (root frames, text) */
+	struct tails tails;	/* Sample lines' outcomes by their tail (see struct tails) */
 	/* scratch */
 	uint32_t *out, *outeg;
 	uint8_t *outk;
@@ -1062,6 +1105,9 @@ stk_free(struct stk *S)
 	free(S->kinds);
 	free(S->kindlen);
 	free(S->text);
+	free(S->tails.ent);
+	free(S->tails.tab.slot);
+	free(S->tails.bytes);
 	free(S->hdr);
 	stk_config_free(&S->cfg);
 	free(S);
@@ -1628,9 +1674,14 @@ add_cached(struct stk *S, const uint32_t *prefix, int nprefix, uint32_t textid,
 	return account(S, leaf, dropped, metric, count, t_ms, dur_ms);
 }
 
-uint32_t
-stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
-    size_t len, int kframes, int64_t metric, int64_t count, double t_ms, double dur_ms)
+/*
+ * stk_add; and when M is not NULL, what a replay of the same call needs
+ * (see tail_replay), M->textid STK_NONE when it cannot be replayed.
+ */
+static uint32_t
+add_stack(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
+    size_t len, int kframes, int64_t metric, int64_t count, double t_ms, double dur_ms,
+    struct tailent *m)
 {
 	uint64_t ht;
 	uint32_t textid, leaf;
@@ -1654,12 +1705,174 @@ stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 	}
 	ht = hash_bytes(stack, len);
 	textid = text_entry(S, stack, len, ht);
+	if (m != NULL) {
+		m->textid = textid;
+		m->ht = ht;
+		m->metric = metric;
+		m->count = count;
+		m->elided = (int64_t)elided;
+		m->dur = dur_ms;
+		m->kframes = kframes;
+		m->nprefix = (uint8_t)nprefix;
+		memcpy(m->prefix, prefix, (size_t)nprefix * sizeof *prefix);
+	}
 	if (textid == STK_NONE) {
 		/* cache full: memory stays bounded, the work is done each time */
 		leaf = transform(S, prefix, nprefix, stack, len, NULL, 0, kframes, &dropped);
 		return account(S, leaf, dropped, metric, count, t_ms, dur_ms);
 	}
 	return add_cached(S, prefix, nprefix, textid, ht, kframes, metric, count, t_ms, dur_ms);
+}
+
+uint32_t
+stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
+    size_t len, int kframes, int64_t metric, int64_t count, double t_ms, double dur_ms)
+{
+	return add_stack(S, prefix, nprefix, stack, len, kframes, metric, count, t_ms, dur_ms,
+	    NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* line tails (struct tails)                                          */
+
+static uint64_t
+tail_hash_of(const void *owner, uint32_t i)
+{
+	return ((const struct tails *)owner)->ent[i].hash;
+}
+
+/* forgets every tail: they were read under another header */
+static void
+tails_clear(struct tails *T)
+{
+	T->n = 0;
+	T->nbytes = 0;
+	T->off = 0;
+	T->lookups = T->hits = 0;
+	T->pending = 0;
+	if (T->tab.slot != NULL)
+		memset(T->tab.slot, 0xff, ((size_t)T->tab.mask + 1) * sizeof *T->tab.slot);
+}
+
+/*
+ * The key of a Sample line whose columns are C: its bytes from the kind
+ * on, in two pieces when its first attribute is ip= (left out).
+ */
+static void
+tail_key(const struct evt_cols *c, const char **p1, size_t *n1, const char **p2,
+    size_t *n2)
+{
+	const char *end = c->line + c->len, *a = c->attrs, *tab;
+
+	*p1 = c->col[EVT_KIND].p;
+	*n1 = (size_t)(a - *p1);
+	*p2 = a;
+	if (end - a > 3 && memcmp(a, "ip=", 3) == 0 &&
+	    (tab = memchr(a, '\t', (size_t)(end - a))) != NULL)
+		*p2 = tab + 1;
+	*n2 = (size_t)(end - *p2);
+}
+
+/*
+ * The entry of the tail of the Sample line C, or NULL; on a miss with
+ * room left, the tail is copied (the parse writes NULs into the line)
+ * and made pending: tail_keep makes it an entry once the line's
+ * outcome is known.
+ */
+static const struct tailent *
+tail_find(struct stk *S, const struct evt_cols *c)
+{
+	struct tails *T = &S->tails;
+	const char *p1, *p2;
+	size_t n1, n2;
+	uint64_t hv;
+	uint32_t h, idx;
+
+	T->pending = 0;
+	if (T->off)
+		return NULL;
+	if (++T->lookups == TAIL_PROBE) {
+		if (T->hits < TAIL_PROBE / 2) {
+			T->off = 1;
+			return NULL;
+		}
+		T->lookups = T->hits = 0;
+	}
+	tail_key(c, &p1, &n1, &p2, &n2);
+	hv = hash_u64(hash_bytes(p1, n1) ^ hash_u64(hash_bytes(p2, n2) + n1));
+	if (T->tab.slot == NULL)
+		idtab_grow(&T->tab, T, 0, T->n, tail_hash_of);
+	for (h = (uint32_t)hv & T->tab.mask; (idx = T->tab.slot[h]) != STK_NONE;
+	    h = (h + 1) & T->tab.mask) {
+		const struct tailent *e = &T->ent[idx];
+
+		if (e->hash == hv && e->head == n1 && e->len == n1 + n2 &&
+		    memcmp(T->bytes + e->at, p1, n1) == 0 &&
+		    memcmp(T->bytes + e->at + n1, p2, n2) == 0) {
+			T->hits++;
+			return e;
+		}
+	}
+	if (T->nbytes + n1 + n2 + (size_t)T->n * sizeof *T->ent >= TAIL_MAX_BYTES)
+		return NULL;
+	if (T->nbytes + n1 + n2 > T->capbytes) {
+		T->capbytes = (T->nbytes + n1 + n2) * 2 + 65536;
+		T->bytes = xrealloc(T->bytes, T->capbytes);
+	}
+	memcpy(T->bytes + T->nbytes, p1, n1);
+	memcpy(T->bytes + T->nbytes + n1, p2, n2);
+	memset(&T->cur, 0, sizeof T->cur);
+	T->cur.hash = hv;
+	T->cur.at = (uint32_t)T->nbytes;
+	T->cur.head = (uint32_t)n1;
+	T->cur.len = (uint32_t)(n1 + n2);
+	T->cur.textid = STK_NONE;
+	T->pending = 1;
+	return NULL;
+}
+
+/* The pending tail, whose outcome is now in T->cur, becomes an entry. */
+static void
+tail_keep(struct tails *T)
+{
+	uint32_t h;
+
+	if (!T->pending)
+		return;
+	T->pending = 0;
+	if (!T->cur.idle && T->cur.textid == STK_NONE)
+		return;		/* the text cache is full: nothing to replay */
+	if (T->n == T->cap) {
+		T->cap = T->cap ? T->cap * 2 : 256;
+		T->ent = xrealloc(T->ent, T->cap * sizeof *T->ent);
+	}
+	T->ent[T->n] = T->cur;
+	T->nbytes += T->cur.len;
+	for (h = (uint32_t)T->cur.hash & T->tab.mask; T->tab.slot[h] != STK_NONE;
+	    h = (h + 1) & T->tab.mask)
+		;
+	T->tab.slot[h] = T->n++;
+	if (T->n * 2 > T->tab.mask)
+		idtab_grow(&T->tab, T, 0, T->n, tail_hash_of);
+}
+
+/* What the line of tail E does, at time T_MS: what feed_evt did with its first. */
+static void
+tail_replay(struct stk *S, const struct tailent *e, double t_ms)
+{
+	if (e->idle) {
+		S->st.idle_events++;
+		S->st.idle_metric = sadd(S->st.idle_metric, e->metric);
+		return;
+	}
+	S->st.events++;
+	S->st.metric = sadd(S->st.metric, e->metric);
+	if (e->elided > 0) {
+		S->st.deep_stacks++;
+		S->st.elided_frames = sadd(S->st.elided_frames, e->elided);
+	}
+	add_cached(S, e->prefix, e->nprefix, e->textid, e->ht, e->kframes, e->metric, e->count,
+	    t_ms, e->dur);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1713,6 +1926,7 @@ take_header(struct stk *S, const char *line, size_t len)
 		S->header.nkv = 0;
 		return;
 	}
+	tails_clear(&S->tails);	/* the root frames may differ now */
 	S->scenario = STK_NONE;
 	v = evt_header_get(&S->header, "scenario");
 	if (v != NULL && *v && !S->cfg.no_scenario)
@@ -1989,6 +2203,20 @@ parse_kframes(struct evt_span val, int *kf)
 }
 
 /*
+ * The entry of a Sample line's tail (struct tails), or NULL: then it is
+ * parsed, and when tails.pending its outcome is kept for the next.
+ * Thread time reads the waker's attributes: no tails there.
+ */
+static const struct tailent *
+sample_tail(struct stk *S, const struct evt_cols *c)
+{
+	S->tails.pending = 0;
+	if (S->cfg.thread_time || !span_is(c->col[EVT_KIND], "Sample"))
+		return NULL;
+	return tail_find(S, c);
+}
+
+/*
  * An evt event: the columns through lib/evt's reader, then the only
  * attributes that matter here (count=, kframes=, routine=).
  */
@@ -2005,6 +2233,8 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 	double t;
 	uint32_t prefix[4];
 	struct tt_waker waker;
+	const struct tailent *seen;
+	struct tails *T = &S->tails;
 
 	/* lines of kinds not read (most of a DPC-heavy trace) are split, not parsed */
 	if (evt_split(line, len, &c, why) < 0)
@@ -2017,8 +2247,13 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 	}
 	/* the time is checked on every line, converted only for first/last and When */
 	t = NAN;
-	if ((S->cfg.no_times ? evt_cols_time_ok(&c, why) : evt_cols_time(&c, &t, why)) < 0 ||
-	    evt_cols_weight_ns(&c, &metric, why) < 0 ||
+	if ((S->cfg.no_times ? evt_cols_time_ok(&c, why) : evt_cols_time(&c, &t, why)) < 0)
+		return -1;
+	if ((seen = sample_tail(S, &c)) != NULL) {
+		tail_replay(S, seen, t);
+		return 0;
+	}
+	if (evt_cols_weight_ns(&c, &metric, why) < 0 ||
 	    evt_cols_cpu(&c, &cpu, why) < 0 || evt_cols_pid(&c, &pid, why) < 0 ||
 	    evt_cols_tid(&c, &tid, why) < 0)
 		return -1;
@@ -2053,9 +2288,15 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 		return -1;
 	if (!S->cfg.keep_idle &&
 	    stk_idle_event(c.col[EVT_KIND], c.col[EVT_PROCESS], pid, in_interrupt)) {
+		int64_t m = S->cfg.unit == STK_UNIT_SAMPLES ? count * 1000000 : metric;
+
 		S->st.idle_events++;
-		S->st.idle_metric = sadd(S->st.idle_metric,
-		    S->cfg.unit == STK_UNIT_SAMPLES ? count * 1000000 : metric);
+		S->st.idle_metric = sadd(S->st.idle_metric, m);
+		if (T->pending) {
+			T->cur.idle = 1;
+			T->cur.metric = m;
+			tail_keep(T);
+		}
 		return 0;
 	}
 	stack = at;	/* after the last attribute */
@@ -2097,7 +2338,9 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 
 		if (S->cfg.unit == STK_UNIT_SAMPLES)
 			metric = count * 1000000;
-		stk_add(S, prefix, np, stack, stacklen, kframes, metric, count, t, dur);
+		add_stack(S, prefix, np, stack, stacklen, kframes, metric, count, t, dur,
+		    T->pending ? &T->cur : NULL);
+		tail_keep(T);
 	}
 	return 0;
 }
