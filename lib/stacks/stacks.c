@@ -129,10 +129,13 @@ struct idtab {
  * kind, the time column) is still checked on every line, so a bad line
  * is named as before.  Bounded: TAIL_MAX_BYTES of tails, then new tails
  * are parsed each time; and off until the next header when most tails
- * are new (samples of busy code, each with its own stack).
+ * are new (samples of busy code, each with its own stack).  Most
+ * samples repeat the one before on their CPU (an idle CPU's above all):
+ * that tail is compared first, before the tail is hashed.
  */
 #define TAIL_MAX_BYTES ((size_t)4 << 20)
 #define TAIL_PROBE 65536	/* lookups between checks of the hit rate */
+#define TAIL_CPUS 4096		/* CPUs whose last tail is kept */
 
 struct tailent {
 	uint64_t hash;
@@ -154,9 +157,10 @@ struct tails {
 	char *bytes;
 	size_t nbytes, capbytes;
 	int off;		/* most tails were new: not looked up until the next header */
+	uint32_t last[TAIL_CPUS];	/* per CPU its last tail; STK_NONE none */
 	uint32_t lookups, hits;	/* since the last check */
-	/* the line being parsed, whose outcome becomes an entry (pending) */
-	int pending;
+	/* the line being parsed, whose outcome becomes an entry (pending), and its CPU */
+	int pending, cpu;
 	struct tailent cur;
 };
 
@@ -1023,11 +1027,14 @@ tt_config(struct stk *S, const char *kinds)
 	return kinds ? kinds : "Sample,Ready,Waiting";
 }
 
+static void tails_clear(struct tails *T);
+
 struct stk *
 stk_new(const struct stk_config *cfg)
 {
 	struct stk *S = xcalloc(1, sizeof *S);
 	struct grpctx gc = { S };
+	tails_clear(&S->tails);
 
 	S->cfg = *cfg;
 	S->cfg.group = dupnull(cfg->group);
@@ -1750,6 +1757,7 @@ tails_clear(struct tails *T)
 	T->off = 0;
 	T->lookups = T->hits = 0;
 	T->pending = 0;
+	memset(T->last, 0xff, sizeof T->last);
 	if (T->tab.slot != NULL)
 		memset(T->tab.slot, 0xff, ((size_t)T->tab.mask + 1) * sizeof *T->tab.slot);
 }
@@ -1773,6 +1781,32 @@ tail_key(const struct evt_cols *c, const char **p1, size_t *n1, const char **p2,
 	*n2 = (size_t)(end - *p2);
 }
 
+/* Whether entry E's key is P1[0..N1) then P2[0..N2). */
+static int
+tail_is(const struct tails *T, const struct tailent *e, const char *p1, size_t n1,
+    const char *p2, size_t n2)
+{
+	return e->head == n1 && e->len == n1 + n2 && memcmp(T->bytes + e->at, p1, n1) == 0 &&
+	    memcmp(T->bytes + e->at + n1, p2, n2) == 0;
+}
+
+/* The cpu column as an index of tails.last, or -1 (then only the hash finds the tail). */
+static int
+tail_cpu(struct evt_span col)
+{
+	int v = 0;
+	size_t i;
+
+	if (col.n == 0 || col.n > 4)
+		return -1;
+	for (i = 0; i < col.n; i++) {
+		if (col.p[i] < '0' || col.p[i] > '9')
+			return -1;
+		v = v * 10 + (col.p[i] - '0');
+	}
+	return v < TAIL_CPUS ? v : -1;
+}
+
 /*
  * The entry of the tail of the Sample line C, or NULL; on a miss with
  * room left, the tail is copied (the parse writes NULs into the line)
@@ -1787,6 +1821,7 @@ tail_find(struct stk *S, const struct evt_cols *c)
 	size_t n1, n2;
 	uint64_t hv;
 	uint32_t h, idx;
+	int cpu;
 
 	T->pending = 0;
 	if (T->off)
@@ -1799,6 +1834,12 @@ tail_find(struct stk *S, const struct evt_cols *c)
 		T->lookups = T->hits = 0;
 	}
 	tail_key(c, &p1, &n1, &p2, &n2);
+	cpu = tail_cpu(c->col[EVT_CPU]);
+	if (cpu >= 0 && T->last[cpu] != STK_NONE &&
+	    tail_is(T, &T->ent[T->last[cpu]], p1, n1, p2, n2)) {
+		T->hits++;
+		return &T->ent[T->last[cpu]];
+	}
 	hv = hash_u64(hash_bytes(p1, n1) ^ hash_u64(hash_bytes(p2, n2) + n1));
 	if (T->tab.slot == NULL)
 		idtab_grow(&T->tab, T, 0, T->n, tail_hash_of);
@@ -1806,10 +1847,10 @@ tail_find(struct stk *S, const struct evt_cols *c)
 	    h = (h + 1) & T->tab.mask) {
 		const struct tailent *e = &T->ent[idx];
 
-		if (e->hash == hv && e->head == n1 && e->len == n1 + n2 &&
-		    memcmp(T->bytes + e->at, p1, n1) == 0 &&
-		    memcmp(T->bytes + e->at + n1, p2, n2) == 0) {
+		if (e->hash == hv && tail_is(T, e, p1, n1, p2, n2)) {
 			T->hits++;
+			if (cpu >= 0)
+				T->last[cpu] = idx;
 			return e;
 		}
 	}
@@ -1828,6 +1869,7 @@ tail_find(struct stk *S, const struct evt_cols *c)
 	T->cur.len = (uint32_t)(n1 + n2);
 	T->cur.textid = STK_NONE;
 	T->pending = 1;
+	T->cpu = cpu;
 	return NULL;
 }
 
@@ -1851,6 +1893,8 @@ tail_keep(struct tails *T)
 	for (h = (uint32_t)T->cur.hash & T->tab.mask; T->tab.slot[h] != STK_NONE;
 	    h = (h + 1) & T->tab.mask)
 		;
+	if (T->cpu >= 0)
+		T->last[T->cpu] = T->n;
 	T->tab.slot[h] = T->n++;
 	if (T->n * 2 > T->tab.mask)
 		idtab_grow(&T->tab, T, 0, T->n, tail_hash_of);
