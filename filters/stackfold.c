@@ -317,7 +317,8 @@ main(int argc, char **argv)
 			cfg.unit = STK_UNIT_MS;	/* PerfView shows milliseconds */
 			cfg.unit_set = 1;
 		}
-	}
+	} else
+		cfg.no_times = 1;	/* folded output has no First/Last: times unread */
 	S = stk_new(&cfg);
 	ob_open(&ob, out);
 	if (optind >= argc)

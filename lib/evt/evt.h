@@ -132,6 +132,8 @@ struct evt_span evt_cols_stack(const struct evt_cols *c);
  * *why set to the one message every reader gives for that column.
  */
 int evt_cols_time(const struct evt_cols *c, double *ms, const char **why);
+/* Whether evt_cols_time would accept the time column, without converting it. */
+int evt_cols_time_ok(const struct evt_cols *c, const char **why);
 int evt_cols_weight(const struct evt_cols *c, double *ms, const char **why);
 /* The weight in nanoseconds (millionths of a ms), exactly: for sums that must not drift. */
 int evt_cols_weight_ns(const struct evt_cols *c, int64_t *ns, const char **why);

@@ -71,13 +71,18 @@ struct finfo {
 };
 
 /*
- * A distinct stack text, kept as its interned frames, not as text: the
- * frame names are compared with the text on lookup (see text_is).
+ * A distinct stack text, kept as its interned frames: the frame names
+ * are compared with the text on lookup (see text_is).  From evt input,
+ * whose stacks are few and repeated line after line, the text itself is
+ * kept too, while the cache's bytes allow: one memcmp, not a compare
+ * per frame.
  */
 struct textent {
 	uint64_t hash;
 	uint32_t ids;		/* where its frame ids start in S->pool */
 	uint32_t nids;
+	uint32_t textat;	/* where its text starts in S->text... */
+	uint32_t textlen;	/* ...and its length; STK_NONE: not kept */
 	uint32_t result;	/* without root or kernel frames (folded input): the leaf */
 	uint8_t dropped;	/* ...or why it was dropped */
 	uint8_t done;		/* result and dropped are known */
@@ -111,6 +116,52 @@ struct rawent {
 struct idtab {
 	uint32_t *slot;
 	uint32_t mask;		/* slots - 1 */
+};
+
+/*
+ * Line tails.  What a Sample line of evt comes to depends only on its
+ * bytes after the time column, less its ip= (which nothing here reads),
+ * and on the header (scenario, pointer size: the root frames); and a
+ * trace's samples repeat a few thousand such tails, the Idle process's
+ * above all (one ip and stack per CPU).  A tail seen before is found by
+ * its hash and bytes, and its outcome replayed: counted as Idle, or its
+ * cached stack text added as stk_add adds it.  Everything else (the
+ * kind, the time column) is still checked on every line, so a bad line
+ * is named as before.  Bounded: TAIL_MAX_BYTES of tails, then new tails
+ * are parsed each time; and off until the next header when most tails
+ * are new (samples of busy code, each with its own stack).  Most
+ * samples repeat the one before on their CPU (an idle CPU's above all):
+ * that tail is compared first, before the tail is hashed.
+ */
+#define TAIL_MAX_BYTES ((size_t)4 << 20)
+#define TAIL_PROBE 65536	/* lookups between checks of the hit rate */
+#define TAIL_CPUS 4096		/* CPUs whose last tail is kept */
+
+struct tailent {
+	uint64_t hash;
+	uint32_t at, len, head;	/* its key in tails.bytes: HEAD bytes before the ip=, the rest after */
+	uint32_t textid;	/* the stack's cached text (not idle) */
+	uint64_t ht;		/* the hash of that text */
+	int64_t metric, count;	/* as stk_add gets them; idle: the metric Idle counts */
+	int64_t elided;		/* frames evt_stack_cap cut */
+	double dur;
+	int kframes;		/* after the cut */
+	uint32_t prefix[4];
+	uint8_t nprefix, idle;
+};
+
+struct tails {
+	struct tailent *ent;
+	uint32_t n, cap;
+	struct idtab tab;
+	char *bytes;
+	size_t nbytes, capbytes;
+	int off;		/* most tails were new: not looked up until the next header */
+	uint32_t last[TAIL_CPUS];	/* per CPU its last tail; STK_NONE none */
+	uint32_t lookups, hits;	/* since the last check */
+	/* the line being parsed, whose outcome becomes an entry (pending), and its CPU */
+	int pending, cpu;
+	struct tailent cur;
 };
 
 /*
@@ -153,6 +204,7 @@ struct stk {
 	struct rawent *raw;
 	uint32_t nraw, capraw;
 	struct idtab rtab;	/* raw by (root frames, text) */
+	struct tails tails;	/* Sample lines' outcomes by their tail (see struct tails) */
 	/* scratch */
 	uint32_t *out, *outeg;
 	uint8_t *outk;
@@ -162,6 +214,8 @@ struct stk {
 	size_t captmp;
 	char *stkbuf;		/* a stack with a DPC/ISR routine appended */
 	size_t capstk;
+	char *text;		/* the stack texts the cache keeps (struct textent) */
+	size_t ntext, captext;
 	char *deepbuf;		/* a stack cut to EVT_MAX_STACK_FRAMES */
 	size_t capdeep;
 	struct strbuf ttbuf;	/* --thread-time: a stack with its pseudo-frames */
@@ -169,6 +223,7 @@ struct stk {
 	int format;		/* 0 unknown, 1 evt, 2 folded */
 	int is_folded_input;
 	char **kinds;
+	size_t *kindlen;	/* strlen of each: most kinds a line has differ in length */
 	int nkinds, allkinds;
 	char *hdr;		/* copy of the last #evt header's key=value text */
 	struct evt_header header;
@@ -948,6 +1003,9 @@ set_kinds(struct stk *S, const char *list)
 		}
 		for (i = 0; i < 4 && expand[i]; i++) {
 			S->kinds = xrealloc(S->kinds, (size_t)(S->nkinds + 1) * sizeof *S->kinds);
+			S->kindlen = xrealloc(S->kindlen,
+			    (size_t)(S->nkinds + 1) * sizeof *S->kindlen);
+			S->kindlen[S->nkinds] = strlen(expand[i]);
 			S->kinds[S->nkinds++] = xstrdup(expand[i]);
 		}
 	}
@@ -969,11 +1027,14 @@ tt_config(struct stk *S, const char *kinds)
 	return kinds ? kinds : "Sample,Ready,Waiting";
 }
 
+static void tails_clear(struct tails *T);
+
 struct stk *
 stk_new(const struct stk_config *cfg)
 {
 	struct stk *S = xcalloc(1, sizeof *S);
 	struct grpctx gc = { S };
+	tails_clear(&S->tails);
 
 	S->cfg = *cfg;
 	S->cfg.group = dupnull(cfg->group);
@@ -1049,6 +1110,11 @@ stk_free(struct stk *S)
 	for (k = 0; k < S->nkinds; k++)
 		free(S->kinds[k]);
 	free(S->kinds);
+	free(S->kindlen);
+	free(S->text);
+	free(S->tails.ent);
+	free(S->tails.tab.slot);
+	free(S->tails.bytes);
 	free(S->hdr);
 	stk_config_free(&S->cfg);
 	free(S);
@@ -1327,33 +1393,54 @@ text_is(const struct intern *names, const uint32_t *ids, uint32_t nids, const ch
  * full (then the caller transforms the text itself, each time).
  */
 static uint32_t text_append(struct stk *S, uint64_t hv, uint32_t h, size_t n);
+static void keep_text(struct stk *S, struct textent *t, const char *stack, size_t len);
 
 static uint32_t
 text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
 {
 	uint32_t h, idx;
 	struct textent *t;
-	size_t n;
+	size_t n, used;
 
 	if (S->ttab.slot == NULL)
 		idtab_grow(&S->ttab, S, 0, S->ntxt, text_hash_of);
 	h = (uint32_t)hv & S->ttab.mask;
 	while ((idx = S->ttab.slot[h]) != STK_NONE) {
 		t = &S->txt[idx];
-		if (t->hash == hv && text_is(&S->names, S->pool + t->ids, t->nids, stack, len))
+		if (t->hash == hv && (t->textlen != STK_NONE ?
+		    t->textlen == len && memcmp(S->text + t->textat, stack, len) == 0 :
+		    text_is(&S->names, S->pool + t->ids, t->nids, stack, len)))
 			return idx;
 		h = (h + 1) & S->ttab.mask;
 	}
 	n = count_frames(stack, len);
-	if ((S->npool + n) * sizeof *S->pool + (size_t)S->ntxt * sizeof *S->txt +
-	    ((size_t)S->ttab.mask + 1) * sizeof *S->ttab.slot >= RAW_CACHE_MAX_BYTES)
+	used = (S->npool + n) * sizeof *S->pool + (size_t)S->ntxt * sizeof *S->txt +
+	    ((size_t)S->ttab.mask + 1) * sizeof *S->ttab.slot + S->ntext;
+	if (used >= RAW_CACHE_MAX_BYTES)
 		return STK_NONE;
 	if (S->npool + n > S->cappool) {
 		S->cappool = (S->npool + n) * 2 + 4096;
 		S->pool = xrealloc(S->pool, S->cappool * sizeof *S->pool);
 	}
 	n = split_frames(S, stack, len, S->pool + S->npool);
-	return text_append(S, hv, h, n);
+	idx = text_append(S, hv, h, n);
+	if (S->format == 1 && used + len < RAW_CACHE_MAX_BYTES)
+		keep_text(S, &S->txt[idx], stack, len);
+	return idx;
+}
+
+/* T's text, STACK, kept for text_entry's compare */
+static void
+keep_text(struct stk *S, struct textent *t, const char *stack, size_t len)
+{
+	if (S->ntext + len > S->captext) {
+		S->captext = (S->ntext + len) * 2 + 65536;
+		S->text = xrealloc(S->text, S->captext);
+	}
+	memcpy(S->text + S->ntext, stack, len);
+	t->textat = (uint32_t)S->ntext;
+	t->textlen = (uint32_t)len;
+	S->ntext += len;
 }
 
 /*
@@ -1374,6 +1461,7 @@ text_append(struct stk *S, uint64_t hv, uint32_t h, size_t n)
 	t->hash = hv;
 	t->ids = (uint32_t)S->npool;
 	t->nids = (uint32_t)n;
+	t->textlen = STK_NONE;
 	S->npool += n;
 	S->ttab.slot[h] = S->ntxt++;
 	if (S->ntxt * 2 > S->ttab.mask)
@@ -1593,9 +1681,14 @@ add_cached(struct stk *S, const uint32_t *prefix, int nprefix, uint32_t textid,
 	return account(S, leaf, dropped, metric, count, t_ms, dur_ms);
 }
 
-uint32_t
-stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
-    size_t len, int kframes, int64_t metric, int64_t count, double t_ms, double dur_ms)
+/*
+ * stk_add; and when M is not NULL, what a replay of the same call needs
+ * (see tail_replay), M->textid STK_NONE when it cannot be replayed.
+ */
+static uint32_t
+add_stack(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
+    size_t len, int kframes, int64_t metric, int64_t count, double t_ms, double dur_ms,
+    struct tailent *m)
 {
 	uint64_t ht;
 	uint32_t textid, leaf;
@@ -1619,12 +1712,211 @@ stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
 	}
 	ht = hash_bytes(stack, len);
 	textid = text_entry(S, stack, len, ht);
+	if (m != NULL) {
+		m->textid = textid;
+		m->ht = ht;
+		m->metric = metric;
+		m->count = count;
+		m->elided = (int64_t)elided;
+		m->dur = dur_ms;
+		m->kframes = kframes;
+		m->nprefix = (uint8_t)nprefix;
+		memcpy(m->prefix, prefix, (size_t)nprefix * sizeof *prefix);
+	}
 	if (textid == STK_NONE) {
 		/* cache full: memory stays bounded, the work is done each time */
 		leaf = transform(S, prefix, nprefix, stack, len, NULL, 0, kframes, &dropped);
 		return account(S, leaf, dropped, metric, count, t_ms, dur_ms);
 	}
 	return add_cached(S, prefix, nprefix, textid, ht, kframes, metric, count, t_ms, dur_ms);
+}
+
+uint32_t
+stk_add(struct stk *S, const uint32_t *prefix, int nprefix, const char *stack,
+    size_t len, int kframes, int64_t metric, int64_t count, double t_ms, double dur_ms)
+{
+	return add_stack(S, prefix, nprefix, stack, len, kframes, metric, count, t_ms, dur_ms,
+	    NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* line tails (struct tails)                                          */
+
+static uint64_t
+tail_hash_of(const void *owner, uint32_t i)
+{
+	return ((const struct tails *)owner)->ent[i].hash;
+}
+
+/* forgets every tail: they were read under another header */
+static void
+tails_clear(struct tails *T)
+{
+	T->n = 0;
+	T->nbytes = 0;
+	T->off = 0;
+	T->lookups = T->hits = 0;
+	T->pending = 0;
+	memset(T->last, 0xff, sizeof T->last);
+	if (T->tab.slot != NULL)
+		memset(T->tab.slot, 0xff, ((size_t)T->tab.mask + 1) * sizeof *T->tab.slot);
+}
+
+/*
+ * The key of a Sample line whose columns are C: its bytes from the kind
+ * on, in two pieces when its first attribute is ip= (left out).
+ */
+static void
+tail_key(const struct evt_cols *c, const char **p1, size_t *n1, const char **p2,
+    size_t *n2)
+{
+	const char *end = c->line + c->len, *a = c->attrs, *tab;
+
+	*p1 = c->col[EVT_KIND].p;
+	*n1 = (size_t)(a - *p1);
+	*p2 = a;
+	if (end - a > 3 && memcmp(a, "ip=", 3) == 0 &&
+	    (tab = memchr(a, '\t', (size_t)(end - a))) != NULL)
+		*p2 = tab + 1;
+	*n2 = (size_t)(end - *p2);
+}
+
+/* Whether entry E's key is P1[0..N1) then P2[0..N2). */
+static int
+tail_is(const struct tails *T, const struct tailent *e, const char *p1, size_t n1,
+    const char *p2, size_t n2)
+{
+	return e->head == n1 && e->len == n1 + n2 && memcmp(T->bytes + e->at, p1, n1) == 0 &&
+	    memcmp(T->bytes + e->at + n1, p2, n2) == 0;
+}
+
+/* The cpu column as an index of tails.last, or -1 (then only the hash finds the tail). */
+static int
+tail_cpu(struct evt_span col)
+{
+	int v = 0;
+	size_t i;
+
+	if (col.n == 0 || col.n > 4)
+		return -1;
+	for (i = 0; i < col.n; i++) {
+		if (col.p[i] < '0' || col.p[i] > '9')
+			return -1;
+		v = v * 10 + (col.p[i] - '0');
+	}
+	return v < TAIL_CPUS ? v : -1;
+}
+
+/*
+ * The entry of the tail of the Sample line C, or NULL; on a miss with
+ * room left, the tail is copied (the parse writes NULs into the line)
+ * and made pending: tail_keep makes it an entry once the line's
+ * outcome is known.
+ */
+static const struct tailent *
+tail_find(struct stk *S, const struct evt_cols *c)
+{
+	struct tails *T = &S->tails;
+	const char *p1, *p2;
+	size_t n1, n2;
+	uint64_t hv;
+	uint32_t h, idx;
+	int cpu;
+
+	T->pending = 0;
+	if (T->off)
+		return NULL;
+	if (++T->lookups == TAIL_PROBE) {
+		if (T->hits < TAIL_PROBE / 2) {
+			T->off = 1;
+			return NULL;
+		}
+		T->lookups = T->hits = 0;
+	}
+	tail_key(c, &p1, &n1, &p2, &n2);
+	cpu = tail_cpu(c->col[EVT_CPU]);
+	if (cpu >= 0 && T->last[cpu] != STK_NONE &&
+	    tail_is(T, &T->ent[T->last[cpu]], p1, n1, p2, n2)) {
+		T->hits++;
+		return &T->ent[T->last[cpu]];
+	}
+	hv = hash_u64(hash_bytes(p1, n1) ^ hash_u64(hash_bytes(p2, n2) + n1));
+	if (T->tab.slot == NULL)
+		idtab_grow(&T->tab, T, 0, T->n, tail_hash_of);
+	for (h = (uint32_t)hv & T->tab.mask; (idx = T->tab.slot[h]) != STK_NONE;
+	    h = (h + 1) & T->tab.mask) {
+		const struct tailent *e = &T->ent[idx];
+
+		if (e->hash == hv && tail_is(T, e, p1, n1, p2, n2)) {
+			T->hits++;
+			if (cpu >= 0)
+				T->last[cpu] = idx;
+			return e;
+		}
+	}
+	if (T->nbytes + n1 + n2 + (size_t)T->n * sizeof *T->ent >= TAIL_MAX_BYTES)
+		return NULL;
+	if (T->nbytes + n1 + n2 > T->capbytes) {
+		T->capbytes = (T->nbytes + n1 + n2) * 2 + 65536;
+		T->bytes = xrealloc(T->bytes, T->capbytes);
+	}
+	memcpy(T->bytes + T->nbytes, p1, n1);
+	memcpy(T->bytes + T->nbytes + n1, p2, n2);
+	memset(&T->cur, 0, sizeof T->cur);
+	T->cur.hash = hv;
+	T->cur.at = (uint32_t)T->nbytes;
+	T->cur.head = (uint32_t)n1;
+	T->cur.len = (uint32_t)(n1 + n2);
+	T->cur.textid = STK_NONE;
+	T->pending = 1;
+	T->cpu = cpu;
+	return NULL;
+}
+
+/* The pending tail, whose outcome is now in T->cur, becomes an entry. */
+static void
+tail_keep(struct tails *T)
+{
+	uint32_t h;
+
+	if (!T->pending)
+		return;
+	T->pending = 0;
+	if (!T->cur.idle && T->cur.textid == STK_NONE)
+		return;		/* the text cache is full: nothing to replay */
+	if (T->n == T->cap) {
+		T->cap = T->cap ? T->cap * 2 : 256;
+		T->ent = xrealloc(T->ent, T->cap * sizeof *T->ent);
+	}
+	T->ent[T->n] = T->cur;
+	T->nbytes += T->cur.len;
+	for (h = (uint32_t)T->cur.hash & T->tab.mask; T->tab.slot[h] != STK_NONE;
+	    h = (h + 1) & T->tab.mask)
+		;
+	if (T->cpu >= 0)
+		T->last[T->cpu] = T->n;
+	T->tab.slot[h] = T->n++;
+	if (T->n * 2 > T->tab.mask)
+		idtab_grow(&T->tab, T, 0, T->n, tail_hash_of);
+}
+
+/* What the line of tail E does, at time T_MS: what feed_evt did with its first. */
+static void
+tail_replay(struct stk *S, const struct tailent *e, double t_ms)
+{
+	if (e->idle) {
+		S->st.idle_events++;
+		S->st.idle_metric = sadd(S->st.idle_metric, e->metric);
+		return;
+	}
+	S->st.events++;
+	S->st.metric = sadd(S->st.metric, e->metric);
+	if (e->elided > 0) {
+		S->st.deep_stacks++;
+		S->st.elided_frames = sadd(S->st.elided_frames, e->elided);
+	}
+	add_cached(S, e->prefix, e->nprefix, e->textid, e->ht, e->kframes, e->metric, e->count,
+	    t_ms, e->dur);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1652,14 +1944,16 @@ kind_selected(struct stk *S, struct evt_span kind)
 
 	if (S->allkinds)
 		return 1;
-	/* byte by byte: every line's kind is asked about, and most differ at once */
+	/* every line's kind is asked about: the lengths first, and most differ */
 	for (i = 0; i < S->nkinds; i++) {
 		const char *k = S->kinds[i];
 		size_t j;
 
-		for (j = 0; j < kind.n && k[j] != '\0' && k[j] == kind.p[j]; j++)
+		if (S->kindlen[i] != kind.n)
+			continue;
+		for (j = 0; j < kind.n && k[j] == kind.p[j]; j++)
 			;
-		if (j == kind.n && k[j] == '\0')
+		if (j == kind.n)
 			return 1;
 	}
 	return 0;
@@ -1676,6 +1970,7 @@ take_header(struct stk *S, const char *line, size_t len)
 		S->header.nkv = 0;
 		return;
 	}
+	tails_clear(&S->tails);	/* the root frames may differ now */
 	S->scenario = STK_NONE;
 	v = evt_header_get(&S->header, "scenario");
 	if (v != NULL && *v && !S->cfg.no_scenario)
@@ -1923,32 +2218,46 @@ tt_stack(struct stk *S, const struct tt_waker *w, struct evt_span kind, char **s
 }
 
 /*
- * Whether LINE is an event of a kind S does not read that evt_split
- * would take: its kind column (after the time) is not empty and not
- * selected, and the line has the EVT_NCOLS tabs evt_split wants.  Such
- * a line is only counted, and most lines of a DPC-heavy trace are such
- * lines: no column is split or parsed.  Any other line goes the usual
- * way, so a malformed line is named in the same words.
+ * kframes=VAL as strtol reads it (so a sign or leading blanks pass, as
+ * they always have), without the call for the usual one or two digits.
+ * 0 with *KF, or -1.
  */
 static int
-other_kind(struct stk *S, const char *line, size_t len)
+parse_kframes(struct evt_span val, int *kf)
 {
-	const char *p, *e = line + len, *tab;
-	struct evt_span kind;
-	int tabs;
+	char *ke;
+	long v;
+	size_t i;
 
-	if (S->allkinds || (tab = memchr(line, '\t', len)) == NULL)
-		return 0;
-	kind.p = (char *)(tab + 1);
-	for (p = kind.p; p < e && *p != '\t'; p++)
-		;
-	kind.n = (size_t)(p - kind.p);
-	if (p == e || kind.n == 0 || kind_selected(S, kind))
-		return 0;
-	/* the short columns after the kind: cpu, process, pid, tid, weight */
-	for (p++, tabs = 2; p < e && tabs < EVT_NCOLS; p++)
-		tabs += *p == '\t';
-	return tabs == EVT_NCOLS;
+	if (val.n > 0 && val.n <= 9) {
+		for (i = 0, v = 0; i < val.n && val.p[i] >= '0' && val.p[i] <= '9'; i++)
+			v = v * 10 + (val.p[i] - '0');
+		if (i == val.n) {
+			*kf = (int)v;
+			return 0;
+		}
+	}
+	val.p[val.n] = '\0';
+	errno = 0;
+	v = strtol(val.p, &ke, 10);
+	if (*ke || errno || v < 0 || v > 0x7fffffff)
+		return -1;
+	*kf = (int)v;
+	return 0;
+}
+
+/*
+ * The entry of a Sample line's tail (struct tails), or NULL: then it is
+ * parsed, and when tails.pending its outcome is kept for the next.
+ * Thread time reads the waker's attributes: no tails there.
+ */
+static const struct tailent *
+sample_tail(struct stk *S, const struct evt_cols *c)
+{
+	S->tails.pending = 0;
+	if (S->cfg.thread_time || !span_is(c->col[EVT_KIND], "Sample"))
+		return NULL;
+	return tail_find(S, c);
 }
 
 /*
@@ -1968,11 +2277,10 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 	double t;
 	uint32_t prefix[4];
 	struct tt_waker waker;
+	const struct tailent *seen;
+	struct tails *T = &S->tails;
 
-	if (other_kind(S, line, len)) {
-		S->st.other_kinds++;
-		return 0;
-	}
+	/* lines of kinds not read (most of a DPC-heavy trace) are split, not parsed */
 	if (evt_split(line, len, &c, why) < 0)
 		return -1;
 	if (S->cfg.thread_time)
@@ -1981,7 +2289,15 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 		S->st.other_kinds++;
 		return 0;
 	}
-	if (evt_cols_time(&c, &t, why) < 0 || evt_cols_weight_ns(&c, &metric, why) < 0 ||
+	/* the time is checked on every line, converted only for first/last and When */
+	t = NAN;
+	if ((S->cfg.no_times ? evt_cols_time_ok(&c, why) : evt_cols_time(&c, &t, why)) < 0)
+		return -1;
+	if ((seen = sample_tail(S, &c)) != NULL) {
+		tail_replay(S, seen, t);
+		return 0;
+	}
+	if (evt_cols_weight_ns(&c, &metric, why) < 0 ||
 	    evt_cols_cpu(&c, &cpu, why) < 0 || evt_cols_pid(&c, &pid, why) < 0 ||
 	    evt_cols_tid(&c, &tid, why) < 0)
 		return -1;
@@ -1999,17 +2315,10 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 				return -1;
 			}
 		} else if (span_is(key, "kframes")) {
-			char *ke;
-			long kf;
-
-			val.p[val.n] = '\0';
-			errno = 0;
-			kf = strtol(val.p, &ke, 10);
-			if (*ke || errno || kf < 0 || kf > 0x7fffffff) {
+			if (parse_kframes(val, &kframes) < 0) {
 				*why = "kframes= is not a non-negative integer";
 				return -1;
 			}
-			kframes = (int)kf;
 		} else if (span_is(key, "routine")) {
 			val.p[val.n] = '\0';
 			routine = val.p;
@@ -2023,9 +2332,15 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 		return -1;
 	if (!S->cfg.keep_idle &&
 	    stk_idle_event(c.col[EVT_KIND], c.col[EVT_PROCESS], pid, in_interrupt)) {
+		int64_t m = S->cfg.unit == STK_UNIT_SAMPLES ? count * 1000000 : metric;
+
 		S->st.idle_events++;
-		S->st.idle_metric = sadd(S->st.idle_metric,
-		    S->cfg.unit == STK_UNIT_SAMPLES ? count * 1000000 : metric);
+		S->st.idle_metric = sadd(S->st.idle_metric, m);
+		if (T->pending) {
+			T->cur.idle = 1;
+			T->cur.metric = m;
+			tail_keep(T);
+		}
 		return 0;
 	}
 	stack = at;	/* after the last attribute */
@@ -2067,7 +2382,9 @@ feed_evt(struct stk *S, char *line, size_t len, const char **why)
 
 		if (S->cfg.unit == STK_UNIT_SAMPLES)
 			metric = count * 1000000;
-		stk_add(S, prefix, np, stack, stacklen, kframes, metric, count, t, dur);
+		add_stack(S, prefix, np, stack, stacklen, kframes, metric, count, t, dur,
+		    T->pending ? &T->cur : NULL);
+		tail_keep(T);
 	}
 	return 0;
 }

@@ -69,6 +69,7 @@ struct stk_config {
 	int kernel;		/* append _[k] to kernel frames (evt kframes=N) */
 	int no_scenario;	/* do not add the header's scenario= as a root frame */
 	int when;		/* collect the 32-bucket When histograms (stk_byname) */
+	int no_times;		/* no stk_byname: evt times are checked, not kept (first/last) */
 	enum stk_roots roots;
 	enum stk_unit unit;
 	char *kinds;		/* comma list of evt kinds to read; NULL = Sample */
