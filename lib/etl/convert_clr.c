@@ -241,6 +241,13 @@ const char *
 conv_clr_kind(struct conv *c, const struct etl_event *ev, int64_t *weight)
 {
 	c->leaf.n = 0;
+	return conv_clr_kind_of(ev, weight);
+}
+
+/* conv_clr_kind() without its line: the event alone (the prepare hook asks on the worker). */
+const char *
+conv_clr_kind_of(const struct etl_event *ev, int64_t *weight)
+{
 	if (clr_provider(ev) != 1)
 		return NULL;
 	if (ev->id == CLR_ALLOC_ID && ev->plen >= 8) {
@@ -286,6 +293,13 @@ conv_clr_leaf(struct conv *c, const struct etl_event *ev)
 }
 
 /* Pass 2: a walk, which writes no line.  Returns 1 if EV is one. */
+/* Whether EV is a CLR stack walk (no line of its own). */
+int
+conv_clr_is_walk(const struct etl_event *ev)
+{
+	return is_walk(ev);
+}
+
 int
 conv_clr_walk(struct conv *c, const struct etl_event *ev)
 {
