@@ -391,12 +391,11 @@ copy_prepared(struct conv *c, unsigned tag)
 	return 1;
 }
 
-/* A user-mode event's line kind ("Event", "WPP" or a CLR kind) and weight. */
+/* A user-mode event's line kind when it has no CLR kind (conv_clr_kind). */
 static const char *
-user_kind(const struct etl_event *ev, int64_t *weight)
+user_kind_plain(const struct etl_event *ev)
 {
-	const char *kind = ev->hkind == ETL_HK_WPP ? NULL : conv_clr_kind_of(ev, weight);
-	return kind ? kind : ev->hkind == ETL_HK_WPP ? "WPP" : "Event";
+	return ev->hkind == ETL_HK_WPP ? "WPP" : "Event";
 }
 
 /*
@@ -417,7 +416,7 @@ conv_emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 	const char *kind = ev->hkind == ETL_HK_WPP ? NULL : conv_clr_kind(c, ev, &weight);
 	int clr_kind = kind != NULL;
 	if (!kind)
-		kind = ev->hkind == ETL_HK_WPP ? "WPP" : "Event";
+		kind = user_kind_plain(ev);
 	if (!conv_begin(c, kind, ns, ev->cpu, line_pid, tid, weight, ev->ts))
 		return;
 	if (clr_kind)
@@ -665,8 +664,14 @@ conv_prep_fields(const struct conv *c, struct source *s, const struct etl_event 
 		tag = PREP_CLR_METHOD;
 	} else {
 		struct ext_items x;
-		if (!may_show(c, s, ev, user_kind(ev, &weight)))
+		const char *clr = ev->hkind == ETL_HK_WPP ? NULL : conv_clr_kind_of(ev, &weight);
+		if (!may_show(c, s, ev, clr ? clr : user_kind_plain(ev)))
 			return;
+		if (clr) {
+			conv_clr_leaf_text(l, ev);	/* (an allocation tick's or exception's) */
+			conv_prep_put(out, PREP_CLR_LEAF, l->b, l->n);
+			l->n = 0;
+		}
 		read_ext_items(ev, &x);
 		user_attrs(c->tdh, fs, l, ev, &x);
 		tag = PREP_USER_ATTRS;

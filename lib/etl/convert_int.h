@@ -448,6 +448,7 @@ void conv_free_lines(struct conv *c);
 enum conv_prep_tag {
 	PREP_NONE,
 	PREP_USER_ATTRS = 16, PREP_CLR_METHOD, PREP_IMAGE_ID,	/* a line's attributes (convert_emit_user.c) */
+	PREP_CLR_LEAF,		/* a CLR line's leaf pseudo-frame (convert_clr.c) */
 };
 void conv_prep_start(struct conv *c);
 void conv_prep_event(void *ctx, const struct etl_event *ev, struct etl_prep *out);
@@ -466,6 +467,7 @@ const char *conv_clr_kind(struct conv *c, const struct etl_event *ev, int64_t *w
 const char *conv_clr_kind_of(const struct etl_event *ev, int64_t *weight);
 int conv_clr_is_walk(const struct etl_event *ev);
 void conv_clr_leaf(struct conv *c, const struct etl_event *ev);
+void conv_clr_leaf_text(struct evtw_line *l, const struct etl_event *ev);
 int conv_clr_walk(struct conv *c, const struct etl_event *ev);
 void conv_clr_report(struct conv *c);
 int conv_clr_lost(const struct conv *c);
