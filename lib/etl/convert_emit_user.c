@@ -625,10 +625,12 @@ may_show(const struct conv *c, const struct source *s, const struct etl_event *e
 }
 
 /*
- * The prepare hook's part for the attributes (on S's worker, or inline):
- * EV's attribute text, as its emitter above would write it, as a record
- * for the caller's thread to copy.  Reads only pass 1's sealed schemas,
- * the options and the file's header; writes only S's conv_fields.
+ * The prepare hook's part for the attributes, on S's worker: EV's
+ * attribute text, as its emitter above would write it, as a record for
+ * the caller's thread to copy.  Reads only pass 1's sealed schemas, the
+ * options and the file's header; writes only S's conv_fields.  Inline
+ * (no worker: -j 1) it does nothing, as a record would only add copies:
+ * the caller's thread writes the text itself, with the same functions.
  *
  * A record's size is bounded by the payload's: it is the text the line
  * would get, whose fields are at most MAX_FIELDS values each made from
@@ -642,15 +644,17 @@ conv_prep_fields(const struct conv *c, struct source *s, const struct etl_event 
 	struct conv_fields *fs = s->fields;
 	struct evtw_line *l = &fs->l;
 	int classic = ev->hkind == ETL_HK_FULL || ev->hkind == ETL_HK_INSTANCE;
-	size_t P = etl_info(s->r)->pointer_size;
 	const char *kind;
 	int64_t weight;
 	unsigned tag;
 
 	if (!classic && ev->hkind != ETL_HK_EVENT && ev->hkind != ETL_HK_WPP)
 		return;		/* (kernel events: convert_emit_kernel.c) */
+	if (!etl_prep_ahead(s->r))
+		return;		/* inline (-j 1): the caller's thread writes the text itself, no copies */
 	if (ev->hkind == ETL_HK_EVENT && conv_clr_is_walk(ev))
 		return;		/* no line */
+	size_t P = etl_info(s->r)->pointer_size;
 	l->n = 0;
 	if (classic && (kind = image_id_kind(ev, P)) != NULL) {
 		if (!may_show(c, s, ev, kind))
