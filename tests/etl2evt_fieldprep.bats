@@ -4,9 +4,10 @@
 # from EventSource manifests; TraceLogging), CLR MethodLoad/Unload and
 # ImageID/DbgID are decoded by the reader's worker and copied by the
 # caller's thread (lib/etl/convert_emit_user.c, conv_prep_fields).  With one
-# thread (-j 1) the same hook runs inline: every case compares the two, with
-# one file and a four-file session, and with each filter.  The counts of
-# lines with fields come from the corpus census, never from etl2evt.
+# thread (-j 1) the caller's thread writes them itself, with the same
+# functions: every case compares the two, with one file and a four-file
+# session, and with each filter.  The counts of lines with fields come from
+# the corpus census, never from etl2evt.
 load helpers
 
 NET=perfview/net.4.5.2.x64.etl.zip
