@@ -241,6 +241,13 @@ const char *
 conv_clr_kind(struct conv *c, const struct etl_event *ev, int64_t *weight)
 {
 	c->leaf.n = 0;
+	return conv_clr_kind_of(ev, weight);
+}
+
+/* conv_clr_kind() without its line: the event alone (the prepare hook asks on the worker). */
+const char *
+conv_clr_kind_of(const struct etl_event *ev, int64_t *weight)
+{
 	if (clr_provider(ev) != 1)
 		return NULL;
 	if (ev->id == CLR_ALLOC_ID && ev->plen >= 8) {
@@ -258,21 +265,24 @@ conv_clr_kind(struct conv *c, const struct etl_event *ev, int64_t *weight)
 	return NULL;
 }
 
-/* Pass 2: the leaf pseudo-frame of a line conv_clr_kind() gave a kind, once the line is kept. */
+/*
+ * The leaf pseudo-frame of a line conv_clr_kind() gave a kind, into L
+ * (empty for another event): it depends on the event alone, so the
+ * reader's worker writes it ahead (conv_prep_fields) too.
+ */
 void
-conv_clr_leaf(struct conv *c, const struct etl_event *ev)
+conv_clr_leaf_text(struct evtw_line *l, const struct etl_event *ev)
 {
 	char type[512], msg[1024], frame[1300];
 
-	c->leaf.n = 0;
 	if (clr_provider(ev) != 1)
 		return;
 	if (ev->id == CLR_ALLOC_ID && ev->plen >= 8) {
 		uint64_t bytes;
 		alloc_tick(ev, &bytes, type, sizeof type);
 		/* "Type NAME": one per allocation tick, the most common CLR line */
-		evtw_mem(&c->leaf, "Type ", 5);
-		evtw_frame(&c->leaf, type, strlen(type));
+		evtw_mem(l, "Type ", 5);
+		evtw_frame(l, type, strlen(type));
 	} else if (ev->id == CLR_EXCEPTION_ID && ev->version >= 1 && ev->plen >= 4) {
 		size_t used = 0;
 		etl_wstr(ev->payload, ev->plen, type, sizeof type, &used);
@@ -281,11 +291,32 @@ conv_clr_leaf(struct conv *c, const struct etl_event *ev)
 			etl_wstr(ev->payload + used, ev->plen - used, msg, sizeof msg, NULL);
 		cut_utf8(msg, MESSAGE_MAX);
 		snprintf(frame, sizeof frame, "Exception %s: %s", *type ? type : "?", msg);
-		evtw_frame(&c->leaf, frame, strlen(frame));
+		evtw_frame(l, frame, strlen(frame));
 	}
 }
 
+/* Pass 2: the leaf pseudo-frame of a line conv_clr_kind() gave a kind, once the line is kept. */
+void
+conv_clr_leaf(struct conv *c, const struct etl_event *ev)
+{
+	size_t n;
+	const void *p = conv_prep_find(c, PREP_CLR_LEAF, &n);
+
+	c->leaf.n = 0;
+	if (p)
+		evtw_mem(&c->leaf, p, n);
+	else
+		conv_clr_leaf_text(&c->leaf, ev);
+}
+
 /* Pass 2: a walk, which writes no line.  Returns 1 if EV is one. */
+/* Whether EV is a CLR stack walk (no line of its own). */
+int
+conv_clr_is_walk(const struct etl_event *ev)
+{
+	return is_walk(ev);
+}
+
 int
 conv_clr_walk(struct conv *c, const struct etl_event *ev)
 {

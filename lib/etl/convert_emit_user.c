@@ -5,7 +5,16 @@
  * event (manifest, TraceLogging, WPP, classic) with its fields decoded by
  * its TraceLogging schema or by a manifest schema the trace embeds, else
  * its payload in hex.
+ *
+ * What a line's attributes say depends on its event alone (and pass 1's
+ * schemas), so the reader's worker writes them ahead, in the prepare
+ * hook (conv_prep_fields, called from convert_prep.c), and the caller's
+ * thread copies the text.  One function writes each text on either
+ * thread: without a record (no worker's hook ran for the event) the
+ * caller's thread calls it itself.  Each thread decodes with its own
+ * memos (struct conv_fields); the schemas are sealed before pass 2.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/hash.h"
@@ -15,11 +24,6 @@
 
 /* evt readers take at most EVT_MAX_ATTRS attributes: room for the fixed ones */
 #define MAX_FIELDS (EVT_MAX_ATTRS - 16)
-
-struct fieldctx {
-	struct evtw_line *l;
-	unsigned n, dropped;
-};
 
 /* A field name's byte in an attribute key: keys are [A-Za-z0-9_.:-]+, anything else becomes '_'. */
 static char key_char[256];
@@ -45,12 +49,54 @@ key_chars_init(void)
  */
 #define KEY_MEMO_BITS 8
 #define KEY_MEMO_NAME 48
-static struct key_memo {
+struct key_memo {
 	const char *name;
 	size_t len;		/* 0: the slot is empty */
 	char raw[KEY_MEMO_NAME];
 	char key[KEY_MEMO_NAME];
-} key_memo[1u << KEY_MEMO_BITS];
+};
+
+/*
+ * What header_attrs() writes depends on the provider's name and the
+ * header's GUID and ids alone, and a trace's user events repeat a few
+ * dozen of them (every allocation tick the same): their texts are kept,
+ * keyed by all of it (the name by its text, so a key never outlives what
+ * it names).  Direct-mapped, fixed size; a longer text is not kept.
+ */
+#define HEADER_MEMO_BITS 6
+struct header_key {
+	uint8_t guid[16];
+	int hkind;
+	uint64_t keywords;
+	uint16_t id, task, version, message_id;
+	uint8_t level, opcode, channel, type;
+	uint8_t has_prov;	/* (without a name, provider= is the GUID) */
+};
+struct header_memo {
+	struct header_key k;
+	char prov[128];
+	uint16_t len;		/* 0: the slot is empty */
+	char text[512];
+};
+
+/*
+ * One thread's state for writing attributes: its memos, its decoder's,
+ * and (on a worker) the line it writes a record's text into.  The
+ * caller's thread has one (conv.fields), each file's worker another
+ * (source.fields): a memo is never shared between threads.
+ */
+struct conv_fields {
+	struct key_memo key_memo[1u << KEY_MEMO_BITS];
+	struct header_memo header_memo[1u << HEADER_MEMO_BITS];
+	struct tdh_local *tdh;
+	struct evtw_line l;
+};
+
+struct fieldctx {
+	struct evtw_line *l;
+	struct key_memo *key_memo;
+	unsigned n, dropped;
+};
 
 /* "\tp.NAME=VALUE", the name made a key, the value escaped */
 static void
@@ -63,15 +109,13 @@ field_cb(void *ctx, const char *name, const char *value, size_t vlen)
 		return;
 	}
 	fc->n++;
-	if (!key_char['a'])
-		key_chars_init();
 	size_t nl = strnlen(name, FIELD_NAME_MAX);
 	char *o = evtw_room(l, 3 + (nl > KEY_MEMO_NAME ? nl : KEY_MEMO_NAME) + 2);
 	memcpy(o, "\tp.", 3);
 	o += 3;
 	struct key_memo *km = NULL;
 	if (nl > 0 && nl <= KEY_MEMO_NAME) {
-		km = &key_memo[((uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull) >> (64 - KEY_MEMO_BITS)];
+		km = &fc->key_memo[((uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull) >> (64 - KEY_MEMO_BITS)];
 		if (km->len == nl && km->name == name && memcmp(km->raw, name, nl) == 0) {
 			memcpy(o, km->key, KEY_MEMO_NAME);	/* (all of it: a few wide moves) */
 			o += nl;
@@ -97,8 +141,8 @@ value:
 
 /* What an event's extended data items give. */
 struct ext_items {
-	char provider_buf[256];
-	const char *provider;	/* the provider traits' name, NULL if none */
+	const uint8_t *traits;	/* the provider traits (their name at 2), NULL if none */
+	size_t traitslen;
 	const uint8_t *schema;	/* a TraceLogging schema */
 	size_t schemalen;
 	const uint8_t *stack;	/* a stack (STACK_TRACE32/64), innermost first */
@@ -113,7 +157,8 @@ read_ext_items(const struct etl_event *ev, struct ext_items *x)
 {
 	size_t q = 0;
 
-	x->provider = NULL;
+	x->traits = NULL;
+	x->traitslen = 0;
 	x->schema = x->stack = NULL;
 	x->schemalen = x->stacklen = 0;
 	x->stack32 = x->has_stack_key = 0;
@@ -126,9 +171,8 @@ read_ext_items(const struct etl_event *ev, struct ext_items *x)
 		if (q + 8 + sz > ev->extlen)
 			break;
 		if (type == 12 && sz > 3) {
-			etl_astr(d + 2, sz - 2, x->provider_buf, sizeof x->provider_buf, NULL);
-			if (*x->provider_buf)
-				x->provider = x->provider_buf;
+			x->traits = d;
+			x->traitslen = sz;
 		} else if (type == 11) {
 			x->schema = d;
 			x->schemalen = sz;
@@ -169,31 +213,10 @@ header_attrs(struct evtw_line *l, const struct etl_event *ev, const char *prov, 
 	}
 }
 
-/*
- * What header_attrs() writes depends on the provider's name and the
- * header's GUID and ids alone, and a trace's user events repeat a few
- * dozen of them (every allocation tick the same): their texts are kept,
- * keyed by all of it (the name by its text, so a key never outlives what
- * it names).  Direct-mapped, fixed size; a longer text is not kept.
- */
-#define HEADER_MEMO_BITS 6
-struct header_key {
-	uint8_t guid[16];
-	int hkind;
-	uint64_t keywords;
-	uint16_t id, task, version, message_id;
-	uint8_t level, opcode, channel, type;
-	uint8_t has_prov;	/* (without a name, provider= is the GUID) */
-};
-static struct header_memo {
-	struct header_key k;
-	char prov[128];
-	uint16_t len;		/* 0: the slot is empty */
-	char text[512];
-} header_memo[1u << HEADER_MEMO_BITS];
-
+/* header_attrs() through the thread's memo (struct header_memo) */
 static void
-write_header_attrs(struct evtw_line *l, const struct etl_event *ev, const char *prov)
+write_header_attrs(struct conv_fields *fs, struct evtw_line *l, const struct etl_event *ev,
+    const char *prov)
 {
 	struct header_key k;
 	char gs[40];
@@ -213,7 +236,7 @@ write_header_attrs(struct evtw_line *l, const struct etl_event *ev, const char *
 	k.type = ev->type;
 	k.has_prov = prov != NULL;
 	size_t pl = prov ? strlen(prov) : 0;
-	struct header_memo *m = &header_memo[hash_u64(hash_bytes(&k, sizeof k) ^ pl) >>
+	struct header_memo *m = &fs->header_memo[hash_u64(hash_bytes(&k, sizeof k) ^ pl) >>
 	    (64 - HEADER_MEMO_BITS)];
 	if (m->len && pl < sizeof m->prov && memcmp(&m->k, &k, sizeof k) == 0 &&
 	    strncmp(m->prov, prov ? prov : "", sizeof m->prov) == 0) {
@@ -239,12 +262,12 @@ write_header_attrs(struct evtw_line *l, const struct etl_event *ev, const char *
 
 /* The payload as p.NAME= fields (TraceLogging or an embedded manifest schema), else hex=. */
 static void
-write_fields(struct conv *c, const struct etl_event *ev, const struct ext_items *x)
+write_fields(const struct tdh_db *db, struct conv_fields *fs, struct evtw_line *l,
+    const struct etl_event *ev, const struct ext_items *x)
 {
-	struct evtw_line *l = &c->l;
 	size_t mark = l->n;
 	int decoded = 0;
-	struct fieldctx fc = { l, 0, 0 };
+	struct fieldctx fc = { l, fs->key_memo, 0, 0 };
 
 	if (x->schema) {
 		char evname[256];
@@ -257,10 +280,10 @@ write_fields(struct conv *c, const struct etl_event *ev, const struct ext_items 
 	if (!decoded && (ev->hkind == ETL_HK_EVENT || ev->hkind == ETL_HK_FULL)) {
 		/* manifest events whose schema the trace embeds (xperf/PerfView merges) */
 		fc.n = fc.dropped = 0;
-		const char *label = tdh_event_label(c->tdh, ev);
+		const char *label = tdh_event_label(db, fs->tdh, ev);
 		if (label)
 			evtw_kv_s(l, "event", label);
-		if (tdh_decode_event(c->tdh, ev, field_cb, &fc) == 0)
+		if (tdh_decode_event(db, fs->tdh, ev, field_cb, &fc) == 0)
 			decoded = 1;
 		else
 			l->n = mark;
@@ -328,6 +351,54 @@ user_stack(struct conv *c, const struct etl_event *ev, const struct ext_items *x
 }
 
 /*
+ * The attributes of a user-mode event's line after its columns and
+ * before its stack: logged_by_pid=, the header's, the fields.  They
+ * depend on the event alone: a worker writes them ahead.
+ */
+static void
+user_attrs(const struct tdh_db *db, struct conv_fields *fs, struct evtw_line *l,
+    const struct etl_event *ev, const struct ext_items *x)
+{
+	char traits[256];
+	const char *prov = NULL;
+	uint32_t subject;
+
+	if (x->traits) {
+		etl_astr(x->traits + 2, x->traitslen - 2, traits, sizeof traits, NULL);
+		if (*traits)
+			prov = traits;
+	}
+	if (!prov)
+		prov = conv_provider_name(ev->guid, 0);
+	if (!prov)
+		prov = tdh_provider_name(db, ev->guid);
+	if (ks_subject_pid(ev, ev->hdr64 ? 8 : 4, &subject) && (int64_t)subject != hpid(ev))
+		evtw_kv_i(l, "logged_by_pid", hpid(ev));
+	write_header_attrs(fs, l, ev, prov);
+	write_fields(db, fs, l, ev, x);
+}
+
+/* The record TAG a worker prepared for the current event, copied into the line: 1, else 0. */
+static int
+copy_prepared(struct conv *c, unsigned tag)
+{
+	size_t n;
+	const void *p = conv_prep_find(c, tag, &n);
+
+	if (!p)
+		return 0;
+	evtw_mem(&c->l, p, n);
+	return 1;
+}
+
+/* A user-mode event's line kind when it has no CLR kind (conv_clr_kind). */
+static const char *
+user_kind_plain(const struct etl_event *ev)
+{
+	return ev->hkind == ETL_HK_WPP ? "WPP" : "Event";
+}
+
+/*
  * Any user-mode event: its provider, header ids, fields and stack.  What
  * only the line needs is worked out once a filter kept it.
  */
@@ -345,102 +416,135 @@ conv_emit_user(struct conv *c, const struct etl_event *ev, int64_t ns)
 	const char *kind = ev->hkind == ETL_HK_WPP ? NULL : conv_clr_kind(c, ev, &weight);
 	int clr_kind = kind != NULL;
 	if (!kind)
-		kind = ev->hkind == ETL_HK_WPP ? "WPP" : "Event";
+		kind = user_kind_plain(ev);
 	if (!conv_begin(c, kind, ns, ev->cpu, line_pid, tid, weight, ev->ts))
 		return;
 	if (clr_kind)
 		conv_clr_leaf(c, ev);
 	read_ext_items(ev, &x);
-	const char *prov = x.provider;
-	if (!prov)
-		prov = conv_provider_name(ev->guid, 0);
-	if (!prov)
-		prov = tdh_provider_name(c->tdh, ev->guid);
-	if (line_pid != pid)
-		evtw_kv_i(&c->l, "logged_by_pid", pid);
-	write_header_attrs(&c->l, ev, prov);
-	write_fields(c, ev, &x);
+	if (!copy_prepared(c, PREP_USER_ATTRS))
+		user_attrs(c->tdh, c->fields, &c->l, ev, &x);
 	size_t nf = user_stack(c, ev, &x, tid);
 	/* the stack is the logging thread's: its frames are named in the logging process */
 	conv_finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
 }
 
+/* KernelTraceControl's ImageID (type 0) and DbgID_RSDS (type 36), pointers P bytes: the kind, or NULL. */
+static const char *
+image_id_kind(const struct etl_event *ev, size_t P)
+{
+	if (!conv_is_provider(ev->guid, P_IMAGEID))
+		return NULL;
+	if (ev->type == 0 && ev->plen > 2 * P + 8)
+		return "ImageID";
+	if (ev->type == 36 && ev->plen >= P + 24)
+		return "DbgID_RSDS";
+	return NULL;
+}
+
+static uint64_t
+ptr_of(const uint8_t *p, size_t P)
+{
+	return P == 8 ? etl_u64(p) : etl_u32(p);
+}
+
+/* The attributes of the line image_id_kind() names. */
+static void
+image_id_attrs(struct evtw_line *l, const struct etl_event *ev, size_t P)
+{
+	const uint8_t *p = ev->payload;
+	size_t n = ev->plen;
+	char s1[1024], s2[1024];
+
+	if (ev->type == 0) {
+		etl_wstr(p + 2 * P + 8, n - 2 * P - 8, s1, sizeof s1, NULL);
+		evtw_kv_x(l, "base", ptr_of(p, P));
+		evtw_kv_x(l, "size", ptr_of(p + P, P));
+		evtw_kv_u(l, "timestamp", etl_u32(p + 2 * P + 4));
+		evtw_kv_s(l, "image", s1);
+		return;
+	}
+	etl_guid_str(s2, p + P + 4);
+	etl_astr(p + P + 24, n - P - 24, s1, sizeof s1, NULL);
+	evtw_kv_x(l, "base", ptr_of(p, P));
+	evtw_kv_s(l, "guid", s2);
+	evtw_kv_u(l, "age", etl_u32(p + P + 20));
+	evtw_kv_s(l, "pdb", s1);
+}
+
 void
 conv_emit_classic(struct conv *c, const struct etl_event *ev, int64_t ns)
 {
-	const uint8_t *p = ev->payload;
-	size_t n = ev->plen, P = c->P;
-	char s1[1024], s2[1024];
-	int64_t tid = htid(ev);
+	const char *kind = image_id_kind(ev, c->P);
 
-	if (conv_is_provider(ev->guid, P_IMAGEID) && ev->type == 0 && n > 2 * P + 8) {
-		uint32_t ipid = etl_u32(p + 2 * P);
-		if (!conv_begin(c, "ImageID", ns, ev->cpu, ipid, tid, 0, ev->ts))
-			return;
-		etl_wstr(p + 2 * P + 8, n - 2 * P - 8, s1, sizeof s1, NULL);
-		evtw_kv_x(&c->l, "base", ptr_at(c, p));
-		evtw_kv_x(&c->l, "size", ptr_at(c, p + P));
-		evtw_kv_u(&c->l, "timestamp", etl_u32(p + 2 * P + 4));
-		evtw_kv_s(&c->l, "image", s1);
-		conv_finish(c, 0, NULL, 0, ev->ts);
+	if (!kind) {
+		conv_emit_user(c, ev, ns);
 		return;
 	}
-	if (conv_is_provider(ev->guid, P_IMAGEID) && ev->type == 36 && n >= P + 24) {
-		uint32_t ipid = etl_u32(p + P);
-		if (!conv_begin(c, "DbgID_RSDS", ns, ev->cpu, ipid, tid, 0, ev->ts))
-			return;
-		etl_guid_str(s2, p + P + 4);
-		etl_astr(p + P + 24, n - P - 24, s1, sizeof s1, NULL);
-		evtw_kv_x(&c->l, "base", ptr_at(c, p));
-		evtw_kv_s(&c->l, "guid", s2);
-		evtw_kv_u(&c->l, "age", etl_u32(p + P + 20));
-		evtw_kv_s(&c->l, "pdb", s1);
-		conv_finish(c, 0, NULL, 0, ev->ts);
+	/* the image's process: after ImageBase and ImageSize, after ImageBase */
+	uint32_t ipid = etl_u32(ev->payload + (ev->type == 0 ? 2 * c->P : c->P));
+	if (!conv_begin(c, kind, ns, ev->cpu, ipid, htid(ev), 0, ev->ts))
 		return;
-	}
-	conv_emit_user(c, ev, ns);
+	if (!copy_prepared(c, PREP_IMAGE_ID))
+		image_id_attrs(&c->l, ev, c->P);
+	conv_finish(c, 0, NULL, 0, ev->ts);
 }
 
-
-/* CLR MethodLoad/MethodUnload (rundown: MethodDCStart/DCEnd): the methods the JIT made. */
-static int
-emit_clr_method(struct conv *c, const struct etl_event *ev, int64_t ns)
+/* CLR MethodLoad/MethodUnload (rundown: MethodDCStart/DCEnd): the kind, or NULL for another event. */
+static const char *
+clr_method_kind(const struct etl_event *ev)
 {
-	const uint8_t *p = ev->payload;
 	int rd = conv_is_provider(ev->guid, P_CLR_RUNDOWN);
 
 	if (!rd && !conv_is_provider(ev->guid, P_CLR))
-		return 0;
+		return NULL;
 	if ((ev->id != 143 && ev->id != 144) || ev->plen < 36)
-		return 0;
-	const char *kind = !rd && ev->id == 144 ? "MethodUnload" : "MethodLoad";
-	int64_t tid = htid(ev);
-	int64_t pid = hpid(ev);
-	if (!conv_begin(c, kind, ns, ev->cpu, pid, tid, 0, ev->ts))
-		return 1;
+		return NULL;
+	return !rd && ev->id == 144 ? "MethodUnload" : "MethodLoad";
+}
+
+/* The attributes of a line clr_method_kind() names: the method the JIT made. */
+static void
+clr_method_attrs(struct evtw_line *l, const struct etl_event *ev)
+{
+	const uint8_t *p = ev->payload;
 	char nsb[1024], nm[1024];
 	size_t used;
+
 	etl_wstr(p + 36, ev->plen - 36, nsb, sizeof nsb, &used);
 	nm[0] = '\0';
 	if (36 + used < ev->plen)
 		etl_wstr(p + 36 + used, ev->plen - 36 - used, nm, sizeof nm, NULL);
-	evtw_key(&c->l, "method");
+	evtw_key(l, "method");
 	if (*nsb) {
-		evtw_esc(&c->l, nsb, strlen(nsb), 0);
-		evtw_ch(&c->l, '.');
+		evtw_esc(l, nsb, strlen(nsb), 0);
+		evtw_ch(l, '.');
 	}
-	evtw_esc(&c->l, nm, strlen(nm), 0);
-	evtw_kv_x(&c->l, "start", etl_u64(p + 16));
-	evtw_kv_u(&c->l, "size", etl_u32(p + 24));
-	evtw_kv_x(&c->l, "module_id", etl_u64(p + 8));
+	evtw_esc(l, nm, strlen(nm), 0);
+	evtw_kv_x(l, "start", etl_u64(p + 16));
+	evtw_kv_u(l, "size", etl_u32(p + 24));
+	evtw_kv_x(l, "module_id", etl_u64(p + 8));
 	/* MethodFlags: Jitted (0x8), and from .NET Core 3 the optimization tier in bits 7-9 */
 	static const char *const tiers[] = { NULL, "MinOptJitted", "Optimized", "QuickJitted",
 	    "OptimizedTier1", "OptimizedTier1OSR", "QuickJittedInstrumented", "OptimizedTier1Instrumented" };
 	uint32_t flags = etl_u32(p + 32);
 	if ((flags & 0x8) && tiers[(flags >> 7) & 7])
-		evtw_kv_s(&c->l, "tier", tiers[(flags >> 7) & 7]);
-	if (rd)
-		evtw_kv_u(&c->l, "rundown", 1);
+		evtw_kv_s(l, "tier", tiers[(flags >> 7) & 7]);
+	if (conv_is_provider(ev->guid, P_CLR_RUNDOWN))
+		evtw_kv_u(l, "rundown", 1);
+}
+
+static int
+emit_clr_method(struct conv *c, const struct etl_event *ev, int64_t ns)
+{
+	const char *kind = clr_method_kind(ev);
+
+	if (!kind)
+		return 0;
+	if (!conv_begin(c, kind, ns, ev->cpu, hpid(ev), htid(ev), 0, ev->ts))
+		return 1;
+	if (!copy_prepared(c, PREP_CLR_METHOD))
+		clr_method_attrs(&c->l, ev);
 	conv_finish(c, 0, NULL, 0, ev->ts);
 	return 1;
 }
@@ -459,4 +563,122 @@ conv_emit_event(struct conv *c, const struct etl_event *ev, int64_t ns)
 		conv_emit_user(c, ev, ns);
 	c->clr_line = c->want_clr = 0;
 	c->leaf.n = 0;
+}
+
+/* ---------- ahead, on the reader's worker ---------- */
+
+static struct conv_fields *
+fields_new(void)
+{
+	struct conv_fields *fs = xcalloc(1, sizeof *fs);
+	fs->tdh = tdh_local_new();
+	return fs;
+}
+
+static void
+fields_free(struct conv_fields *fs)
+{
+	if (!fs)
+		return;
+	tdh_local_free(fs->tdh);
+	evtw_free(&fs->l);
+	free(fs);
+}
+
+/*
+ * Pass 2 starts: pass 1's schemas are sealed (read only from now on, by
+ * several threads), and each thread that writes attributes gets its own
+ * state: the caller's, and each file's worker.
+ */
+void
+conv_fields_start(struct conv *c)
+{
+	key_chars_init();
+	tdh_seal(c->tdh);
+	c->fields = fields_new();
+	for (size_t i = 0; i < c->nsrc; i++)
+		c->src[i].fields = fields_new();
+}
+
+void
+conv_fields_free(struct conv *c)
+{
+	fields_free(c->fields);
+	c->fields = NULL;
+	for (size_t i = 0; i < c->nsrc; i++) {
+		fields_free(c->src[i].fields);
+		c->src[i].fields = NULL;
+	}
+}
+
+/*
+ * Whether a line of KIND for EV would pass -k and --from/--to (the
+ * filters cheap to ask ahead; -p needs the process model, so the text is
+ * made and perhaps not used).  EV->ns is this file's clock: the line's
+ * time adds the file's offset, as pass 2 does.
+ */
+static int
+may_show(const struct conv *c, const struct source *s, const struct etl_event *ev, const char *kind)
+{
+	int64_t ns = s->off_ns + ev->ns;
+	return ns >= c->from_ns && ns <= c->to_ns && conv_kind_wanted(c, kind);
+}
+
+/*
+ * The prepare hook's part for the attributes, on S's worker: EV's
+ * attribute text, as its emitter above would write it, as a record for
+ * the caller's thread to copy.  Reads only pass 1's sealed schemas, the
+ * options and the file's header; writes only S's conv_fields.  Inline
+ * (no worker: -j 1) it does nothing, as a record would only add copies:
+ * the caller's thread writes the text itself, with the same functions.
+ *
+ * A record's size is bounded by the payload's: it is the text the line
+ * would get, whose fields are at most MAX_FIELDS values each made from
+ * bytes of the payload (a value's text is at most a few times the bytes
+ * it reads: hex, escapes, number digits), plus fixed-size header texts.
+ */
+void
+conv_prep_fields(const struct conv *c, struct source *s, const struct etl_event *ev,
+    struct etl_prep *out)
+{
+	struct conv_fields *fs = s->fields;
+	struct evtw_line *l = &fs->l;
+	int classic = ev->hkind == ETL_HK_FULL || ev->hkind == ETL_HK_INSTANCE;
+	const char *kind;
+	int64_t weight;
+	unsigned tag;
+
+	if (!classic && ev->hkind != ETL_HK_EVENT && ev->hkind != ETL_HK_WPP)
+		return;		/* (kernel events: convert_emit_kernel.c) */
+	if (!etl_prep_ahead(s->r))
+		return;		/* inline (-j 1): the caller's thread writes the text itself, no copies */
+	if (ev->hkind == ETL_HK_EVENT && conv_clr_is_walk(ev))
+		return;		/* no line */
+	size_t P = etl_info(s->r)->pointer_size;
+	l->n = 0;
+	if (classic && (kind = image_id_kind(ev, P)) != NULL) {
+		if (!may_show(c, s, ev, kind))
+			return;
+		image_id_attrs(l, ev, P);
+		tag = PREP_IMAGE_ID;
+	} else if (ev->hkind == ETL_HK_EVENT && (kind = clr_method_kind(ev)) != NULL) {
+		if (!may_show(c, s, ev, kind))
+			return;
+		clr_method_attrs(l, ev);
+		tag = PREP_CLR_METHOD;
+	} else {
+		struct ext_items x;
+		const char *clr = ev->hkind == ETL_HK_WPP ? NULL : conv_clr_kind_of(ev, &weight);
+		if (!may_show(c, s, ev, clr ? clr : user_kind_plain(ev)))
+			return;
+		if (clr) {
+			conv_clr_leaf_text(l, ev);	/* (an allocation tick's or exception's) */
+			conv_prep_put(out, PREP_CLR_LEAF, l->b, l->n);
+			l->n = 0;
+		}
+		read_ext_items(ev, &x);
+		user_attrs(c->tdh, fs, l, ev, &x);
+		tag = PREP_USER_ATTRS;
+	}
+	conv_prep_put(out, tag, l->b, l->n);
 }

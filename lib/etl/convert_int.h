@@ -118,6 +118,8 @@ struct source {
 	struct etl_event *ev;	/* pass 2: its next event (ts already global), the reader's */
 	uint64_t seq;		/* and its position in its CPU's stream */
 	int have;
+	struct conv *conv;	/* pass 2: its conversion (the prepare hook's context is the source) */
+	struct conv_fields *fields;	/* pass 2: its worker's state for attributes (convert_emit_user.c) */
 };
 
 /* The conversion: its sources, the model pass 1 builds, pass 2's window and line. */
@@ -260,6 +262,7 @@ struct conv {
 	size_t capframes;
 	/* pass 2's work done ahead (convert_prep.c): with several files, the ordered part's */
 	struct etl_prep inline_prep;
+	struct conv_fields *fields;	/* the caller's thread's state for attributes (convert_emit_user.c) */
 };
 
 /* room for one more element: the converter's arrays start at 256 */
@@ -442,7 +445,11 @@ void conv_free_lines(struct conv *c);
 /* ---------- convert_prep.c: pass 2's work done ahead of the caller's thread ---------- */
 
 /* Record tags: payload fields 16-31, thread time 32-47 (each part numbers its own). */
-enum conv_prep_tag { PREP_NONE };
+enum conv_prep_tag {
+	PREP_NONE,
+	PREP_USER_ATTRS = 16, PREP_CLR_METHOD, PREP_IMAGE_ID,	/* a line's attributes (convert_emit_user.c) */
+	PREP_CLR_LEAF,		/* a CLR line's leaf pseudo-frame (convert_clr.c) */
+};
 void conv_prep_start(struct conv *c);
 void conv_prep_event(void *ctx, const struct etl_event *ev, struct etl_prep *out);
 void conv_prep_ordered(struct conv *c, const struct etl_event *ev);
@@ -457,7 +464,10 @@ void conv_clr_learn(struct conv *c, const struct etl_event *ev);
 void conv_clr_before(struct conv *c, const struct etl_event *ev);
 void conv_clr_line(struct conv *c, int waits, uint64_t seq);
 const char *conv_clr_kind(struct conv *c, const struct etl_event *ev, int64_t *weight);
+const char *conv_clr_kind_of(const struct etl_event *ev, int64_t *weight);
+int conv_clr_is_walk(const struct etl_event *ev);
 void conv_clr_leaf(struct conv *c, const struct etl_event *ev);
+void conv_clr_leaf_text(struct evtw_line *l, const struct etl_event *ev);
 int conv_clr_walk(struct conv *c, const struct etl_event *ev);
 void conv_clr_report(struct conv *c);
 int conv_clr_lost(const struct conv *c);
@@ -470,5 +480,11 @@ void conv_emit_kernel(struct conv *c, const struct etl_event *ev, int64_t ns);
 void conv_emit_classic(struct conv *c, const struct etl_event *ev, int64_t ns);
 void conv_emit_event(struct conv *c, const struct etl_event *ev, int64_t ns);
 void conv_emit_user(struct conv *c, const struct etl_event *ev, int64_t ns);
+/* The attributes written ahead (the prepare hook's part): each thread its own state. */
+struct conv_fields;
+void conv_fields_start(struct conv *c);
+void conv_prep_fields(const struct conv *c, struct source *s, const struct etl_event *ev,
+    struct etl_prep *out);
+void conv_fields_free(struct conv *c);
 
 #endif

@@ -92,22 +92,21 @@ prep_ordered(struct conv *c, const struct etl_event *ev, struct etl_prep *out)
 	(void)out;
 }
 
-/* The work on one event alone (nothing yet). */
+/* The work on one event alone: its line's attributes (convert_emit_user.c). */
 static void
-prep_stateless(struct conv *c, const struct etl_event *ev, struct etl_prep *out)
+prep_stateless(struct conv *c, struct source *s, const struct etl_event *ev, struct etl_prep *out)
 {
-	(void)c;
-	(void)ev;
-	(void)out;
+	conv_prep_fields(c, s, ev, out);
 }
 
-/* The reader's hook (its worker's thread, or the caller's without one). */
+/* The reader's hook (its worker's thread, or the caller's without one); CTX is the source. */
 void
 conv_prep_event(void *ctx, const struct etl_event *ev, struct etl_prep *out)
 {
-	struct conv *c = ctx;
+	struct source *s = ctx;
+	struct conv *c = s->conv;
 
-	prep_stateless(c, ev, out);
+	prep_stateless(c, s, ev, out);
 	if (c->nsrc == 1)
 		prep_ordered(c, ev, out);
 }
@@ -122,8 +121,11 @@ conv_prep_ordered(struct conv *c, const struct etl_event *ev)
 void
 conv_prep_start(struct conv *c)
 {
-	for (size_t i = 0; i < c->nsrc; i++)
-		etl_set_prepare(c->src[i].r, conv_prep_event, c);
+	conv_fields_start(c);
+	for (size_t i = 0; i < c->nsrc; i++) {
+		c->src[i].conv = c;
+		etl_set_prepare(c->src[i].r, conv_prep_event, &c->src[i]);
+	}
 }
 
 void
@@ -131,6 +133,7 @@ conv_prep_free(struct conv *c)
 {
 	for (size_t i = 0; i < c->nsrc; i++)
 		etl_set_prepare(c->src[i].r, NULL, NULL);
+	conv_fields_free(c);
 	free(c->inline_prep.p);
 	memset(&c->inline_prep, 0, sizeof c->inline_prep);
 }

@@ -2056,6 +2056,12 @@ etl_set_prepare(struct etl_reader *r, etl_prepare_fn fn, void *ctx)
 	r->prep_ctx = ctx;
 }
 
+int
+etl_prep_ahead(const struct etl_reader *r)
+{
+	return r->pump != NULL;
+}
+
 const void *
 etl_prepared(const struct etl_reader *r, size_t *n)
 {

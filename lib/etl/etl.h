@@ -186,6 +186,8 @@ void etl_set_prepare(struct etl_reader *r, etl_prepare_fn fn, void *ctx);
 void etl_prep_add(struct etl_prep *out, const void *p, size_t n);
 /* What FN added for the event etl_next_ref() returned last: *N bytes (0: nothing). */
 const void *etl_prepared(const struct etl_reader *r, size_t *n);
+/* Whether FN runs ahead on the worker (else inline: work it moves saves nothing then). */
+int etl_prep_ahead(const struct etl_reader *r);
 /* Bytes of the file covered so far by the iteration (for progress). */
 uint64_t etl_progress(const struct etl_reader *r);
 void etl_close(struct etl_reader *r);

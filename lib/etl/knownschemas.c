@@ -403,12 +403,9 @@ ks_load(void *db, int (*add_event)(void *db, const uint8_t *blob, size_t len),
 int
 ks_subject_pid(const struct etl_event *ev, unsigned psize, uint32_t *pid)
 {
-	static uint8_t kp[16];
-	static int have;
-	if (!have) {
-		guid_bytes(providers[K_PROCESS].guid, kp);
-		have = 1;
-	}
+	/* Kernel-Process (providers[K_PROCESS]) in Windows byte order: a constant, as threads ask */
+	static const uint8_t kp[16] = { 0xd6, 0x2c, 0xfb, 0x22, 0x7b, 0x0e, 0x2b, 0x42,
+	    0xa0, 0xc7, 0x2f, 0xad, 0x1f, 0xd0, 0xe7, 0x16 };
 	if (!ev->guid || ev->hkind != ETL_HK_EVENT || memcmp(ev->guid, kp, 16) != 0)
 		return 0;
 	size_t at;

@@ -109,7 +109,17 @@ struct tdh_db {
 	size_t nmaps, capmaps;
 	size_t nbuiltin_maps;	/* the first maps are built in: a trace's own map of the name wins */
 	struct tdh_stats st;
-	struct strbuf *scratch;	/* a value's text, kept from event to event (decoding is const) */
+	int sealed;		/* tdh_seal(): no schema or map is added any more */
+	struct tdh_local *own;	/* the memos of callers that pass none (one thread) */
+};
+
+/*
+ * What decoding keeps from event to event, per thread: the database is
+ * only read once sealed, so several threads decode with it at once,
+ * each with its own tdh_local.
+ */
+struct tdh_local {
+	struct strbuf scratch;	/* a value's text (its buffer serves the next event) */
 	/*
 	 * The schema an event's key found last: an event asks twice (its
 	 * label, its fields), and events come in runs of one kind.  Valid
@@ -121,7 +131,7 @@ struct tdh_db {
 		unsigned id, version;
 		int classic;
 		const struct tdh_event *e;
-	} *smemo;
+	} smemo;
 };
 
 static const uint8_t metadata_guid[16] = {
@@ -183,8 +193,7 @@ struct tdh_db *
 tdh_new(void)
 {
 	struct tdh_db *db = xcalloc(1, sizeof *db);
-	db->scratch = xcalloc(1, sizeof *db->scratch);
-	db->smemo = xcalloc(1, sizeof *db->smemo);
+	db->own = tdh_local_new();
 	const uint8_t *blob;
 	size_t len;
 	for (int i = 0; (blob = wperf_schema_blob(i, &len)) != NULL; i++)
@@ -214,7 +223,7 @@ tdh_free(struct tdh_db *db)
 {
 	if (!db)
 		return;
-	free(db->smemo);
+	tdh_local_free(db->own);
 	for (size_t i = 0; i < db->nev; i++)
 		free_event(db->ev[i]);
 	free(db->ev);
@@ -227,9 +236,22 @@ tdh_free(struct tdh_db *db)
 		free(db->maps[i].name);
 	}
 	free(db->maps);
-	strbuf_release(db->scratch);
-	free(db->scratch);
 	free(db);
+}
+
+struct tdh_local *
+tdh_local_new(void)
+{
+	return xcalloc(1, sizeof(struct tdh_local));
+}
+
+void
+tdh_local_free(struct tdh_local *loc)
+{
+	if (!loc)
+		return;
+	strbuf_release(&loc->scratch);
+	free(loc);
 }
 
 const struct tdh_stats *
@@ -355,6 +377,8 @@ event_label(const uint8_t *b, size_t len, unsigned id, unsigned opcode)
 int
 tdh_add_event_info(struct tdh_db *db, const uint8_t *b, size_t len)
 {
+	if (db->sealed)
+		cli_fatal("tdh: a schema added after the database was sealed");
 	if (len < 112 || len > (1u << 30))
 		goto bad;
 	uint32_t np = etl_u32(b + 100), ntop = etl_u32(b + 104), src = etl_u32(b + 48);
@@ -430,6 +454,8 @@ cmp_mapent(const void *a, const void *b)
 int
 tdh_add_map_info(struct tdh_db *db, const uint8_t *rec, size_t len)
 {
+	if (db->sealed)
+		cli_fatal("tdh: a value map added after the database was sealed");
 	if (len < 16 + 16)
 		goto bad;
 	const uint8_t *b = rec + 16;
@@ -555,23 +581,47 @@ struct dec {
 	char name[512];
 };
 
-static const struct map *
-find_map(const struct dec *x, struct prop *p)
+/* Works out which map property P of schema E names (its memo, see struct prop). */
+static void
+resolve_map(const struct tdh_db *db, const struct tdh_event *e, struct prop *p)
 {
-	const struct tdh_db *db = x->db;
-	if (p->map_for == db->nmaps + 1)
-		return p->map_at ? &db->maps[p->map_at - 1] : NULL;
 	/* the trace's own maps first (stored after the built-in ones), then the built-in ones */
 	p->map_at = 0;
 	p->map_for = db->nmaps + 1;
 	for (size_t k = 0; k < db->nmaps; k++) {
 		size_t i = (k + db->nbuiltin_maps) % db->nmaps;
-		if (strcmp(db->maps[i].name, p->map) == 0 && memcmp(db->maps[i].guid, x->e->guid, 16) == 0) {
+		if (strcmp(db->maps[i].name, p->map) == 0 && memcmp(db->maps[i].guid, e->guid, 16) == 0) {
 			p->map_at = i + 1;
-			return &db->maps[i];
+			return;
 		}
 	}
-	return NULL;
+}
+
+/*
+ * Once sealed, every memo is worked out already (tdh_seal): decoding
+ * writes nothing shared, so threads may decode at once.
+ */
+static const struct map *
+find_map(const struct dec *x, struct prop *p)
+{
+	const struct tdh_db *db = x->db;
+	if (p->map_for != db->nmaps + 1)
+		resolve_map(db, x->e, p);
+	return p->map_at ? &db->maps[p->map_at - 1] : NULL;
+}
+
+void
+tdh_seal(struct tdh_db *db)
+{
+	if (db->sealed)
+		return;
+	db->sealed = 1;
+	for (size_t i = 0; i < db->nev; i++) {
+		struct tdh_event *e = db->ev[i];
+		for (uint32_t k = 0; k < e->np; k++)
+			if (e->p[k].map)
+				resolve_map(db, e, &e->p[k]);
+	}
 }
 
 /* A mapped integer as TraceEvent renders it; 0 if the map does not apply. */
@@ -993,14 +1043,14 @@ decode_range(struct dec *x, uint32_t start, uint32_t n, const char *prefix, int 
 	return 0;
 }
 
-int
-tdh_decode(const struct tdh_db *db, const struct tdh_event *e, const uint8_t *data, size_t len,
-    unsigned psize, tdh_field_fn fn, void *ctx)
+static int
+decode_in(const struct tdh_db *db, struct tdh_local *loc, const struct tdh_event *e,
+    const uint8_t *data, size_t len, unsigned psize, tdh_field_fn fn, void *ctx)
 {
 	if (!e || (psize != 4 && psize != 8))
 		return -1;
 	struct dec x = { .db = db, .e = e, .d = data, .len = data ? len : 0, .psize = psize,
-	    .fn = fn, .ctx = ctx, .v = *db->scratch };
+	    .fn = fn, .ctx = ctx, .v = loc->scratch };
 	/* most schemas have a few properties: their values on the stack, no allocation per event */
 	uint64_t ival[64];
 	uint8_t have[64];
@@ -1014,12 +1064,19 @@ tdh_decode(const struct tdh_db *db, const struct tdh_event *e, const uint8_t *da
 		free(x.ival);
 		free(x.have);
 	}
-	*db->scratch = x.v;	/* (its buffer, grown or not, serves the next event) */
+	loc->scratch = x.v;	/* (its buffer, grown or not, serves the next event) */
 	return r;
 }
 
+int
+tdh_decode(const struct tdh_db *db, const struct tdh_event *e, const uint8_t *data, size_t len,
+    unsigned psize, tdh_field_fn fn, void *ctx)
+{
+	return decode_in(db, db->own, e, data, len, psize, fn, ctx);
+}
+
 static const struct tdh_event *
-schema_of(const struct tdh_db *db, const struct etl_event *ev)
+schema_of(const struct tdh_db *db, struct tdh_local *loc, const struct etl_event *ev)
 {
 	if (!db || !ev->guid)
 		return NULL;
@@ -1033,7 +1090,7 @@ schema_of(const struct tdh_db *db, const struct etl_event *ev)
 		id = ev->type;	/* classic events are keyed by their opcode */
 	} else
 		return NULL;
-	struct schema_memo *m = db->smemo;
+	struct schema_memo *m = &(loc ? loc : db->own)->smemo;
 	if (m->nev == db->nev + 1 && m->classic == classic && m->id == id &&
 	    m->version == ev->version && memcmp(m->guid, ev->guid, 16) == 0)
 		return m->e;
@@ -1047,17 +1104,18 @@ schema_of(const struct tdh_db *db, const struct etl_event *ev)
 }
 
 const char *
-tdh_event_label(const struct tdh_db *db, const struct etl_event *ev)
+tdh_event_label(const struct tdh_db *db, struct tdh_local *loc, const struct etl_event *ev)
 {
-	const struct tdh_event *e = schema_of(db, ev);
+	const struct tdh_event *e = schema_of(db, loc, ev);
 	return e && e->name && *e->name ? e->name : NULL;
 }
 
 int
-tdh_decode_event(const struct tdh_db *db, const struct etl_event *ev, tdh_field_fn fn, void *ctx)
+tdh_decode_event(const struct tdh_db *db, struct tdh_local *loc, const struct etl_event *ev,
+    tdh_field_fn fn, void *ctx)
 {
-	const struct tdh_event *e = schema_of(db, ev);
+	const struct tdh_event *e = schema_of(db, loc, ev);
 	if (!e)
 		return -1;
-	return tdh_decode(db, e, ev->payload, ev->plen, ev->hdr64 ? 8 : 4, fn, ctx);
+	return decode_in(db, loc ? loc : db->own, e, ev->payload, ev->plen, ev->hdr64 ? 8 : 4, fn, ctx);
 }

@@ -66,14 +66,26 @@ int tdh_decode(const struct tdh_db *db, const struct tdh_event *e, const uint8_t
     size_t len, unsigned psize, tdh_field_fn fn, void *ctx);
 
 /*
+ * Several threads may decode with one database once it is sealed: no
+ * schema or map is added after (that would be fatal), and decoding then
+ * writes only the memos of its tdh_local, one per thread.  A NULL
+ * tdh_local is the database's own (one thread; tdh_decode() uses it).
+ */
+struct tdh_local;
+struct tdh_local *tdh_local_new(void);
+void tdh_local_free(struct tdh_local *loc);
+void tdh_seal(struct tdh_db *db);
+
+/*
  * The whole job for etl2evt: finds EV's schema (embedded, else built in)
  * and decodes its payload.  Returns 0 decoded, -1 no schema or no fit.
  */
-int tdh_decode_event(const struct tdh_db *db, const struct etl_event *ev, tdh_field_fn fn,
-    void *ctx);
+int tdh_decode_event(const struct tdh_db *db, struct tdh_local *loc, const struct etl_event *ev,
+    tdh_field_fn fn, void *ctx);
 
 /* The name of EV's schema (embedded, else built in), "GC/Start" style; NULL without one. */
-const char *tdh_event_label(const struct tdh_db *db, const struct etl_event *ev);
+const char *tdh_event_label(const struct tdh_db *db, struct tdh_local *loc,
+    const struct etl_event *ev);
 
 /* Names from the schemas: provider (NULL if unknown), "Task/Opcode"-style event name. */
 const char *tdh_provider_name(const struct tdh_db *db, const uint8_t *guid);

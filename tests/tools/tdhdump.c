@@ -174,7 +174,7 @@ fuzz_rounds(struct etl_reader *r, long rounds)
 			if (ev.hkind != ETL_HK_EVENT)
 				continue;
 			n++;
-			if (tdh_decode_event(db, &ev, nofield, NULL) == 0)
+			if (tdh_decode_event(db, NULL, &ev, nofield, NULL) == 0)
 				ok++;
 			else
 				bad++;
