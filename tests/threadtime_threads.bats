@@ -1,9 +1,7 @@
 #!/usr/bin/env bats
-# Thread time made ahead of the caller's thread (issue 16's cost): etl2evt
-# runs the state machine and makes the Running, Ready and Waiting lines'
-# texts in pass 2's prepare hook, on the reader's worker with one file
-# (-j 2), inline with no worker (-j 1), and on the caller's thread in
-# merge order with several files.  Checked here: the three ways give the
+# Thread time whatever the threads and files: etl2evt reads ahead on a
+# worker (-j 2) or on the caller's thread alone (-j 1), and merges several
+# files of a session on their times.  Checked here: the three ways give the
 # same lines, byte for byte, on synthesised context-switch traces (no
 # corpus trace has context switches), with the filters too; and those
 # lines conserve time, per CPU and per thread, worked out in awk from the
@@ -105,7 +103,7 @@ same3() {
 	textdiff "$T/one" "$T/two" >"$T/d" || fail "$name: two files, other thread-time lines: $(head -4 "$T/d")"
 }
 
-@test "thread time made ahead: -j 1, -j 2 and a two-file session, the same lines, and they conserve time (cswitch, disk-dpc, lock-handoff, threadtime-edges; 32- and 64-bit)" {
+@test "thread time: -j 1, -j 2 and a two-file session, the same lines, and they conserve time (cswitch, disk-dpc, lock-handoff, threadtime-edges; 32- and 64-bit)" {
 	for p in 8 4; do for s in cswitch disk-dpc lock-handoff threadtime-edges; do
 		etlgen -o "$T/$s$p.etl" --pointer-size "$p" "$SCEN/$s.yaml" 2>/dev/null || fail "etlgen $s $p"
 		side "$SCEN/$s.yaml" "$p"
@@ -120,7 +118,7 @@ same3() {
 	grep -q $'\tWaiting\t.*\twaker_stack=' "$T/lock-handoff4.evt" || fail "lock-handoff: no waker stack"
 }
 
-@test "thread time made ahead: the filters (-k, -p, -s/-e, --utc, --no-thread-time) the same three ways, and each keeps exactly its lines" {
+@test "thread time: the filters (-k, -p, -s/-e, --utc, --no-thread-time) the same three ways, and each keeps exactly its lines" {
 	etlgen -o "$T/c.etl" "$SCEN/cswitch.yaml" 2>/dev/null
 	side "$SCEN/cswitch.yaml"
 	same3 all "$T/c.etl"
@@ -145,7 +143,7 @@ same3() {
 	grep -v '^#' "$T/none.evt" | textdiff "$T/want" - >"$T/d" || fail "--no-thread-time: $(head -4 "$T/d")"
 }
 
-@test "thread time made ahead, at volume (cswitch-heavy.yaml): -j 1 and -j 2 the same bytes, time conserved per CPU and thread" {
+@test "thread time at volume (cswitch-heavy.yaml): -j 1 and -j 2 the same bytes, time conserved per CPU and thread" {
 	etlgen -o "$T/h.etl" "$SCEN/cswitch-heavy.yaml" 2>/dev/null
 	etl2evt -j 1 -o "$T/h1.evt" "$T/h.etl" 2>/dev/null
 	etl2evt -j 2 -o "$T/h2.evt" "$T/h.etl" 2>/dev/null
