@@ -18,27 +18,36 @@ load helpers
 bgs=()
 teardown() { local p; for p in "${bgs[@]}"; do kill "$p" 2>/dev/null || true; done; }
 
+# cut_while_read CUT ARGS...: etl2evt ARGS writes into a FIFO; once its
+# first byte is out (it writes: its inputs are mapped and read), file CUT
+# is emptied, then the rest read.  $st gets its status, $got the bytes
+# that came; its one message must name CUT.
+cut_while_read() {
+	local cut=$1
+	shift
+	mkfifo "$T/out.fifo"
+	st=0
+	etl2evt "$@" >"$T/out.fifo" 2>"$T/err" &
+	bgs+=($!)
+	exec 7<"$T/out.fifo"
+	head -c 1 <&7 >/dev/null
+	: >"$cut"
+	got=$(cat <&7 | wc -c)
+	exec 7<&-
+	wait "${bgs[-1]}" || st=$?
+	[ "$st" -eq 2 ] || fail "status $st (135: killed by SIGBUS), $got bytes: $(cat "$T/err")"
+	[ "$(cat "$T/err")" = "etl2evt: $cut: the file became shorter while it was read (another process changed it)" ] ||
+	    fail "message: $(cat "$T/err")"
+}
+
 @test "a trace cut shorter while etl2evt reads it: one line naming it, exit 2, no SIGBUS" {
 	# uncompressed: its buffers are read in place through the mapping
 	etlgen --no-compress --repeat 20 -o "$T/big.etl" "$BATS_TEST_DIRNAME/scenarios/cswitch.yaml" 2>/dev/null
 	[ "$(stat -c %s "$T/big.etl")" -gt 3000000 ]
 	# its evt is four times what the pipe and etl2evt's buffers hold: blocked mid-way
 	[ "$(etl2evt "$T/big.etl" 2>/dev/null | wc -c)" -gt 10000000 ]
-	mkfifo "$T/out.fifo"
-	st=0
-	etl2evt "$T/big.etl" >"$T/out.fifo" 2>"$T/err" &
-	bgs+=($!)
-	exec 7<"$T/out.fifo"
-	head -c 1 <&7 >/dev/null	# it writes: the trace is mapped and pass 2 under way
-	: >"$T/big.etl"
-	got=$(cat <&7 | wc -c)
-	exec 7<&-
-	wait "${bgs[0]}" || st=$?
-	[ "$st" -eq 2 ] || fail "status $st (135: killed by SIGBUS), $got bytes: $(cat "$T/err")"
+	cut_while_read "$T/big.etl" "$T/big.etl"
 	[ "$got" -lt 10000000 ] || fail "the whole output came: the cut was not seen"
-	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "expected one line: $(cat "$T/err")"
-	grep -q "^etl2evt: $T/big.etl: the file became shorter while it was read" "$T/err" ||
-	    fail "message: $(cat "$T/err")"
 }
 
 @test "forty traces merged, the last cut shorter while read: named (the guard keeps every mapping)" {
@@ -47,19 +56,7 @@ teardown() { local p; for p in "${bgs[@]}"; do kill "$p" 2>/dev/null || true; do
 	etlgen --no-compress -o "$T/t.etl" "$BATS_TEST_DIRNAME/scenarios/cswitch.yaml" 2>/dev/null
 	for i in $(seq -w 1 39); do cp "$T/t.etl" "$T/t$i.etl"; done
 	etlgen --no-compress --repeat 20 -o "$T/t40.etl" "$BATS_TEST_DIRNAME/scenarios/cswitch.yaml" 2>/dev/null
-	mkfifo "$T/out.fifo"
-	st=0
-	etl2evt "$T"/t[0-9]*.etl >"$T/out.fifo" 2>"$T/err" &
-	bgs+=($!)
-	exec 7<"$T/out.fifo"
-	head -c 1 <&7 >/dev/null
-	: >"$T/t40.etl"
-	cat <&7 >/dev/null
-	exec 7<&-
-	wait "${bgs[0]}" || st=$?
-	[ "$st" -eq 2 ] || fail "status $st (135: killed by SIGBUS): $(cat "$T/err")"
-	[ "$(cat "$T/err")" = "etl2evt: $T/t40.etl: the file became shorter while it was read (another process changed it)" ] ||
-	    fail "message: $(cat "$T/err")"
+	cut_while_read "$T/t40.etl" "$T"/t[0-9]*.etl
 }
 
 # same_as_stdin EVT STATUS ERR NAME: the decode of an input named NAME is
@@ -195,17 +192,5 @@ for l in sys.stdin:
 	[ "$(wc -l <"$T/all")" -eq 8000 ] && ! grep -q '!0x' "$T/all" || fail "not every sample named"
 	# the first sample opens the PDB, long before etl2evt's first 64 KiB reach
 	# the pipe; it is cut while etl2evt waits to write, with new addresses to come
-	mkfifo "$T/out.fifo"
-	st=0
-	etl2evt --symbols "$T/sym" "$T/dense.etl" >"$T/out.fifo" 2>"$T/err" &
-	bgs+=($!)
-	exec 7<"$T/out.fifo"
-	head -c 1 <&7 >/dev/null
-	: >"$dir/CppCon.pdb"
-	cat <&7 >/dev/null
-	exec 7<&-
-	wait "${bgs[0]}" || st=$?
-	[ "$st" -eq 2 ] || fail "status $st (135: killed by SIGBUS): $(cat "$T/err")"
-	[ "$(cat "$T/err")" = "etl2evt: $dir/CppCon.pdb: the file became shorter while it was read (another process changed it)" ] ||
-	    fail "message: $(cat "$T/err")"
+	cut_while_read "$dir/CppCon.pdb" --symbols "$T/sym" "$T/dense.etl"
 }
