@@ -17,21 +17,9 @@ local_setup() {
 # decompressed buffer in the temporary file and with a 3 MiB cap (some in
 # memory, the rest in the file): the same stdout, stderr and exit status.
 same_run() {
-	local name=$1 ref status
+	local name=$1
 	shift
-	set +e
-	etl2evt -j 1 "$@" >"$T/$name.1.out" 2>"$T/$name.1.err"
-	ref=$?
-	for v in "-j 2" "--buffer-memory=0" "--buffer-memory=3" "-j 1 --buffer-memory=0"; do
-		# shellcheck disable=SC2086
-		etl2evt $v "$@" >"$T/$name.v.out" 2>"$T/$name.v.err"
-		status=$?
-		[ "$status" -eq "$ref" ] || { set -e; fail "$name $v: exit $status, with one thread $ref"; return 1; }
-		cmp -s "$T/$name.1.out" "$T/$name.v.out" || { set -e; fail "$name $v: another evt than with one thread"; return 1; }
-		textdiff "$T/$name.1.err" "$T/$name.v.err" >"$T/d" || { set -e; fail "$name $v: other messages: $(head -4 "$T/d")"; return 1; }
-	done
-	set -e
-	echo "$ref"
+	etl2evt_alike "$name" "-j 2" "--buffer-memory=0" "--buffer-memory=3" "-j 1 --buffer-memory=0" -- "$@"
 }
 
 # flip SRC DST SEED N FROM [TO]: DST is SRC with N bytes between offsets FROM
@@ -55,11 +43,11 @@ PY
 	# the header counts what the census counts, and the stream is whole
 	census=$(sed -n 's/.*compressed buffers: \([0-9]*\) .*/\1/p' "$CENSUS/perfview-net.4.5.2.x64.txt")
 	[ "$census" = 359 ]
-	head -1 "$T/net.1.out" | grep -q $'\tcompressed_buffers=359\t' || fail "$(head -1 "$T/net.1.out")"
+	head -1 "$T/net.evt" | grep -q $'\tcompressed_buffers=359\t' || fail "$(head -1 "$T/net.evt")"
 	# every SampledProfile of the census is a Sample line
 	samples=$(awk '$2 == "K" && / g=0x0f t=0x2e\(46\)/ { print $1 }' "$CENSUS/perfview-net.4.5.2.x64.txt")
 	[ "$samples" = 79528 ]
-	[ "$(awk -F'\t' '$2 == "Sample"' "$T/net.1.out" | wc -l)" -eq "$samples" ]
+	[ "$(awk -F'\t' '$2 == "Sample"' "$T/net.evt" | wc -l)" -eq "$samples" ]
 	# --census reads each buffer in file order (the first pass alone), from the file too
 	want=$(sed -n 's/^events parsed: \([0-9]*\).*/\1/p' "$CENSUS/perfview-net.4.5.2.x64.txt")
 	for v in "-j 1" "-j 2" "--buffer-memory=0"; do
@@ -87,9 +75,9 @@ PY
 	flip "$T/net.etl" "$T/bad.etl" 5 40 65536
 	[ "$(same_run bad "$T/bad.etl")" = 1 ]
 	# the damage was seen: buffers that do not decompress, records cut short
-	[ "$(grep -c 'etl2evt: .*bad.etl: offset [0-9]*: ' "$T/bad.1.err")" -ge 10 ] || fail "$(cat "$T/bad.1.err")"
-	grep -q 'cannot be decompressed' "$T/bad.1.err" || fail "$(cat "$T/bad.1.err")"
-	grep -q '^#skipped	what=buffer	count=[1-9]' "$T/bad.1.out"
+	[ "$(grep -c 'etl2evt: .*bad.etl: offset [0-9]*: ' "$T/bad.err")" -ge 10 ] || fail "$(cat "$T/bad.err")"
+	grep -q 'cannot be decompressed' "$T/bad.err" || fail "$(cat "$T/bad.err")"
+	grep -q '^#skipped	what=buffer	count=[1-9]' "$T/bad.evt"
 }
 
 @test "a damaged uncompressed trace (the incident, etlgen): the same messages and evt with one thread or two" {
@@ -99,21 +87,21 @@ PY
 	# which must still come after the reader's messages: their order is the test
 	flip "$T/u.etl" "$T/ubad.etl" 1 300 1048576 2097152
 	[ "$(same_run ubad "$T/ubad.etl")" = 1 ]
-	grep -n 'ubad.etl: offset [0-9]*: ' "$T/ubad.1.err" >"$T/msgs"
-	[ "$(wc -l <"$T/msgs")" -ge 10 ] || fail "$(cat "$T/ubad.1.err")"
+	grep -n 'ubad.etl: offset [0-9]*: ' "$T/ubad.err" >"$T/msgs"
+	[ "$(wc -l <"$T/msgs")" -ge 10 ] || fail "$(cat "$T/ubad.err")"
 	at=$(grep -n 'timestamp outside the session' "$T/msgs" | cut -d: -f1)
-	[ -n "$at" ] && [ "$at" -gt 1 ] && [ "$at" -lt "$(wc -l <"$T/msgs")" ] || fail "$(cat "$T/ubad.1.err")"
+	[ -n "$at" ] && [ "$at" -gt 1 ] && [ "$at" -lt "$(wc -l <"$T/msgs")" ] || fail "$(cat "$T/ubad.err")"
 	# and undamaged, compressed with XPRESS: every line of the uncompressed trace
 	etlgen --compress -o "$T/c.etl" "$BATS_TEST_DIRNAME/scenarios/backup-incident.yaml" 2>/dev/null
 	[ "$(same_run c "$T/c.etl")" = 0 ]
 	etl2evt -j 1 "$T/u.etl" >"$T/u.evt"
-	textdiff <(grep -v '^#' "$T/u.evt") <(grep -v '^#' "$T/c.1.out") >"$T/d" || fail "$(head -5 "$T/d")"
+	textdiff <(grep -v '^#' "$T/u.evt") <(grep -v '^#' "$T/c.evt") >"$T/d" || fail "$(head -5 "$T/d")"
 	[ "$(grep -vc '^#' "$T/u.evt")" -gt 400000 ]
 }
 
 @test "a .diagsession of four files merged on their times: one thread or two (a reader ahead for each file), the same evt" {
 	[ "$(same_run diag "$CORPUS/perfview/diaghub-dotnetcore3.1-win-x64-diagsession.zip")" = 0 ]
-	head -1 "$T/diag.1.out" | grep -q $'\tfiles=4' || fail "$(head -1 "$T/diag.1.out")"
+	head -1 "$T/diag.evt" | grep -q $'\tfiles=4' || fail "$(head -1 "$T/diag.evt")"
 }
 
 @test "--threads and --buffer-memory refuse what they cannot use (exit 2)" {
@@ -135,7 +123,7 @@ for n in zipfile.ZipFile(sys.argv[1]).namelist():
     if n.lower().startswith("symbols") and n.lower().endswith(".pdb"): print(n)' \
 	    "$CORPUS/perfview/ctf-net45-win7.etl.zip" | sort >"$T/members"
 	[ "$(wc -l <"$T/members")" -eq 3 ]
-	grep '^#symbols' "$T/ctf.1.out" | grep $'\tstatus=resolved\t' | grep -v $'\tresolved=0$' |
+	grep '^#symbols' "$T/ctf.evt" | grep $'\tstatus=resolved\t' | grep -v $'\tresolved=0$' |
 	    sed -n 's/.*\tpath=[^\t]*\.zip:\([^\t]*\)\t.*/\1/p' | sort >"$T/resolved"
 	textdiff "$T/members" "$T/resolved" || fail "PDBs of the zip that named no frame"
 }

@@ -80,3 +80,30 @@ with open(sys.argv[3], "w") as f:
     for i in range(int(sys.argv[2])):
         f.write("%s %d\n" % (rng.choice(stacks), 1 + i % 9))' "$1" "$2" "$3"
 }
+
+# etl2evt_alike NAME VARIANT... -- ARGS...: etl2evt -j 1 ARGS, then with
+# each VARIANT's options instead (e.g. "-j 2", "--buffer-memory=0"): the
+# same evt, messages and exit status every time.  The first run's evt and
+# messages stay in $T/NAME.evt and $T/NAME.err; its exit status is printed.
+etl2evt_alike() {
+	local name=$1 ref status v
+	local -a variants=()
+	shift
+	while [ "$#" -gt 0 ] && [ "$1" != -- ]; do variants+=("$1"); shift; done
+	shift
+	set +e
+	etl2evt -j 1 "$@" >"$T/$name.evt" 2>"$T/$name.err"
+	ref=$?
+	for v in "${variants[@]}"; do
+		# shellcheck disable=SC2086
+		etl2evt $v "$@" >"$T/$name.v.evt" 2>"$T/$name.v.err"
+		status=$?
+		[ "$status" -eq "$ref" ] || { set -e; fail "$name $v: exit $status, with one thread $ref"; return 1; }
+		cmp -s "$T/$name.evt" "$T/$name.v.evt" ||
+		    { set -e; fail "$name $v: another evt than with one thread: $(cmp "$T/$name.evt" "$T/$name.v.evt")"; return 1; }
+		textdiff "$T/$name.err" "$T/$name.v.err" >"$T/d" ||
+		    { set -e; fail "$name $v: other messages: $(head -4 "$T/d")"; return 1; }
+	done
+	set -e
+	echo "$ref"
+}
