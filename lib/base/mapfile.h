@@ -23,7 +23,7 @@
 struct mapfile {
 	const char *p;		/* the file's bytes (not NUL-terminated) */
 	size_t n;
-	void *map;		/* the mapping P lies in (from a page boundary: madvise) */
+	void *map;		/* the mapping P lies in (from a page boundary: map_release) */
 	size_t maplen;
 };
 
