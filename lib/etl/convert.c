@@ -362,8 +362,6 @@ pass2(struct conv *c, struct health_seen *h)
 		use_source(c, best);
 		c->cur_seq = c->src[best].seq;
 		c->now = c->src[best].ev->ts;
-		if (nr > 1)
-			conv_prep_ordered(c, c->src[best].ev);
 		emit(c, c->src[best].ev, h);
 		if (c->tt)
 			tt_tick(c->tt, (int64_t)(c->now - GBIAS));

@@ -260,8 +260,6 @@ struct conv {
 	uint64_t skipped_events;
 	uint64_t *frames;	/* scratch for one stack, innermost first */
 	size_t capframes;
-	/* pass 2's work done ahead (convert_prep.c): with several files, the ordered part's */
-	struct etl_prep inline_prep;
 	struct conv_fields *fields;	/* the caller's thread's state for attributes (convert_emit_user.c) */
 };
 
@@ -444,7 +442,7 @@ void conv_free_lines(struct conv *c);
 
 /* ---------- convert_prep.c: pass 2's work done ahead of the caller's thread ---------- */
 
-/* Record tags: payload fields 16-31, thread time 32-47 (each part numbers its own). */
+/* Record tags: a line's attributes from 16 (each kind of work numbers its own). */
 enum conv_prep_tag {
 	PREP_NONE,
 	PREP_USER_ATTRS = 16, PREP_CLR_METHOD, PREP_IMAGE_ID,	/* a line's attributes (convert_emit_user.c) */
@@ -452,7 +450,6 @@ enum conv_prep_tag {
 };
 void conv_prep_start(struct conv *c);
 void conv_prep_event(void *ctx, const struct etl_event *ev, struct etl_prep *out);
-void conv_prep_ordered(struct conv *c, const struct etl_event *ev);
 void conv_prep_put(struct etl_prep *out, unsigned tag, const void *p, size_t n);
 /* The current event's record TAG: *LEN bytes, or NULL. */
 const void *conv_prep_find(const struct conv *c, unsigned tag, size_t *len);
