@@ -136,3 +136,13 @@ corpus_trace() {	# NAME: the path of perfview/NAME.etl.zip (etl2evt reads the zi
 	d=$(duration_ms "$T/all.evt")
 	check_window "$T/c.etl" "$T/all.evt" $((d / 3)) $((2 * d / 3))
 }
+
+@test "gcevents (CLR allocation ticks with stacks): -k for every kind, -p, -s/-e" {
+	tr=$(corpus_trace gcevents)
+	run_etl2evt "$T/all.evt" "$tr"
+	[ "$(awk -F'\t' '!/^#/ && $2 == "GCAllocationTick" && $NF != ""' "$T/all.evt" | wc -l)" -gt 0 ]
+	check_kinds "$tr" "$T/all.evt"
+	# its lines lie between 8.1 s and 8.3 s, and at the end: a window whose
+	# ends are lines' own times (both kept: the window is inclusive)
+	check_window "$tr" "$T/all.evt" 8185.7429 8229.5842
+}
