@@ -12,6 +12,7 @@
  * Then what could not be used, counted.  convert_int.h says what the
  * parts share.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,18 @@ source_next(struct conv *c, size_t i)
 	}
 }
 
+/*
+ * -s/-e in ms (non-negative) to the nearest nanosecond: -e 8229.5842 is
+ * 8229584199.99... ns as a double, and truncated it left out the line at
+ * 8229.584200 that the inclusive window keeps.
+ */
+static int64_t
+window_ns(double ms)
+{
+	double ns = ms * 1e6;
+	return ns >= 9e18 ? INT64_MAX : llround(ns);
+}
+
 /* The sources on one clock (from the earliest start), the model's tables, the filters. */
 static void
 init(struct conv *c, struct etl_reader **rs, size_t nr, const struct etl2evt_opts *o,
@@ -264,8 +277,8 @@ init(struct conv *c, struct etl_reader **rs, size_t nr, const struct etl2evt_opt
 		c->kindlen[i] = kl - c->kindprefix[i];
 	}
 	c->procs = split_list(o->procs, &c->nprocs);
-	c->from_ns = o->has_from ? (int64_t)(o->from_ms * 1e6) : INT64_MIN;
-	c->to_ns = o->has_to ? (int64_t)(o->to_ms * 1e6) : INT64_MAX;
+	c->from_ns = o->has_from ? window_ns(o->from_ms) : INT64_MIN;
+	c->to_ns = o->has_to ? window_ns(o->to_ms) : INT64_MAX;
 	c->cur_tid = xmalloc((c->ncur ? c->ncur : 1) * sizeof *c->cur_tid);
 	c->cseq = xcalloc((nr ? nr : 1) * (c->ncur ? c->ncur : 1), sizeof *c->cseq);
 	c->recent = xcalloc((c->ncur ? c->ncur : 1) * RECENT, sizeof *c->recent);

@@ -149,10 +149,27 @@ drop_key(struct conv *c, uint32_t tid, uint64_t ts)
 }
 
 /*
+ * Two events may share a key (thread and time).  Unfiltered, the later
+ * one's line takes the key from a line still waiting for its stack
+ * (conv_finish: the pending map's entry is replaced), and the records
+ * that come next are the later line's.  A dropped event keeps that claim:
+ * it takes the key from the waiting line all the same, so that the line
+ * gets the stack it gets unfiltered (none), not the dropped event's.
+ */
+static void
+take_claim(struct conv *c, uint32_t tid, uint64_t ts)
+{
+	uint64_t key = join_key(tid, cur_cpu(c));
+	if (hmap_get(&c->pendmap, key, ts))
+		hmap_del(&c->pendmap, key, ts);
+}
+
+/*
  * A filter dropped the current event: if its kind gets stacks, remember
  * it, so that its stack records count as not selected.  Both the logging
  * thread and the line's thread are remembered: they differ for events
- * logged in another thread's context.
+ * logged in another thread's context.  Its line would have waited on the
+ * logging thread's key (conv_finish), which it claims.
  */
 static void
 not_selected(struct conv *c, int64_t tid, uint64_t ts)
@@ -160,8 +177,10 @@ not_selected(struct conv *c, int64_t tid, uint64_t ts)
 	if (c->nstackev == 0 || !c->cur_stacked)
 		return;
 	int64_t jt = join_tid(c, tid);
-	if (jt >= 0)
+	if (jt >= 0) {
+		take_claim(c, (uint32_t)jt, ts);
 		drop_key(c, (uint32_t)jt, ts);
+	}
 	if (tid >= 0 && tid != jt)
 		drop_key(c, (uint32_t)tid, ts);
 }
