@@ -100,9 +100,14 @@ check_split(char *line, size_t len, struct evt_cols *c)
 	return 0;
 }
 
-/* A line evt_parse took: the splitter's parsers agree with it. */
+/*
+ * A line evt_parse took: the splitter's parsers agree with it.  HAS_NUL:
+ * the line holds a NUL byte, which ends evt_event's C strings early (a key
+ * "routine\0…=v" is "routine" to evt_attr, not to the splitter); lr_next()
+ * never hands out such lines, so there the lookups by key are not compared.
+ */
 static void
-check_split_agrees(struct evt_cols *c, const struct evt_event *ev)
+check_split_agrees(struct evt_cols *c, const struct evt_event *ev, int has_nul)
 {
 	struct evt_span key, val;
 	const char *why = NULL, *v;
@@ -127,7 +132,7 @@ check_split_agrees(struct evt_cols *c, const struct evt_event *ev)
 	if (r < 0 || n != ev->nattr || evt_cols_stack(c).p != at)
 		abort();
 	v = evt_cols_attr(c, "routine", &vn);
-	if ((v == NULL) != (evt_attr(ev, "routine") == NULL))
+	if (!has_nul && (v == NULL) != (evt_attr(ev, "routine") == NULL))
 		abort();
 }
 
@@ -167,7 +172,7 @@ one_line(char *line, size_t len)
 	if (evt_parse(line, len, &ev, &why) == 0) {
 		if (split < 0)
 			abort();
-		check_split_agrees(&c, &ev);
+		check_split_agrees(&c, &ev, has_nul);
 		if (ev.stack < line || ev.stack + ev.stack_len != line + len)
 			abort();
 		if (ev.nattr < 0 || ev.nattr > EVT_MAX_ATTRS)
