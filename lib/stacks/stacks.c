@@ -1408,7 +1408,7 @@ text_entry(struct stk *S, const char *stack, size_t len, uint64_t hv)
 	while ((idx = S->ttab.slot[h]) != STK_NONE) {
 		t = &S->txt[idx];
 		if (t->hash == hv && (t->textlen != STK_NONE ?
-		    t->textlen == len && memcmp(S->text + t->textat, stack, len) == 0 :
+		    t->textlen == len && (len == 0 || memcmp(S->text + t->textat, stack, len) == 0) :
 		    text_is(&S->names, S->pool + t->ids, t->nids, stack, len)))
 			return idx;
 		h = (h + 1) & S->ttab.mask;
@@ -1437,7 +1437,8 @@ keep_text(struct stk *S, struct textent *t, const char *stack, size_t len)
 		S->captext = (S->ntext + len) * 2 + 65536;
 		S->text = xrealloc(S->text, S->captext);
 	}
-	memcpy(S->text + S->ntext, stack, len);
+	if (len)	/* (an empty stack: no bytes, maybe no buffer yet) */
+		memcpy(S->text + S->ntext, stack, len);
 	t->textat = (uint32_t)S->ntext;
 	t->textlen = (uint32_t)len;
 	S->ntext += len;
