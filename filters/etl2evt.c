@@ -621,7 +621,7 @@ main(int argc, char **argv)
 		cli_usage_error("--end is before --start");
 
 	/* the PDBs of a PerfView .etl.zip are inflated while the trace is read, if there is a core */
-	pdbs_ahead = use_symbols && !census && (threads ? threads > 1 : sysconf(_SC_NPROCESSORS_ONLN) > 1);
+	pdbs_ahead = use_symbols && !census && (threads ? threads > 1 : cli_cores() > 1);
 	for (int a = 0; a < (argc ? argc : 1); a++) {
 		const char *name = argc ? argv[a] : "-";
 		int fd = open_input(name);
