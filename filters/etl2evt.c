@@ -526,6 +526,22 @@ add_to_list(const char *list, const char *more)
 	return both;	/* lives as long as the options: never freed */
 }
 
+/*
+ * The files of one session come from one machine, so their pointer
+ * sizes agree.  Merged anyway, a 32-bit file's kernel addresses would
+ * fall in the 64-bit file's user space and name nothing: refused.
+ */
+static void
+same_machine(const struct input *in, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		unsigned a = etl_info(in[0].r)->pointer_size, b = etl_info(in[i].r)->pointer_size;
+		if (a != b)
+			cli_fatal("%s is %u-bit and %s is %u-bit: one session's files come from one "
+			    "machine; convert each on its own", in[0].name, a * 8, in[i].name, b * 8);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -605,7 +621,7 @@ main(int argc, char **argv)
 		cli_usage_error("--end is before --start");
 
 	/* the PDBs of a PerfView .etl.zip are inflated while the trace is read, if there is a core */
-	pdbs_ahead = use_symbols && !census && (threads ? threads > 1 : sysconf(_SC_NPROCESSORS_ONLN) > 1);
+	pdbs_ahead = use_symbols && !census && (threads ? threads > 1 : cli_cores() > 1);
 	for (int a = 0; a < (argc ? argc : 1); a++) {
 		const char *name = argc ? argv[a] : "-";
 		int fd = open_input(name);
@@ -637,6 +653,7 @@ main(int argc, char **argv)
 			exit(EXIT_FATAL);
 		readers[i] = in->r;
 	}
+	same_machine(inputs, ninputs);
 	struct etl_reader *r = readers[0];
 
 	struct outbuf ob;

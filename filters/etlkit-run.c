@@ -319,14 +319,11 @@ run_job(struct run *r, const char *id, const struct emit *emit)
 static int
 parallelism(const struct run *r, int jobs_opt)
 {
-	long n;
-
 	if (jobs_opt > 0)
 		return jobs_opt;
 	if (r->pl->jobs > 0)
 		return r->pl->jobs;
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (int)n : 1;
+	return cli_cores();
 }
 
 int

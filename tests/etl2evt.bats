@@ -295,6 +295,21 @@ PY
 	awk -F'\t' '!/^#/{ if ($1 + 0 < prev - 0.0000005) bad++; prev = $1 } END{exit bad > 0}' "$T/d.evt"
 }
 
+@test "files of different pointer sizes are not one session: refused, naming both, exit 2" {
+	# a 32-bit file's kernel addresses (0x8xxxxxxx) are user space in a
+	# 64-bit file's process: merged, its DPC routines named nothing (?!0x...)
+	etlgen -o "$T/a32.etl" --pointer-size 4 "$BATS_TEST_DIRNAME/scenarios/disk-dpc.yaml" 2>/dev/null
+	etlgen -o "$T/b64.etl" --pointer-size 8 "$BATS_TEST_DIRNAME/scenarios/cswitch.yaml" 2>/dev/null
+	run etl2evt -o "$T/ab.evt" "$T/a32.etl" "$T/b64.etl"
+	[ "$status" -eq 2 ] || fail "exit $status"
+	[ "${#lines[@]}" -eq 1 ] || fail "$output"
+	[[ "$output" == "etl2evt: $T/a32.etl is 32-bit and $T/b64.etl is 64-bit: "* ]] || fail "$output"
+	# each alone, and two files of one size, convert; the 32-bit file names its DPC routine
+	etl2evt "$T/a32.etl" | awk -F'\t' '$2 == "DPC"' | grep -q $'\troutine=[a-z]*\.sys!' || fail "32-bit alone"
+	etlgen -o "$T/c32.etl" --pointer-size 4 "$BATS_TEST_DIRNAME/scenarios/cswitch.yaml" 2>/dev/null
+	etl2evt "$T/a32.etl" "$T/c32.etl" | head -1 | grep -q $'\tfiles=2' || fail "two 32-bit files"
+}
+
 @test "source filters: kinds, processes, time range" {
 	z="$CORPUS/perfview/net.4.5.2.x64.etl.zip"
 	etl2evt -k Sample -p Test.x64.exe "$z" >"$T/p.evt"

@@ -10,7 +10,9 @@
 # columns (kind, pid, time), never from the filtered run itself.  Checked on
 # the corpus traces with stack records (net.4.5.2.x64: Windows 8 stack keys;
 # ctf-net45-win7: Windows 7 stack records; the census counts their StackWalk
-# records) and on synthesised ones: the DPC incident and a context-switch
+# records; gcevents' CLR allocation ticks; the four-file .diagsession, whose
+# user events' stacks join the kernel file's images and the CLR's stack
+# walks) and on synthesised ones: the DPC incident and a context-switch
 # scenario (tests/scenarios).
 load helpers
 
@@ -145,4 +147,18 @@ corpus_trace() {	# NAME: the path of perfview/NAME.etl.zip (etl2evt reads the zi
 	# its lines lie between 8.1 s and 8.3 s, and at the end: a window whose
 	# ends are lines' own times (both kept: the window is inclusive)
 	check_window "$tr" "$T/all.evt" 8185.7429 8229.5842
+}
+
+@test "a .diagsession's four files merged (user stacks through the kernel file's images, CLR stack walks joined): -k for every kind, -p, -s/-e" {
+	require_corpus
+	tr="$CORPUS/perfview/diaghub-dotnetcore3.1-win-x64-diagsession.zip"
+	run_etl2evt "$T/all.evt" "$tr"
+	head -1 "$T/all.evt" | grep -q $'\tfiles=4' || fail "not the four files merged"
+	# stacks on user events whose frames come from the kernel file and the CLR's JIT methods
+	[ "$(awk -F'\t' '!/^#/ && $2 == "Event" && $NF ~ /coreclr\.dll!/ && $NF ~ /locProject\.dll!/' "$T/all.evt" | wc -l)" -gt 0 ] ||
+	    fail "no user event whose stack joins native and JIT frames"
+	check_kinds "$tr" "$T/all.evt"
+	check_procs "$tr" "$T/all.evt"
+	d=$(duration_ms "$T/all.evt")
+	check_window "$tr" "$T/all.evt" $((d / 3)) $((2 * d / 3))
 }

@@ -57,6 +57,21 @@ PY
 	done
 }
 
+@test "pinned to one CPU (taskset, a cgroup cpuset, Slurm's allocation), etl2evt reads on one thread by itself; the same evt" {
+	command -v taskset >/dev/null || skip "no taskset"
+	unzip_member "$CORPUS/$NET" net.4.5.2.x64.etl "$T/net.etl"
+	# ETLKIT_THREAD_CPU names each thread that worked, per pass
+	ETLKIT_THREAD_CPU=1 taskset -c 0 "$ETLKIT_BIN/etl2evt" -o "$T/one.evt" "$T/net.etl" 2>"$T/one.err"
+	grep -q "caller's thread, pass 2" "$T/one.err" || fail "no thread report: $(cat "$T/one.err")"
+	! grep -E "worker|decompressing" "$T/one.err" || fail "a second thread on one CPU"
+	if [ "$(nproc)" -ge 2 ]; then
+		ETLKIT_THREAD_CPU=1 taskset -c 0,1 "$ETLKIT_BIN/etl2evt" -o "$T/two.evt" "$T/net.etl" 2>"$T/two.err"
+		grep -q "worker thread, pass 2" "$T/two.err" || fail "two CPUs, no worker: $(cat "$T/two.err")"
+		cmp -s "$T/one.evt" "$T/two.evt" || fail "one CPU and two differ"
+	fi
+	[ "$(awk -F'\t' '$2 == "Sample"' "$T/one.evt" | wc -l)" -eq 79528 ]
+}
+
 @test "net.4.5.2.x64: decompressed buffers beyond --buffer-memory are not kept in memory (peak RSS 15 MB lower with none kept)" {
 	asan && skip "RSS under ASan says nothing"
 	unzip_member "$CORPUS/$NET" net.4.5.2.x64.etl "$T/net.etl"

@@ -91,3 +91,16 @@ keys() { (cd "$T/$1" && ls -- *.rec | sed 's/\.rec$//' | sort); }
 	[ "$(wc -l <"$T/etl2evt.log")" -eq 1 ] || fail "etl2evt runs: $(cat "$T/etl2evt.log")"
 	! grep -- '--threads' "$T/etl2evt.log" || fail "a job alone got --threads=1"
 }
+
+@test "etlkit-run pinned to one CPU (taskset): one conversion at a time by default, etl2evt keeps its default" {
+	command -v taskset >/dev/null || skip "no taskset"
+	taskset -c 0 "$T/bin/etlkit-run" -q "$T/p1.yaml"
+	[ "$(actions o1 converted)" -eq 3 ] || fail "converted: $(cat "$T/o1/run-report.tsv")"
+	[ "$(wc -l <"$T/etl2evt.log")" -eq 3 ] || fail "etl2evt runs: $(cat "$T/etl2evt.log")"
+	! grep -- '--threads' "$T/etl2evt.log" || fail "one CPU, yet jobs side by side"
+	# on two CPUs, the default is two at a time, each etl2evt on one thread
+	[ "$(nproc)" -ge 2 ] || return 0
+	: >"$T/etl2evt.log"
+	taskset -c 0,1 "$T/bin/etlkit-run" -q "$T/p2.yaml"
+	[ "$(grep -c -- '--threads=1' "$T/etl2evt.log")" -eq 3 ] || fail "two CPUs: $(cat "$T/etl2evt.log")"
+}

@@ -339,3 +339,33 @@ refused() {
 	intervals "$T/h.evt" >"$T/got"
 	truth_match "$T/want" "$T/got" || fail "cswitch-heavy: etl2evt differs from the derivation"
 }
+
+@test "DISK_TIME: a wait as long as a disk read its thread issued is the disk's (PerfView's rule), one that is not stays BLOCKED_TIME; pointer size 4 and 8" {
+	# tests/scenarios/disk-wait.yaml: disk-dpc's timeline plus the DiskRead
+	# completions of C's (7104) two reads, worked by hand:
+	#   wait 2 -> 7.5 ms (5,500 us), read 1 took 5,480 us: 0.996 x, DISK_TIME
+	#   wait 9 -> 14 ms (5,000 us), read 2 took 500 us: 0.1 x, BLOCKED_TIME
+	for p in 4 8; do
+		etlgen -o "$T/dw$p.etl" --pointer-size "$p" "$SCEN/disk-wait.yaml" 2>/dev/null || fail "etlgen $p"
+		etl2evt -o "$T/dw$p.evt" "$T/dw$p.etl" 2>/dev/null || fail "etl2evt $p"
+		# the completions name C as the issuing thread, with their times taken
+		[ "$(awk -F'\t' '$2 == "DiskRead" { print $1, $6, $7 }' "$T/dw$p.evt" | tr '\n' '|')" = \
+		    "7.480000 7104 5.48|13.970000 7104 0.5|" ] || fail "ptr$p: DiskRead lines"
+		# each of C's waits, its start, duration and leaf pseudo-frame
+		got=$(awk -F'\t' '$2 == "Waiting" && $6 == 7104 { n = split($NF, f, ";"); print $1, $7, f[n] }' "$T/dw$p.evt" |
+		    tr '\n' '|')
+		[ "$got" = "0.000000 0.7 BLOCKED_TIME|2.000000 5.5 DISK_TIME|9.000000 5 BLOCKED_TIME|16.000000 4.0025 BLOCKED_TIME|" ] ||
+		    fail "ptr$p: C's waits: $got"
+		# the stack stays where C blocked (NtReadFile ... KiSwapThread): only the leaf says why
+		grep $'\tWaiting\t.*\t7104\t5.5\t' "$T/dw$p.evt" | grep -q $'\tntdll.dll!0x7034b;reader.exe!0x1840;KernelBase.dll!0x2a3c0;ntdll.dll!0x9e0f0;.*;DISK_TIME$' ||
+		    fail "ptr$p: the DISK_TIME wait's stack"
+		# the thread-time view carries the disk's 5,500 us under DISK_TIME, the rest of C's waits as BLOCKED_TIME
+		stackfold --thread-time --roots=tid "$T/dw$p.evt" >"$T/f$p" 2>/dev/null
+		[ "$(awk '/^reader.exe-7100\/7104;/ && /;DISK_TIME / { s += $NF } END { print s + 0 }' "$T/f$p")" = 5500 ] ||
+		    fail "ptr$p: DISK_TIME in the view: $(grep DISK_TIME "$T/f$p")"
+		# (0.7 + 5 ms where it blocked; the last wait, to the trace end, has no switch-in stack: 4,002.5 us in whole us)
+		[ "$(awk '/^reader.exe-7100\/7104;.*;BLOCKED_TIME / { s += $NF } END { print s + 0 }' "$T/f$p")" = 5700 ] ||
+		    fail "ptr$p: BLOCKED_TIME in the view: $(grep '7104;.*BLOCKED_TIME' "$T/f$p")"
+		grep -Eqx 'reader.exe-7100/7104;BLOCKED_TIME 400[23]' "$T/f$p" || fail "ptr$p: the last wait: $(grep '7104;BLOCKED' "$T/f$p")"
+	done
+}

@@ -5,6 +5,8 @@
 #include "base/cli.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -309,6 +311,31 @@ temp_file_unlinked(const char *name)
 	if ((fd = mkstemp(path)) >= 0)
 		unlink(path);
 	return fd;
+}
+
+int
+cli_cores(void)
+{
+	/*
+	 * The affinity mask is what taskset, a cgroup cpuset or a batch
+	 * scheduler's allocation (Slurm's --cpus-per-task) leaves this
+	 * process: a second thread on a one-CPU allocation only competes.
+	 * Without sched_getaffinity (a strict POSIX build), the online CPUs.
+	 */
+	static int n;
+
+	if (n)
+		return n;
+#ifdef CPU_COUNT
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) == 0)
+		n = CPU_COUNT(&set);
+#endif
+	if (n < 1) {
+		long k = sysconf(_SC_NPROCESSORS_ONLN);
+		n = k < 1 ? 1 : k > INT_MAX ? INT_MAX : (int)k;
+	}
+	return n;
 }
 
 void

@@ -84,6 +84,8 @@ const char *temp_dir(void);
  */
 int temp_file_unlinked(const char *name);
 /* large anonymous memory in huge pages where the system allows (advice) */
+/* CPUs this process may run on (its affinity mask; else the online ones), at least 1 */
+int cli_cores(void);
 void map_huge_pages(void *addr, size_t len);
 void map_release(const void *addr, size_t len);
 

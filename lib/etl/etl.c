@@ -1975,13 +1975,9 @@ etl_set_keep(size_t bytes)
 static int
 several_cores(void)
 {
-	static long ncpu;
-
 	if (cfg_threads)
 		return cfg_threads > 1;
-	if (!ncpu)
-		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	return ncpu > 1;
+	return cli_cores() > 1;
 }
 
 /* A worker for the pass, if there is a core for it; else the caller's thread iterates. */

@@ -5,6 +5,7 @@
 #include "etl/symbols.h"
 #include "base/path.h"
 #include "base/cli.h"
+#include "base/hash.h"
 #include "etl/pdb.h"
 #include "etl/zip.h"
 
@@ -237,9 +238,12 @@ void sym_add_trace(struct symctx *c, const char *trace_path)
 		free(c->tracedir);
 		c->tracedir = xstrdup("/");
 	}
-	if ((fd = open(trace_path, O_RDONLY)) < 0)
+	/* (never waits: a path swapped for a FIFO since etl2evt read it is passed over) */
+	if ((fd = open(trace_path, O_RDONLY | O_NONBLOCK | O_NOCTTY)) < 0)
 		return;
-	if (pread(fd, magic, 4, 0) == 4 && zip_magic(magic, 4)) {
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, magic, 4, 0) == 4 &&
+	    zip_magic(magic, 4)) {
 		free(c->zippath);
 		c->zippath = xstrdup(trace_path);
 	}
@@ -260,10 +264,7 @@ static int cmp_ci(const void *a, const void *b)
 
 static unsigned hash_str(const char *s)
 {
-	uint32_t h = 2166136261u;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h % DIRCACHE;
+	return (unsigned)(hash_bytes(s, strlen(s)) % DIRCACHE);
 }
 
 static const struct dirlist *listing(struct symctx *c, const char *dir)

@@ -3607,9 +3607,7 @@ read_nthreads(const struct stk *S)
 	long n = S->cfg.threads;
 
 	if (n <= 0)
-		n = sysconf(_SC_NPROCESSORS_ONLN);
-	if (n < 1)
-		n = 1;
+		n = cli_cores();
 	return n > PIECE_MAX ? PIECE_MAX : (int)n;
 }
 
