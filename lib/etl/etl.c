@@ -179,6 +179,7 @@ struct pump {
 	 */
 	struct held { uint64_t off, size, batch; } *held;
 	size_t nheld, capheld;
+	uint64_t held_bytes;
 	/*
 	 * Each side's own fields on cache lines of their own: the reader
 	 * writes POS for every event, and while it shared a line with WB,
@@ -1765,24 +1766,44 @@ tell_thread_cpu(const char *who, int pass)
 #endif
 }
 
+static int
+cmp_held(const void *a, const void *b)
+{
+	const struct held *x = a, *y = b;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
 /*
  * The worker: the pages of the buffers held in place whose batches all
- * came back (those before batch TAKEN) are given back.
+ * came back (those before batch TAKEN) are given back, once they add up
+ * to RELEASE_CHUNK bytes (ALL: whatever there is), runs of neighbours
+ * in one call.  Each call makes the kernel flush the other core's TLB,
+ * interrupting the caller's thread: one per buffer took a seventh of
+ * the worker's first pass over an uncompressed trace.
  */
+#define RELEASE_CHUNK ((uint64_t)2 << 20)
+
 static void
-pump_release_held(struct etl_reader *r, uint64_t taken)
+pump_release_held(struct etl_reader *r, uint64_t taken, int all)
 {
 	struct pump *p = r->pump;
 	size_t n = 0;
+	uint64_t bytes = 0;
 
-	while (n < p->nheld && p->held[n].batch < taken) {
-		release_range(r, p->held[n].off, p->held[n].size);
-		n++;
+	while (n < p->nheld && p->held[n].batch < taken)
+		bytes += p->held[n++].size;
+	if (!n || (!all && bytes < RELEASE_CHUNK))
+		return;
+	qsort(p->held, n, sizeof *p->held, cmp_held);	/* (in time order, CPUs' buffers interleave) */
+	for (size_t i = 0, j; i < n; i = j) {
+		uint64_t end = p->held[i].off + p->held[i].size;
+		for (j = i + 1; j < n && p->held[j].off == end; j++)
+			end += p->held[j].size;
+		release_range(r, p->held[i].off, end - p->held[i].off);
 	}
-	if (n) {
-		memmove(p->held, p->held + n, (p->nheld - n) * sizeof *p->held);
-		p->nheld -= n;
-	}
+	memmove(p->held, p->held + n, (p->nheld - n) * sizeof *p->held);
+	p->nheld -= n;
+	p->held_bytes -= bytes;
 }
 
 /*
@@ -1808,6 +1829,7 @@ done_in_place(struct etl_reader *r, struct cursor *c)
 		}
 		/* (FILLED is the worker's to write: read here without the lock) */
 		p->held[p->nheld++] = (struct held){ c->mapped_off, c->mapped_size, p->filled };
+		p->held_bytes += c->mapped_size;
 	}
 	c->mapped_size = 0;
 }
@@ -1831,8 +1853,8 @@ pump_claim(struct etl_reader *r)
 		b = &p->b[p->filled % NBATCH];
 	taken = p->taken;
 	pthread_mutex_unlock(&p->mu);
-	if (p->nheld)
-		pump_release_held(r, taken);
+	if (p->held_bytes >= RELEASE_CHUNK)
+		pump_release_held(r, taken, 0);
 	if (b) {
 		b->n = b->nbytes = 0;
 		b->prep.n = 0;
@@ -2024,7 +2046,7 @@ pump_free(struct etl_reader *r)
 {
 	struct pump *p = r->pump;
 
-	pump_release_held(r, UINT64_MAX);
+	pump_release_held(r, UINT64_MAX, 1);
 	free(p->held);
 
 	pthread_mutex_destroy(&p->mu);
