@@ -142,7 +142,7 @@ struct pump_item {
 
 struct batch {
 	struct pump_item *it;
-	uint64_t *prepix;	/* per item: offset << 32 | length of its prepared bytes in PREP */
+	uint64_t *prepix;	/* per event, with a prepare hook: offset << 32 | length of its bytes in PREP */
 	struct etl_prep prep;
 	size_t n;
 	uint8_t *bytes;
@@ -1891,7 +1891,7 @@ pump_room(struct etl_reader *r, size_t len)
 		pump_hand(r, 0);
 	if (!p->wb)
 		return NULL;
-	p->wb->prepix[p->wb->n] = 0;
+	/* (PREPIX is written by prepare(), for events only, when there is a hook) */
 	return &p->wb->it[p->wb->n++];
 }
 
@@ -2187,7 +2187,7 @@ etl_prepared(const struct etl_reader *r, size_t *n)
 		return r->prep.p;
 	}
 	const struct pump *p = r->pump;
-	if (!p->rb || !p->pos) {
+	if (!r->prep_fn || !p->rb || !p->pos) {
 		*n = 0;
 		return NULL;
 	}
