@@ -61,6 +61,7 @@
 #include <time.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -155,23 +156,31 @@ struct batch {
  * The worker of one pass and the batches between it and the reader's
  * thread.  FILLED batches were handed over, TAKEN given back; the
  * worker fills batch FILLED % NBATCH while fewer than NBATCH are out.
- * The mutex guards FILLED, TAKEN and STOP; a batch's contents belong
- * to one side at a time, passed over under the mutex.
+ * A batch's contents belong to one side at a time, passed over by the
+ * store to FILLED or TAKEN (the other side's load of it sees them).
+ * The counters need no lock: each is written by one side only.  A lock
+ * per batch was contended a fifth of the time, and on a busy machine
+ * a side preempted while holding it stopped the other for a whole time
+ * slice.  The mutex and condition are for sleeping only: a side that
+ * sleeps says so (WSLEEPS, RSLEEPS), then looks at the other's counter
+ * again, and the other side, after moving its counter, looks whether
+ * it sleeps; both in sequentially consistent order, so that one of the
+ * two always sees the other, and a wake-up is never lost.
  */
 struct pump {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct batch b[NBATCH];
-	uint64_t filled, taken;
-	int stop, ended;	/* ENDED: the last batch is handed over */
+	_Atomic uint64_t filled, taken;
+	atomic_int stop, ended;	/* ENDED: the last batch is handed over */
 	/*
 	 * Who sleeps, for what: a side that must wait sleeps until half
 	 * the batches are there for it (or the pass ends), not one: waking
 	 * a thread costs more than a batch, and two threads woken for
 	 * every batch spent more in the kernel than the worker saved.
 	 */
-	int wsleeps, rsleeps;
+	atomic_int wsleeps, rsleeps;
 	/*
 	 * The worker's: buffers used in place whose pages wait to be given
 	 * back until the batches up to .batch (which may point into them)
@@ -1827,32 +1836,36 @@ done_in_place(struct etl_reader *r, struct cursor *c)
 			p->capheld = p->capheld ? 2 * p->capheld : 64;
 			p->held = xrealloc(p->held, p->capheld * sizeof *p->held);
 		}
-		/* (FILLED is the worker's to write: read here without the lock) */
-		p->held[p->nheld++] = (struct held){ c->mapped_off, c->mapped_size, p->filled };
+		p->held[p->nheld++] = (struct held){ c->mapped_off, c->mapped_size,
+		    atomic_load(&p->filled) };
 		p->held_bytes += c->mapped_size;
 	}
 	c->mapped_size = 0;
 }
 
-/* The worker: the next batch to fill, once the reader has given one back; NULL when told to stop. */
+/*
+ * The worker: the next batch to fill, once the reader has given one
+ * back (it sleeps while all are out, until half came back); NULL when
+ * told to stop.
+ */
 static struct batch *
 pump_claim(struct etl_reader *r)
 {
 	struct pump *p = r->pump;
 	struct batch *b = NULL;
-	uint64_t taken;
+	uint64_t filled = atomic_load(&p->filled), taken = atomic_load(&p->taken);
 
-	pthread_mutex_lock(&p->mu);
-	if (p->filled - p->taken >= NBATCH) {
-		p->wsleeps = 1;
-		while (!p->stop && p->filled - p->taken > NBATCH / 2)
+	if (filled - taken >= NBATCH) {
+		pthread_mutex_lock(&p->mu);
+		atomic_store(&p->wsleeps, 1);
+		while (!atomic_load(&p->stop) && filled - atomic_load(&p->taken) > NBATCH / 2)
 			pthread_cond_wait(&p->cv, &p->mu);
-		p->wsleeps = 0;
+		atomic_store(&p->wsleeps, 0);
+		pthread_mutex_unlock(&p->mu);
+		taken = atomic_load(&p->taken);
 	}
-	if (!p->stop)
-		b = &p->b[p->filled % NBATCH];
-	taken = p->taken;
-	pthread_mutex_unlock(&p->mu);
+	if (!atomic_load(&p->stop))
+		b = &p->b[filled % NBATCH];
 	if (p->held_bytes >= RELEASE_CHUNK)
 		pump_release_held(r, taken, 0);
 	if (b) {
@@ -1871,12 +1884,15 @@ pump_hand(struct etl_reader *r, int last)
 
 	p->wb->progress = r->done_bytes;
 	p->wb->last = last;
-	pthread_mutex_lock(&p->mu);
-	p->filled++;
-	p->ended = last;
-	if (p->rsleeps && (p->filled - p->taken >= NBATCH / 2 || last))
-		pthread_cond_signal(&p->cv);
-	pthread_mutex_unlock(&p->mu);
+	uint64_t filled = atomic_load(&p->filled) + 1;
+	atomic_store(&p->filled, filled);
+	if (last || (atomic_load(&p->rsleeps) && filled - atomic_load(&p->taken) >= NBATCH / 2)) {
+		/* (the lock: the reader is asleep, or will look at FILLED again, after it) */
+		pthread_mutex_lock(&p->mu);
+		atomic_store(&p->ended, last);
+		pthread_mutex_unlock(&p->mu);
+		pthread_cond_signal(&p->cv);	/* (only the reader can be waiting) */
+	}
 	p->wb = last ? NULL : pump_claim(r);
 }
 
@@ -2017,20 +2033,25 @@ pump_next(struct etl_reader *r)
 		}
 		if (p->rb && p->rb->last)
 			return NULL;
-		pthread_mutex_lock(&p->mu);
+		uint64_t taken = atomic_load(&p->taken);
 		if (p->rb) {
-			p->taken++;
-			if (p->wsleeps && p->filled - p->taken <= NBATCH / 2)
-				pthread_cond_signal(&p->cv);
+			atomic_store(&p->taken, ++taken);
+			if (atomic_load(&p->wsleeps) && atomic_load(&p->filled) - taken <= NBATCH / 2) {
+				/* (the lock: the worker is asleep, or will look at TAKEN again, after it) */
+				pthread_mutex_lock(&p->mu);
+				pthread_mutex_unlock(&p->mu);
+				pthread_cond_signal(&p->cv);	/* (only the worker can be waiting) */
+			}
 		}
-		if (p->filled == p->taken) {
-			p->rsleeps = 1;
-			while (!p->ended && p->filled - p->taken < NBATCH / 2)
+		if (atomic_load(&p->filled) == taken) {
+			pthread_mutex_lock(&p->mu);
+			atomic_store(&p->rsleeps, 1);
+			while (!atomic_load(&p->ended) && atomic_load(&p->filled) - taken < NBATCH / 2)
 				pthread_cond_wait(&p->cv, &p->mu);
-			p->rsleeps = 0;
+			atomic_store(&p->rsleeps, 0);
+			pthread_mutex_unlock(&p->mu);
 		}
-		p->rb = &p->b[p->taken % NBATCH];
-		pthread_mutex_unlock(&p->mu);
+		p->rb = &p->b[taken % NBATCH];
 		p->pos = 0;
 		p->progress = p->rb->progress;
 	}
@@ -2070,7 +2091,7 @@ pump_stop(struct etl_reader *r)
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->mu);
-	p->stop = 1;
+	atomic_store(&p->stop, 1);
 	pthread_cond_signal(&p->cv);	/* only the worker can be waiting */
 	pthread_mutex_unlock(&p->mu);
 	pthread_join(p->thread, NULL);
