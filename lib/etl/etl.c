@@ -2013,9 +2013,46 @@ pump_work(void *arg)
 }
 
 /*
+ * The reader: gives back the batch it used up (if any) and takes the
+ * next, waiting for it if need be; 0 at the end of the pass.  Apart
+ * from the per-event path below: inlined there, its atomics made the
+ * compiler load TAKEN for every event.
+ */
+static __attribute__((noinline)) int
+pump_take(struct etl_reader *r)
+{
+	struct pump *p = r->pump;
+
+	if (p->rb && p->rb->last)
+		return 0;
+	uint64_t taken = atomic_load(&p->taken);
+	if (p->rb) {
+		atomic_store(&p->taken, ++taken);
+		if (atomic_load(&p->wsleeps) && atomic_load(&p->filled) - taken <= NBATCH / 2) {
+			/* (the lock: the worker is asleep, or will look at TAKEN again, after it) */
+			pthread_mutex_lock(&p->mu);
+			pthread_mutex_unlock(&p->mu);
+			pthread_cond_signal(&p->cv);	/* (only the worker can be waiting) */
+		}
+	}
+	if (atomic_load(&p->filled) == taken) {
+		pthread_mutex_lock(&p->mu);
+		atomic_store(&p->rsleeps, 1);
+		while (!atomic_load(&p->ended) && atomic_load(&p->filled) - taken < NBATCH / 2)
+			pthread_cond_wait(&p->cv, &p->mu);
+		atomic_store(&p->rsleeps, 0);
+		pthread_mutex_unlock(&p->mu);
+	}
+	p->rb = &p->b[taken % NBATCH];
+	p->pos = 0;
+	p->progress = p->rb->progress;
+	return 1;
+}
+
+/*
  * The reader: its next event, in the batch it uses (which is the
  * reader's until it gives it back, at the call after that batch's
- * last item), giving back the batch it used up; NULL at the end.
+ * last item); NULL at the end.
  */
 static struct etl_event *
 pump_next(struct etl_reader *r)
@@ -2031,29 +2068,8 @@ pump_next(struct etl_reader *r)
 			}
 			return &it->ev;
 		}
-		if (p->rb && p->rb->last)
+		if (!pump_take(r))
 			return NULL;
-		uint64_t taken = atomic_load(&p->taken);
-		if (p->rb) {
-			atomic_store(&p->taken, ++taken);
-			if (atomic_load(&p->wsleeps) && atomic_load(&p->filled) - taken <= NBATCH / 2) {
-				/* (the lock: the worker is asleep, or will look at TAKEN again, after it) */
-				pthread_mutex_lock(&p->mu);
-				pthread_mutex_unlock(&p->mu);
-				pthread_cond_signal(&p->cv);	/* (only the worker can be waiting) */
-			}
-		}
-		if (atomic_load(&p->filled) == taken) {
-			pthread_mutex_lock(&p->mu);
-			atomic_store(&p->rsleeps, 1);
-			while (!atomic_load(&p->ended) && atomic_load(&p->filled) - taken < NBATCH / 2)
-				pthread_cond_wait(&p->cv, &p->mu);
-			atomic_store(&p->rsleeps, 0);
-			pthread_mutex_unlock(&p->mu);
-		}
-		p->rb = &p->b[taken % NBATCH];
-		p->pos = 0;
-		p->progress = p->rb->progress;
 	}
 }
 
