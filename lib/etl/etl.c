@@ -19,11 +19,23 @@
  * Both cores: with more than one, each pass (each rewind) runs the
  * iteration above on a worker thread (struct pump): it reads,
  * decompresses, parses and merges, and hands the events over in
- * batches, each record copied with its event, so that the caller's
- * thread only uses them.  Problems the worker finds travel in the
- * batches too and are reported by the caller's thread when it reaches
- * them: messages come in the same order as without a worker, from one
- * thread.  A few batches of bounded size are in flight.
+ * batches, so that the caller's thread only uses them.  Problems the
+ * worker finds travel in the batches too and are reported by the
+ * caller's thread when it reaches them: messages come in the same
+ * order as without a worker, from one thread.  A few batches of
+ * bounded size are in flight.
+ *
+ * An event is handed over as it is, pointing where its record lies,
+ * when those bytes stay put until the caller has given its batch back:
+ * a buffer kept decompressed in memory (the store's arena, there until
+ * close), a trace in memory (etl_open: the caller's bytes), a buffer
+ * used in place in the mapping (its pages are given back only once the
+ * batches that may point into it have come back, pump_hold()).  Only a
+ * record in a cursor's scratch space (a buffer read from the
+ * descriptor, decompressed again, or read back from the temporary
+ * file), which the cursor's next buffer overwrites, is copied into the
+ * batch.  Copying every record cost the worker a memmove of every byte
+ * and the caller's thread a read of each from the other core's cache.
  *
  * Compressed buffers are decompressed once, not once per pass: the
  * first pass decompresses each into a store (struct store) that later
@@ -49,6 +61,7 @@
 #include <time.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -110,9 +123,10 @@ struct store {
 };
 
 /*
- * One batch of what the worker hands over: events, each with a copy of
- * its record in BYTES (the event's pointers point there), and problems
- * to report (MSG set, in BYTES too), in the order the iteration met them.
+ * One batch of what the worker hands over: events (those whose record
+ * lies in a cursor's scratch space with a copy of it in BYTES, their
+ * pointers pointing there), and problems to report (their messages in
+ * BYTES too), in the order the iteration met them.
  */
 #define NBATCH 8			/* batches in flight */
 #define BATCH_ITEMS 1024
@@ -129,7 +143,7 @@ struct pump_item {
 
 struct batch {
 	struct pump_item *it;
-	uint64_t *prepix;	/* per item: offset << 32 | length of its prepared bytes in PREP */
+	uint64_t *prepix;	/* per event, with a prepare hook: offset << 32 | length of its bytes in PREP */
 	struct etl_prep prep;
 	size_t n;
 	uint8_t *bytes;
@@ -142,23 +156,39 @@ struct batch {
  * The worker of one pass and the batches between it and the reader's
  * thread.  FILLED batches were handed over, TAKEN given back; the
  * worker fills batch FILLED % NBATCH while fewer than NBATCH are out.
- * The mutex guards FILLED, TAKEN and STOP; a batch's contents belong
- * to one side at a time, passed over under the mutex.
+ * A batch's contents belong to one side at a time, passed over by the
+ * store to FILLED or TAKEN (the other side's load of it sees them).
+ * The counters need no lock: each is written by one side only.  A lock
+ * per batch was contended a fifth of the time, and on a busy machine
+ * a side preempted while holding it stopped the other for a whole time
+ * slice.  The mutex and condition are for sleeping only: a side that
+ * sleeps says so (WSLEEPS, RSLEEPS), then looks at the other's counter
+ * again, and the other side, after moving its counter, looks whether
+ * it sleeps; both in sequentially consistent order, so that one of the
+ * two always sees the other, and a wake-up is never lost.
  */
 struct pump {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct batch b[NBATCH];
-	uint64_t filled, taken;
-	int stop, ended;	/* ENDED: the last batch is handed over */
+	_Atomic uint64_t filled, taken;
+	atomic_int stop, ended;	/* ENDED: the last batch is handed over */
 	/*
 	 * Who sleeps, for what: a side that must wait sleeps until half
 	 * the batches are there for it (or the pass ends), not one: waking
 	 * a thread costs more than a batch, and two threads woken for
 	 * every batch spent more in the kernel than the worker saved.
 	 */
-	int wsleeps, rsleeps;
+	atomic_int wsleeps, rsleeps;
+	/*
+	 * The worker's: buffers used in place whose pages wait to be given
+	 * back until the batches up to .batch (which may point into them)
+	 * have come back; in the order they were done with.
+	 */
+	struct held { uint64_t off, size, batch; } *held;
+	size_t nheld, capheld;
+	uint64_t held_bytes;
 	/*
 	 * Each side's own fields on cache lines of their own: the reader
 	 * writes POS for every event, and while it shared a line with WB,
@@ -242,6 +272,7 @@ static void
 report(struct etl_reader *r, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void release_range(const struct etl_reader *r, uint64_t off, uint64_t size);
+static void done_in_place(struct etl_reader *r, struct cursor *c);
 static void pump_defer(struct etl_reader *r, uint64_t off, const char *msg);
 static void tell_thread_cpu(const char *who, int pass);
 
@@ -1393,8 +1424,7 @@ stored_buffer(struct etl_reader *r, struct cursor *c, struct etl_buffer *b)
 	if (r->fd < 0)
 		return r->data + b->offset;
 	/* the cursor's previous buffer, if it was used in place, is done with */
-	release_range(r, c->mapped_off, c->mapped_size);
-	c->mapped_size = 0;
+	done_in_place(r, c);
 	if (!(b->flags & 0x40) && b->offset % page_size() == 0 && b->size % page_size() == 0) {
 		/*
 		 * Uncompressed and on whole pages (as ETW writes them): used in
@@ -1421,8 +1451,7 @@ static int
 load_kept(struct etl_reader *r, struct cursor *c, struct etl_buffer *b, const struct kept *k)
 {
 	/* the cursor's previous buffer, if it was used in place, is done with */
-	release_range(r, c->mapped_off, c->mapped_size);
-	c->mapped_size = 0;
+	done_in_place(r, c);
 	r->done_bytes += b->size;
 	c->data = NULL;
 	switch (k->state) {
@@ -1496,6 +1525,17 @@ load_buffer(struct etl_reader *r, struct cursor *c, struct etl_buffer *b)
 	c->data = c->scratch;
 	c->filled = b->filled;
 	return 0;
+}
+
+/*
+ * Whether the cursor's current buffer lies in its scratch space, which
+ * its next buffer overwrites (else it stays where it is until close, or
+ * in the mapping until done_in_place()).
+ */
+static int
+cursor_transient(const struct cursor *c)
+{
+	return c->data == c->scratch;
 }
 
 /*
@@ -1676,10 +1716,10 @@ start_cursors(struct etl_reader *r)
 }
 
 /*
- * The iteration itself: the next event of the pass from the cursors, or
- * NULL at the end.  It lies in its cursor, valid until the next call.
+ * The iteration itself: the cursor holding the next event of the pass
+ * (its EV), or NULL at the end.  The event is valid until the next call.
  */
-static const struct etl_event *
+static const struct cursor *
 next_event(struct etl_reader *r)
 {
 	/*
@@ -1695,7 +1735,7 @@ next_event(struct etl_reader *r)
 			cursor_advance(r, c);
 		else
 			r->pending = 1;
-		return c->have ? &c->ev : NULL;
+		return c->have ? c : NULL;
 	}
 	if (r->ncur == 0)
 		return NULL;
@@ -1706,7 +1746,7 @@ next_event(struct etl_reader *r)
 		r->pending = 1;
 	if (merge_done(r->loser[0]))
 		return NULL;
-	return &r->cur[merge_cursor(r->loser[0])].ev;
+	return &r->cur[merge_cursor(r->loser[0])];
 }
 
 /* ---------- the worker ---------- */
@@ -1735,22 +1775,99 @@ tell_thread_cpu(const char *who, int pass)
 #endif
 }
 
-/* The worker: the next batch to fill, once the reader has given one back; NULL when told to stop. */
-static struct batch *
-pump_claim(struct pump *p)
+static int
+cmp_held(const void *a, const void *b)
 {
-	struct batch *b = NULL;
+	const struct held *x = a, *y = b;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
 
-	pthread_mutex_lock(&p->mu);
-	if (p->filled - p->taken >= NBATCH) {
-		p->wsleeps = 1;
-		while (!p->stop && p->filled - p->taken > NBATCH / 2)
-			pthread_cond_wait(&p->cv, &p->mu);
-		p->wsleeps = 0;
+/*
+ * The worker: the pages of the buffers held in place whose batches all
+ * came back (those before batch TAKEN) are given back, once they add up
+ * to RELEASE_CHUNK bytes (ALL: whatever there is), runs of neighbours
+ * in one call.  Each call makes the kernel flush the other core's TLB,
+ * interrupting the caller's thread: one per buffer took a seventh of
+ * the worker's first pass over an uncompressed trace.
+ */
+#define RELEASE_CHUNK ((uint64_t)2 << 20)
+
+static void
+pump_release_held(struct etl_reader *r, uint64_t taken, int all)
+{
+	struct pump *p = r->pump;
+	size_t n = 0;
+	uint64_t bytes = 0;
+
+	while (n < p->nheld && p->held[n].batch < taken)
+		bytes += p->held[n++].size;
+	if (!n || (!all && bytes < RELEASE_CHUNK))
+		return;
+	qsort(p->held, n, sizeof *p->held, cmp_held);	/* (in time order, CPUs' buffers interleave) */
+	for (size_t i = 0, j; i < n; i = j) {
+		uint64_t end = p->held[i].off + p->held[i].size;
+		for (j = i + 1; j < n && p->held[j].off == end; j++)
+			end += p->held[j].size;
+		release_range(r, p->held[i].off, end - p->held[i].off);
 	}
-	if (!p->stop)
-		b = &p->b[p->filled % NBATCH];
-	pthread_mutex_unlock(&p->mu);
+	memmove(p->held, p->held + n, (p->nheld - n) * sizeof *p->held);
+	p->nheld -= n;
+	p->held_bytes -= bytes;
+}
+
+/*
+ * Cursor C is done with the buffer it used in place in the mapping.
+ * Without a worker its pages are given back at once.  With one, events
+ * of it may still wait in batches in flight, up to the one being filled:
+ * the caller's thread would fault every page in again, so they are given
+ * back once those batches have come back (pump_claim()).
+ */
+static void
+done_in_place(struct etl_reader *r, struct cursor *c)
+{
+	struct pump *p = r->pump;
+
+	if (!c->mapped_size)
+		return;
+	if (!p || !r->release)
+		release_range(r, c->mapped_off, c->mapped_size);
+	else {
+		if (p->nheld == p->capheld) {
+			p->capheld = p->capheld ? 2 * p->capheld : 64;
+			p->held = xrealloc(p->held, p->capheld * sizeof *p->held);
+		}
+		p->held[p->nheld++] = (struct held){ c->mapped_off, c->mapped_size,
+		    atomic_load(&p->filled) };
+		p->held_bytes += c->mapped_size;
+	}
+	c->mapped_size = 0;
+}
+
+/*
+ * The worker: the next batch to fill, once the reader has given one
+ * back (it sleeps while all are out, until half came back); NULL when
+ * told to stop.
+ */
+static struct batch *
+pump_claim(struct etl_reader *r)
+{
+	struct pump *p = r->pump;
+	struct batch *b = NULL;
+	uint64_t filled = atomic_load(&p->filled), taken = atomic_load(&p->taken);
+
+	if (filled - taken >= NBATCH) {
+		pthread_mutex_lock(&p->mu);
+		atomic_store(&p->wsleeps, 1);
+		while (!atomic_load(&p->stop) && filled - atomic_load(&p->taken) > NBATCH / 2)
+			pthread_cond_wait(&p->cv, &p->mu);
+		atomic_store(&p->wsleeps, 0);
+		pthread_mutex_unlock(&p->mu);
+		taken = atomic_load(&p->taken);
+	}
+	if (!atomic_load(&p->stop))
+		b = &p->b[filled % NBATCH];
+	if (p->held_bytes >= RELEASE_CHUNK)
+		pump_release_held(r, taken, 0);
 	if (b) {
 		b->n = b->nbytes = 0;
 		b->prep.n = 0;
@@ -1767,13 +1884,16 @@ pump_hand(struct etl_reader *r, int last)
 
 	p->wb->progress = r->done_bytes;
 	p->wb->last = last;
-	pthread_mutex_lock(&p->mu);
-	p->filled++;
-	p->ended = last;
-	if (p->rsleeps && (p->filled - p->taken >= NBATCH / 2 || last))
-		pthread_cond_signal(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-	p->wb = last ? NULL : pump_claim(p);
+	uint64_t filled = atomic_load(&p->filled) + 1;
+	atomic_store(&p->filled, filled);
+	if (last || (atomic_load(&p->rsleeps) && filled - atomic_load(&p->taken) >= NBATCH / 2)) {
+		/* (the lock: the reader is asleep, or will look at FILLED again, after it) */
+		pthread_mutex_lock(&p->mu);
+		atomic_store(&p->ended, last);
+		pthread_mutex_unlock(&p->mu);
+		pthread_cond_signal(&p->cv);	/* (only the reader can be waiting) */
+	}
+	p->wb = last ? NULL : pump_claim(r);
 }
 
 /* The worker: room in its batch for one more item of LEN bytes (a new batch if need be); NULL to stop. */
@@ -1787,7 +1907,7 @@ pump_room(struct etl_reader *r, size_t len)
 		pump_hand(r, 0);
 	if (!p->wb)
 		return NULL;
-	p->wb->prepix[p->wb->n] = 0;
+	/* (PREPIX is written by prepare(), for events only, when there is a hook) */
 	return &p->wb->it[p->wb->n++];
 }
 
@@ -1814,18 +1934,24 @@ rebase(const uint8_t *q, const struct etl_event *ev, const uint8_t *to)
 	return q ? to + (q - ev->raw) : NULL;
 }
 
-/* The worker: EV into its batch, its record copied (every pointer of an event lies in its record). */
+/*
+ * The worker: EV into its batch; its record copied there when it is
+ * TRANSIENT, in a cursor's scratch space (every pointer of an event lies
+ * in its record).
+ */
 static void
-pump_event(struct etl_reader *r, const struct etl_event *ev)
+pump_event(struct etl_reader *r, const struct etl_event *ev, int transient)
 {
-	struct pump_item *it = pump_room(r, ev->rawlen);
+	struct pump_item *it = pump_room(r, transient ? ev->rawlen : 0);
 
 	if (!it)
+		return;
+	it->ev = *ev;
+	if (!transient)
 		return;
 	struct batch *b = r->pump->wb;
 	uint8_t *to = b->bytes + b->nbytes;
 	memcpy(to, ev->raw, ev->rawlen);
-	it->ev = *ev;
 	it->ev.raw = to;
 	it->ev.payload = rebase(ev->payload, ev, to);
 	it->ev.guid = rebase(ev->guid, ev, to);
@@ -1869,14 +1995,14 @@ pump_work(void *arg)
 {
 	struct etl_reader *r = arg;
 	struct pump *p = r->pump;
-	const struct etl_event *ev;
+	const struct cursor *c;
 
-	p->wb = pump_claim(p);
+	p->wb = pump_claim(r);
 	if (!p->wb)
 		return NULL;
 	start_cursors(r);
-	while (p->wb && (ev = next_event(r))) {
-		pump_event(r, ev);
+	while (p->wb && (c = next_event(r))) {
+		pump_event(r, &c->ev, cursor_transient(c));
 		if (r->prep_fn && p->wb)
 			prepare(r, p->wb, p->wb->n - 1);
 	}
@@ -1887,9 +2013,46 @@ pump_work(void *arg)
 }
 
 /*
+ * The reader: gives back the batch it used up (if any) and takes the
+ * next, waiting for it if need be; 0 at the end of the pass.  Apart
+ * from the per-event path below: inlined there, its atomics made the
+ * compiler load TAKEN for every event.
+ */
+static __attribute__((noinline)) int
+pump_take(struct etl_reader *r)
+{
+	struct pump *p = r->pump;
+
+	if (p->rb && p->rb->last)
+		return 0;
+	uint64_t taken = atomic_load(&p->taken);
+	if (p->rb) {
+		atomic_store(&p->taken, ++taken);
+		if (atomic_load(&p->wsleeps) && atomic_load(&p->filled) - taken <= NBATCH / 2) {
+			/* (the lock: the worker is asleep, or will look at TAKEN again, after it) */
+			pthread_mutex_lock(&p->mu);
+			pthread_mutex_unlock(&p->mu);
+			pthread_cond_signal(&p->cv);	/* (only the worker can be waiting) */
+		}
+	}
+	if (atomic_load(&p->filled) == taken) {
+		pthread_mutex_lock(&p->mu);
+		atomic_store(&p->rsleeps, 1);
+		while (!atomic_load(&p->ended) && atomic_load(&p->filled) - taken < NBATCH / 2)
+			pthread_cond_wait(&p->cv, &p->mu);
+		atomic_store(&p->rsleeps, 0);
+		pthread_mutex_unlock(&p->mu);
+	}
+	p->rb = &p->b[taken % NBATCH];
+	p->pos = 0;
+	p->progress = p->rb->progress;
+	return 1;
+}
+
+/*
  * The reader: its next event, in the batch it uses (which is the
  * reader's until it gives it back, at the call after that batch's
- * last item), giving back the batch it used up; NULL at the end.
+ * last item); NULL at the end.
  */
 static struct etl_event *
 pump_next(struct etl_reader *r)
@@ -1905,33 +2068,23 @@ pump_next(struct etl_reader *r)
 			}
 			return &it->ev;
 		}
-		if (p->rb && p->rb->last)
+		if (!pump_take(r))
 			return NULL;
-		pthread_mutex_lock(&p->mu);
-		if (p->rb) {
-			p->taken++;
-			if (p->wsleeps && p->filled - p->taken <= NBATCH / 2)
-				pthread_cond_signal(&p->cv);
-		}
-		if (p->filled == p->taken) {
-			p->rsleeps = 1;
-			while (!p->ended && p->filled - p->taken < NBATCH / 2)
-				pthread_cond_wait(&p->cv, &p->mu);
-			p->rsleeps = 0;
-		}
-		p->rb = &p->b[p->taken % NBATCH];
-		pthread_mutex_unlock(&p->mu);
-		p->pos = 0;
-		p->progress = p->rb->progress;
 	}
 }
 
-/* Stops the worker (wherever it is) and frees it. */
-/* The pump's batches, lock and itself freed (its thread already joined, or never made). */
+/*
+ * The pump's batches, lock and itself freed (its thread already joined,
+ * or never made); the caller is done with every batch, so the pages
+ * still held are given back.
+ */
 static void
 pump_free(struct etl_reader *r)
 {
 	struct pump *p = r->pump;
+
+	pump_release_held(r, UINT64_MAX, 1);
+	free(p->held);
 
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
@@ -1945,6 +2098,7 @@ pump_free(struct etl_reader *r)
 	r->pump = NULL;
 }
 
+/* Stops the worker (wherever it is) and frees it. */
 static void
 pump_stop(struct etl_reader *r)
 {
@@ -1953,7 +2107,7 @@ pump_stop(struct etl_reader *r)
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->mu);
-	p->stop = 1;
+	atomic_store(&p->stop, 1);
 	pthread_cond_signal(&p->cv);	/* only the worker can be waiting */
 	pthread_mutex_unlock(&p->mu);
 	pthread_join(p->thread, NULL);
@@ -2034,10 +2188,10 @@ etl_next_ref(struct etl_reader *r)
 	if (r->pump)
 		return pump_next(r);
 	/* a copy: the cursor's own event keys the merge */
-	const struct etl_event *e = next_event(r);
-	if (!e)
+	const struct cursor *c = next_event(r);
+	if (!c)
 		return NULL;
-	r->out = *e;
+	r->out = c->ev;
 	if (r->prep_fn) {
 		r->prep.n = 0;
 		r->prep_fn(r->prep_ctx, &r->out, &r->prep);
@@ -2066,7 +2220,7 @@ etl_prepared(const struct etl_reader *r, size_t *n)
 		return r->prep.p;
 	}
 	const struct pump *p = r->pump;
-	if (!p->rb || !p->pos) {
+	if (!r->prep_fn || !p->rb || !p->pos) {
 		*n = 0;
 		return NULL;
 	}

@@ -147,7 +147,11 @@ void etl_problem(struct etl_reader *r, uint64_t off, const char *msg);
 enum etl_order { ETL_FILE_ORDER, ETL_TIME_ORDER };
 /* Starts (or restarts) iteration over all events. */
 void etl_rewind(struct etl_reader *r, enum etl_order order);
-/* Next event: 1, or 0 at the end.  EV points into the reader's memory until the next call. */
+/*
+ * Next event: 1, or 0 at the end.  EV's pointers are valid until the
+ * next call: they point into the trace's bytes where they stay put (the
+ * mapping, buffers kept decompressed), else into the reader's copy.
+ */
 int etl_next(struct etl_reader *r, struct etl_event *ev);
 /*
  * The same without copying the event: it stays valid (and the caller
@@ -160,7 +164,7 @@ struct etl_event *etl_next_ref(struct etl_reader *r);
  * 1 iterates on the caller's thread alone; 2 or more adds a worker that
  * reads, decompresses and parses ahead (one is all it uses); 0, the
  * default, adds it when there is more than one core.  KEEP: bytes of
- * decompressed buffers kept in memory between passes (64 MiB by
+ * decompressed buffers kept in memory between passes (32 MiB by
  * default); the rest go to an unlinked temporary file in TMPDIR.
  */
 void etl_set_threads(int threads);
