@@ -196,7 +196,7 @@ join_walk(struct conv *c, const struct etl_event *ev)
 		conv_frames_put(&e->uf, &e->nu, &e->capu, a, k);
 	}
 	e->has_u = 1;
-	evtw_kv_u(&e->text, "clrstack", 1);
+	e->clrstack = 1;	/* (written after its text: convert_line.c) */
 	J->joined++;
 	if (c->now > e->ts && c->now - e->ts > J->max_delay_ns)
 		J->max_delay_ns = c->now - e->ts;

@@ -79,7 +79,8 @@ struct ttfollow {
  * count) moves past them.  Memory: the window, not the trace.
  */
 struct pend {
-	struct evtw_line text;	/* the line without its stack column */
+	uint64_t toff;		/* its text in the window's ring (conv.wtext): the line without */
+	uint32_t tlen, leaflen;	/* its stack column, then its leaf pseudo-frames */
 	uint64_t ts;		/* global */
 	uint32_t tid, pid;
 	uint64_t jkey;		/* its key in the pending map (convert_line.c: join_key) */
@@ -89,7 +90,7 @@ struct pend {
 	uint8_t has_k, has_u;
 	uint8_t late;		/* got records kept by pass 1: the others may still come */
 	uint8_t clr_wait;	/* waits for a CLR stack walk (convert_clr.c) */
-	struct evtw_line leaf;	/* pseudo-frames after its stack (CLR allocations, exceptions) */
+	uint8_t clrstack;	/* got a CLR stack walk: clrstack=1 follows its text */
 	uint64_t *kf, *uf;	/* innermost first; kf also holds frames given directly */
 	uint32_t nk, nu, capk, capu;
 	struct ttfollow f;	/* thread-time lines written after it */
@@ -142,6 +143,15 @@ struct conv {
 	struct pend *q;		/* ring of waiting lines, indexed by sequence & (qcap - 1) */
 	size_t qcap;
 	uint64_t qhead, qtail;	/* sequence numbers */
+	/*
+	 * The waiting lines' texts, one after another in a ring of bytes
+	 * (positions grow; a text never wraps): the window's bytes, reused
+	 * while hot, rather than a buffer per slot that grew to the longest
+	 * line it ever held.
+	 */
+	char *wtext;
+	size_t wtcap;		/* a power of two */
+	uint64_t wthead, wttail;
 	struct hmap pendmap;	/* (join_key(tid, cpu), ts) → sequence of the waiting line */
 	uint64_t now;		/* global time of the event being emitted */
 	int want;		/* set by conv_stack_of(): the next conv_finish() waits for a stack */

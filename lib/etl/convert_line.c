@@ -1,8 +1,9 @@
 /*
  * convert_line.c - pass 2's lines.  conv_begin() applies the filters and
  * writes the fixed columns, a decoder adds the attributes, conv_finish()
- * writes the line, or keeps it in a window while it waits for its stack
- * records (conv_attach_stack), so that the output stays in time order.
+ * writes the line, or keeps it in a window (its text in one ring of
+ * bytes) while it waits for its stack records (conv_attach_stack), so
+ * that the output stays in time order.
  * The stack column is images_stack_text()'s (lib/etl/images.c keeps the
  * texts of recent stacks and frames).  The thread-time lines an event ends
  * (convert_tt.c) follow its line, take its stack, and may keep it in the
@@ -422,39 +423,39 @@ conv_stack_of(struct conv *c, uint32_t tid)
 }
 
 /*
- * Writes L and its stack column (root first, then the pseudo-frames
- * LEAF, if any) and the newline.  The column is put together in one
- * buffer, c->stackcol, not appended to L: L may be a window slot's, and
- * a stack in each slot's own buffer made every slot grow to the longest
- * stack it ever held (page faults, and lines no cache holds).
+ * Writes a line: TEXT[0..TN), the attributes in c->stackcol[0..AN) that
+ * the window added after it, its stack column (root first, then the
+ * pseudo-frames LEAF[0..LN), if any) and the newline.  The column is put
+ * together in c->stackcol after those attributes, in one buffer that
+ * stays hot, not in the line's: a line may be in the window's ring.
  */
 static void
-write_line(struct conv *c, struct evtw_line *l, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts,
-    struct ttfollow *f, const struct evtw_line *leaf)
+write_line(struct conv *c, const char *text, size_t tn, size_t an, uint32_t pid,
+    const uint64_t *frames, size_t n, uint64_t ts, struct ttfollow *f, const char *leaf, size_t ln)
 {
 	int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | (c->o->addrs ? FRAME_ADDRS : 0);
 	struct evtw_line *s = &c->stackcol;
 
-	s->n = 0;
+	s->n = an;
 	evtw_stack_begin(s);
 	images_stack_text(c->img, pid, frames, n, ts, flags, s);
-	if (leaf->n) {
+	if (ln) {
 		if (n)
 			evtw_frame_sep(s);
-		evtw_mem(s, leaf->b, leaf->n);
+		evtw_mem(s, leaf, ln);
 	}
 	size_t s1 = s->n;
 	evtw_end(s);
 	if (!f->silent) {
-		ob_write(c->ob, l->b, l->n);
+		ob_write(c->ob, text, tn);
 		ob_write(c->ob, s->b, s->n);
 		c->events++;
 	}
 	/* (the stack without its leading tab) */
 	if (f->stash)
-		tt_set_waker_stack(c->tt, f->stash_tid, s->b + 1, s1 - 1);
+		tt_set_waker_stack(c->tt, f->stash_tid, s->b + an + 1, s1 - an - 1);
 	if (f->n)
-		conv_write_followers(c, f, s->b + 1, s1 - 1);
+		conv_write_followers(c, f, s->b + an + 1, s1 - an - 1);
 	f->silent = f->stash = 0;
 }
 
@@ -476,16 +477,24 @@ flush_pend(struct conv *c, struct pend *e)
 	if (e->nu)
 		memcpy(c->frames + e->nk, e->uf, e->nu * sizeof *c->frames);
 	size_t nf = (size_t)e->nk + e->nu;
+	/* the attributes the line got while it waited, in the order they came */
+	struct evtw_line *a = &c->stackcol;
+	a->n = 0;
+	if (e->clrstack)
+		evtw_kv_u(a, "clrstack", 1);
 	if (e->sample) {
 		if (nf == 0) {
 			/* no stack was recorded: the sampled address alone, as PerfView shows it */
 			c->frames[0] = e->ip;
 			nf = 1;
-			evtw_kv_u(&e->text, "nostack", 1);
+			evtw_kv_u(a, "nostack", 1);
 		}
-		evtw_kv_u(&e->text, "kframes", conv_count_kernel(c, c->frames, nf));
+		evtw_kv_u(a, "kframes", conv_count_kernel(c, c->frames, nf));
 	}
-	write_line(c, &e->text, e->pid, c->frames, nf, e->ts, &e->f, &e->leaf);
+	const char *text = c->wtext + (e->toff & (c->wtcap - 1));
+	write_line(c, text, e->tlen, a->n, e->pid, c->frames, nf, e->ts, &e->f, text + e->tlen,
+	    e->leaflen);
+	c->wthead = e->toff + e->tlen + e->leaflen;
 }
 
 /*
@@ -535,6 +544,50 @@ conv_flush_window(struct conv *c, int all)
 	}
 }
 
+/*
+ * Moves the waiting lines' texts into a ring of CAP bytes, from its start
+ * (the window is empty most of the time: a ring grown for a burst costs
+ * its pages once).
+ */
+static void
+window_relay(struct conv *c, size_t cap)
+{
+	char *nt = xmalloc(cap);
+	uint64_t at = 0;
+	for (uint64_t q = c->qhead; q < c->qtail; q++) {
+		struct pend *e = &c->q[q & (c->qcap - 1)];
+		size_t n = (size_t)e->tlen + e->leaflen;
+		memcpy(nt + at, c->wtext + (e->toff & (c->wtcap - 1)), n);
+		e->toff = at;
+		at += n;
+	}
+	free(c->wtext);
+	c->wtext = nt;
+	c->wtcap = cap;
+	c->wthead = 0;
+	c->wttail = at;
+}
+
+/* Room for N bytes of a waiting line's text, in one piece: its position in the ring. */
+static uint64_t
+window_room(struct conv *c, size_t n)
+{
+	for (;;) {
+		uint64_t at = c->wttail;
+		size_t off = (size_t)(at & (c->wtcap - 1));
+		if (c->wtcap && off + n > c->wtcap)
+			at += c->wtcap - off;	/* (it would wrap: from the ring's start) */
+		if (c->wtcap && at + n - c->wthead <= c->wtcap) {
+			c->wttail = at + n;
+			return at;
+		}
+		size_t live = (size_t)(c->wttail - c->wthead), cap = c->wtcap ? c->wtcap : 1 << 16;
+		while (cap < 2 * (live + n))
+			cap *= 2;
+		window_relay(c, cap);
+	}
+}
+
 static struct pend *
 queue_push(struct conv *c)
 {
@@ -542,7 +595,7 @@ queue_push(struct conv *c)
 		/*
 		 * Grow the ring, keeping each entry at sequence & (cap - 1).  It
 		 * starts small and grows to what the trace keeps waiting: each
-		 * slot owns its buffers (the line, its thread-time lines), and the
+		 * slot owns its buffers (its frames, its thread-time lines), and the
 		 * lines go round every slot in turn, so a ring far larger than the
 		 * window writes every line into a buffer no cache holds any more
 		 * (1024 slots: 12 MB, a third of thread time's cost).
@@ -563,7 +616,7 @@ queue_push(struct conv *c)
 	e->want = e->sample = 0;
 	e->late = 0;
 	e->clr_wait = 0;
-	e->leaf.n = 0;
+	e->clrstack = 0;
 	e->f.n = 0;
 	e->f.npending = 0;
 	e->f.silent = e->f.stash = 0;
@@ -631,21 +684,24 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 	if (!want && !sample && !clr && c->qhead == c->qtail && !c->f.npending) {
 		if (c->clr_line)
 			conv_clr_line(c, 0, 0);
-		write_line(c, &c->l, pid, frames, n, ts, &c->f, &c->leaf);
+		write_line(c, c->l.b, c->l.n, 0, pid, frames, n, ts, &c->f, c->leaf.b, c->leaf.n);
 		c->leaf.n = 0;
 		return;
 	}
+	/* the text and its leaf go into the ring before the slot is taken (the ring may move) */
+	uint64_t at = window_room(c, c->l.n + c->leaf.n);
+	char *t = c->wtext + (at & (c->wtcap - 1));
+	memcpy(t, c->l.b, c->l.n);
+	if (c->leaf.n)
+		memcpy(t + c->l.n, c->leaf.b, c->leaf.n);
 	struct pend *e = queue_push(c);
+	e->toff = at;
+	e->tlen = (uint32_t)c->l.n;
+	e->leaflen = (uint32_t)c->leaf.n;
+	c->l.n = 0;
+	c->leaf.n = 0;
 	if (c->f.n || c->f.silent || c->f.stash)
 		follow_into_slot(c, e);
-	/* the slot takes the line's buffer, and the line the slot's spare one: no copy */
-	struct evtw_line spare = e->text;
-	e->text = c->l;
-	c->l = spare;
-	c->l.n = 0;
-	if (c->leaf.n)
-		evtw_mem(&e->leaf, c->leaf.b, c->leaf.n);
-	c->leaf.n = 0;
 	if (c->clr_line) {
 		e->clr_wait = (uint8_t)clr;
 		conv_clr_line(c, clr, c->qtail - 1);
