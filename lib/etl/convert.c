@@ -504,9 +504,10 @@ free_conv(struct conv *c)
 	for (size_t i = 0; i < c->qcap; i++) {
 		free(c->q[i].kf);
 		free(c->q[i].uf);
-		for (int k = 0; k < TT_MAXF; k++)
-			free(c->q[i].f.l[k].text.b);
+		for (int k = 0; c->fq && k < TT_MAXF; k++)
+			free(c->fq[i].l[k].text.b);
 	}
+	free(c->fq);
 	free(c->q);
 	free(c->wtext);
 	free(c->cseq);

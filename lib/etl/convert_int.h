@@ -93,7 +93,7 @@ struct pend {
 	uint8_t clrstack;	/* got a CLR stack walk: clrstack=1 follows its text */
 	uint64_t *kf, *uf;	/* innermost first; kf also holds frames given directly */
 	uint32_t nk, nu, capk, capu;
-	struct ttfollow f;	/* thread-time lines written after it */
+	/* (its thread-time lines are in conv.fq, beside it: most traces have none) */
 };
 
 #define QWIN_NS (1000 * 1000000LL)	/* how long a line may wait for its user stack */
@@ -143,6 +143,7 @@ struct conv {
 	struct pend *q;		/* ring of waiting lines, indexed by sequence & (qcap - 1) */
 	size_t qcap;
 	uint64_t qhead, qtail;	/* sequence numbers */
+	struct ttfollow *fq;	/* each slot's thread-time lines (q's indexes), NULL while none waited */
 	/*
 	 * The waiting lines' texts, one after another in a ring of bytes
 	 * (positions grow; a text never wraps): the window's bytes, reused

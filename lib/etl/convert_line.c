@@ -446,6 +446,12 @@ write_line(struct conv *c, const char *text, size_t tn, size_t an, uint32_t pid,
 	}
 	size_t s1 = s->n;
 	evtw_end(s);
+	if (!f) {	/* (a waiting line without thread-time lines) */
+		ob_write(c->ob, text, tn);
+		ob_write(c->ob, s->b, s->n);
+		c->events++;
+		return;
+	}
 	if (!f->silent) {
 		ob_write(c->ob, text, tn);
 		ob_write(c->ob, s->b, s->n);
@@ -459,12 +465,20 @@ write_line(struct conv *c, const char *text, size_t tn, size_t an, uint32_t pid,
 	f->silent = f->stash = 0;
 }
 
+/* Waiting line E's thread-time lines, NULL when no line waited with any. */
+static struct ttfollow *
+slot_follow(const struct conv *c, const struct pend *e)
+{
+	return c->fq ? &c->fq[e - c->q] : NULL;
+}
+
 /* Writes a waiting line with the stack it got (samples: kframes=, or nostack=1 and the IP). */
 static void
 flush_pend(struct conv *c, struct pend *e)
 {
-	if (e->f.npending)
-		conv_tt_unqueued(c, &e->f);
+	struct ttfollow *f = slot_follow(c, e);
+	if (f && f->npending)
+		conv_tt_unqueued(c, f);
 	if (e->want)
 		hmap_del(&c->pendmap, e->jkey, e->ts);
 	size_t need = (size_t)e->nk + e->nu + 1;
@@ -492,7 +506,7 @@ flush_pend(struct conv *c, struct pend *e)
 		evtw_kv_u(a, "kframes", conv_count_kernel(c, c->frames, nf));
 	}
 	const char *text = c->wtext + (e->toff & (c->wtcap - 1));
-	write_line(c, text, e->tlen, a->n, e->pid, c->frames, nf, e->ts, &e->f, text + e->tlen,
+	write_line(c, text, e->tlen, a->n, e->pid, c->frames, nf, e->ts, f, text + e->tlen,
 	    e->leaflen);
 	c->wthead = e->toff + e->tlen + e->leaflen;
 }
@@ -508,7 +522,8 @@ pend_done(const struct conv *c, const struct pend *e)
 {
 	if (e->clr_wait && c->now <= e->ts + CLR_WAIT_NS)
 		return 0;	/* a CLR event waits for its stack walk (convert_clr.c) */
-	if (e->f.npending)
+	const struct ttfollow *f = slot_follow(c, e);
+	if (f && f->npending)
 		return 0;	/* a thread-time line waits to know whether a DPC readied it */
 	if (!e->want)
 		return 1;
@@ -607,6 +622,13 @@ queue_push(struct conv *c)
 			nq[q & (ncap - 1)] = c->q[q & (c->qcap - 1)];
 		free(c->q);
 		c->q = nq;
+		if (c->fq) {	/* (their thread-time lines alike) */
+			struct ttfollow *nf = xcalloc(ncap, sizeof *nf);
+			for (uint64_t q = c->qhead; q < c->qhead + c->qcap; q++)
+				nf[q & (ncap - 1)] = c->fq[q & (c->qcap - 1)];
+			free(c->fq);
+			c->fq = nf;
+		}
 		c->qcap = ncap;
 	}
 	struct pend *e = &c->q[c->qtail & (c->qcap - 1)];
@@ -617,9 +639,12 @@ queue_push(struct conv *c)
 	e->late = 0;
 	e->clr_wait = 0;
 	e->clrstack = 0;
-	e->f.n = 0;
-	e->f.npending = 0;
-	e->f.silent = e->f.stash = 0;
+	struct ttfollow *f = slot_follow(c, e);
+	if (f) {
+		f->n = 0;
+		f->npending = 0;
+		f->silent = f->stash = 0;
+	}
 	return e;
 }
 
@@ -631,7 +656,9 @@ queue_push(struct conv *c)
 static void
 follow_into_slot(struct conv *c, struct pend *e)
 {
-	struct ttfollow *from = &c->f, *to = &e->f;
+	if (!c->fq)	/* (the first line to wait with thread-time lines) */
+		c->fq = xcalloc(c->qcap, sizeof *c->fq);
+	struct ttfollow *from = &c->f, *to = slot_follow(c, e);
 	for (unsigned i = 0; i < from->n; i++) {
 		/* the buffers trade places; the rest is plain data, copied one way */
 		struct evtw_line text = to->l[i].text;
