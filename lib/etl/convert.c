@@ -502,14 +502,13 @@ free_conv(struct conv *c)
 	free(c->kindprefix);
 	free(c->procs);
 	for (size_t i = 0; i < c->qcap; i++) {
-		free(c->q[i].kf);
-		free(c->q[i].uf);
 		for (int k = 0; c->fq && k < TT_MAXF; k++)
 			free(c->fq[i].l[k].text.b);
 	}
 	free(c->fq);
 	free(c->q);
 	free(c->wtext);
+	free(c->fring);
 	free(c->cseq);
 	free(c->fr);
 	free(c->kd);

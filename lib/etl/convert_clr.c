@@ -193,7 +193,7 @@ join_walk(struct conv *c, const struct etl_event *ev)
 		size_t k = 0;
 		for (; k < sizeof a / sizeof a[0] && i < have; k++, i++)
 			a[k] = P == 8 ? etl_u64(ev->payload + 8 + 8 * i) : etl_u32(ev->payload + 8 + 4 * i);
-		conv_frames_put(&e->uf, &e->nu, &e->capu, a, k);
+		conv_frames_put(c, e, 1, a, k);
 	}
 	e->has_u = 1;
 	e->clrstack = 1;	/* (written after its text: convert_line.c) */

@@ -91,8 +91,10 @@ struct pend {
 	uint8_t late;		/* got records kept by pass 1: the others may still come */
 	uint8_t clr_wait;	/* waits for a CLR stack walk (convert_clr.c) */
 	uint8_t clrstack;	/* got a CLR stack walk: clrstack=1 follows its text */
-	uint64_t *kf, *uf;	/* innermost first; kf also holds frames given directly */
-	uint32_t nk, nu, capk, capu;
+	/* its kernel and user frames (innermost first) in the frames' ring (conv.fring) */
+	uint64_t kpos, upos;	/* the kernel part also holds frames given directly */
+	uint32_t nk, nu;
+	uint64_t fmark;		/* the ring's end when it came: its frames are all past it */
 	/* (its thread-time lines are in conv.fq, beside it: most traces have none) */
 };
 
@@ -153,6 +155,9 @@ struct conv {
 	char *wtext;
 	size_t wtcap;		/* a power of two */
 	uint64_t wthead, wttail;
+	uint64_t *fring;	/* and their frames alike (each part in one piece) */
+	size_t frcap;		/* frames, a power of two */
+	uint64_t frtail;
 	struct hmap pendmap;	/* (join_key(tid, cpu), ts) → sequence of the waiting line */
 	uint64_t now;		/* global time of the event being emitted */
 	int want;		/* set by conv_stack_of(): the next conv_finish() waits for a stack */
@@ -388,7 +393,6 @@ const struct keydef *conv_resolve_key(const struct conv *c, uint64_t key, uint64
 const uint32_t *conv_late_get(const struct conv *c, uint32_t tid, uint64_t evts);
 void conv_apply_late(struct conv *c, struct pend *e);
 int conv_applied_late(const struct conv *c, const struct etl_event *ev, uint32_t tid, uint64_t evts);
-void conv_frames_put(uint64_t **f, uint32_t *n, uint32_t *cap, const uint64_t *src, size_t k);
 size_t conv_count_kernel(const struct conv *c, const uint64_t *f, size_t n);
 
 /* ---------- convert_pass1.c ---------- */
@@ -406,6 +410,7 @@ size_t conv_stack_of(struct conv *c, uint32_t tid);
 void conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts);
 void conv_flush_window(struct conv *c, int all);
 void conv_attach_stack(struct conv *c, const struct etl_event *ev);
+void conv_frames_put(struct conv *c, struct pend *e, int user, const uint64_t *src, size_t k);
 int conv_begin_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
     int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts);
 int conv_kind_wanted(const struct conv *c, const char *kind);

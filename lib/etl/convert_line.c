@@ -487,9 +487,10 @@ flush_pend(struct conv *c, struct pend *e)
 		c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
 	}
 	if (e->nk)
-		memcpy(c->frames, e->kf, e->nk * sizeof *c->frames);
+		memcpy(c->frames, c->fring + (e->kpos & (c->frcap - 1)), e->nk * sizeof *c->frames);
 	if (e->nu)
-		memcpy(c->frames + e->nk, e->uf, e->nu * sizeof *c->frames);
+		memcpy(c->frames + e->nk, c->fring + (e->upos & (c->frcap - 1)),
+		    e->nu * sizeof *c->frames);
 	size_t nf = (size_t)e->nk + e->nu;
 	/* the attributes the line got while it waited, in the order they came */
 	struct evtw_line *a = &c->stackcol;
@@ -603,6 +604,86 @@ window_room(struct conv *c, size_t n)
 	}
 }
 
+/*
+ * Moves the waiting lines' frames into a ring of CAP frames, from its
+ * start, each line's parts one after the other.
+ */
+static void
+frames_relay(struct conv *c, size_t cap)
+{
+	uint64_t *nr = xmalloc(cap * sizeof *nr);
+	uint64_t at = 0;
+	for (uint64_t q = c->qhead; q < c->qtail; q++) {
+		struct pend *e = &c->q[q & (c->qcap - 1)];
+		e->fmark = at;
+		memcpy(nr + at, c->fring + (e->kpos & (c->frcap - 1)), e->nk * sizeof *nr);
+		e->kpos = at;
+		at += e->nk;
+		memcpy(nr + at, c->fring + (e->upos & (c->frcap - 1)), e->nu * sizeof *nr);
+		e->upos = at;
+		at += e->nu;
+	}
+	free(c->fring);
+	c->fring = nr;
+	c->frcap = cap;
+	c->frtail = at;
+}
+
+/*
+ * Whether K frames at AT (the ring's end, or a wrap's start) fit: past the
+ * frames of the oldest waiting line, whose parts all came after it did.
+ */
+static int
+frames_fit(const struct conv *c, uint64_t at, size_t k)
+{
+	uint64_t head = c->qhead < c->qtail ? c->q[c->qhead & (c->qcap - 1)].fmark : c->frtail;
+	return c->frcap && (at & (c->frcap - 1)) + k <= c->frcap && at + k - head <= c->frcap;
+}
+
+/* Room for K frames in one piece at the ring's end: their position. */
+static uint64_t
+frames_room(struct conv *c, size_t k)
+{
+	for (;;) {
+		uint64_t at = c->frtail;
+		if (c->frcap && (at & (c->frcap - 1)) + k > c->frcap)
+			at += c->frcap - (at & (c->frcap - 1));	/* (it would wrap: from the ring's start) */
+		if (frames_fit(c, at, k)) {
+			c->frtail = at + k;
+			return at;
+		}
+		uint64_t head = c->qhead < c->qtail ? c->q[c->qhead & (c->qcap - 1)].fmark : c->frtail;
+		size_t live = (size_t)(c->frtail - head), cap = c->frcap ? c->frcap : 1 << 12;
+		while (cap < 2 * (live + k))
+			cap *= 2;
+		frames_relay(c, cap);
+	}
+}
+
+/*
+ * Appends K frames to waiting line E's kernel part (USER: its user part).
+ * A part that grows (a CLR walk comes in batches) grows where it is when
+ * it ends the ring, else moves to its end.
+ */
+void
+conv_frames_put(struct conv *c, struct pend *e, int user, const uint64_t *src, size_t k)
+{
+	uint64_t *pos = user ? &e->upos : &e->kpos;
+	uint32_t *n = user ? &e->nu : &e->nk;
+	if (*n && *pos + *n == c->frtail && frames_fit(c, *pos, *n + k))
+		c->frtail += k;
+	else {
+		uint64_t at = frames_room(c, *n + k);	/* (*pos may move: the ring may grow) */
+		if (*n)
+			memcpy(c->fring + (at & (c->frcap - 1)), c->fring + (*pos & (c->frcap - 1)),
+			    *n * sizeof *src);
+		*pos = at;
+	}
+	if (k)
+		memcpy(c->fring + ((*pos + *n) & (c->frcap - 1)), src, k * sizeof *src);
+	*n += (uint32_t)k;
+}
+
 static struct pend *
 queue_push(struct conv *c)
 {
@@ -634,6 +715,7 @@ queue_push(struct conv *c)
 	struct pend *e = &c->q[c->qtail & (c->qcap - 1)];
 	c->qtail++;
 	e->nk = e->nu = 0;
+	e->fmark = c->frtail;
 	e->has_k = e->has_u = 0;
 	e->want = e->sample = 0;
 	e->late = 0;
@@ -741,7 +823,7 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 	e->sample = (uint8_t)sample;
 	e->ip = c->want_ip;
 	if (frames && n) {
-		conv_frames_put(&e->kf, &e->nk, &e->capk, frames, n);
+		conv_frames_put(c, e, 0, frames, n);
 		e->has_k = e->has_u = 1;
 	}
 	if (want) {
@@ -810,14 +892,14 @@ conv_attach_stack(struct conv *c, const struct etl_event *ev)
 		kernel = ev->type == 37;
 	}
 	if (kernel && !e->has_k) {
-		conv_frames_put(&e->kf, &e->nk, &e->capk, f, nf);
+		conv_frames_put(c, e, 0, f, nf);
 		e->has_k = 1;
 		/* one record from the kernel out to user space (Windows 7): the whole stack */
 		if (ev->type == 32 && nf > 0 && !images_is_kernel(c->img, f[nf - 1]))
 			e->has_u = 1;
 		c->joined++;
 	} else if (!kernel && !e->has_u) {
-		conv_frames_put(&e->uf, &e->nu, &e->capu, f, nf);
+		conv_frames_put(c, e, 1, f, nf);
 		e->has_u = 1;
 		c->joined++;
 	} else
