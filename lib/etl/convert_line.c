@@ -425,9 +425,10 @@ conv_stack_of(struct conv *c, uint32_t tid)
 /*
  * Writes a line: TEXT[0..TN), the attributes in c->stackcol[0..AN) that
  * the window added after it, its stack column (root first, then the
- * pseudo-frames LEAF[0..LN), if any) and the newline.  The column is put
- * together in c->stackcol after those attributes, in one buffer that
- * stays hot, not in the line's: a line may be in the window's ring.
+ * pseudo-frames LEAF[0..LN), if any) and the newline, each copied once
+ * into the output: the stack's text from where images_stack_text() has
+ * it (most are kept texts).  A stack with pseudo-frames is put together
+ * in c->stackcol after those attributes.
  */
 static void
 write_line(struct conv *c, const char *text, size_t tn, size_t an, uint32_t pid,
@@ -436,32 +437,41 @@ write_line(struct conv *c, const char *text, size_t tn, size_t an, uint32_t pid,
 	int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | (c->o->addrs ? FRAME_ADDRS : 0);
 	struct evtw_line *s = &c->stackcol;
 
+	if (!s->b)	/* (the first line: a buffer to point into, even for no stack) */
+		evtw_grow(s, 64);
 	s->n = an;
-	evtw_stack_begin(s);
-	images_stack_text(c->img, pid, frames, n, ts, flags, s);
+	size_t cn;
+	const char *col = images_stack_text(c->img, pid, frames, n, ts, flags, s, &cn);
 	if (ln) {
+		if (col != s->b + an) {	/* (a kept text: copied after the attributes) */
+			s->n = an;
+			evtw_mem(s, col, cn);
+		}
 		if (n)
 			evtw_frame_sep(s);
 		evtw_mem(s, leaf, ln);
+		col = s->b + an;
+		cn = s->n - an;
 	}
-	size_t s1 = s->n;
-	evtw_end(s);
-	if (!f) {	/* (a waiting line without thread-time lines) */
-		ob_write(c->ob, text, tn);
-		ob_write(c->ob, s->b, s->n);
+	if (!f || !f->silent) {
+		struct outbuf *ob = c->ob;
+		size_t room = tn + an + cn + 2;
+		char *p = room <= ob->cap - ob->len ? ob->buf + ob->len : ob_reserve(ob, room);
+		memcpy(p, text, tn);
+		memcpy(p + tn, s->b, an);
+		p[tn + an] = '\t';
+		memcpy(p + tn + an + 1, col, cn);
+		p[room - 1] = '\n';
+		ob->len += room;	/* (ob_commit's work) */
 		c->events++;
+	}
+	if (!f)	/* (a waiting line without thread-time lines) */
 		return;
-	}
-	if (!f->silent) {
-		ob_write(c->ob, text, tn);
-		ob_write(c->ob, s->b, s->n);
-		c->events++;
-	}
-	/* (the stack without its leading tab) */
+	/* (the stack without its tab) */
 	if (f->stash)
-		tt_set_waker_stack(c->tt, f->stash_tid, s->b + an + 1, s1 - an - 1);
+		tt_set_waker_stack(c->tt, f->stash_tid, col, cn);
 	if (f->n)
-		conv_write_followers(c, f, s->b + an + 1, s1 - an - 1);
+		conv_write_followers(c, f, col, cn);
 	f->silent = f->stash = 0;
 }
 
