@@ -608,7 +608,7 @@ window_room(struct conv *c, size_t n)
 			return at;
 		}
 		size_t live = (size_t)(c->wttail - c->wthead), cap = c->wtcap ? c->wtcap : 1 << 16;
-		while (cap < 2 * (live + n))
+		while (cap < (live + n) / 2 * 3 + 64)
 			cap *= 2;
 		window_relay(c, cap);
 	}
@@ -664,7 +664,7 @@ frames_room(struct conv *c, size_t k)
 		}
 		uint64_t head = c->qhead < c->qtail ? c->q[c->qhead & (c->qcap - 1)].fmark : c->frtail;
 		size_t live = (size_t)(c->frtail - head), cap = c->frcap ? c->frcap : 1 << 12;
-		while (cap < 2 * (live + k))
+		while (cap < (live + k) / 2 * 3 + 64)
 			cap *= 2;
 		frames_relay(c, cap);
 	}
