@@ -583,7 +583,8 @@ window_relay(struct conv *c, size_t cap)
 	for (uint64_t q = c->qhead; q < c->qtail; q++) {
 		struct pend *e = &c->q[q & (c->qcap - 1)];
 		size_t n = (size_t)e->tlen + e->leaflen;
-		memcpy(nt + at, c->wtext + (e->toff & (c->wtcap - 1)), n);
+		if (n)	/* (the first ring is NULL) */
+			memcpy(nt + at, c->wtext + (e->toff & (c->wtcap - 1)), n);
 		e->toff = at;
 		at += n;
 	}
@@ -626,10 +627,12 @@ frames_relay(struct conv *c, size_t cap)
 	for (uint64_t q = c->qhead; q < c->qtail; q++) {
 		struct pend *e = &c->q[q & (c->qcap - 1)];
 		e->fmark = at;
-		memcpy(nr + at, c->fring + (e->kpos & (c->frcap - 1)), e->nk * sizeof *nr);
+		if (e->nk)	/* (the first ring is NULL) */
+			memcpy(nr + at, c->fring + (e->kpos & (c->frcap - 1)), e->nk * sizeof *nr);
 		e->kpos = at;
 		at += e->nk;
-		memcpy(nr + at, c->fring + (e->upos & (c->frcap - 1)), e->nu * sizeof *nr);
+		if (e->nu)
+			memcpy(nr + at, c->fring + (e->upos & (c->frcap - 1)), e->nu * sizeof *nr);
 		e->upos = at;
 		at += e->nu;
 	}
