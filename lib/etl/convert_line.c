@@ -599,6 +599,11 @@ window_relay(struct conv *c, size_t cap)
 static uint64_t
 window_room(struct conv *c, size_t n)
 {
+	if (c->qhead == c->qtail) {
+		/* an empty window starts both rings over: the bytes in use stay those a cache holds */
+		c->wthead = c->wttail = 0;
+		c->frtail = 0;
+	}
 	for (;;) {
 		uint64_t at = c->wttail;
 		size_t off = (size_t)(at & (c->wtcap - 1));
