@@ -491,17 +491,24 @@ flush_pend(struct conv *c, struct pend *e)
 		conv_tt_unqueued(c, f);
 	if (e->want)
 		hmap_del(&c->pendmap, e->jkey, e->ts);
-	size_t need = (size_t)e->nk + e->nu + 1;
-	if (need > c->capframes) {
-		c->capframes = need * 2;
-		c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
-	}
-	if (e->nk)
-		memcpy(c->frames, c->fring + (e->kpos & (c->frcap - 1)), e->nk * sizeof *c->frames);
-	if (e->nu)
-		memcpy(c->frames + e->nk, c->fring + (e->upos & (c->frcap - 1)),
-		    e->nu * sizeof *c->frames);
 	size_t nf = (size_t)e->nk + e->nu;
+	const uint64_t *frames = c->frames;
+	if (e->nk && !e->nu)	/* one part (a Windows 7 record reaches user space): where it lies */
+		frames = c->fring + (e->kpos & (c->frcap - 1));
+	else if (e->nu && !e->nk)
+		frames = c->fring + (e->upos & (c->frcap - 1));
+	else {
+		if (nf + 1 > c->capframes) {
+			c->capframes = (nf + 1) * 2;
+			c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
+		}
+		frames = c->frames;
+		if (e->nk)
+			memcpy(c->frames, c->fring + (e->kpos & (c->frcap - 1)), e->nk * sizeof *c->frames);
+		if (e->nu)
+			memcpy(c->frames + e->nk, c->fring + (e->upos & (c->frcap - 1)),
+			    e->nu * sizeof *c->frames);
+	}
 	/* the attributes the line got while it waited, in the order they came */
 	struct evtw_line *a = &c->stackcol;
 	a->n = 0;
@@ -514,10 +521,10 @@ flush_pend(struct conv *c, struct pend *e)
 			nf = 1;
 			evtw_kv_u(a, "nostack", 1);
 		}
-		evtw_kv_u(a, "kframes", conv_count_kernel(c, c->frames, nf));
+		evtw_kv_u(a, "kframes", conv_count_kernel(c, frames, nf));
 	}
 	const char *text = c->wtext + (e->toff & (c->wtcap - 1));
-	write_line(c, text, e->tlen, a->n, e->pid, c->frames, nf, e->ts, f, text + e->tlen,
+	write_line(c, text, e->tlen, a->n, e->pid, frames, nf, e->ts, f, text + e->tlen,
 	    e->leaflen);
 	c->wthead = e->toff + e->tlen + e->leaflen;
 }
