@@ -686,12 +686,12 @@ frames_room(struct conv *c, size_t k)
 }
 
 /*
- * Appends K frames to waiting line E's kernel part (USER: its user part).
- * A part that grows (a CLR walk comes in batches) grows where it is when
- * it ends the ring, else moves to its end.
+ * Room for K more frames in waiting line E's kernel part (USER: its user
+ * part): where to write them.  A part that grows (a CLR walk comes in
+ * batches) grows where it is when it ends the ring, else moves to its end.
  */
-void
-conv_frames_put(struct conv *c, struct pend *e, int user, const uint64_t *src, size_t k)
+static uint64_t *
+frames_grow(struct conv *c, struct pend *e, int user, size_t k)
 {
 	uint64_t *pos = user ? &e->upos : &e->kpos;
 	uint32_t *n = user ? &e->nu : &e->nk;
@@ -701,12 +701,21 @@ conv_frames_put(struct conv *c, struct pend *e, int user, const uint64_t *src, s
 		uint64_t at = frames_room(c, *n + k);	/* (*pos may move: the ring may grow) */
 		if (*n)
 			memcpy(c->fring + (at & (c->frcap - 1)), c->fring + (*pos & (c->frcap - 1)),
-			    *n * sizeof *src);
+			    *n * sizeof *c->fring);
 		*pos = at;
 	}
-	if (k)
-		memcpy(c->fring + ((*pos + *n) & (c->frcap - 1)), src, k * sizeof *src);
+	uint64_t *to = c->fring + ((*pos + *n) & (c->frcap - 1));
 	*n += (uint32_t)k;
+	return to;
+}
+
+/* Appends K frames to waiting line E's kernel part (USER: its user part). */
+void
+conv_frames_put(struct conv *c, struct pend *e, int user, const uint64_t *src, size_t k)
+{
+	uint64_t *to = frames_grow(c, e, user, k);
+	if (k)
+		memcpy(to, src, k * sizeof *src);
 }
 
 static struct pend *
@@ -861,6 +870,32 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 	conv_flush_window(c, 0);
 }
 
+/*
+ * A Stack record's NF frames (at FP, innermost first) join waiting line
+ * E: written straight into the part it lacks, kernel or user by the
+ * innermost frame.
+ */
+static void
+attach_record(struct conv *c, struct pend *e, const uint8_t *fp, size_t nf)
+{
+	int kernel = images_is_kernel(c->img, ptr_at(c, fp));
+	if (kernel ? e->has_k : e->has_u) {
+		c->dup_stacks++;	/* its event has this part already */
+		return;
+	}
+	uint64_t *to = frames_grow(c, e, !kernel, nf);
+	for (size_t i = 0; i < nf; i++)
+		to[i] = ptr_at(c, fp + i * c->P);
+	if (kernel) {
+		e->has_k = 1;
+		/* one record from the kernel out to user space (Windows 7): the whole stack */
+		if (!images_is_kernel(c->img, to[nf - 1]))
+			e->has_u = 1;
+	} else
+		e->has_u = 1;
+	c->joined++;
+}
+
 /* Pass 2: a Stack or StackKey record joins the line it belongs to. */
 void
 conv_attach_stack(struct conv *c, const struct etl_event *ev)
@@ -892,36 +927,23 @@ conv_attach_stack(struct conv *c, const struct etl_event *ev)
 			c->unmatched++;
 		return;
 	}
-	const uint64_t *f = NULL;
-	size_t nf = 0;
-	int kernel;
 	if (ev->type == 32) {
-		nf = (n - 16) / c->P;
-		if (nf > c->capframes) {
-			c->capframes = nf * 2;
-			c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
-		}
-		for (size_t i = 0; i < nf; i++)
-			c->frames[i] = ptr_at(c, p + 16 + i * c->P);
-		f = c->frames;
-		kernel = images_is_kernel(c->img, f[0]);
-	} else {
-		const struct keydef *d = conv_resolve_key(c, ptr_at(c, p + 16), ev->ts, (uint32_t)ev->cpu,
-		    c->cur_seq);
-		if (!d) {
-			c->unresolved++;
-			return;
-		}
-		f = c->fr + d->idx;
-		nf = d->len;
-		kernel = ev->type == 37;
+		attach_record(c, e, p + 16, (n - 16) / c->P);
+		conv_flush_window(c, 0);
+		return;
 	}
+	const struct keydef *d = conv_resolve_key(c, ptr_at(c, p + 16), ev->ts, (uint32_t)ev->cpu,
+	    c->cur_seq);
+	if (!d) {
+		c->unresolved++;
+		return;
+	}
+	const uint64_t *f = c->fr + d->idx;
+	size_t nf = d->len;
+	int kernel = ev->type == 37;
 	if (kernel && !e->has_k) {
 		conv_frames_put(c, e, 0, f, nf);
 		e->has_k = 1;
-		/* one record from the kernel out to user space (Windows 7): the whole stack */
-		if (ev->type == 32 && nf > 0 && !images_is_kernel(c->img, f[nf - 1]))
-			e->has_u = 1;
 		c->joined++;
 	} else if (!kernel && !e->has_u) {
 		conv_frames_put(c, e, 1, f, nf);
