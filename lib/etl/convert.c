@@ -501,10 +501,9 @@ free_conv(struct conv *c)
 	free(c->kindlen);
 	free(c->kindprefix);
 	free(c->procs);
-	for (size_t i = 0; i < c->qcap; i++) {
-		for (int k = 0; c->fq && k < TT_MAXF; k++)
+	for (size_t i = 0; c->fq && i < c->qcap; i++)
+		for (int k = 0; k < TT_MAXF; k++)
 			free(c->fq[i].l[k].text.b);
-	}
 	free(c->fq);
 	free(c->q);
 	free(c->wtext);

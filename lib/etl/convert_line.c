@@ -492,7 +492,7 @@ flush_pend(struct conv *c, struct pend *e)
 	if (e->want)
 		hmap_del(&c->pendmap, e->jkey, e->ts);
 	size_t nf = (size_t)e->nk + e->nu;
-	const uint64_t *frames = c->frames;
+	const uint64_t *frames;
 	if (e->nk && !e->nu)	/* one part (a Windows 7 record reaches user space): where it lies */
 		frames = c->fring + (e->kpos & (c->frcap - 1));
 	else if (e->nu && !e->nk)
@@ -725,10 +725,10 @@ queue_push(struct conv *c)
 		/*
 		 * Grow the ring, keeping each entry at sequence & (cap - 1).  It
 		 * starts small and grows to what the trace keeps waiting: each
-		 * slot owns its buffers (its frames, its thread-time lines), and the
-		 * lines go round every slot in turn, so a ring far larger than the
-		 * window writes every line into a buffer no cache holds any more
-		 * (1024 slots: 12 MB, a third of thread time's cost).
+		 * slot's thread-time lines own their buffers, and the lines go
+		 * round every slot in turn, so a ring far larger than the window
+		 * writes every line into a buffer no cache holds any more (1024
+		 * slots: 12 MB, a third of thread time's cost).
 		 */
 		size_t ncap = c->qcap ? c->qcap * 2 : 16;
 		struct pend *nq = xcalloc(ncap, sizeof *nq);
