@@ -411,6 +411,7 @@ void conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n,
 void conv_flush_window(struct conv *c, int all);
 void conv_attach_stack(struct conv *c, const struct etl_event *ev);
 void conv_frames_put(struct conv *c, struct pend *e, int user, const uint64_t *src, size_t k);
+uint64_t *conv_frames_grow(struct conv *c, struct pend *e, int user, size_t k);
 int conv_begin_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
     int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts);
 int conv_kind_wanted(const struct conv *c, const char *kind);

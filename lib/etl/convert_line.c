@@ -687,11 +687,12 @@ frames_room(struct conv *c, size_t k)
 
 /*
  * Room for K more frames in waiting line E's kernel part (USER: its user
- * part): where to write them.  A part that grows (a CLR walk comes in
- * batches) grows where it is when it ends the ring, else moves to its end.
+ * part): where to write them (a Stack record's or a CLR walk's frames go
+ * there straight from the payload).  A part that grows grows where it is
+ * when it ends the ring, else moves to its end.
  */
-static uint64_t *
-frames_grow(struct conv *c, struct pend *e, int user, size_t k)
+uint64_t *
+conv_frames_grow(struct conv *c, struct pend *e, int user, size_t k)
 {
 	uint64_t *pos = user ? &e->upos : &e->kpos;
 	uint32_t *n = user ? &e->nu : &e->nk;
@@ -713,7 +714,7 @@ frames_grow(struct conv *c, struct pend *e, int user, size_t k)
 void
 conv_frames_put(struct conv *c, struct pend *e, int user, const uint64_t *src, size_t k)
 {
-	uint64_t *to = frames_grow(c, e, user, k);
+	uint64_t *to = conv_frames_grow(c, e, user, k);
 	if (k)
 		memcpy(to, src, k * sizeof *src);
 }
@@ -883,7 +884,7 @@ attach_record(struct conv *c, struct pend *e, const uint8_t *fp, size_t nf)
 		c->dup_stacks++;	/* its event has this part already */
 		return;
 	}
-	uint64_t *to = frames_grow(c, e, !kernel, nf);
+	uint64_t *to = conv_frames_grow(c, e, !kernel, nf);
 	for (size_t i = 0; i < nf; i++)
 		to[i] = ptr_at(c, fp + i * c->P);
 	if (kernel) {
