@@ -501,15 +501,13 @@ free_conv(struct conv *c)
 	free(c->kindlen);
 	free(c->kindprefix);
 	free(c->procs);
-	for (size_t i = 0; i < c->qcap; i++) {
-		free(c->q[i].text.b);
-		free(c->q[i].kf);
-		free(c->q[i].uf);
-		free(c->q[i].leaf.b);
+	for (size_t i = 0; c->fq && i < c->qcap; i++)
 		for (int k = 0; k < TT_MAXF; k++)
-			free(c->q[i].f.l[k].text.b);
-	}
+			free(c->fq[i].l[k].text.b);
+	free(c->fq);
 	free(c->q);
+	free(c->wtext);
+	free(c->fring);
 	free(c->cseq);
 	free(c->fr);
 	free(c->kd);

@@ -187,16 +187,17 @@ join_walk(struct conv *c, const struct etl_event *ev)
 	else if (want > have)
 		J->truncated++;
 	e->nu = 0;
-	/* the frames in batches: a walk is often a hundred of them */
-	uint64_t a[256];
-	for (size_t i = 0; i < have;) {
-		size_t k = 0;
-		for (; k < sizeof a / sizeof a[0] && i < have; k++, i++)
-			a[k] = P == 8 ? etl_u64(ev->payload + 8 + 8 * i) : etl_u32(ev->payload + 8 + 4 * i);
-		conv_frames_put(&e->uf, &e->nu, &e->capu, a, k);
-	}
+	/* the frames straight into the line's user part: a walk is often a hundred of them */
+	uint64_t *to = conv_frames_grow(c, e, 1, have);
+	const uint8_t *fp = ev->payload + 8;
+	if (P == 8)
+		for (size_t i = 0; i < have; i++)
+			to[i] = etl_u64(fp + 8 * i);
+	else
+		for (size_t i = 0; i < have; i++)
+			to[i] = etl_u32(fp + 4 * i);
 	e->has_u = 1;
-	evtw_kv_u(&e->text, "clrstack", 1);
+	e->clrstack = 1;	/* (written after its text: convert_line.c) */
 	J->joined++;
 	if (c->now > e->ts && c->now - e->ts > J->max_delay_ns)
 		J->max_delay_ns = c->now - e->ts;

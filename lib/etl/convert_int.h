@@ -79,7 +79,8 @@ struct ttfollow {
  * count) moves past them.  Memory: the window, not the trace.
  */
 struct pend {
-	struct evtw_line text;	/* the line without its stack column */
+	uint64_t toff;		/* its text in the window's ring (conv.wtext): the line without */
+	uint32_t tlen, leaflen;	/* its stack column, then its leaf pseudo-frames */
 	uint64_t ts;		/* global */
 	uint32_t tid, pid;
 	uint64_t jkey;		/* its key in the pending map (convert_line.c: join_key) */
@@ -89,10 +90,12 @@ struct pend {
 	uint8_t has_k, has_u;
 	uint8_t late;		/* got records kept by pass 1: the others may still come */
 	uint8_t clr_wait;	/* waits for a CLR stack walk (convert_clr.c) */
-	struct evtw_line leaf;	/* pseudo-frames after its stack (CLR allocations, exceptions) */
-	uint64_t *kf, *uf;	/* innermost first; kf also holds frames given directly */
-	uint32_t nk, nu, capk, capu;
-	struct ttfollow f;	/* thread-time lines written after it */
+	uint8_t clrstack;	/* got a CLR stack walk: clrstack=1 follows its text */
+	/* its kernel and user frames (innermost first) in the frames' ring (conv.fring) */
+	uint64_t kpos, upos;	/* the kernel part also holds frames given directly */
+	uint32_t nk, nu;
+	uint64_t fmark;		/* the ring's end when it came: its frames are all past it */
+	/* (its thread-time lines are in conv.fq, beside it: most traces have none) */
 };
 
 #define QWIN_NS (1000 * 1000000LL)	/* how long a line may wait for its user stack */
@@ -142,6 +145,19 @@ struct conv {
 	struct pend *q;		/* ring of waiting lines, indexed by sequence & (qcap - 1) */
 	size_t qcap;
 	uint64_t qhead, qtail;	/* sequence numbers */
+	struct ttfollow *fq;	/* each slot's thread-time lines (q's indexes), NULL while none waited */
+	/*
+	 * The waiting lines' texts, one after another in a ring of bytes
+	 * (positions grow; a text never wraps): the window's bytes, reused
+	 * while hot, rather than a buffer per slot that grew to the longest
+	 * line it ever held.
+	 */
+	char *wtext;
+	size_t wtcap;		/* a power of two */
+	uint64_t wthead, wttail;
+	uint64_t *fring;	/* and their frames alike (each part in one piece) */
+	size_t frcap;		/* frames, a power of two */
+	uint64_t frtail;
 	struct hmap pendmap;	/* (join_key(tid, cpu), ts) → sequence of the waiting line */
 	uint64_t now;		/* global time of the event being emitted */
 	int want;		/* set by conv_stack_of(): the next conv_finish() waits for a stack */
@@ -377,7 +393,6 @@ const struct keydef *conv_resolve_key(const struct conv *c, uint64_t key, uint64
 const uint32_t *conv_late_get(const struct conv *c, uint32_t tid, uint64_t evts);
 void conv_apply_late(struct conv *c, struct pend *e);
 int conv_applied_late(const struct conv *c, const struct etl_event *ev, uint32_t tid, uint64_t evts);
-void conv_frames_put(uint64_t **f, uint32_t *n, uint32_t *cap, const uint64_t *src, size_t k);
 size_t conv_count_kernel(const struct conv *c, const uint64_t *f, size_t n);
 
 /* ---------- convert_pass1.c ---------- */
@@ -395,6 +410,8 @@ size_t conv_stack_of(struct conv *c, uint32_t tid);
 void conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts);
 void conv_flush_window(struct conv *c, int all);
 void conv_attach_stack(struct conv *c, const struct etl_event *ev);
+void conv_frames_put(struct conv *c, struct pend *e, int user, const uint64_t *src, size_t k);
+uint64_t *conv_frames_grow(struct conv *c, struct pend *e, int user, size_t k);
 int conv_begin_line(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
     int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts);
 int conv_kind_wanted(const struct conv *c, const char *kind);

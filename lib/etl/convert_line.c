@@ -1,8 +1,9 @@
 /*
  * convert_line.c - pass 2's lines.  conv_begin() applies the filters and
  * writes the fixed columns, a decoder adds the attributes, conv_finish()
- * writes the line, or keeps it in a window while it waits for its stack
- * records (conv_attach_stack), so that the output stays in time order.
+ * writes the line, or keeps it in a window (its text in one ring of
+ * bytes) while it waits for its stack records (conv_attach_stack), so
+ * that the output stays in time order.
  * The stack column is images_stack_text()'s (lib/etl/images.c keeps the
  * texts of recent stacks and frames).  The thread-time lines an event ends
  * (convert_tt.c) follow its line, take its stack, and may keep it in the
@@ -422,70 +423,110 @@ conv_stack_of(struct conv *c, uint32_t tid)
 }
 
 /*
- * Writes L and its stack column (root first, then the pseudo-frames
- * LEAF, if any) and the newline.  The column is put together in one
- * buffer, c->stackcol, not appended to L: L may be a window slot's, and
- * a stack in each slot's own buffer made every slot grow to the longest
- * stack it ever held (page faults, and lines no cache holds).
+ * Writes a line: TEXT[0..TN), the attributes in c->stackcol[0..AN) that
+ * the window added after it, its stack column (root first, then the
+ * pseudo-frames LEAF[0..LN), if any) and the newline, each copied once
+ * into the output: the stack's text from where images_stack_text() has
+ * it (most are kept texts).  A stack with pseudo-frames is put together
+ * in c->stackcol after those attributes.
  */
 static void
-write_line(struct conv *c, struct evtw_line *l, uint32_t pid, const uint64_t *frames, size_t n, uint64_t ts,
-    struct ttfollow *f, const struct evtw_line *leaf)
+write_line(struct conv *c, const char *text, size_t tn, size_t an, uint32_t pid,
+    const uint64_t *frames, size_t n, uint64_t ts, struct ttfollow *f, const char *leaf, size_t ln)
 {
 	int flags = (c->o->full_paths ? FRAME_FULL_PATHS : 0) | (c->o->addrs ? FRAME_ADDRS : 0);
 	struct evtw_line *s = &c->stackcol;
 
-	s->n = 0;
-	evtw_stack_begin(s);
-	images_stack_text(c->img, pid, frames, n, ts, flags, s);
-	if (leaf->n) {
+	if (!s->b)	/* (the first line: a buffer to point into, even for no stack) */
+		evtw_grow(s, 64);
+	s->n = an;
+	size_t cn;
+	const char *col = images_stack_text(c->img, pid, frames, n, ts, flags, s, &cn);
+	if (ln) {
+		if (col != s->b + an) {	/* (a kept text: copied after the attributes) */
+			s->n = an;
+			evtw_mem(s, col, cn);
+		}
 		if (n)
 			evtw_frame_sep(s);
-		evtw_mem(s, leaf->b, leaf->n);
+		evtw_mem(s, leaf, ln);
+		col = s->b + an;
+		cn = s->n - an;
 	}
-	size_t s1 = s->n;
-	evtw_end(s);
-	if (!f->silent) {
-		ob_write(c->ob, l->b, l->n);
-		ob_write(c->ob, s->b, s->n);
+	if (!f || !f->silent) {
+		struct outbuf *ob = c->ob;
+		size_t room = tn + an + cn + 2;
+		char *p = room <= ob->cap - ob->len ? ob->buf + ob->len : ob_reserve(ob, room);
+		memcpy(p, text, tn);
+		memcpy(p + tn, s->b, an);
+		p[tn + an] = '\t';
+		memcpy(p + tn + an + 1, col, cn);
+		p[room - 1] = '\n';
+		ob->len += room;	/* (ob_commit's work) */
 		c->events++;
 	}
-	/* (the stack without its leading tab) */
+	if (!f)	/* (a waiting line without thread-time lines) */
+		return;
+	/* (the stack without its tab) */
 	if (f->stash)
-		tt_set_waker_stack(c->tt, f->stash_tid, s->b + 1, s1 - 1);
+		tt_set_waker_stack(c->tt, f->stash_tid, col, cn);
 	if (f->n)
-		conv_write_followers(c, f, s->b + 1, s1 - 1);
+		conv_write_followers(c, f, col, cn);
 	f->silent = f->stash = 0;
+}
+
+/* Waiting line E's thread-time lines, NULL when no line waited with any. */
+static struct ttfollow *
+slot_follow(const struct conv *c, const struct pend *e)
+{
+	return c->fq ? &c->fq[e - c->q] : NULL;
 }
 
 /* Writes a waiting line with the stack it got (samples: kframes=, or nostack=1 and the IP). */
 static void
 flush_pend(struct conv *c, struct pend *e)
 {
-	if (e->f.npending)
-		conv_tt_unqueued(c, &e->f);
+	struct ttfollow *f = slot_follow(c, e);
+	if (f && f->npending)
+		conv_tt_unqueued(c, f);
 	if (e->want)
 		hmap_del(&c->pendmap, e->jkey, e->ts);
-	size_t need = (size_t)e->nk + e->nu + 1;
-	if (need > c->capframes) {
-		c->capframes = need * 2;
-		c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
-	}
-	if (e->nk)
-		memcpy(c->frames, e->kf, e->nk * sizeof *c->frames);
-	if (e->nu)
-		memcpy(c->frames + e->nk, e->uf, e->nu * sizeof *c->frames);
 	size_t nf = (size_t)e->nk + e->nu;
+	const uint64_t *frames;
+	if (e->nk && !e->nu)	/* one part (a Windows 7 record reaches user space): where it lies */
+		frames = c->fring + (e->kpos & (c->frcap - 1));
+	else if (e->nu && !e->nk)
+		frames = c->fring + (e->upos & (c->frcap - 1));
+	else {
+		if (nf + 1 > c->capframes) {
+			c->capframes = (nf + 1) * 2;
+			c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
+		}
+		frames = c->frames;
+		if (e->nk)
+			memcpy(c->frames, c->fring + (e->kpos & (c->frcap - 1)), e->nk * sizeof *c->frames);
+		if (e->nu)
+			memcpy(c->frames + e->nk, c->fring + (e->upos & (c->frcap - 1)),
+			    e->nu * sizeof *c->frames);
+	}
+	/* the attributes the line got while it waited, in the order they came */
+	struct evtw_line *a = &c->stackcol;
+	a->n = 0;
+	if (e->clrstack)
+		evtw_kv_u(a, "clrstack", 1);
 	if (e->sample) {
 		if (nf == 0) {
 			/* no stack was recorded: the sampled address alone, as PerfView shows it */
 			c->frames[0] = e->ip;
 			nf = 1;
-			evtw_kv_u(&e->text, "nostack", 1);
+			evtw_kv_u(a, "nostack", 1);
 		}
-		evtw_kv_u(&e->text, "kframes", conv_count_kernel(c, c->frames, nf));
+		evtw_kv_u(a, "kframes", conv_count_kernel(c, frames, nf));
 	}
-	write_line(c, &e->text, e->pid, c->frames, nf, e->ts, &e->f, &e->leaf);
+	const char *text = c->wtext + (e->toff & (c->wtcap - 1));
+	write_line(c, text, e->tlen, a->n, e->pid, frames, nf, e->ts, f, text + e->tlen,
+	    e->leaflen);
+	c->wthead = e->toff + e->tlen + e->leaflen;
 }
 
 /*
@@ -499,7 +540,8 @@ pend_done(const struct conv *c, const struct pend *e)
 {
 	if (e->clr_wait && c->now <= e->ts + CLR_WAIT_NS)
 		return 0;	/* a CLR event waits for its stack walk (convert_clr.c) */
-	if (e->f.npending)
+	const struct ttfollow *f = slot_follow(c, e);
+	if (f && f->npending)
 		return 0;	/* a thread-time line waits to know whether a DPC readied it */
 	if (!e->want)
 		return 1;
@@ -535,6 +577,148 @@ conv_flush_window(struct conv *c, int all)
 	}
 }
 
+/*
+ * Moves the waiting lines' texts into a ring of CAP bytes, from its start
+ * (the window is empty most of the time: a ring grown for a burst costs
+ * its pages once).
+ */
+static void
+window_relay(struct conv *c, size_t cap)
+{
+	char *nt = xmalloc(cap);
+	uint64_t at = 0;
+	for (uint64_t q = c->qhead; q < c->qtail; q++) {
+		struct pend *e = &c->q[q & (c->qcap - 1)];
+		size_t n = (size_t)e->tlen + e->leaflen;
+		if (n)	/* (the first ring is NULL) */
+			memcpy(nt + at, c->wtext + (e->toff & (c->wtcap - 1)), n);
+		e->toff = at;
+		at += n;
+	}
+	free(c->wtext);
+	c->wtext = nt;
+	c->wtcap = cap;
+	c->wthead = 0;
+	c->wttail = at;
+}
+
+/* Room for N bytes of a waiting line's text, in one piece: its position in the ring. */
+static uint64_t
+window_room(struct conv *c, size_t n)
+{
+	if (c->qhead == c->qtail) {
+		/* an empty window starts both rings over: the bytes in use stay those a cache holds */
+		c->wthead = c->wttail = 0;
+		c->frtail = 0;
+	}
+	for (;;) {
+		uint64_t at = c->wttail;
+		size_t off = (size_t)(at & (c->wtcap - 1));
+		if (c->wtcap && off + n > c->wtcap)
+			at += c->wtcap - off;	/* (it would wrap: from the ring's start) */
+		if (c->wtcap && at + n - c->wthead <= c->wtcap) {
+			c->wttail = at + n;
+			return at;
+		}
+		size_t live = (size_t)(c->wttail - c->wthead), cap = c->wtcap ? c->wtcap : 1 << 16;
+		while (cap < (live + n) / 2 * 3 + 64)
+			cap *= 2;
+		window_relay(c, cap);
+	}
+}
+
+/*
+ * Moves the waiting lines' frames into a ring of CAP frames, from its
+ * start, each line's parts one after the other.
+ */
+static void
+frames_relay(struct conv *c, size_t cap)
+{
+	uint64_t *nr = xmalloc(cap * sizeof *nr);
+	uint64_t at = 0;
+	for (uint64_t q = c->qhead; q < c->qtail; q++) {
+		struct pend *e = &c->q[q & (c->qcap - 1)];
+		e->fmark = at;
+		if (e->nk)	/* (the first ring is NULL) */
+			memcpy(nr + at, c->fring + (e->kpos & (c->frcap - 1)), e->nk * sizeof *nr);
+		e->kpos = at;
+		at += e->nk;
+		if (e->nu)
+			memcpy(nr + at, c->fring + (e->upos & (c->frcap - 1)), e->nu * sizeof *nr);
+		e->upos = at;
+		at += e->nu;
+	}
+	free(c->fring);
+	c->fring = nr;
+	c->frcap = cap;
+	c->frtail = at;
+}
+
+/*
+ * Whether K frames at AT (the ring's end, or a wrap's start) fit: past the
+ * frames of the oldest waiting line, whose parts all came after it did.
+ */
+static int
+frames_fit(const struct conv *c, uint64_t at, size_t k)
+{
+	uint64_t head = c->qhead < c->qtail ? c->q[c->qhead & (c->qcap - 1)].fmark : c->frtail;
+	return c->frcap && (at & (c->frcap - 1)) + k <= c->frcap && at + k - head <= c->frcap;
+}
+
+/* Room for K frames in one piece at the ring's end: their position. */
+static uint64_t
+frames_room(struct conv *c, size_t k)
+{
+	for (;;) {
+		uint64_t at = c->frtail;
+		if (c->frcap && (at & (c->frcap - 1)) + k > c->frcap)
+			at += c->frcap - (at & (c->frcap - 1));	/* (it would wrap: from the ring's start) */
+		if (frames_fit(c, at, k)) {
+			c->frtail = at + k;
+			return at;
+		}
+		uint64_t head = c->qhead < c->qtail ? c->q[c->qhead & (c->qcap - 1)].fmark : c->frtail;
+		size_t live = (size_t)(c->frtail - head), cap = c->frcap ? c->frcap : 1 << 12;
+		while (cap < (live + k) / 2 * 3 + 64)
+			cap *= 2;
+		frames_relay(c, cap);
+	}
+}
+
+/*
+ * Room for K more frames in waiting line E's kernel part (USER: its user
+ * part): where to write them (a Stack record's or a CLR walk's frames go
+ * there straight from the payload).  A part that grows grows where it is
+ * when it ends the ring, else moves to its end.
+ */
+uint64_t *
+conv_frames_grow(struct conv *c, struct pend *e, int user, size_t k)
+{
+	uint64_t *pos = user ? &e->upos : &e->kpos;
+	uint32_t *n = user ? &e->nu : &e->nk;
+	if (*n && *pos + *n == c->frtail && frames_fit(c, *pos, *n + k))
+		c->frtail += k;
+	else {
+		uint64_t at = frames_room(c, *n + k);	/* (*pos may move: the ring may grow) */
+		if (*n)
+			memcpy(c->fring + (at & (c->frcap - 1)), c->fring + (*pos & (c->frcap - 1)),
+			    *n * sizeof *c->fring);
+		*pos = at;
+	}
+	uint64_t *to = c->fring + ((*pos + *n) & (c->frcap - 1));
+	*n += (uint32_t)k;
+	return to;
+}
+
+/* Appends K frames to waiting line E's kernel part (USER: its user part). */
+void
+conv_frames_put(struct conv *c, struct pend *e, int user, const uint64_t *src, size_t k)
+{
+	uint64_t *to = conv_frames_grow(c, e, user, k);
+	if (k)
+		memcpy(to, src, k * sizeof *src);
+}
+
 static struct pend *
 queue_push(struct conv *c)
 {
@@ -542,10 +726,10 @@ queue_push(struct conv *c)
 		/*
 		 * Grow the ring, keeping each entry at sequence & (cap - 1).  It
 		 * starts small and grows to what the trace keeps waiting: each
-		 * slot owns its buffers (the line, its thread-time lines), and the
-		 * lines go round every slot in turn, so a ring far larger than the
-		 * window writes every line into a buffer no cache holds any more
-		 * (1024 slots: 12 MB, a third of thread time's cost).
+		 * slot's thread-time lines own their buffers, and the lines go
+		 * round every slot in turn, so a ring far larger than the window
+		 * writes every line into a buffer no cache holds any more (1024
+		 * slots: 12 MB, a third of thread time's cost).
 		 */
 		size_t ncap = c->qcap ? c->qcap * 2 : 16;
 		struct pend *nq = xcalloc(ncap, sizeof *nq);
@@ -554,19 +738,30 @@ queue_push(struct conv *c)
 			nq[q & (ncap - 1)] = c->q[q & (c->qcap - 1)];
 		free(c->q);
 		c->q = nq;
+		if (c->fq) {	/* (their thread-time lines alike) */
+			struct ttfollow *nf = xcalloc(ncap, sizeof *nf);
+			for (uint64_t q = c->qhead; q < c->qhead + c->qcap; q++)
+				nf[q & (ncap - 1)] = c->fq[q & (c->qcap - 1)];
+			free(c->fq);
+			c->fq = nf;
+		}
 		c->qcap = ncap;
 	}
 	struct pend *e = &c->q[c->qtail & (c->qcap - 1)];
 	c->qtail++;
 	e->nk = e->nu = 0;
+	e->fmark = c->frtail;
 	e->has_k = e->has_u = 0;
 	e->want = e->sample = 0;
 	e->late = 0;
 	e->clr_wait = 0;
-	e->leaf.n = 0;
-	e->f.n = 0;
-	e->f.npending = 0;
-	e->f.silent = e->f.stash = 0;
+	e->clrstack = 0;
+	struct ttfollow *f = slot_follow(c, e);
+	if (f) {
+		f->n = 0;
+		f->npending = 0;
+		f->silent = f->stash = 0;
+	}
 	return e;
 }
 
@@ -578,7 +773,9 @@ queue_push(struct conv *c)
 static void
 follow_into_slot(struct conv *c, struct pend *e)
 {
-	struct ttfollow *from = &c->f, *to = &e->f;
+	if (!c->fq)	/* (the first line to wait with thread-time lines) */
+		c->fq = xcalloc(c->qcap, sizeof *c->fq);
+	struct ttfollow *from = &c->f, *to = slot_follow(c, e);
 	for (unsigned i = 0; i < from->n; i++) {
 		/* the buffers trade places; the rest is plain data, copied one way */
 		struct evtw_line text = to->l[i].text;
@@ -631,21 +828,24 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 	if (!want && !sample && !clr && c->qhead == c->qtail && !c->f.npending) {
 		if (c->clr_line)
 			conv_clr_line(c, 0, 0);
-		write_line(c, &c->l, pid, frames, n, ts, &c->f, &c->leaf);
+		write_line(c, c->l.b, c->l.n, 0, pid, frames, n, ts, &c->f, c->leaf.b, c->leaf.n);
 		c->leaf.n = 0;
 		return;
 	}
+	/* the text and its leaf go into the ring before the slot is taken (the ring may move) */
+	uint64_t at = window_room(c, c->l.n + c->leaf.n);
+	char *t = c->wtext + (at & (c->wtcap - 1));
+	memcpy(t, c->l.b, c->l.n);
+	if (c->leaf.n)
+		memcpy(t + c->l.n, c->leaf.b, c->leaf.n);
 	struct pend *e = queue_push(c);
+	e->toff = at;
+	e->tlen = (uint32_t)c->l.n;
+	e->leaflen = (uint32_t)c->leaf.n;
+	c->l.n = 0;
+	c->leaf.n = 0;
 	if (c->f.n || c->f.silent || c->f.stash)
 		follow_into_slot(c, e);
-	/* the slot takes the line's buffer, and the line the slot's spare one: no copy */
-	struct evtw_line spare = e->text;
-	e->text = c->l;
-	c->l = spare;
-	c->l.n = 0;
-	if (c->leaf.n)
-		evtw_mem(&e->leaf, c->leaf.b, c->leaf.n);
-	c->leaf.n = 0;
 	if (c->clr_line) {
 		e->clr_wait = (uint8_t)clr;
 		conv_clr_line(c, clr, c->qtail - 1);
@@ -658,7 +858,7 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 	e->sample = (uint8_t)sample;
 	e->ip = c->want_ip;
 	if (frames && n) {
-		conv_frames_put(&e->kf, &e->nk, &e->capk, frames, n);
+		conv_frames_put(c, e, 0, frames, n);
 		e->has_k = e->has_u = 1;
 	}
 	if (want) {
@@ -669,6 +869,32 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 			conv_apply_late(c, e);
 	}
 	conv_flush_window(c, 0);
+}
+
+/*
+ * A Stack record's NF frames (at FP, innermost first) join waiting line
+ * E: written straight into the part it lacks, kernel or user by the
+ * innermost frame.
+ */
+static void
+attach_record(struct conv *c, struct pend *e, const uint8_t *fp, size_t nf)
+{
+	int kernel = images_is_kernel(c->img, ptr_at(c, fp));
+	if (kernel ? e->has_k : e->has_u) {
+		c->dup_stacks++;	/* its event has this part already */
+		return;
+	}
+	uint64_t *to = conv_frames_grow(c, e, !kernel, nf);
+	for (size_t i = 0; i < nf; i++)
+		to[i] = ptr_at(c, fp + i * c->P);
+	if (kernel) {
+		e->has_k = 1;
+		/* one record from the kernel out to user space (Windows 7): the whole stack */
+		if (!images_is_kernel(c->img, to[nf - 1]))
+			e->has_u = 1;
+	} else
+		e->has_u = 1;
+	c->joined++;
 }
 
 /* Pass 2: a Stack or StackKey record joins the line it belongs to. */
@@ -702,39 +928,26 @@ conv_attach_stack(struct conv *c, const struct etl_event *ev)
 			c->unmatched++;
 		return;
 	}
-	const uint64_t *f = NULL;
-	size_t nf = 0;
-	int kernel;
 	if (ev->type == 32) {
-		nf = (n - 16) / c->P;
-		if (nf > c->capframes) {
-			c->capframes = nf * 2;
-			c->frames = xrealloc(c->frames, c->capframes * sizeof *c->frames);
-		}
-		for (size_t i = 0; i < nf; i++)
-			c->frames[i] = ptr_at(c, p + 16 + i * c->P);
-		f = c->frames;
-		kernel = images_is_kernel(c->img, f[0]);
-	} else {
-		const struct keydef *d = conv_resolve_key(c, ptr_at(c, p + 16), ev->ts, (uint32_t)ev->cpu,
-		    c->cur_seq);
-		if (!d) {
-			c->unresolved++;
-			return;
-		}
-		f = c->fr + d->idx;
-		nf = d->len;
-		kernel = ev->type == 37;
+		attach_record(c, e, p + 16, (n - 16) / c->P);
+		conv_flush_window(c, 0);
+		return;
 	}
+	const struct keydef *d = conv_resolve_key(c, ptr_at(c, p + 16), ev->ts, (uint32_t)ev->cpu,
+	    c->cur_seq);
+	if (!d) {
+		c->unresolved++;
+		return;
+	}
+	const uint64_t *f = c->fr + d->idx;
+	size_t nf = d->len;
+	int kernel = ev->type == 37;
 	if (kernel && !e->has_k) {
-		conv_frames_put(&e->kf, &e->nk, &e->capk, f, nf);
+		conv_frames_put(c, e, 0, f, nf);
 		e->has_k = 1;
-		/* one record from the kernel out to user space (Windows 7): the whole stack */
-		if (ev->type == 32 && nf > 0 && !images_is_kernel(c->img, f[nf - 1]))
-			e->has_u = 1;
 		c->joined++;
 	} else if (!kernel && !e->has_u) {
-		conv_frames_put(&e->uf, &e->nu, &e->capu, f, nf);
+		conv_frames_put(c, e, 1, f, nf);
 		e->has_u = 1;
 		c->joined++;
 	} else

@@ -160,10 +160,10 @@ learn_late(struct conv *c, const struct etl_event *ev, uint32_t tid, uint64_t ev
 
 /* A kept part's frames into a line; a key that does not resolve is counted, as conv_attach_stack does. */
 static int
-late_frames(struct conv *c, const struct late_part *part, uint64_t **f, uint32_t *n, uint32_t *cap)
+late_frames(struct conv *c, const struct late_part *part, struct pend *e, int user)
 {
 	if (!part->is_key) {
-		conv_frames_put(f, n, cap, c->fr + part->idx, part->len);
+		conv_frames_put(c, e, user, c->fr + part->idx, part->len);
 		return 1;
 	}
 	const struct keydef *d = conv_resolve_key(c, part->key, part->ts, part->cpu, part->seq);
@@ -171,7 +171,7 @@ late_frames(struct conv *c, const struct late_part *part, uint64_t **f, uint32_t
 		c->unresolved++;
 		return 0;
 	}
-	conv_frames_put(f, n, cap, c->fr + d->idx, d->len);
+	conv_frames_put(c, e, user, c->fr + d->idx, d->len);
 	return 1;
 }
 
@@ -183,13 +183,13 @@ conv_apply_late(struct conv *c, struct pend *e)
 	if (!i)
 		return;
 	struct late_stack *L = &c->lates[*i];
-	if (L->k.have && late_frames(c, &L->k, &e->kf, &e->nk, &e->capk)) {
+	if (L->k.have && late_frames(c, &L->k, e, 0)) {
 		e->has_k = 1;
 		if (L->whole)
 			e->has_u = 1;
 		c->joined++;
 	}
-	if (L->u.have && late_frames(c, &L->u, &e->uf, &e->nu, &e->capu)) {
+	if (L->u.have && late_frames(c, &L->u, e, 1)) {
 		e->has_u = 1;
 		c->joined++;
 	}
@@ -341,18 +341,5 @@ size_t
 conv_count_kernel(const struct conv *c, const uint64_t *f, size_t n)
 {
 	return images_count_kernel(c->img, f, n);
-}
-
-void
-conv_frames_put(uint64_t **f, uint32_t *n, uint32_t *cap, const uint64_t *src, size_t k)
-{
-	if (*n + k > *cap) {
-		while (*n + k > *cap)
-			*cap = *cap ? *cap * 2 : 64;
-		*f = xrealloc(*f, *cap * sizeof **f);
-	}
-	if (k)
-		memcpy(*f + *n, src, k * sizeof *src);
-	*n += (uint32_t)k;
 }
 

@@ -486,7 +486,7 @@ resolved(void *ctx, uint32_t ticket, enum tt_waker_in in, uint64_t routine)
 		if (seq >= c->qtail)
 			seq -= (uint64_t)1 << 32;
 		if (seq >= c->qhead && seq < c->qtail)
-			f = &c->q[seq & (c->qcap - 1)].f;
+			f = &c->fq[seq & (c->qcap - 1)];
 		hmap_del(&c->ttpend, ticket, 0);
 	} else
 		f = &c->f;	/* not queued yet: the line being built */

@@ -126,17 +126,41 @@ struct frame_memo {
 #define STACK_MEMO_BITS 12
 #define STACK_MEMO_FRAMES 256
 #define STACK_MEMO_TEXT 16384
+struct stack_run {
+	const struct image *im;
+	uint32_t n, res;
+};
 struct stack_memo {
 	uint64_t hash, lo, hi;	/* hi == 0: the slot is empty */
 	uint32_t pid, n;
 	int flags;
-	uint64_t *addr;		/* N frames, innermost first */
-	const struct image **run_im;
-	uint32_t *run_n, *run_res, nruns;
-	size_t cap;		/* frames (and runs) the arrays hold */
-	char *text;
-	size_t len, tcap;
+	uint32_t nruns;
+	/*
+	 * One block: the N frames (innermost first), the runs, then the
+	 * text's LEN bytes.  A block per slot, reused while a stack's fit,
+	 * not an array per part sized for the deepest stack the slot held.
+	 */
+	char *blk;
+	size_t len, bcap;
 };
+
+static const uint64_t *
+memo_addr(const struct stack_memo *e)
+{
+	return (const uint64_t *)(const void *)e->blk;
+}
+
+static const struct stack_run *
+memo_runs(const struct stack_memo *e)
+{
+	return (const struct stack_run *)(const void *)(e->blk + e->n * sizeof(uint64_t));
+}
+
+static const char *
+memo_text(const struct stack_memo *e)
+{
+	return e->blk + e->n * sizeof(uint64_t) + e->nruns * sizeof(struct stack_run);
+}
 
 struct images {
 	struct pending_id *pend;
@@ -169,6 +193,8 @@ struct images {
 	struct frame_memo *fmemo;	/* images_frame()'s texts */
 	struct frame_memo *xmemo;	/* the same escaped for the stack column (outcap unused) */
 	struct stack_memo *smemo;
+	struct stack_run *runs;	/* a stack's runs while its text is made */
+	size_t capruns;
 	/* the CLR methods' names: read-only, freed together (a trace has tens of thousands) */
 	char **nameblk;
 	size_t nnameblk, capnameblk;
@@ -189,15 +215,13 @@ memo_drop(struct images *m)
 	free(m->xmemo);
 	m->fmemo = m->xmemo = NULL;
 	if (m->smemo)
-		for (size_t i = 0; i < (size_t)1 << STACK_MEMO_BITS; i++) {
-			free(m->smemo[i].addr);
-			free(m->smemo[i].run_im);
-			free(m->smemo[i].run_n);
-			free(m->smemo[i].run_res);
-			free(m->smemo[i].text);
-		}
+		for (size_t i = 0; i < (size_t)1 << STACK_MEMO_BITS; i++)
+			free(m->smemo[i].blk);
 	free(m->smemo);
 	m->smemo = NULL;
+	free(m->runs);
+	m->runs = NULL;
+	m->capruns = 0;
 }
 
 struct images *
@@ -1059,41 +1083,64 @@ images_frame_attr(struct images *m, uint32_t pid, uint64_t addr, uint64_t ts, in
 		evtw_kv_s(l, modkey, modname);
 }
 
-/* Room for N frames in stack slot E. */
-static void
-stack_room(struct stack_memo *e, size_t n)
+/* Room for a stack's runs while its text is made: at most one per frame, N. */
+static struct stack_run *
+runs_room(struct images *m, size_t n)
 {
-	if (e->cap >= n)
-		return;
-	e->cap = n;
-	e->addr = xrealloc(e->addr, n * sizeof *e->addr);
-	e->run_im = xrealloc(e->run_im, n * sizeof *e->run_im);
-	e->run_n = xrealloc(e->run_n, n * sizeof *e->run_n);
-	e->run_res = xrealloc(e->run_res, n * sizeof *e->run_res);
+	if (m->capruns < n) {
+		m->capruns = n < 64 ? 64 : n;
+		free(m->runs);
+		m->runs = xmalloc(m->capruns * sizeof *m->runs);
+	}
+	return m->runs;
 }
 
-void
+/* Keeps in slot E the stack FRAMES[0..N), its NRUNS runs and its text T[0..LEN). */
+static void
+memo_keep(struct stack_memo *e, const uint64_t *frames, size_t n, const struct stack_run *runs,
+    uint32_t nruns, const char *t, size_t len)
+{
+	size_t fb = n * sizeof *frames, rb = nruns * sizeof *runs;
+	if (e->bcap < fb + rb + len) {
+		e->bcap = fb + rb + len;
+		free(e->blk);
+		e->blk = xmalloc(e->bcap);
+	}
+	memcpy(e->blk, frames, fb);
+	memcpy(e->blk + fb, runs, rb);
+	memcpy(e->blk + fb + rb, t, len);
+	e->n = (uint32_t)n;
+	e->nruns = nruns;
+	e->len = len;
+}
+
+const char *
 images_stack_text(struct images *m, uint32_t pid, const uint64_t *frames, size_t n,
-    uint64_t ts, int flags, struct evtw_line *l)
+    uint64_t ts, int flags, struct evtw_line *l, size_t *len)
 {
 	struct stack_memo *e = NULL;
 	uint64_t h = 0;
 
-	if (m->memo && n > 0 && n <= STACK_MEMO_FRAMES) {
+	if (n == 0) {
+		*len = 0;
+		return "";
+	}
+	if (m->memo && n <= STACK_MEMO_FRAMES) {
 		frame_memos(m);
 		h = hash_u64(hash_bytes(frames, n * sizeof *frames) ^ pid ^ (uint64_t)flags << 32);
 		e = &m->smemo[h >> (64 - STACK_MEMO_BITS)];
 		if (e->hi && e->hash == h && e->pid == pid && e->n == n && e->flags == flags &&
-		    e->lo <= ts && ts < e->hi && memcmp(e->addr, frames, n * sizeof *frames) == 0) {
-			evtw_mem(l, e->text, e->len);
-			for (uint32_t r = 0; r < e->nruns; r++)
-				count_lookups(m, e->run_im[r], e->run_n[r], e->run_res[r]);
-			return;
+		    e->lo <= ts && ts < e->hi && memcmp(memo_addr(e), frames, n * sizeof *frames) == 0) {
+			const struct stack_run *r = memo_runs(e);
+			for (uint32_t i = 0; i < e->nruns; i++)
+				count_lookups(m, r[i].im, r[i].n, r[i].res);
+			*len = e->len;
+			return memo_text(e);
 		}
 		e->hi = 0;	/* (made anew below) */
-		e->nruns = 0;
-		stack_room(e, n);
 	}
+	struct stack_run *runs = e ? runs_room(m, n) : NULL;
+	uint32_t nruns = 0;
 	const struct image *counted;
 	uint8_t resolved;
 	uint64_t lo = 0, hi = UINT64_MAX;
@@ -1101,27 +1148,22 @@ images_stack_text(struct images *m, uint32_t pid, const uint64_t *frames, size_t
 	for (size_t i = n; i-- > 0;) {
 		frame_text(m, pid, frames[i], ts, flags, l, &lo, &hi, &counted, &resolved, NULL);
 		if (e && counted) {
-			uint32_t r = e->nruns;
-			if (r == 0 || e->run_im[r - 1] != counted) {
-				e->run_im[r] = counted;
-				e->run_n[r] = e->run_res[r] = 0;
-				e->nruns = ++r;
-			}
-			e->run_n[r - 1]++;
-			e->run_res[r - 1] += resolved;
+			if (nruns == 0 || runs[nruns - 1].im != counted)
+				runs[nruns++] = (struct stack_run){ counted, 0, 0 };
+			runs[nruns - 1].n++;
+			runs[nruns - 1].res += resolved;
 		}
 		if (i)
 			evtw_frame_sep(l);
 	}
-	if (!e || l->n - s0 > STACK_MEMO_TEXT)
-		return;
-	keep_text(&e->text, &e->tcap, l->b + s0, l->n - s0);
-	e->len = l->n - s0;
-	memcpy(e->addr, frames, n * sizeof *frames);
+	*len = l->n - s0;
+	if (!e || *len > STACK_MEMO_TEXT)
+		return l->b + s0;
+	memo_keep(e, frames, n, runs, nruns, l->b + s0, *len);
 	e->hash = h;
 	e->pid = pid;
-	e->n = (uint32_t)n;
 	e->flags = flags;
 	e->lo = lo;
 	e->hi = hi;
+	return l->b + s0;
 }

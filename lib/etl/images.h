@@ -86,15 +86,17 @@ size_t images_frame(const struct images *m, uint32_t pid, uint64_t addr, uint64_
     int flags, char *out, size_t cap, const char **modname, int *resolved);
 struct evtw_line;
 /*
- * Appends the frames of a stack, FRAMES[0..N) innermost first, to the
- * stack column of L: root first, each frame's images_frame() text (made
- * in a buffer of 2048 bytes) escaped for the column, ';' between.  Each
- * frame of an image counts one lookup with the symbol hook, as
- * images_frame() does.  The texts of recent stacks are kept, each with
- * the times it holds for: most lines repeat a stack seen before.
+ * The stack column's text of a stack, FRAMES[0..N) innermost first: root
+ * first, each frame's images_frame() text (made in a buffer of 2048
+ * bytes) escaped for the column, ';' between; *LEN bytes at the pointer
+ * returned.  Each frame of an image counts one lookup with the symbol
+ * hook, as images_frame() does.  The texts of recent stacks are kept,
+ * each with the times it holds for (most lines repeat a stack seen
+ * before): a kept text is returned where it is, valid until the next
+ * call; any other is made at the end of L (appended to it).
  */
-void images_stack_text(struct images *m, uint32_t pid, const uint64_t *frames, size_t n,
-    uint64_t ts, int flags, struct evtw_line *l);
+const char *images_stack_text(struct images *m, uint32_t pid, const uint64_t *frames, size_t n,
+    uint64_t ts, int flags, struct evtw_line *l, size_t *len);
 /*
  * Appends the text of frame ADDR (what images_frame() writes) to L,
  * escaped as an attribute's value; with MODKEY, then "<TAB>MODKEY=" and
