@@ -658,6 +658,9 @@ main(int argc, char **argv)
 
 	struct outbuf ob;
 	ob_open(&ob, out);
+	/* (evt is large: its copy into a pipe or a file runs beside the conversion) */
+	if (!census && (threads ? threads > 1 : 1))
+		ob_write_behind(&ob);
 	int partial;
 	if (census) {
 		etl_census(r, &ob);

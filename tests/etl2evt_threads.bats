@@ -142,3 +142,36 @@ for n in zipfile.ZipFile(sys.argv[1]).namelist():
 	    sed -n 's/.*\tpath=[^\t]*\.zip:\([^\t]*\)\t.*/\1/p' | sort >"$T/resolved"
 	textdiff "$T/members" "$T/resolved" || fail "PDBs of the zip that named no frame"
 }
+
+@test "evt into a pipe or a file is written by a thread of its own (none for /dev/null, -j 1 or one CPU): the same bytes" {
+	unzip_member "$CORPUS/$NET" net.4.5.2.x64.etl "$T/net.etl"
+	ETLKIT_THREAD_CPU=1 "$ETLKIT_BIN/etl2evt" "$T/net.etl" 2>"$T/pipe.err" | cat >"$T/pipe.evt"
+	ETLKIT_THREAD_CPU=1 "$ETLKIT_BIN/etl2evt" -o "$T/file.evt" "$T/net.etl" 2>"$T/file.err"
+	ETLKIT_THREAD_CPU=1 "$ETLKIT_BIN/etl2evt" -j 1 "$T/net.etl" 2>"$T/one.err" | cat >"$T/one.evt"
+	ETLKIT_THREAD_CPU=1 "$ETLKIT_BIN/etl2evt" -o /dev/null "$T/net.etl" 2>"$T/null.err"
+	for w in pipe file; do
+		grep -q '^outbuf: writing thread: ' "$T/$w.err" || fail "$w: no writing thread: $(cat "$T/$w.err")"
+	done
+	if command -v taskset >/dev/null; then
+		ETLKIT_THREAD_CPU=1 taskset -c 0 "$ETLKIT_BIN/etl2evt" "$T/net.etl" 2>"$T/cpu1.err" | cat >/dev/null
+		! grep -q '^outbuf: writing thread' "$T/cpu1.err" || fail "one CPU: a writing thread"
+	fi
+	for w in one null; do
+		! grep -q '^outbuf: writing thread' "$T/$w.err" || fail "$w: a writing thread"
+	done
+	cmp "$T/pipe.evt" "$T/one.evt" || fail "pipe and one thread differ"
+	cmp "$T/file.evt" "$T/one.evt" || fail "file and one thread differ"
+	# whole: every census sample, and the last line ends
+	[ "$(awk -F'\t' '$2 == "Sample"' "$T/pipe.evt" | wc -l)" -eq 79528 ]
+	[ "$(tail -c 1 "$T/pipe.evt" | od -An -c | tr -d ' ')" = '\n' ]
+}
+
+@test "a write error on the writing thread (a file past its size limit) is one line naming the file, exit 2" {
+	unzip_member "$CORPUS/$NET" net.4.5.2.x64.etl "$T/net.etl"
+	# SIGXFSZ ignored: the write past the limit fails with EFBIG instead of killing
+	run bash -c "trap '' XFSZ; ulimit -f 2048; exec '$ETLKIT_BIN/etl2evt' -o '$T/big.evt' '$T/net.etl'"
+	[ "$status" -eq 2 ] || fail "exit $status: $output"
+	[ "${#lines[@]}" -eq 1 ] || fail "$output"
+	[ "$output" = "etl2evt: $T/big.evt: write error: File too large" ] || fail "$output"
+	[ "$(wc -c <"$T/big.evt")" -le $((2048 * 1024)) ]
+}

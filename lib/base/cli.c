@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -311,6 +312,29 @@ temp_file_unlinked(const char *name)
 	if ((fd = mkstemp(path)) >= 0)
 		unlink(path);
 	return fd;
+}
+
+void
+cli_thread_cpu(const char *label)
+{
+	/*
+	 * ETLKIT_THREAD_CPU set: the calling thread's CPU time on stderr,
+	 * to see which thread of a tool limits it (etl2evt(1)).
+	 */
+#ifdef RUSAGE_THREAD
+	struct rusage ru;
+	struct timespec now;
+
+	if (!getenv("ETLKIT_THREAD_CPU") || getrusage(RUSAGE_THREAD, &ru) < 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	fprintf(stderr, "%s: user %.3f s, sys %.3f s, at %.3f s\n", label,
+	    (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+	    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
+	    (double)(now.tv_sec % 1000) + now.tv_nsec / 1e9);
+#else
+	(void)label;
+#endif
 }
 
 int

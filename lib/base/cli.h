@@ -86,6 +86,8 @@ int temp_file_unlinked(const char *name);
 /* large anonymous memory in huge pages where the system allows (advice) */
 /* CPUs this process may run on (its affinity mask; else the online ones), at least 1 */
 int cli_cores(void);
+/* ETLKIT_THREAD_CPU set: LABEL and the calling thread's CPU time on stderr */
+void cli_thread_cpu(const char *label);
 void map_huge_pages(void *addr, size_t len);
 void map_release(const void *addr, size_t len);
 

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -36,9 +37,160 @@ ob_open(struct outbuf *ob, const char *path)
 	ob->buf = xmalloc(ob->cap);
 }
 
+/* ------------------------------------------------------------------ */
+/* writing behind                                                      */
+
+#define BEHIND_BUFS 4
+#define BEHIND_CAP (1u << 18)	/* a quarter of the pipe stackfold asks for */
+
+struct behind_buf {
+	char *p;
+	size_t len, cap;
+};
+
+/*
+ * Buffers go round: FREE ones to the caller, full ones (the queue from
+ * HEAD, N of them) to the writer, in order.  ERR: the first write error.
+ */
+struct ob_behind {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t work, room;
+	int fd, closing, err;
+	struct behind_buf queue[BEHIND_BUFS], free[BEHIND_BUFS];
+	size_t head, n, nfree;
+};
+
+static int
+write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return errno;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static void *
+behind_work(void *arg)
+{
+	struct ob_behind *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (w->n == 0 && !w->closing)
+			pthread_cond_wait(&w->work, &w->mu);
+		if (w->n == 0)
+			break;
+		struct behind_buf b = w->queue[w->head];
+		int failed = w->err;
+		pthread_mutex_unlock(&w->mu);
+		int e = failed ? 0 : write_all(w->fd, b.p, b.len);	/* (after an error: dropped) */
+		pthread_mutex_lock(&w->mu);
+		if (e && !w->err)
+			w->err = e;
+		w->head = (w->head + 1) % BEHIND_BUFS;
+		w->n--;
+		w->free[w->nfree++] = b;
+		pthread_cond_signal(&w->room);
+	}
+	pthread_mutex_unlock(&w->mu);
+	cli_thread_cpu("outbuf: writing thread");
+	return NULL;
+}
+
+void
+ob_write_behind(struct outbuf *ob)
+{
+	struct stat st;
+	int fd = fileno(ob->fp);
+
+	if (ob->behind || cli_cores() < 2 || fd < 0 || fstat(fd, &st) != 0 ||
+	    !(S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode)))
+		return;
+	ob_flush(ob);
+	if (fflush(ob->fp) != 0)
+		cli_fatal("%s: write error: %s", ob->name, strerror(errno));
+	struct ob_behind *w = xcalloc(1, sizeof *w);
+	w->fd = fd;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->work, NULL);
+	pthread_cond_init(&w->room, NULL);
+	for (int i = 0; i < BEHIND_BUFS - 1; i++)
+		w->free[w->nfree++] = (struct behind_buf){ xmalloc(BEHIND_CAP), 0, BEHIND_CAP };
+	if (pthread_create(&w->thread, NULL, behind_work, w) != 0) {
+		for (size_t i = 0; i < w->nfree; i++)
+			free(w->free[i].p);
+		pthread_mutex_destroy(&w->mu);
+		pthread_cond_destroy(&w->work);
+		pthread_cond_destroy(&w->room);
+		free(w);
+		return;
+	}
+	if (ob->cap < BEHIND_CAP) {
+		ob->cap = BEHIND_CAP;
+		ob->buf = xrealloc(ob->buf, ob->cap);
+	}
+	ob->behind = w;
+}
+
+/* The full buffer to the writer, a free one back (waiting for one if need be). */
+static void
+behind_hand(struct outbuf *ob)
+{
+	struct ob_behind *w = ob->behind;
+
+	pthread_mutex_lock(&w->mu);
+	w->queue[(w->head + w->n) % BEHIND_BUFS] = (struct behind_buf){ ob->buf, ob->len, ob->cap };
+	w->n++;
+	pthread_cond_signal(&w->work);
+	while (w->nfree == 0)
+		pthread_cond_wait(&w->room, &w->mu);
+	struct behind_buf b = w->free[--w->nfree];
+	int err = w->err;
+	pthread_mutex_unlock(&w->mu);
+	ob->buf = b.p;
+	ob->cap = b.cap;
+	ob->len = 0;
+	if (err)
+		cli_fatal("%s: write error: %s", ob->name, strerror(err));
+}
+
+/* Everything handed over written, the thread gone; its error, if any, reported. */
+static void
+behind_end(struct outbuf *ob)
+{
+	struct ob_behind *w = ob->behind;
+
+	pthread_mutex_lock(&w->mu);
+	w->closing = 1;
+	pthread_cond_signal(&w->work);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->thread, NULL);
+	ob->behind = NULL;
+	for (size_t i = 0; i < w->nfree; i++)
+		free(w->free[i].p);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->work);
+	pthread_cond_destroy(&w->room);
+	int err = w->err;
+	free(w);
+	if (err)
+		cli_fatal("%s: write error: %s", ob->name, strerror(err));
+}
+
 void
 ob_flush(struct outbuf *ob)
 {
+	if (ob->len > 0 && ob->behind) {
+		behind_hand(ob);
+		return;
+	}
 	if (ob->len > 0) {
 		if (fwrite(ob->buf, 1, ob->len, ob->fp) != ob->len)
 			cli_fatal("%s: write error: %s", ob->name, strerror(errno));
@@ -107,6 +259,8 @@ void
 ob_close(struct outbuf *ob)
 {
 	ob_flush(ob);
+	if (ob->behind)
+		behind_end(ob);
 	if (fflush(ob->fp) != 0 || ferror(ob->fp))
 		cli_fatal("%s: write error: %s", ob->name, strerror(errno));
 	if (ob->fp != stdout) {

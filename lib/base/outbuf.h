@@ -10,11 +10,14 @@
 #include <stdio.h>
 #include <string.h>
 
+struct ob_behind;
+
 struct outbuf {
 	FILE *fp;
 	const char *name;
 	char *buf;
 	size_t len, cap;
+	struct ob_behind *behind;	/* ob_write_behind(): the thread writing, or NULL */
 };
 
 /* Opens PATH for writing ("-" or NULL = stdout). Exits with status 2 on failure. */
@@ -29,6 +32,15 @@ void ob_printf(struct outbuf *ob, const char *fmt, ...)
 char *ob_reserve(struct outbuf *ob, size_t n);
 void ob_commit(struct outbuf *ob, size_t n);
 void ob_flush(struct outbuf *ob);
+/*
+ * From now on a thread of its own writes each full buffer while the
+ * caller fills the next: for a large output into a pipe or a file, whose
+ * copy into the kernel then runs on another core.  Nothing is done for
+ * other outputs (a terminal, /dev/null) or on one CPU.  ob_flush hands
+ * over; ob_close waits for everything to be written.  A write error is
+ * reported (exit 2) at the next flush or at close.
+ */
+void ob_write_behind(struct outbuf *ob);
 /* Flushes and closes; a write error (full disk) exits with status 2. */
 void ob_close(struct outbuf *ob);
 

@@ -63,7 +63,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "base/cli.h"
@@ -1759,20 +1758,12 @@ next_event(struct etl_reader *r)
 static void
 tell_thread_cpu(const char *who, int pass)
 {
-#ifdef RUSAGE_THREAD
-	struct rusage ru;
-	if (!getenv("ETLKIT_THREAD_CPU") || getrusage(RUSAGE_THREAD, &ru) < 0)
+	char label[64];
+
+	if (!getenv("ETLKIT_THREAD_CPU"))
 		return;
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	fprintf(stderr, "etl: %s thread, pass %d: user %.3f s, sys %.3f s, at %.3f s\n", who, pass,
-	    (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
-	    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
-	    (double)(now.tv_sec % 1000) + now.tv_nsec / 1e9);
-#else
-	(void)who;
-	(void)pass;
-#endif
+	snprintf(label, sizeof label, "etl: %s thread, pass %d", who, pass);
+	cli_thread_cpu(label);
 }
 
 static int
