@@ -221,6 +221,25 @@ cli_integer(const char *opt, const char *s)
 }
 
 int
+write_full(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n > 0) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (k == 0)
+				errno = EIO;
+			return -1;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int
 read_full_at(int fd, void *buf, size_t n, uint64_t off)
 {
 	char *dst = buf;

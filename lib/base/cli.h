@@ -58,6 +58,8 @@ char *xstrndup(const char *s, size_t n);
  * 0, or -1 with errno (EIO when the file ends first).
  */
 int read_full_at(int fd, void *buf, size_t n, uint64_t off);
+/* All N bytes written (EINTR retried): 0, or -1 with errno */
+int write_full(int fd, const void *buf, size_t n);
 
 /*
  * Portable stand-ins for what glibc has and POSIX 2008 does not

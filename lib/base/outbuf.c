@@ -61,21 +61,6 @@ struct ob_behind {
 	size_t head, n, nfree;
 };
 
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return errno;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 static void *
 behind_work(void *arg)
 {
@@ -90,7 +75,7 @@ behind_work(void *arg)
 		struct behind_buf b = w->queue[w->head];
 		int failed = w->err;
 		pthread_mutex_unlock(&w->mu);
-		int e = failed ? 0 : write_all(w->fd, b.p, b.len);	/* (after an error: dropped) */
+		int e = failed || write_full(w->fd, b.p, b.len) == 0 ? 0 : errno;	/* (after an error: dropped) */
 		pthread_mutex_lock(&w->mu);
 		if (e && !w->err)
 			w->err = e;

@@ -593,21 +593,6 @@ zip_free_space(int fd)
 	return (uint64_t)vfs.f_bavail * (vfs.f_frsize ? vfs.f_frsize : vfs.f_bsize);
 }
 
-static int
-write_all(int fd, const void *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p = (const char *)p + w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* ---------- members inflated ahead, on a thread of their own ---------- */
 
 /*
@@ -779,7 +764,7 @@ copy_fd(int from, uint64_t n, int outfd, char *err, size_t errlen)
 		if (read_full_at(from, buf, k, off) < 0) {
 			snprintf(err, errlen, "temporary file: %s", strerror(errno));
 			rc = -1;
-		} else if (write_all(outfd, buf, k) < 0) {
+		} else if (write_full(outfd, buf, k) < 0) {
 			snprintf(err, errlen, "write error: %s", strerror(errno));
 			rc = -1;
 		}
@@ -823,7 +808,7 @@ extract_fd(const struct zip_archive *z, size_t i, int outfd, char *err, size_t e
 		return -1;
 	buf = xmalloc(CHUNK);
 	while ((got = zip_stream_read(s, buf, CHUNK, err, errlen)) > 0)
-		if (write_all(outfd, buf, (size_t)got) < 0) {
+		if (write_full(outfd, buf, (size_t)got) < 0) {
 			snprintf(err, errlen, "write error: %s", strerror(errno));
 			got = -1;
 			break;
