@@ -201,16 +201,8 @@ sniff_member(const struct zip_archive *z, size_t i, char *why, size_t whylen)
 static void
 write_temp(int fd, const void *p, size_t n)
 {
-	const char *c = p;
-	while (n > 0) {
-		ssize_t k = write(fd, c, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			cli_fatal("temporary file in %s: %s", temp_dir(), strerror(errno));
-		c += k;
-		n -= (size_t)k;
-	}
+	if (write_full(fd, p, n) < 0)
+		cli_fatal("temporary file in %s: %s", temp_dir(), strerror(errno));
 }
 
 /*
