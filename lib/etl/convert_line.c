@@ -578,6 +578,21 @@ conv_flush_window(struct conv *c, int all)
 }
 
 /*
+ * The capacity a ring grows to (from FIRST when it has none yet) to hold
+ * NEED: half again as much, in powers of two, so a burst does not make
+ * it twice the window.
+ */
+static size_t
+ring_cap(size_t cap, size_t first, size_t need)
+{
+	if (!cap)
+		cap = first;
+	while (cap < need / 2 * 3 + 64)
+		cap *= 2;
+	return cap;
+}
+
+/*
  * Moves the waiting lines' texts into a ring of CAP bytes, from its start
  * (the window is empty most of the time: a ring grown for a burst costs
  * its pages once).
@@ -620,10 +635,7 @@ window_room(struct conv *c, size_t n)
 			c->wttail = at + n;
 			return at;
 		}
-		size_t live = (size_t)(c->wttail - c->wthead), cap = c->wtcap ? c->wtcap : 1 << 16;
-		while (cap < (live + n) / 2 * 3 + 64)
-			cap *= 2;
-		window_relay(c, cap);
+		window_relay(c, ring_cap(c->wtcap, 1 << 16, (size_t)(c->wttail - c->wthead) + n));
 	}
 }
 
@@ -658,10 +670,17 @@ frames_relay(struct conv *c, size_t cap)
  * Whether K frames at AT (the ring's end, or a wrap's start) fit: past the
  * frames of the oldest waiting line, whose parts all came after it did.
  */
+/* Where the frames still in use start: the oldest waiting line's (its parts all came after it did). */
+static uint64_t
+frames_head(const struct conv *c)
+{
+	return c->qhead < c->qtail ? c->q[c->qhead & (c->qcap - 1)].fmark : c->frtail;
+}
+
 static int
 frames_fit(const struct conv *c, uint64_t at, size_t k)
 {
-	uint64_t head = c->qhead < c->qtail ? c->q[c->qhead & (c->qcap - 1)].fmark : c->frtail;
+	uint64_t head = frames_head(c);
 	return c->frcap && (at & (c->frcap - 1)) + k <= c->frcap && at + k - head <= c->frcap;
 }
 
@@ -677,11 +696,7 @@ frames_room(struct conv *c, size_t k)
 			c->frtail = at + k;
 			return at;
 		}
-		uint64_t head = c->qhead < c->qtail ? c->q[c->qhead & (c->qcap - 1)].fmark : c->frtail;
-		size_t live = (size_t)(c->frtail - head), cap = c->frcap ? c->frcap : 1 << 12;
-		while (cap < (live + k) / 2 * 3 + 64)
-			cap *= 2;
-		frames_relay(c, cap);
+		frames_relay(c, ring_cap(c->frcap, 1 << 12, (size_t)(c->frtail - frames_head(c)) + k));
 	}
 }
 
