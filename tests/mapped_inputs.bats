@@ -120,7 +120,7 @@ cppcon_trace() {
 	pdbdump -S "$CPPCON" | awk '$1 ~ /PROC32/ { sub(/^rva=/, "", $3); print $3 }' | sort -u >"$T/rvas"
 	[ "$(wc -l <"$T/rvas")" -ge 40 ]
 	{
-		printf 'machine: {cpus: 1, duration_ms: 100}\nprocesses:\n  - name: CppCon.exe\n    pid: 1000\n'
+		printf 'machine: {cpus: 1, duration_ms: 300}\nprocesses:\n  - name: CppCon.exe\n    pid: 1000\n'
 		printf "    images:\n      - {path: '\\\\Device\\\\HarddiskVolume2\\\\app\\\\CppCon.exe', base: 0x140000000,\n"
 		printf "         size: 0x100000, pdb: 'C:\\\\build\\\\CppCon.pdb', guid: 12dc0a4f-bd7d-4f2a-a9be-263bacaeb467, age: 5}\n"
 		printf '    threads:\n      - {tid: 1004}\nevents:\n'
@@ -158,9 +158,10 @@ frames() { awk -F'\t' '$2 == "Sample" { print $NF }' "$1"; }
 	done
 }
 
-# $T/dense.etl: 8000 samples of CppCon.exe, 0.01 ms apart, cycling through
-# every byte of its 49 procedures (3765 addresses): lookups of new
-# addresses go on through the first 3765 samples, some 400 KB of evt.
+# $T/dense.etl: 28000 samples of CppCon.exe, 0.01 ms apart: 20000 at one
+# address (some 2.3 MB of evt), then 8000 cycling through every byte of its
+# 49 procedures (3765 addresses): lookups of new addresses begin after more
+# evt than etl2evt's buffers (its writing thread's too) and a pipe hold.
 cppcon_dense_trace() {
 	require_corpus
 	pdbdump -S "$CPPCON" | awk '$1 ~ /PROC32/ { sub(/^rva=/, "", $3); sub(/^size=/, "", $4); print $3, $4 }' |
@@ -175,8 +176,9 @@ for l in sys.stdin:
 		printf "    images:\n      - {path: '\\\\Device\\\\HarddiskVolume2\\\\app\\\\CppCon.exe', base: 0x140000000,\n"
 		printf "         size: 0x100000, pdb: 'C:\\\\build\\\\CppCon.pdb', guid: 12dc0a4f-bd7d-4f2a-a9be-263bacaeb467, age: 5}\n"
 		printf '    threads:\n      - {tid: 1004}\nevents:\n'
-		awk '{ a[NR] = $1 } END { for (k = 1; k <= 8000; k++)
-		    printf "  - {kind: Sample, t_ms: %.2f, cpu: 0, tid: 1004, stack: [CppCon.exe+%s]}\n", k * 0.01, a[(k - 1) % NR + 1] }' "$T/addrs"
+		awk '{ a[NR] = $1 } END { for (k = 1; k <= 28000; k++)
+		    printf "  - {kind: Sample, t_ms: %.2f, cpu: 0, tid: 1004, stack: [CppCon.exe+%s]}\n", k * 0.01,
+		    k <= 20000 ? a[1] : a[(k - 20001) % NR + 1] }' "$T/addrs"
 	} >"$T/dense.yaml"
 	etlgen -o "$T/dense.etl" "$T/dense.yaml" 2>/dev/null || fail "etlgen"
 }
@@ -189,8 +191,8 @@ for l in sys.stdin:
 	chmod u+w "$dir/CppCon.pdb"
 	# whole, the PDB names every sample
 	etl2evt --symbols "$T/sym" "$T/dense.etl" 2>/dev/null | frames /dev/stdin >"$T/all"
-	[ "$(wc -l <"$T/all")" -eq 8000 ] && ! grep -q '!0x' "$T/all" || fail "not every sample named"
-	# the first sample opens the PDB, long before etl2evt's first 64 KiB reach
+	[ "$(wc -l <"$T/all")" -eq 28000 ] && ! grep -q '!0x' "$T/all" || fail "not every sample named"
+	# the first sample opens the PDB, long before etl2evt's first bytes reach
 	# the pipe; it is cut while etl2evt waits to write, with new addresses to come
 	cut_while_read "$dir/CppCon.pdb" --symbols "$T/sym" "$T/dense.etl"
 }
