@@ -7,6 +7,7 @@
  */
 /* XSI (POSIX 2008 + X/Open 7) for strptime() and M_PI */
 #define _XOPEN_SOURCE 700
+#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -31,6 +32,11 @@ const char *const scen_kind_names[NKINDS] = {
 	"DiskRead", "DiskWrite", "DiskReadInit", "DiskWriteInit", "PageFaultHard",
 	"FileIoName", "FileIoRundown", "FileIoCreate", "FileIoRead", "FileIoWrite",
 	"FileIoClose", "FileIoOperationEnd",
+	"TcpIpSend", "TcpIpRecv", "TcpIpConnect", "TcpIpDisconnect", "TcpIpRetransmit",
+	"TcpIpAccept", "TcpIpReconnect", "TcpIpTCPCopy",
+	"TcpIpSendIPV6", "TcpIpRecvIPV6", "TcpIpConnectIPV6", "TcpIpDisconnectIPV6",
+	"TcpIpRetransmitIPV6", "TcpIpAcceptIPV6", "TcpIpReconnectIPV6", "TcpIpTCPCopyIPV6",
+	"UdpIpSend", "UdpIpRecv", "UdpIpSendIPV6", "UdpIpRecvIPV6",
 };
 
 const char *const scen_wait_reasons[] = {
@@ -1092,6 +1098,85 @@ parse_io_event(yaml_node_t *n)
 		scen_bad(n, "%s needs irp", scen_kind_names[kind]);
 }
 
+/* ---------- TcpIp and UdpIp events ---------- */
+
+int
+scen_is_net(int kind)
+{
+	return kind >= K_TCPSEND && kind <= K_UDPRECV6;
+}
+
+int
+scen_net_is_v6(int kind)
+{
+	return (kind >= K_TCPSEND6 && kind <= K_TCPCOPY6) || kind == K_UDPSEND6 ||
+	    kind == K_UDPRECV6;
+}
+
+/* The MOF event types: TcpIp Send 10 ... Reconnect 16, TCPCopy 18, UdpIp Send 10, Recv 11; IPV6 +16. */
+void
+scen_net_id(int kind, int *group, int *type)
+{
+	static const int tcp[] = { 10, 11, 12, 13, 14, 15, 16, 18 };
+	int v6 = scen_net_is_v6(kind) ? 16 : 0;
+
+	if (kind >= K_UDPSEND) {
+		*group = 8;
+		*type = 10 + (kind - K_UDPSEND) % 2 + v6;
+	} else {
+		*group = 6;
+		*type = tcp[(kind - K_TCPSEND) % 8] + v6;
+	}
+}
+
+static void
+net_addr_of(const yaml_node_t *n, int v6, uint8_t *out)
+{
+	const char *s = scen_scalar(n);
+	if (inet_pton(v6 ? AF_INET6 : AF_INET, s, out) != 1)
+		scen_bad(n, "'%s' is not an %s address (this kind is %s)", s, v6 ? "IPv6" : "IPv4",
+		    v6 ? "an IPV6 one" : "IPv4: the IPV6 kinds take IPv6 addresses");
+}
+
+static uint16_t
+net_port_of(const yaml_node_t *map, const char *key)
+{
+	uint64_t v = scen_u64_or(map, key, 0);
+	if (v > 65535)
+		scen_bad(scen_get(map, key), "%s is 0..65535", key);
+	return (uint16_t)v;
+}
+
+/*
+ * One TcpIp or UdpIp event (docs/scenario-format.md): the connection's
+ * process (pid: the payload's, the header names no thread), the bytes, and
+ * the two endpoints.
+ */
+static void
+parse_net_event(yaml_node_t *n)
+{
+	static const char *const keys[] = { "kind", "t_ms", "cpu", "pid", "bytes", "daddr",
+	    "saddr", "dport", "sport", NULL };
+	scen_check_keys(n, keys);
+	if (!scen_get(n, "t_ms") || !scen_get(n, "cpu") || !scen_get(n, "pid") ||
+	    !scen_get(n, "daddr") || !scen_get(n, "saddr"))
+		scen_bad(n, "a network event needs kind, t_ms, cpu, pid, daddr and saddr");
+	int kind = scen_kind_of(scen_get(n, "kind"));
+	struct gev *e = scen_add_event(kind, scen_cpu_of(scen_get(n, "cpu")), scen_time_or(n, "t_ms", 0));
+	struct gnet *net = xcalloc(1, sizeof *net);
+	e->obj = net;
+	uint64_t pid = scen_u64_or(n, "pid", 0), bytes = scen_u64_or(n, "bytes", 0);
+	if (pid > UINT32_MAX || bytes > UINT32_MAX)
+		scen_bad(n, "pid and bytes are 32-bit");
+	net->pid = (uint32_t)pid;
+	net->bytes = (uint32_t)bytes;
+	net->v6 = scen_net_is_v6(kind);
+	net_addr_of(scen_get(n, "daddr"), net->v6, net->daddr);
+	net_addr_of(scen_get(n, "saddr"), net->v6, net->saddr);
+	net->dport = net_port_of(n, "dport");
+	net->sport = net_port_of(n, "sport");
+}
+
 static void
 parse_events(const yaml_node_t *list)
 {
@@ -1110,6 +1195,10 @@ parse_events(const yaml_node_t *list)
 
 		if (scen_get(n, "kind") && scen_is_io(scen_kind_of(scen_get(n, "kind")))) {
 			parse_io_event(n);	/* disk and file I/O: their own keys */
+			continue;
+		}
+		if (scen_get(n, "kind") && scen_is_net(scen_kind_of(scen_get(n, "kind")))) {
+			parse_net_event(n);	/* TcpIp and UdpIp: theirs */
 			continue;
 		}
 		scen_check_keys(n, keys);

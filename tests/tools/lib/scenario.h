@@ -38,6 +38,12 @@ enum kind {
 	K_DISKREAD, K_DISKWRITE, K_DISKREADINIT, K_DISKWRITEINIT, K_HARDFAULT,
 	K_FILEIONAME, K_FILEIORUNDOWN, K_FILEIOCREATE, K_FILEIOREAD, K_FILEIOWRITE,
 	K_FILEIOCLOSE, K_FILEIOOPEND,
+	/* TcpIp (group 6) and UdpIp (group 8), IPv4 then IPv6 (struct gnet in gev.obj) */
+	K_TCPSEND, K_TCPRECV, K_TCPCONNECT, K_TCPDISCONNECT, K_TCPRETRANSMIT, K_TCPACCEPT,
+	K_TCPRECONNECT, K_TCPCOPY,
+	K_TCPSEND6, K_TCPRECV6, K_TCPCONNECT6, K_TCPDISCONNECT6, K_TCPRETRANSMIT6, K_TCPACCEPT6,
+	K_TCPRECONNECT6, K_TCPCOPY6,
+	K_UDPSEND, K_UDPRECV, K_UDPSEND6, K_UDPRECV6,
 	NKINDS
 };
 
@@ -117,6 +123,23 @@ struct gio {
 
 /* Is KIND one of the disk and file I/O kinds? */
 int scen_is_io(int kind);
+
+/*
+ * A TcpIp or UdpIp event's fields (scenario.c parse_net_event, scenwrite.c
+ * write_net): addresses in network byte order, as the payload holds them,
+ * and as the scenario wrote them (the --expect text is etl2evt's form).
+ */
+struct gnet {
+	uint32_t pid, bytes;
+	uint16_t dport, sport;
+	int v6;				/* 16-byte addresses (the IPV6 kinds) */
+	uint8_t daddr[16], saddr[16];
+};
+
+/* Is KIND one of the TcpIp/UdpIp kinds?  Its IPV6 form?  Its kernel group and event type. */
+int scen_is_net(int kind);
+int scen_net_is_v6(int kind);
+void scen_net_id(int kind, int *group, int *type);
 
 struct scenario {
 	/* machine (etlgen's options set some before scen_load, which keeps them) */

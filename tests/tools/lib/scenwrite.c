@@ -573,6 +573,80 @@ write_io(struct out *o, const struct gev *e)
 		write_fileio(o, e, io, th);
 }
 
+/* ---------- TcpIp and UdpIp ---------- */
+
+/* an address as etl2evt writes it: dotted decimal, or all eight IPv6 groups in hex (no "::") */
+static void
+ex_netaddr(struct outbuf *ob, const char *key, const uint8_t *a, int v6)
+{
+	ob_printf(ob, "\t%s=", key);
+	for (int i = 0; i < (v6 ? 8 : 4); i++) {
+		if (v6)
+			ob_printf(ob, "%s%x", i ? ":" : "", (unsigned)(a[2 * i] << 8 | a[2 * i + 1]));
+		else
+			ob_printf(ob, "%s%u", i ? "." : "", a[i]);
+	}
+}
+
+static void
+net_port(struct etlw_rec *r, uint16_t port)	/* network byte order */
+{
+	etlw_u8(r, (uint8_t)(port >> 8));
+	etlw_u8(r, (uint8_t)port);
+}
+
+/*
+ * TcpIp (group 6) and UdpIp (group 8), version 2, under a PERFINFO header
+ * as in the corpus (no thread: the payload names the process).  The payload,
+ * as TraceEvent's TcpIp*TraceData parsers read it: PID, size, daddr, saddr
+ * (4 or 16 bytes), dport, sport (big-endian), then Send's startime and
+ * endtime, Connect/Accept's TCP options (mss, sackopt, tsopt, wsopt, rcvwin,
+ * rcvwinscale, sndwinscale), and every kind's seqnum and connid (pointer).
+ */
+static void
+write_net(struct out *o, const struct gev *e)
+{
+	const struct gnet *net = e->obj;
+	int group, type;
+	size_t alen = net->v6 ? 16 : 4;
+
+	scen_net_id(e->kind, &group, &type);
+	etlw_rec_kernel(&o->r, ETLW_PERFINFO, scen.psize, group, type, 2, 0, 0, ts(e->t));
+	etlw_u32(&o->r, net->pid);
+	etlw_u32(&o->r, net->bytes);
+	etlw_bytes(&o->r, net->daddr, alen);
+	etlw_bytes(&o->r, net->saddr, alen);
+	net_port(&o->r, net->dport);
+	net_port(&o->r, net->sport);
+	int sub = group == 6 ? type % 16 : 0;	/* 10 Send, 12 Connect, 15 Accept */
+	if (sub == 10) {
+		etlw_u32(&o->r, 1000);		/* startime, endtime */
+		etlw_u32(&o->r, 1001);
+	} else if (sub == 12 || sub == 15) {
+		etlw_u16(&o->r, 1460);		/* mss */
+		etlw_u16(&o->r, 1);		/* sackopt */
+		etlw_u16(&o->r, 0);		/* tsopt */
+		etlw_u16(&o->r, 1);		/* wsopt */
+		etlw_u32(&o->r, 65535);		/* rcvwin */
+		etlw_u16(&o->r, 8);		/* rcvwinscale */
+		etlw_u16(&o->r, 8);		/* sndwinscale */
+	}
+	etlw_u32(&o->r, (uint32_t)e->seq);	/* seqnum */
+	etlw_ptr(&o->r, 0xffffe00012340000ull + e->seq);	/* connid */
+	emit(o, e->cpu);
+	if (!o->ex)
+		return;
+	const struct proc *p = NULL;
+	for (int i = 0; i < scen.nproc && !p; i++)
+		if (scen.procs[i].pid == net->pid)
+			p = &scen.procs[i];
+	ex_cols(o, e->t, e->kind, e->cpu, p ? p->name : NULL, (long)net->pid, -1, "0");
+	ob_printf(o->ex, "\tbytes=%u", net->bytes);
+	ex_netaddr(o->ex, "daddr", net->daddr, net->v6);
+	ex_netaddr(o->ex, "saddr", net->saddr, net->v6);
+	ob_printf(o->ex, "\tdport=%u\tsport=%u\t\n", net->dport, net->sport);
+}
+
 /* a running process's ExitStatus is STATUS_PENDING (259), Idle's 0 (as in net.4.5.2.x64) */
 static uint32_t
 rundown_exit(const struct proc *p)
@@ -863,6 +937,8 @@ dispatch(struct out *o, struct gev *e)
 	default:
 		if (scen_is_io(e->kind))
 			write_io(o, e);
+		else if (scen_is_net(e->kind))
+			write_net(o, e);
 		break;
 	}
 }
