@@ -1106,8 +1106,8 @@ scen_is_net(int kind)
 	return kind >= K_TCPSEND && kind <= K_UDPRECV6;
 }
 
-int
-scen_net_is_v6(int kind)
+static int
+net_is_v6(int kind)
 {
 	return (kind >= K_TCPSEND6 && kind <= K_TCPCOPY6) || kind == K_UDPSEND6 ||
 	    kind == K_UDPRECV6;
@@ -1118,7 +1118,7 @@ void
 scen_net_id(int kind, int *group, int *type)
 {
 	static const int tcp[] = { 10, 11, 12, 13, 14, 15, 16, 18 };
-	int v6 = scen_net_is_v6(kind) ? 16 : 0;
+	int v6 = net_is_v6(kind) ? 16 : 0;
 
 	if (kind >= K_UDPSEND) {
 		*group = 8;
@@ -1170,7 +1170,7 @@ parse_net_event(yaml_node_t *n)
 		scen_bad(n, "pid and bytes are 32-bit");
 	net->pid = (uint32_t)pid;
 	net->bytes = (uint32_t)bytes;
-	net->v6 = scen_net_is_v6(kind);
+	net->v6 = net_is_v6(kind);
 	net_addr_of(scen_get(n, "daddr"), net->v6, net->daddr);
 	net_addr_of(scen_get(n, "saddr"), net->v6, net->saddr);
 	net->dport = net_port_of(n, "dport");

@@ -136,9 +136,8 @@ struct gnet {
 	uint8_t daddr[16], saddr[16];
 };
 
-/* Is KIND one of the TcpIp/UdpIp kinds?  Its IPV6 form?  Its kernel group and event type. */
+/* Is KIND one of the TcpIp/UdpIp kinds?  Its kernel group and event type. */
 int scen_is_net(int kind);
-int scen_net_is_v6(int kind);
 void scen_net_id(int kind, int *group, int *type);
 
 struct scenario {
