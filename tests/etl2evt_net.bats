@@ -118,3 +118,34 @@ for w in want:
 print(len(want), "matched", file=sys.stderr)
 PY
 }
+
+@test "net: a record too short for its addresses and ports is kept whole as a generic Kernel line (hex= its bytes), not misread" {
+	cp "$SCEN" "$T/cut.yaml"
+	cat >> "$T/cut.yaml" <<'YAML'
+  - {kind: TcpIpSend, t_ms: 30, cpu: 0, pid: 1000, bytes: 1460, daddr: 10.0.0.255, saddr: 192.168.1.7, dport: 443, sport: 50000, payload_bytes: 19}
+  - {kind: UdpIpRecvIPV6, t_ms: 31, cpu: 1, pid: 4, bytes: 9, daddr: '::1', saddr: 'ffff::2', dport: 1, sport: 2, payload_bytes: 43}
+  - {kind: UdpIpRecv, t_ms: 32, cpu: 1, pid: 4, bytes: 9, daddr: 1.1.1.1, saddr: 2.2.2.2, dport: 1, sport: 65534, payload_bytes: 20}
+  - {kind: TcpIpRecv, t_ms: 33, cpu: 1, pid: 4, bytes: 9, daddr: 1.1.1.1, saddr: 2.2.2.2, dport: 1, sport: 2, payload_bytes: 0}
+YAML
+	etlgen -o "$T/cut.etl" "$T/cut.yaml" 2>/dev/null
+	run etl2evt -o "$T/cut.evt" "$T/cut.etl"
+	[ "$status" -eq 0 ]
+	# the payload's first N bytes, packed here from the YAML: PID and size
+	# little-endian, the addresses, the ports big-endian
+	python3 - <<'PY' > "$T/want"
+import ipaddress, struct
+def rec(pid, size, d, s, dp, sp, n):
+    a = lambda x: ipaddress.ip_address(x).packed
+    return (struct.pack("<II", pid, size) + a(d) + a(s) + struct.pack(">HH", dp, sp))[:n].hex()
+print("30.000000\tKernel\t0\tclass=TcpIp\tgroup=6\ttype=10\thex=" + rec(1000, 1460, "10.0.0.255", "192.168.1.7", 443, 50000, 19))
+print("31.000000\tKernel\t1\tclass=UdpIp\tgroup=8\ttype=27\thex=" + rec(4, 9, "::1", "ffff::2", 1, 2, 43))
+print("32.000000\tUdpIpRecv\t1\tbytes=9\tdaddr=1.1.1.1\tsaddr=2.2.2.2\tdport=1\tsport=65534")
+print("33.000000\tKernel\t1\tclass=TcpIp\tgroup=6\ttype=11\thex=")
+PY
+	awk -F'\t' '!/^#/ && $1 >= 30 && $1 < 40 {
+		if ($2 == "Kernel") print $1 "\t" $2 "\t" $3 "\t" $8 "\t" $9 "\t" $10 "\t" $12
+		else print $1 "\t" $2 "\t" $3 "\t" $8 "\t" $9 "\t" $10 "\t" $11 "\t" $12 }' "$T/cut.evt" > "$T/got"
+	textdiff "$T/want" "$T/got"
+	# and the 20 whole records before them are unaffected
+	[ "$(awk -F'\t' '!/^#/ && $2 ~ /^(TcpIp|UdpIp)/ && $1 < 30' "$T/cut.evt" | wc -l)" -eq 20 ]
+}

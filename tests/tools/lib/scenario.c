@@ -1156,7 +1156,7 @@ static void
 parse_net_event(yaml_node_t *n)
 {
 	static const char *const keys[] = { "kind", "t_ms", "cpu", "pid", "bytes", "daddr",
-	    "saddr", "dport", "sport", NULL };
+	    "saddr", "dport", "sport", "payload_bytes", NULL };
 	scen_check_keys(n, keys);
 	if (!scen_get(n, "t_ms") || !scen_get(n, "cpu") || !scen_get(n, "pid") ||
 	    !scen_get(n, "daddr") || !scen_get(n, "saddr"))
@@ -1175,6 +1175,13 @@ parse_net_event(yaml_node_t *n)
 	net_addr_of(scen_get(n, "saddr"), net->v6, net->saddr);
 	net->dport = net_port_of(n, "dport");
 	net->sport = net_port_of(n, "sport");
+	net->cut = -1;
+	if (scen_get(n, "payload_bytes")) {
+		uint64_t cut = scen_u64_or(n, "payload_bytes", 0);
+		if (cut > 2 * 16 + 12)
+			scen_bad(n, "payload_bytes cuts the payload: 0..44");
+		net->cut = (int)cut;
+	}
 }
 
 static void

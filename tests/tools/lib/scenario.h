@@ -133,6 +133,7 @@ struct gnet {
 	uint32_t pid, bytes;
 	uint16_t dport, sport;
 	int v6;				/* 16-byte addresses (the IPV6 kinds) */
+	int cut;			/* payload_bytes: keep only this many (a damaged record), or -1 */
 	uint8_t daddr[16], saddr[16];
 };
 

@@ -633,9 +633,22 @@ write_net(struct out *o, const struct gev *e)
 	}
 	etlw_u32(&o->r, (uint32_t)e->seq);	/* seqnum */
 	etlw_ptr(&o->r, 0xffffe00012340000ull + e->seq);	/* connid */
+	if (net->cut >= 0 && o->r.hdr + (size_t)net->cut < o->r.len)
+		o->r.len = o->r.hdr + (size_t)net->cut;
+	size_t plen = o->r.len - o->r.hdr;
 	emit(o, e->cpu);
 	if (!o->ex)
 		return;
+	if (plen < (net->v6 ? 44u : 20u)) {	/* too short for the fields: a generic line */
+		char tb[40];
+		fmt_ms(tb, e->t);
+		ob_printf(o->ex, "%s\tKernel\t%d\t*\t*\t*\t0\tclass=%s\tgroup=%d\ttype=%d\tversion=2\thex=",
+		    tb, e->cpu, group == 6 ? "TcpIp" : "UdpIp", group, type);
+		for (size_t i = 0; i < plen; i++)
+			ob_printf(o->ex, "%02x", o->r.b[o->r.hdr + i]);
+		ob_puts(o->ex, "\t*\n");
+		return;
+	}
 	const struct proc *p = NULL;
 	for (int i = 0; i < scen.nproc && !p; i++)
 		if (scen.procs[i].pid == net->pid)
