@@ -267,8 +267,8 @@ static uint64_t fit_pointer(uint64_t a);
 
 /* ---------- model lookups ---------- */
 
-static struct proc *
-proc_by_pid(uint32_t pid)
+struct proc *
+scen_proc_by_pid(uint32_t pid)
 {
 	int i;
 	for (i = 0; i < scen.nproc; i++)
@@ -309,7 +309,7 @@ image_at(const struct proc *p, uint64_t a)
 struct image *
 scen_resolve(uint32_t pid, uint64_t a)
 {
-	struct image *im = image_at(proc_by_pid(pid), a);
+	struct image *im = image_at(scen_proc_by_pid(pid), a);
 	int i;
 
 	if (im || !scen_is_kernel_addr(a))
@@ -323,7 +323,7 @@ scen_resolve(uint32_t pid, uint64_t a)
 static struct image *
 image_named(uint32_t pid, const char *name, size_t len)
 {
-	struct proc *p = proc_by_pid(pid);
+	struct proc *p = scen_proc_by_pid(pid);
 	int i, j;
 
 	for (j = -1; j < scen.nproc; j++) {
@@ -862,7 +862,7 @@ parse_processes(const yaml_node_t *list)
 		scen.procs[i].key = (scen.psize == 8 ? 0xFFFFFA8001000000ull : 0x84000000ull) + 0x1000ull * (uint64_t)i;
 	/* threads: the idle threads (tid 0, one per CPU) and the declared ones */
 	for (i = 0; i < scen.cpus; i++)
-		add_thread(proc_by_pid(0), 0, i);
+		add_thread(scen_proc_by_pid(0), 0, i);
 	for (i = 0; i < np; i++) {
 		yaml_node_t *n = scen_seq_at(list, i), *thr = scen_get(n, "threads");
 		struct proc *p = &scen.procs[i];

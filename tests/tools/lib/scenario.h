@@ -212,6 +212,8 @@ uint32_t scen_tid_of(const yaml_node_t *n);
 int scen_wait_reason_of(const yaml_node_t *n);
 
 /* The model */
+/* The scenario's process PID, or NULL. */
+struct proc *scen_proc_by_pid(uint32_t pid);
 struct thread *scen_thread(uint32_t tid);
 int scen_is_kernel_addr(uint64_t a);
 /* The image holding address A as seen from process PID (kernel images are global). */

@@ -649,10 +649,7 @@ write_net(struct out *o, const struct gev *e)
 		ob_puts(o->ex, "\t*\n");
 		return;
 	}
-	const struct proc *p = NULL;
-	for (int i = 0; i < scen.nproc && !p; i++)
-		if (scen.procs[i].pid == net->pid)
-			p = &scen.procs[i];
+	const struct proc *p = scen_proc_by_pid(net->pid);
 	ex_cols(o, e->t, e->kind, e->cpu, p ? p->name : NULL, (long)net->pid, -1, "0");
 	ob_printf(o->ex, "\tbytes=%u", net->bytes);
 	ex_netaddr(o->ex, "daddr", net->daddr, net->v6);
