@@ -49,18 +49,30 @@ struct guard_block {
 static struct guard_block guards;
 static pthread_mutex_t guards_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void
-write_str(const char *s)
+/* Appends S to the message in BUF (N bytes used, CAP in all); returns the new length. */
+static size_t
+append(char *buf, size_t n, size_t cap, const char *s)
 {
-	ssize_t r = write(STDERR_FILENO, s, strlen(s));
+	size_t k = strlen(s);
 
-	(void)r;
+	if (k > cap - n)
+		k = cap - n;
+	memcpy(buf + n, s, k);
+	return n + k;
 }
 
-/* Async-signal-safe: atomic loads, strlen, write and _exit only. */
+/*
+ * Async-signal-safe: atomic loads, an atomic flag, strlen, memcpy, write,
+ * pause and _exit only.  Two threads reading the mapping (etl2evt's
+ * reader and its caller) can both touch the cut pages: the first one
+ * names the file in one write and exits, the others wait for that exit,
+ * so the message is one whole line (two had come out as
+ * "etl2evtetl2evt: ...").
+ */
 static void
 on_sigbus(int sig, siginfo_t *si, void *ctx)
 {
+	static atomic_flag reporting = ATOMIC_FLAG_INIT;
 	const char *addr = si->si_addr;
 
 	(void)ctx;
@@ -70,11 +82,18 @@ on_sigbus(int sig, siginfo_t *si, void *ctx)
 			const char *p = atomic_load(&g->p);
 
 			if (p != NULL && addr >= p && addr < p + g->n) {
-				write_str(cli_progname());
-				write_str(": ");
-				write_str(g->path);
-				write_str(": the file became shorter while it was read "
-				    "(another process changed it)\n");
+				if (atomic_flag_test_and_set(&reporting))
+					for (;;)
+						pause();	/* another thread is reporting and exiting */
+				char msg[GUARDED_PATH + 256];
+				size_t n = append(msg, 0, sizeof msg - 1, cli_progname());
+				n = append(msg, n, sizeof msg - 1, ": ");
+				n = append(msg, n, sizeof msg - 1, g->path);
+				n = append(msg, n, sizeof msg - 1, ": the file became shorter while it "
+				    "was read (another process changed it)");
+				msg[n++] = '\n';
+				ssize_t r = write(STDERR_FILENO, msg, n);
+				(void)r;
 				_exit(2);
 			}
 		}
