@@ -170,6 +170,15 @@ struct images {
 	size_t np, capp;
 	struct thread *t;
 	size_t nt, capt;
+	/*
+	 * After images_finish(): where each thread's entries start in t[]
+	 * (sorted by thread), found in one or two probes: every CSwitch,
+	 * ReadyThread, DPC and thread-time line asks for its threads'
+	 * processes, and a binary search over thousands of threads was
+	 * among pass 2's costliest calls.  Open addressing, tmask + 1 slots.
+	 */
+	struct tslot { uint32_t tid, first, n, pid; } *tidx;
+	size_t tmask;
 	struct image *im;
 	size_t nim, capim;
 	struct method *me;
@@ -268,6 +277,7 @@ images_free(struct images *m)
 		free(m->tnames[i]);
 	free(m->p);
 	free(m->t);
+	free(m->tidx);
 	free(m->im);
 	free(m->me);
 	free(m->cm);
@@ -592,6 +602,33 @@ cmp_method(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+static size_t
+tslot_of(const struct images *m, uint32_t tid)
+{
+	return (size_t)(((uint64_t)tid * 0x9e3779b97f4a7c15ull) >> 32) & m->tmask;
+}
+
+/* t[] sorted: each thread's first entry and count, by thread (m->tidx). */
+static void
+index_threads(struct images *m)
+{
+	size_t cap = 16;
+	while (cap < m->nt * 2)
+		cap *= 2;
+	m->tidx = xcalloc(cap, sizeof *m->tidx);	/* (n == 0: an empty slot) */
+	m->tmask = cap - 1;
+	for (size_t i = 0; i < m->nt;) {
+		size_t j = i;
+		while (j < m->nt && m->t[j].tid == m->t[i].tid)
+			j++;
+		size_t h = tslot_of(m, m->t[i].tid);
+		while (m->tidx[h].n)
+			h = (h + 1) & m->tmask;
+		m->tidx[h] = (struct tslot){ m->t[i].tid, (uint32_t)i, (uint32_t)(j - i), m->t[i].pid };
+		i = j;
+	}
+}
+
 void
 images_finish(struct images *m)
 {
@@ -615,6 +652,7 @@ images_finish(struct images *m)
 		qsort(m->p, m->np, sizeof *m->p, cmp_proc);
 	if (m->nt)
 		qsort(m->t, m->nt, sizeof *m->t, cmp_thread);
+	index_threads(m);
 	/* CLR modules by (pid, module id), first seen wins */
 	struct hmap cmods;
 	hmap_init(&cmods);
@@ -693,19 +731,23 @@ images_process_text(const struct images *m, uint32_t pid, uint64_t ts, size_t *l
 int64_t
 images_thread_pid(const struct images *m, uint32_t tid, uint64_t ts)
 {
-	size_t lo = 0, hi = m->nt;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (m->t[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (!m->tidx)
+		return -1;	/* (before images_finish(): no thread is known yet) */
+	for (size_t h = tslot_of(m, tid);; h = (h + 1) & m->tmask) {
+		const struct tslot *s = &m->tidx[h];
+		if (!s->n)
+			return -1;
+		if (s->tid != tid)
+			continue;
+		if (s->n == 1)	/* (most threads: one life in the trace) */
+			return s->pid;
+		/* a reused id: the last life begun by TS, else the first */
+		const struct thread *best = &m->t[s->first];
+		for (size_t i = s->first + 1; i < (size_t)s->first + s->n; i++)
+			if (m->t[i].start <= ts)
+				best = &m->t[i];
+		return (int64_t)best->pid;
 	}
-	const struct thread *best = NULL;
-	for (size_t i = lo; i < m->nt && m->t[i].tid == tid; i++)
-		if (!best || m->t[i].start <= ts)
-			best = &m->t[i];
-	return best ? (int64_t)best->pid : -1;
 }
 
 /* Narrows [*LO, *HI) to [LO, HI). */
