@@ -89,16 +89,22 @@ health_see(struct conv *c, const struct etl_event *ev, struct health_seen *h)
 /*
  * Pass 2: whether events of KIND get stack records (the map pass 1 made,
  * fixed now), remembered by kind: every line asks, and a trace has few
- * kinds.
+ * kinds.  Two slots a kind may take (a pair): a kind that shares its
+ * slot with another frequent one (ReadyThread and the Stack record that
+ * follows each one do) would otherwise push it out on every event.
  */
 static int
 kind_stacked(struct conv *c, uint64_t kind)
 {
 	size_t i = (size_t)((kind * 0x9e3779b97f4a7c15ull) >> 58);
-	if (c->stacked_memo[i].kind != kind) {
-		c->stacked_memo[i].kind = kind;	/* (a key has bit 63 set: never 0) */
-		c->stacked_memo[i].stacked = hmap_get(&c->stacked, kind, 0) != NULL;
-	}
+	if (c->stacked_memo[i].kind == kind)
+		return c->stacked_memo[i].stacked;
+	if (c->stacked_memo[i ^ 1].kind == kind)
+		return c->stacked_memo[i ^ 1].stacked;
+	if (c->stacked_memo[i].kind != 0 && c->stacked_memo[i ^ 1].kind == 0)
+		i ^= 1;	/* (the pair's free slot; both taken: the first is reused) */
+	c->stacked_memo[i].kind = kind;	/* (a key has bit 63 set: never 0) */
+	c->stacked_memo[i].stacked = hmap_get(&c->stacked, kind, 0) != NULL;
 	return c->stacked_memo[i].stacked;
 }
 
