@@ -84,6 +84,7 @@ struct pend {
 	uint64_t ts;		/* global */
 	uint32_t tid, pid;
 	uint64_t jkey;		/* its key in the pending map (convert_line.c: join_key) */
+	uint32_t last;		/* its thread's entry in conv.last[], UINT32_MAX for none (set with want) */
 	uint64_t ip;		/* samples: the sampled address */
 	uint8_t want;		/* registered in the pending map */
 	uint8_t sample;

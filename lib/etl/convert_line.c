@@ -549,10 +549,9 @@ pend_done(const struct conv *c, const struct pend *e)
 	int user_done = e->has_u && (e->has_k || !e->sample || !images_is_kernel(c->img, e->ip));
 	if (e->late ? e->has_k && e->has_u : user_done || (e->has_k && (e->pid == 4 || e->pid == 0)))
 		return 1;
-	uint32_t *i = hmap_get(&c->lastmap, e->tid, 0);
-	if (!i)
+	if (e->last == UINT32_MAX)
 		return 1;
-	const struct last_stack *l = &c->last[*i];
+	const struct last_stack *l = &c->last[e->last];
 	if (e->ts > l->any || (e->has_k && e->ts > l->user))
 		return 1;
 	uint64_t wait = l->maxlat;
@@ -878,6 +877,9 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 	}
 	if (want) {
 		e->want = 1;
+		/* (looked up once: pend_done() asks each time the window moves) */
+		const uint32_t *li = hmap_get(&c->lastmap, e->tid, 0);
+		e->last = li ? *li : UINT32_MAX;
 		e->jkey = join_key(e->tid, cur_cpu(c));
 		hmap_put(&c->pendmap, e->jkey, ts, (uint32_t)(c->qtail - 1));
 		if (c->nlate)
