@@ -42,6 +42,7 @@ ob_open(struct outbuf *ob, const char *path)
 
 #define BEHIND_BUFS 4
 #define BEHIND_CAP (1u << 18)	/* a quarter of the pipe stackfold asks for */
+#define OB_PIPE_SIZE (1 << 20)	/* the default pipe-max-size: no privilege needed */
 
 struct behind_buf {
 	char *p;
@@ -101,6 +102,17 @@ ob_write_behind(struct outbuf *ob)
 	ob_flush(ob);
 	if (fflush(ob->fp) != 0)
 		cli_fatal("%s: write error: %s", ob->name, strerror(errno));
+#ifdef F_SETPIPE_SZ
+	/*
+	 * Into a pipe: room for four of the writer's buffers, so that one
+	 * write does not wake the reader (cat, flamegraph.pl, inferno: tools
+	 * that keep the 64 KiB default) and wait for it several times.  The
+	 * readers of this project ask for the same (lib/evt/evt.c); refused
+	 * over the user's pipe quota, the pipe stays as it was.
+	 */
+	if (S_ISFIFO(st.st_mode))
+		(void)fcntl(fd, F_SETPIPE_SZ, OB_PIPE_SIZE);
+#endif
 	struct ob_behind *w = xcalloc(1, sizeof *w);
 	w->fd = fd;
 	pthread_mutex_init(&w->mu, NULL);
