@@ -5,6 +5,10 @@
 # None of it may change a byte of the output or of the messages: each case
 # compares one thread (-j 1) with two, and buffers in memory with buffers in
 # the file; the counts come from the corpus census and the trace's own header.
+#
+# And the trace's threads: Windows reuses thread ids, so one tid can be
+# several threads, one after another; each event naming it belongs to the
+# life begun last by its time (tests/scenarios/tid-reuse.yaml, etlgen).
 load helpers
 
 NET=perfview/net.4.5.2.x64.etl.zip
@@ -174,4 +178,92 @@ for n in zipfile.ZipFile(sys.argv[1]).namelist():
 	[ "${#lines[@]}" -eq 1 ] || fail "$output"
 	[ "$output" = "etl2evt: $T/big.evt: write error: File too large" ] || fail "$output"
 	[ "$(wc -c <"$T/big.evt")" -le $((2048 * 1024)) ]
+}
+
+# reuse_lines FILE: the lines of an evt or --expect FILE that name tid 700
+# (tid, old_tid or ready_tid): time, kind, CPU, process, pid, tid, the
+# other thread's ids and process, and a sample's stack; thread-time lines
+# and the rest of the attributes left out
+reuse_lines() {
+	awk -F'\t' '$2 ~ /^(Sample|CSwitch|ReadyThread|Thread(DC)?(Start|End))$/ {
+		x = ""
+		for (i = 8; i < NF; i++)
+			if ($i ~ /^(old_tid|old_pid|old_process|ready_tid|ready_pid)=/)
+				x = x "\t" $i
+		if ($6 != 700 && x !~ /_tid=700(\t|$)/)
+			next
+		print $1 "\t" $2 "\t" $3 "\t" $4 "\t" $5 "\t" $6 x ($2 == "Sample" ? "\t" $NF : "")
+	}' "$1"
+}
+
+@test "tid-reuse: a thread id with three lives (first.exe, second.exe, third.exe): each sample, CSwitch and ReadyThread names the life alive at its time, both pointer sizes" {
+	# from the scenario's text: tid 700 is pid 600 from 1 to 10 ms, pid 800
+	# from 20 to 30, pid 900 from 40 to 50; the exes share a base, so a
+	# sample's frames name the exe of the process it was given
+	cat >"$T/want" <<-'EOF'
+	1.000000	ThreadStart	0	first.exe	600	700
+	5.000000	Sample	0	first.exe	600	700	first.exe!0x1000;first.exe!0x2340
+	10.000000	ThreadEnd	0	first.exe	600	700
+	20.000000	ThreadStart	0	second.exe	800	700
+	23.500000	ReadyThread	1	Idle	0	0	ready_tid=700	ready_pid=800
+	24.000000	CSwitch	1	second.exe	800	700	old_tid=0	old_pid=0	old_process=Idle
+	25.000000	Sample	1	second.exe	800	700	second.exe!0x1000;second.exe!0x2340
+	26.000000	CSwitch	1	Idle	0	0	old_tid=700	old_pid=800	old_process=second.exe
+	30.000000	ThreadEnd	0	second.exe	800	700
+	40.000000	ThreadStart	0	third.exe	900	700
+	43.500000	ReadyThread	2	Idle	0	0	ready_tid=700	ready_pid=900
+	44.000000	CSwitch	2	third.exe	900	700	old_tid=0	old_pid=0	old_process=Idle
+	45.000000	Sample	2	third.exe	900	700	third.exe!0x1000;third.exe!0x2340
+	46.000000	CSwitch	2	Idle	0	0	old_tid=700	old_pid=900	old_process=third.exe
+	50.000000	ThreadEnd	0	third.exe	900	700
+	EOF
+	for p in 8 4; do
+		etlgen -o "$T/r$p.etl" --expect "$T/r$p.exp" --pointer-size "$p" \
+		    "$BATS_TEST_DIRNAME/scenarios/tid-reuse.yaml" 2>/dev/null
+		etl2evt "$T/r$p.etl" >"$T/r$p.evt"
+		grep -q $'\tpointer_size='"$p"$'\t' "$T/r$p.evt" || fail "ptr$p: $(head -1 "$T/r$p.evt")"
+		# etl2evt's lines (a ThreadStart and a ThreadEnd per life, no rundown of tid 700)
+		reuse_lines "$T/r$p.evt" >"$T/got$p"
+		textdiff "$T/want" "$T/got$p" || fail "ptr$p: etl2evt's lines differ from the lives (< stated, > decoded)"
+		# and etlgen's --expect, its own lookup of each event's life, says the same
+		reuse_lines "$T/r$p.exp" >"$T/exp$p"
+		textdiff "$T/want" "$T/exp$p" || fail "ptr$p: etlgen --expect differs from the lives (< stated, > expected)"
+	done
+}
+
+# reuse_refused NAME YAML GLOB: etlgen refuses the scenario YAML (printf
+# escapes, written to $T/NAME.yaml) with exit 2 and one line matching GLOB.
+reuse_refused() {
+	printf '%b' "$2" >"$T/$1.yaml"
+	run etlgen -o "$T/$1.etl" "$T/$1.yaml"
+	[ "$status" -eq 2 ] || fail "$1.yaml: exit $status: $output"
+	[ "${#lines[@]}" -eq 1 ] || fail "$1.yaml: $output"
+	# shellcheck disable=SC2053
+	[[ "$output" == $3 ]] || fail "$1.yaml: $output"
+}
+
+@test "tid-reuse: etlgen refuses a tid's overlapping lives, a second declaration without start_ms and end_ms, and an event between lives, naming the line" {
+	M='machine: {cpus: 2, duration_ms: 60}\nprocesses:\n'
+	A='  - {name: a.exe, pid: 600, threads: [{tid: 700, start_ms: 1, end_ms: 10}]}\n'
+	reuse_refused over "$M$A  - {name: b.exe, pid: 800, threads: [{tid: 700, start_ms: 5, end_ms: 30}]}\n" \
+	    '*over.yaml:4: tid 700 declared twice with overlapping lives: 5-30 ms here, 1-10 ms in a.exe (pid 600)*'
+	# one life ending as the next starts: an event then would be either's
+	reuse_refused touch "$M$A  - {name: b.exe, pid: 800, threads: [{tid: 700, start_ms: 10, end_ms: 30}]}\n" \
+	    '*touch.yaml:4: tid 700 declared twice with overlapping lives*'
+	# in one process too (block style: the line of the second declaration)
+	reuse_refused same "${M}  - name: a.exe\n    pid: 600\n    threads:\n      - {tid: 700, start_ms: 1, end_ms: 10}\n      - {tid: 700, start_ms: 8, end_ms: 20}\n" \
+	    '*same.yaml:7: tid 700 declared twice with overlapping lives: 8-20 ms here, 1-10 ms in a.exe*'
+	reuse_refused open "$M$A  - {name: b.exe, pid: 800, threads: [{tid: 700, start_ms: 40}]}\n" \
+	    '*open.yaml:4: tid 700 declared twice: a reused tid needs start_ms and end_ms in every declaration*'
+	reuse_refused first "${M}  - {name: a.exe, pid: 600, threads: [{tid: 700}]}\n  - {name: b.exe, pid: 800, threads: [{tid: 700, start_ms: 20, end_ms: 30}]}\n" \
+	    '*first.yaml:4: tid 700 declared twice: a reused tid needs start_ms and end_ms in every declaration (not so in a.exe, pid 600)*'
+	# an event on the reused tid at a time none of its lives holds
+	B='  - {name: b.exe, pid: 800, threads: [{tid: 700, start_ms: 20, end_ms: 30}]}\n'
+	reuse_refused gap "$M$A${B}events:\n  - {kind: Sample, t_ms: 5, cpu: 0, tid: 700, ip: 0x400010}\n  - {kind: Sample, t_ms: 15, cpu: 1, tid: 700, ip: 0x400010}\n" \
+	    '*gap.yaml:7: thread 700 is reused and none of its lives holds 15 ms*'
+	reuse_refused gapcs "$M$A${B}events:\n  - {kind: CSwitch, t_ms: 31, cpu: 0, new_tid: 0, old_tid: 700}\n" \
+	    '*gapcs.yaml:6: thread 700 is reused and none of its lives holds 31 ms*'
+	# the same lives, events inside them: accepted
+	printf '%b' "$M$A${B}events:\n  - {kind: Sample, t_ms: 10, cpu: 0, tid: 700, ip: 0x400010}\n  - {kind: Sample, t_ms: 20, cpu: 1, tid: 700, ip: 0x400010}\n" >"$T/ok.yaml"
+	etlgen -o "$T/ok.etl" "$T/ok.yaml" 2>/dev/null
 }

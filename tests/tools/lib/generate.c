@@ -51,7 +51,10 @@ parse_cpus(const yaml_node_t *n, int *cpus)
 	return k;
 }
 
-/* stacks: [{weight, tid, stack, prio}] or stack: (one). */
+/*
+ * stacks: [{weight, tid, stack, prio}] or stack: (one).  Generated events
+ * fall anywhere in their span, so a reused tid (several lives) is refused.
+ */
 static void
 parse_weighted(struct gen *g, const yaml_node_t *n, uint32_t dflt_tid)
 {
@@ -65,7 +68,7 @@ parse_weighted(struct gen *g, const yaml_node_t *n, uint32_t dflt_tid)
 		g->ws = xcalloc(1, sizeof *g->ws);
 		g->nws = 1;
 		g->ws[0].w = 1;
-		g->ws[0].tid = scen_get(n, "tid") ? scen_tid_of(scen_get(n, "tid")) : dflt_tid;
+		g->ws[0].tid = scen_get(n, "tid") ? scen_tid_one_life_of(scen_get(n, "tid")) : dflt_tid;
 		g->ws[0].prio = (int)scen_u64_or(n, "prio", (uint64_t)scen_thread(g->ws[0].tid)->prio);
 		g->ws[0].st = scen_make_stack(one, scen_thread(g->ws[0].tid)->proc->pid);
 		g->wsum = 1;
@@ -80,7 +83,8 @@ parse_weighted(struct gen *g, const yaml_node_t *n, uint32_t dflt_tid)
 		w->w = scen_num_or(e, "weight", 1);
 		if (w->w <= 0)
 			scen_bad(e, "weight must be positive");
-		w->tid = scen_get(e, "tid") ? scen_tid_of(scen_get(e, "tid")) : (scen_get(n, "tid") ? scen_tid_of(scen_get(n, "tid")) : dflt_tid);
+		w->tid = scen_get(e, "tid") ? scen_tid_one_life_of(scen_get(e, "tid")) :
+		    scen_get(n, "tid") ? scen_tid_one_life_of(scen_get(n, "tid")) : dflt_tid;
 		w->prio = (int)scen_u64_or(e, "prio", (uint64_t)scen_thread(w->tid)->prio);
 		w->st = scen_get(e, "stack") ? scen_make_stack(scen_get(e, "stack"), scen_thread(w->tid)->proc->pid) : NULL;
 		g->wsum += w->w;
@@ -334,7 +338,7 @@ gen_cswitch(const yaml_node_t *n)
 	int cpus[1024], nc = parse_cpus(scen_get(n, "cpus"), cpus), c, i, nt;
 	int64_t from = scen_time_or(n, "from_ms", 0), to = scen_time_or(n, "to_ms", scen.duration);
 	yaml_node_t *tl = scen_get(n, "threads");
-	uint32_t *tids, by = scen_get(n, "ready_by") ? scen_tid_of(scen_get(n, "ready_by")) : SCEN_WAKER_RUNNING;
+	uint32_t *tids, by = scen_get(n, "ready_by") ? scen_tid_one_life_of(scen_get(n, "ready_by")) : SCEN_WAKER_RUNNING;
 	uint32_t hdr = scen_ready_header(scen_get(n, "ready_header"));
 	int ready = scen_bool_or(n, "ready", by != SCEN_WAKER_RUNNING);
 	struct rstack *rstack = NULL, *in_stack = NULL;
@@ -348,14 +352,14 @@ gen_cswitch(const yaml_node_t *n)
 		rstack = scen_make_stack(scen_get(n, "ready_stack"), by != SCEN_WAKER_RUNNING ? scen_thread(by)->proc->pid : 0);
 	/* stack: the switched-in thread's stack (where it blocked), in the first thread's process */
 	if (scen_get(n, "stack") && scen_seq_len(tl) > 0)
-		in_stack = scen_make_stack(scen_get(n, "stack"), scen_thread(scen_tid_of(scen_seq_at(tl, 0)))->proc->pid);
+		in_stack = scen_make_stack(scen_get(n, "stack"), scen_thread(scen_tid_one_life_of(scen_seq_at(tl, 0)))->proc->pid);
 
 	nt = scen_seq_len(tl);
 	if (!nt)
 		scen_bad(n, "a CSwitch generator needs threads: [TID, ...]");
 	tids = xmalloc((size_t)nt * sizeof *tids);
 	for (i = 0; i < nt; i++) {
-		tids[i] = scen_tid_of(scen_seq_at(tl, i));
+		tids[i] = scen_tid_one_life_of(scen_seq_at(tl, i));
 		if (tids[i] == 0)
 			scen_bad(scen_seq_at(tl, i), "the idle thread takes turns by itself; list other threads");
 	}

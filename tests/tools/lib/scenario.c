@@ -287,6 +287,32 @@ scen_thread(uint32_t tid)
 	return NULL;
 }
 
+/*
+ * Windows reuses thread ids: a tid declared more than once has a life per
+ * declaration, each with start and end and none overlapping another, and
+ * an event names the one alive at its time.  (The idle threads, tid 0 on
+ * every CPU, are not reused: scen_thread(0) stands for them all.)
+ */
+struct thread *
+scen_thread_at(uint32_t tid, int64_t t)
+{
+	struct thread *first = scen_thread(tid);
+	int i;
+
+	if (!first || !first->reused)
+		return first;
+	for (i = (int)(first - scen.thr); i < scen.nthr; i++)
+		if (scen.thr[i].tid == tid && scen.thr[i].start <= t && t <= scen.thr[i].end)
+			return &scen.thr[i];
+	return NULL;
+}
+
+static double
+ms_of(int64_t t)
+{
+	return (double)t * 1000 / (double)scen.freq;
+}
+
 int
 scen_is_kernel_addr(uint64_t a)
 {
@@ -591,6 +617,32 @@ scen_tid_of(const yaml_node_t *n)
 	return (uint32_t)t;
 }
 
+uint32_t
+scen_tid_one_life_of(const yaml_node_t *n)
+{
+	uint32_t tid = scen_tid_of(n);
+	if (scen_thread(tid)->reused)
+		scen_bad(n, "thread %u is reused (several lives): generators and timelines take a thread with one "
+		    "(name a reused one in events:, at times its lives hold)", tid);
+	return tid;
+}
+
+/*
+ * The thread tid N names at time T (an event's): a reused tid's life
+ * then.  An event between a reused tid's lives could be either's; a
+ * scenario says which by its time, so it is refused.
+ */
+static struct thread *
+thread_at(const yaml_node_t *n, int64_t t)
+{
+	uint32_t tid = scen_tid_of(n);
+	struct thread *th = scen_thread_at(tid, t);
+
+	if (!th)
+		scen_bad(n, "thread %u is reused and none of its lives holds %g ms", tid, ms_of(t));
+	return th;
+}
+
 static int
 name_index(const yaml_node_t *n, const char *const *names, int count)
 {
@@ -804,6 +856,37 @@ add_thread(struct proc *p, uint32_t tid, int idle_cpu)
 	t->prio = idle_cpu >= 0 ? 0 : 8;
 }
 
+/*
+ * Thread T (declaration TN) is a tid declared before: a reused id, as
+ * Windows reuses them, allowed when every life of it has start_ms and
+ * end_ms and none overlaps another (so each event's time names one).
+ */
+static void
+check_reuse(const yaml_node_t *tn, struct thread *t)
+{
+	int i;
+
+	if (t->start == SCEN_NONE || t->end == SCEN_NONE)
+		scen_bad(tn, "tid %u declared twice: a reused tid needs start_ms and end_ms in every declaration",
+		    t->tid);
+	if (t->end <= t->start)
+		scen_bad(tn, "tid %u: a reused tid's life ends after it starts (start_ms %g, end_ms %g)", t->tid,
+		    ms_of(t->start), ms_of(t->end));
+	for (i = 0; i < scen.nthr; i++) {
+		struct thread *o = &scen.thr[i];
+		if (o == t || o->tid != t->tid)
+			continue;
+		if (o->start == SCEN_NONE || o->end == SCEN_NONE)
+			scen_bad(tn, "tid %u declared twice: a reused tid needs start_ms and end_ms in every declaration "
+			    "(not so in %s, pid %u)", t->tid, o->proc->name, o->proc->pid);
+		if (o->start <= t->end && t->start <= o->end)
+			scen_bad(tn, "tid %u declared twice with overlapping lives: %g-%g ms here, %g-%g ms in %s "
+			    "(pid %u); one life ends before the next starts", t->tid, ms_of(t->start), ms_of(t->end),
+			    ms_of(o->start), ms_of(o->end), o->proc->name, o->proc->pid);
+		o->reused = t->reused = 1;
+	}
+}
+
 static void
 parse_processes(const yaml_node_t *list)
 {
@@ -811,7 +894,7 @@ parse_processes(const yaml_node_t *list)
 	    "start_ms", "end_ms", "exit", "images", "threads", NULL};
 	static const char *const tkeys[] = {"tid", "start_addr", "name", "prio", "start_ms",
 	    "end_ms", "rundown", NULL};
-	int i, j, np = scen_seq_len(list), have_idle = 0, have_system = 0;
+	int i, j, ti, np = scen_seq_len(list), have_idle = 0, have_system = 0, reused;
 	yaml_node_t *idle_tn = NULL;
 
 	scen.procs = xcalloc((size_t)np + 2, sizeof *scen.procs);
@@ -878,8 +961,9 @@ parse_processes(const yaml_node_t *list)
 				idle_tn = tn;	/* settings for every CPU's idle thread */
 				continue;
 			}
-			if (tid == 0 || scen_thread(tid))
-				scen_bad(tn, "tid %u is 0 or declared twice", tid);
+			if (tid == 0)
+				scen_bad(tn, "tid 0 is the idle threads' (declared under Idle, pid 0, if at all)");
+			reused = scen_thread(tid) != NULL;
 			add_thread(p, tid, -1);
 			t = &scen.thr[scen.nthr - 1];
 			t->name = scen_get(tn, "name") ? xstrdup(str_or(tn, "name", "")) : NULL;
@@ -889,15 +973,25 @@ parse_processes(const yaml_node_t *list)
 			t->no_rundown = !scen_bool_or(tn, "rundown", 1);
 			if (t->no_rundown && t->start != SCEN_NONE)
 				scen_bad(tn, "rundown: no is for a thread without start_ms");
+			if (reused)
+				check_reuse(tn, t);
 		}
 	}
-	/* now that all images are known, start addresses can be frames */
+	/*
+	 * now that all images are known, start addresses can be frames; the
+	 * declarations in the order added (after the idle threads), since a
+	 * reused tid's lives are told apart by that alone
+	 */
+	ti = scen.cpus;
 	for (i = 0; i < np; i++) {
 		yaml_node_t *thr = scen_get(scen_seq_at(list, i), "threads");
 		for (j = 0; j < scen_seq_len(thr); j++) {
 			yaml_node_t *tn = scen_seq_at(thr, j), *sa = scen_get(tn, "start_addr");
-			struct thread *t = scen_thread((uint32_t)u64_of(scen_get(tn, "tid")));
-			if (sa && tn != idle_tn)
+			struct thread *t;
+			if (u64_of(scen_get(tn, "tid")) == 0)
+				continue;	/* the idle threads' (below) */
+			t = &scen.thr[ti++];
+			if (sa)
 				t->start_addr = scen_frame_addr(sa, t->proc->pid);
 		}
 	}
@@ -987,15 +1081,15 @@ parse_ready(struct gev *e, const yaml_node_t *n)
 		scen_bad(n, "ReadyThread needs ready_tid (and tid, the readying thread, with header: compact or full)");
 	if (!tn && hdr != SCEN_HDR_PERFINFO)
 		scen_bad(n, "a ReadyThread whose header names the readying thread needs tid");
-	e->a[0] = tn ? scen_tid_of(tn) : SCEN_WAKER_RUNNING;
-	e->a[1] = scen_tid_of(scen_get(n, "ready_tid"));
+	e->a[0] = tn ? thread_at(tn, e->t)->tid : SCEN_WAKER_RUNNING;
+	e->a[1] = thread_at(scen_get(n, "ready_tid"), e->t)->tid;
 	e->a[2] = (uint32_t)i64_or(n, "adjust_reason", -128, 127, 0) & 0xFF;
 	e->a[3] = (uint32_t)i64_or(n, "adjust_incr", -128, 127, 0) & 0xFF;
 	e->a[4] = (uint32_t)i64_or(n, "flags", -128, 127, 0) & 0xFF;
 	e->a[5] = hdr;
 	/* the waker's stack; without tid: its frames resolve as kernel frames */
 	if (sn)
-		e->stack = scen_make_stack(sn, tn ? scen_thread(e->a[0])->proc->pid : 4);
+		e->stack = scen_make_stack(sn, tn ? scen_thread_at(e->a[0], e->t)->proc->pid : 4);
 }
 
 static int
@@ -1037,9 +1131,12 @@ scen_resolve_wakers(void)
 				cli_fatal("%s: ReadyThread at %.4f ms on CPU %d has a stack but no CSwitch on that CPU "
 				    "says which thread runs there: give tid:", scen.file, ms, e->cpu);
 			e->a[5] |= SCEN_WAKER_UNKNOWN;
-		} else if (e->a[0] == SCEN_WAKER_RUNNING)
+		} else if (e->a[0] == SCEN_WAKER_RUNNING) {
 			e->a[0] = (uint32_t)cur[e->cpu];
-		else if (e->a[0] != (uint32_t)cur[e->cpu])
+			if (!scen_thread_at(e->a[0], e->t))
+				cli_fatal("%s: ReadyThread at %.4f ms on CPU %d: thread %u runs there, a reused tid "
+				    "none of whose lives holds that time", scen.file, ms, e->cpu, e->a[0]);
+		} else if (e->a[0] != (uint32_t)cur[e->cpu])
 			cli_fatal("%s: ReadyThread at %.4f ms on CPU %d names thread %u, but thread %lld runs there "
 			    "(the readying thread is the running one)", scen.file, ms, e->cpu, e->a[0],
 			    (long long)cur[e->cpu]);
@@ -1073,7 +1170,7 @@ parse_io_event(yaml_node_t *n)
 	struct gev *e = scen_add_event(kind, scen_cpu_of(scen_get(n, "cpu")), scen_time_or(n, "t_ms", 0));
 	struct gio *io = xcalloc(1, sizeof *io);
 	e->obj = io;
-	io->tid = scen_get(n, "tid") ? scen_tid_of(scen_get(n, "tid")) : 0;
+	io->tid = scen_get(n, "tid") ? thread_at(scen_get(n, "tid"), e->t)->tid : 0;
 	io->irp = scen_u64_or(n, "irp", 0);
 	io->disk = (uint32_t)scen_u64_or(n, "disk", 0);
 	io->bytes = (uint32_t)scen_u64_or(n, "bytes", 0);
@@ -1198,7 +1295,7 @@ parse_events(const yaml_node_t *list)
 		yaml_node_t *n = scen_seq_at(list, i);
 		int kind, cpu;
 		struct gev *e;
-		struct thread *t;
+		struct thread *t, *ot;
 
 		if (scen_get(n, "kind") && scen_is_io(scen_kind_of(scen_get(n, "kind")))) {
 			parse_io_event(n);	/* disk and file I/O: their own keys */
@@ -1216,8 +1313,8 @@ parse_events(const yaml_node_t *list)
 		e = scen_add_event(kind, cpu, scen_time_or(n, "t_ms", 0));
 		switch (kind) {
 		case K_SAMPLE:
-			e->a[0] = scen_get(n, "tid") ? scen_tid_of(scen_get(n, "tid")) : 0;
-			t = scen_thread(e->a[0]);
+			t = scen_get(n, "tid") ? thread_at(scen_get(n, "tid"), e->t) : scen_thread(0);
+			e->a[0] = t->tid;
 			e->a[1] = (uint32_t)scen_u64_or(n, "prio", (uint64_t)t->prio);
 			e->a[2] = (uint32_t)scen_u64_or(n, "count", 1);
 			e->a[3] = (uint32_t)(scen_bool_or(n, "dpc", 0) | scen_bool_or(n, "isr", 0) << 1);
@@ -1245,10 +1342,12 @@ parse_events(const yaml_node_t *list)
 		case K_CSWITCH:
 			if (!scen_get(n, "new_tid") || !scen_get(n, "old_tid"))
 				scen_bad(n, "CSwitch needs new_tid and old_tid");
-			e->a[0] = scen_tid_of(scen_get(n, "new_tid"));
-			e->a[1] = scen_tid_of(scen_get(n, "old_tid"));
-			e->a[2] = (uint32_t)scen_u64_or(n, "new_prio", (uint64_t)scen_thread(e->a[0])->prio);
-			e->a[3] = (uint32_t)scen_u64_or(n, "old_prio", (uint64_t)scen_thread(e->a[1])->prio);
+			t = thread_at(scen_get(n, "new_tid"), e->t);
+			ot = thread_at(scen_get(n, "old_tid"), e->t);
+			e->a[0] = t->tid;
+			e->a[1] = ot->tid;
+			e->a[2] = (uint32_t)scen_u64_or(n, "new_prio", (uint64_t)t->prio);
+			e->a[3] = (uint32_t)scen_u64_or(n, "old_prio", (uint64_t)ot->prio);
 			e->a[4] = (uint32_t)(scen_get(n, "wait_reason") ? name_index(scen_get(n, "wait_reason"), scen_wait_reasons, NWAIT) : 6);
 			e->a[4] |= (uint32_t)(scen_get(n, "old_state") ? name_index(scen_get(n, "old_state"), scen_thread_states, 8) : 5) << 8;
 			e->a[4] |= (uint32_t)(strcmp(str_or(n, "wait_mode", "kernel"), "user") == 0) << 16;
@@ -1261,7 +1360,7 @@ parse_events(const yaml_node_t *list)
 				/* the new thread's stack at switch-in: where it blocked */
 				if (e->a[0] == 0)
 					scen_bad(n, "CSwitch: a stack is the new thread's; the idle thread has none");
-				e->stack = scen_make_stack(scen_get(n, "stack"), scen_thread(e->a[0])->proc->pid);
+				e->stack = scen_make_stack(scen_get(n, "stack"), t->proc->pid);
 			}
 			break;
 		case K_READY:

@@ -78,6 +78,7 @@ struct thread {
 	int64_t start, end;
 	int no_rundown;			/* no DCStart: a decoder first meets it in an event */
 	int idle_cpu;			/* the idle thread of this CPU, or -1 */
+	int reused;			/* one of several lives of its tid (each with start and end) */
 };
 
 struct proc {
@@ -208,13 +209,21 @@ yaml_node_t *scen_seq_at(const yaml_node_t *n, int i);
 int scen_kind_of(const yaml_node_t *n);
 int scen_cpu_of(const yaml_node_t *n);
 uint32_t scen_tid_of(const yaml_node_t *n);
+/* The same where one life is meant (generators, timelines): exits 2 if the tid is reused. */
+uint32_t scen_tid_one_life_of(const yaml_node_t *n);
 /* A KWAIT_REASON name (Executive ... WrDeferredPreempt) or number. */
 int scen_wait_reason_of(const yaml_node_t *n);
 
 /* The model */
 /* The scenario's process PID, or NULL. */
 struct proc *scen_proc_by_pid(uint32_t pid);
+/* Thread TID (its first life if the tid is reused), or NULL. */
 struct thread *scen_thread(uint32_t tid);
+/*
+ * Thread TID at time T: a reused tid's life whose [start, end] holds T, or
+ * NULL if none does; any other tid's one thread whatever T is.
+ */
+struct thread *scen_thread_at(uint32_t tid, int64_t t);
 int scen_is_kernel_addr(uint64_t a);
 /* The image holding address A as seen from process PID (kernel images are global). */
 struct image *scen_resolve(uint32_t pid, uint64_t a);

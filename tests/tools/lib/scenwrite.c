@@ -230,7 +230,7 @@ static void
 write_stackwalk(struct out *o, const struct gev *e)
 {
 	const struct rstack *st = e->stack;
-	const struct thread *th = scen_thread(e->a[0]);
+	const struct thread *th = scen_thread_at(e->a[0], e->t0);	/* at the event's time */
 	int part = (int)e->a[1], i;
 	int lo = part == PART_KERNEL ? st->n - st->nk : 0;
 	int hi = part == PART_USER ? st->n - st->nk : st->n;
@@ -260,7 +260,7 @@ write_stackwalk(struct out *o, const struct gev *e)
 static void
 write_sample(struct out *o, const struct gev *e)
 {
-	const struct thread *th = scen_thread(e->a[0]);
+	const struct thread *th = scen_thread_at(e->a[0], e->t);
 	char w[40];
 
 	etlw_rec_kernel(&o->r, ETLW_PERFINFO, scen.psize, 15, 46, 2, 0, 0, ts(e->t));
@@ -333,7 +333,7 @@ write_dpc(struct out *o, const struct gev *e)
 static void
 write_cswitch(struct out *o, const struct gev *e)
 {
-	const struct thread *nt = scen_thread(e->a[0]), *ot = scen_thread(e->a[1]);
+	const struct thread *nt = scen_thread_at(e->a[0], e->t), *ot = scen_thread_at(e->a[1], e->t);
 	int full = (e->a[4] >> 17) & 1;
 
 	etlw_rec_kernel(&o->r, full ? ETLW_SYSTEM : ETLW_COMPACT, scen.psize, 5, 36, 4, 0, 0, ts(e->t));
@@ -373,7 +373,8 @@ write_ready(struct out *o, const struct gev *e)
 {
 	uint32_t hdr = e->a[5] & 0xFF;
 	int unknown = (e->a[5] & SCEN_WAKER_UNKNOWN) != 0;
-	const struct thread *t = unknown ? NULL : scen_thread(e->a[0]), *rt = scen_thread(e->a[1]);
+	const struct thread *t = unknown ? NULL : scen_thread_at(e->a[0], e->t);
+	const struct thread *rt = scen_thread_at(e->a[1], e->t);
 
 	if (hdr == SCEN_HDR_PERFINFO)
 		etlw_rec_kernel(&o->r, ETLW_PERFINFO, scen.psize, 5, 50, 2, 0, 0, ts(e->t));
@@ -563,7 +564,7 @@ static void
 write_io(struct out *o, const struct gev *e)
 {
 	const struct gio *io = e->obj;
-	const struct thread *th = io->tid ? scen_thread(io->tid) : NULL;
+	const struct thread *th = io->tid ? scen_thread_at(io->tid, e->t) : NULL;
 
 	if (e->kind == K_HARDFAULT)
 		write_hardfault(o, e, io, th);
@@ -963,6 +964,12 @@ scenwrite_trace(const char *path, const char *expect)
 	size_t i;
 	uint64_t bytes;
 
+	/* a reused tid's lives are written once; the copies' events would fall outside them */
+	if (scen.repeat > 1)
+		for (i = 0; i < (size_t)scen.nthr; i++)
+			if (scen.thr[i].reused)
+				cli_fatal("%s: --repeat: tid %u is reused (several lives), and the copies would fall "
+				    "outside them", scen.file, scen.thr[i].tid);
 	/* readying threads first (their stack records carry them), then stack records:
 	 * a user part that comes late (--user-delay) can end the trace */
 	scen_resolve_wakers();

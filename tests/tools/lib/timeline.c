@@ -161,7 +161,7 @@ parse_step(struct tlthr *t, int si, const yaml_node_t *n, int64_t from, int last
 		if (scen_get(n, "by") && scen_get(n, "by_dpc"))
 			scen_bad(n, "by: (a thread) or by_dpc:, not both");
 		if (scen_get(n, "by"))
-			s->by = scen_tid_of(scen_get(n, "by"));
+			s->by = scen_tid_one_life_of(scen_get(n, "by"));
 		if (scen_get(n, "by_dpc"))
 			parse_by_dpc(s, scen_get(n, "by_dpc"), s->t1);
 		if ((s->by != NOBODY || s->dpc) && s->t1 == TL_END)
@@ -210,7 +210,7 @@ parse_thread(const yaml_node_t *n, struct tlthr *t)
 	scen_check_keys(n, keys);
 	if (!scen_get(n, "tid") || !steps)
 		scen_bad(n, "a timeline thread needs tid and steps");
-	t->th = scen_thread(scen_tid_of(scen_get(n, "tid")));
+	t->th = scen_thread(scen_tid_one_life_of(scen_get(n, "tid")));
 	if (t->th->tid == 0)
 		scen_bad(n, "the idle thread runs where no timeline thread does; it has no timeline");
 	from = t->th->start != SCEN_NONE ? t->th->start : 0;
