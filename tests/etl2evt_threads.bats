@@ -231,6 +231,36 @@ reuse_lines() {
 	done
 }
 
+@test "tid-reuse: thread time starts each life of a reused thread id afresh: its intervals tile the life, and nothing (prio) carries over from the last one" {
+	# from the scenario's text: each life waits from its ThreadStart; the
+	# second and third are readied 3.5 ms in, run from 4 ms to 6 ms at their
+	# own prio (10, 12) and wait until their ThreadEnd.  A life's first wait
+	# has no prio: the thread has not run in it yet.
+	cat >"$T/want" <<-'EOF'
+	1.000000	Waiting	-1	first.exe	600	700	9	-
+	20.000000	Waiting	-1	second.exe	800	700	3.5	-
+	23.500000	Ready	1	second.exe	800	700	0.5	prio=10
+	24.000000	Running	1	second.exe	800	700	2	prio=10
+	26.000000	Waiting	1	second.exe	800	700	4	prio=10
+	40.000000	Waiting	-1	third.exe	900	700	3.5	-
+	43.500000	Ready	2	third.exe	900	700	0.5	prio=12
+	44.000000	Running	2	third.exe	900	700	2	prio=12
+	46.000000	Waiting	2	third.exe	900	700	4	prio=12
+	EOF
+	for p in 8 4; do
+		etlgen -o "$T/r$p.etl" --pointer-size "$p" "$BATS_TEST_DIRNAME/scenarios/tid-reuse.yaml" 2>/dev/null
+		etl2evt "$T/r$p.etl" >"$T/r$p.evt"
+		awk -F'\t' '$6 == 700 && $2 ~ /^(Running|Ready|Waiting)$/ {
+			prio = "-"
+			for (i = 8; i < NF; i++)
+				if ($i ~ /^prio=/)
+					prio = $i
+			print $1 "\t" $2 "\t" $3 "\t" $4 "\t" $5 "\t" $6 "\t" $7 "\t" prio
+		}' "$T/r$p.evt" >"$T/got$p"
+		textdiff "$T/want" "$T/got$p" || fail "ptr$p: thread-time lines of tid 700 differ (< stated, > decoded)"
+	done
+}
+
 # reuse_refused NAME YAML GLOB: etlgen refuses the scenario YAML (printf
 # escapes, written to $T/NAME.yaml) with exit 2 and one line matching GLOB.
 reuse_refused() {

@@ -617,11 +617,15 @@ tt_thread_start(struct tt *t, int64_t ts, uint32_t tid, int rundown)
 		(void)get(t, tid);	/* it exists: from the trace start if first seen now */
 		return;
 	}
+	/* a new life (Windows reuses thread ids): nothing of the last one carries over */
 	h = get(t, tid);
 	h->st = ST_WAIT;
 	h->since = ts;
 	h->edge_start = 0;
 	h->cpu = -1;
+	h->prio = -1;
+	h->from = 0;
+	h->wn = 0;
 	h->readied = 0;
 	h->ending = 0;
 	h->disk_ns = -1;
