@@ -171,14 +171,12 @@ struct images {
 	struct thread *t;
 	size_t nt, capt;
 	/*
-	 * After images_finish(): where each thread's entries start in t[]
-	 * (sorted by thread), found in one or two probes: every CSwitch,
-	 * ReadyThread, DPC and thread-time line asks for its threads'
-	 * processes, and a binary search over thousands of threads was
-	 * among pass 2's costliest calls.  Open addressing, tmask + 1 slots.
+	 * After images_finish(): tid -> where its entries start in t[]
+	 * (sorted by thread).  Every CSwitch, ReadyThread, DPC and
+	 * thread-time line asks for its threads' processes, and a binary
+	 * search over thousands of threads was among pass 2's costliest calls.
 	 */
-	struct tslot { uint32_t tid, first, n, pid; } *tidx;
-	size_t tmask;
+	struct hmap thread_first;
 	struct image *im;
 	size_t nim, capim;
 	struct method *me;
@@ -241,6 +239,7 @@ images_new(unsigned pointer_size)
 	m->psize = pointer_size == 4 ? 4 : 8;
 	hmap_init(&m->proc_last);
 	hmap_init(&m->thread_last);
+	hmap_init(&m->thread_first);
 	hmap_init(&m->image_at);
 	hmap_init(&m->tname);
 	return m;
@@ -277,7 +276,6 @@ images_free(struct images *m)
 		free(m->tnames[i]);
 	free(m->p);
 	free(m->t);
-	free(m->tidx);
 	free(m->im);
 	free(m->me);
 	free(m->cm);
@@ -285,6 +283,7 @@ images_free(struct images *m)
 	free(m->tnames);
 	hmap_free(&m->proc_last);
 	hmap_free(&m->thread_last);
+	hmap_free(&m->thread_first);
 	hmap_free(&m->image_at);
 	hmap_free(&m->tname);
 	memo_drop(m);
@@ -602,33 +601,6 @@ cmp_method(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static size_t
-tslot_of(const struct images *m, uint32_t tid)
-{
-	return (size_t)(((uint64_t)tid * 0x9e3779b97f4a7c15ull) >> 32) & m->tmask;
-}
-
-/* t[] sorted: each thread's first entry and count, by thread (m->tidx). */
-static void
-index_threads(struct images *m)
-{
-	size_t cap = 16;
-	while (cap < m->nt * 2)
-		cap *= 2;
-	m->tidx = xcalloc(cap, sizeof *m->tidx);	/* (n == 0: an empty slot) */
-	m->tmask = cap - 1;
-	for (size_t i = 0; i < m->nt;) {
-		size_t j = i;
-		while (j < m->nt && m->t[j].tid == m->t[i].tid)
-			j++;
-		size_t h = tslot_of(m, m->t[i].tid);
-		while (m->tidx[h].n)
-			h = (h + 1) & m->tmask;
-		m->tidx[h] = (struct tslot){ m->t[i].tid, (uint32_t)i, (uint32_t)(j - i), m->t[i].pid };
-		i = j;
-	}
-}
-
 void
 images_finish(struct images *m)
 {
@@ -652,7 +624,9 @@ images_finish(struct images *m)
 		qsort(m->p, m->np, sizeof *m->p, cmp_proc);
 	if (m->nt)
 		qsort(m->t, m->nt, sizeof *m->t, cmp_thread);
-	index_threads(m);
+	for (size_t i = 0; i < m->nt; i++)
+		if (i == 0 || m->t[i].tid != m->t[i - 1].tid)
+			hmap_put(&m->thread_first, m->t[i].tid, 0, (uint32_t)i);
 	/* CLR modules by (pid, module id), first seen wins */
 	struct hmap cmods;
 	hmap_init(&cmods);
@@ -731,23 +705,15 @@ images_process_text(const struct images *m, uint32_t pid, uint64_t ts, size_t *l
 int64_t
 images_thread_pid(const struct images *m, uint32_t tid, uint64_t ts)
 {
-	if (!m->tidx)
-		return -1;	/* (before images_finish(): no thread is known yet) */
-	for (size_t h = tslot_of(m, tid);; h = (h + 1) & m->tmask) {
-		const struct tslot *s = &m->tidx[h];
-		if (!s->n)
-			return -1;
-		if (s->tid != tid)
-			continue;
-		if (s->n == 1)	/* (most threads: one life in the trace) */
-			return s->pid;
-		/* a reused id: the last life begun by TS, else the first */
-		const struct thread *best = &m->t[s->first];
-		for (size_t i = s->first + 1; i < (size_t)s->first + s->n; i++)
-			if (m->t[i].start <= ts)
-				best = &m->t[i];
-		return (int64_t)best->pid;
-	}
+	const uint32_t *first = hmap_get(&m->thread_first, tid, 0);
+	if (!first)
+		return -1;
+	/* its life begun last by TS, else its first (most threads have one) */
+	const struct thread *best = &m->t[*first];
+	for (size_t i = *first + 1; i < m->nt && m->t[i].tid == tid; i++)
+		if (m->t[i].start <= ts)
+			best = &m->t[i];
+	return (int64_t)best->pid;
 }
 
 /* Narrows [*LO, *HI) to [LO, HI). */
