@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <limits.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ */
@@ -60,7 +62,95 @@ struct ob_behind {
 	int fd, closing, err;
 	struct behind_buf queue[BEHIND_BUFS], free[BEHIND_BUFS];
 	size_t head, n, nfree;
+	ob_filter_fn filter;	/* ob_write_through(): each buffer through it, into OUT */
+	void *filter_ctx;
+	struct ob_filtered out;
 };
+
+void
+ob_filtered_keep(struct ob_filtered *f, const char *p, size_t n)
+{
+	if (n == 0)
+		return;
+	struct ob_piece *last = f->nv ? &f->v[f->nv - 1] : NULL;
+	if (last && last->p && last->p + last->n == p) {
+		last->n += n;
+		return;
+	}
+	if (f->nv == f->capv) {
+		f->capv = f->capv ? 2 * f->capv : 256;
+		f->v = xrealloc(f->v, f->capv * sizeof *f->v);
+	}
+	f->v[f->nv++] = (struct ob_piece){ p, 0, n };
+}
+
+char *
+ob_filtered_room(struct ob_filtered *f, size_t n)
+{
+	if (f->capmade - f->nmade < n) {
+		f->capmade = f->nmade + n > 2 * f->capmade ? f->nmade + n : 2 * f->capmade;
+		f->made = xrealloc(f->made, f->capmade);
+	}
+	return f->made + f->nmade;
+}
+
+void
+ob_filtered_made(struct ob_filtered *f, size_t n)
+{
+	if (n == 0)
+		return;
+	struct ob_piece *last = f->nv ? &f->v[f->nv - 1] : NULL;
+	if (last && !last->p && last->off + last->n == f->nmade)
+		last->n += n;
+	else {
+		ob_filtered_keep(f, f->made, n);	/* (a new piece; then made its kind) */
+		f->v[f->nv - 1] = (struct ob_piece){ NULL, f->nmade, n };
+	}
+	f->nmade += n;
+}
+
+/* F's pieces written in order: 0, or the errno of the failed write. */
+static int
+write_pieces(int fd, const struct ob_filtered *f)
+{
+	struct iovec iov[IOV_MAX < 1024 ? IOV_MAX : 1024];
+	size_t i = 0;
+	while (i < f->nv) {
+		int k = 0;
+		for (; i < f->nv && k < (int)(sizeof iov / sizeof iov[0]); i++, k++) {
+			const struct ob_piece *v = &f->v[i];
+			iov[k] = (struct iovec){ (void *)(uintptr_t)(v->p ? v->p : f->made + v->off), v->n };
+		}
+		struct iovec *at = iov;
+		while (k > 0) {
+			ssize_t w = writev(fd, at, k);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				return errno;
+			size_t left = (size_t)w;
+			for (; k > 0 && left >= at->iov_len; at++, k--)
+				left -= at->iov_len;
+			if (k > 0 && left) {	/* (a part of a piece written: the rest of it next) */
+				at->iov_base = (char *)at->iov_base + left;
+				at->iov_len -= left;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Writes B (through the filter, if any): 0, or the errno of the failed write. */
+static int
+behind_write(struct ob_behind *w, const struct behind_buf *b, ob_filter_fn filter, void *ctx)
+{
+	if (!filter)
+		return write_full(w->fd, b->p, b->len) == 0 ? 0 : errno;
+	w->out.nmade = 0;
+	w->out.nv = 0;
+	filter(ctx, b->p, b->len, &w->out);
+	return write_pieces(w->fd, &w->out);
+}
 
 static void *
 behind_work(void *arg)
@@ -75,8 +165,10 @@ behind_work(void *arg)
 			break;
 		struct behind_buf b = w->queue[w->head];
 		int failed = w->err;
+		ob_filter_fn filter = w->filter;
+		void *ctx = w->filter_ctx;
 		pthread_mutex_unlock(&w->mu);
-		int e = failed || write_full(w->fd, b.p, b.len) == 0 ? 0 : errno;	/* (after an error: dropped) */
+		int e = failed ? 0 : behind_write(w, &b, filter, ctx);	/* (after an error: dropped) */
 		pthread_mutex_lock(&w->mu);
 		if (e && !w->err)
 			w->err = e;
@@ -90,15 +182,18 @@ behind_work(void *arg)
 	return NULL;
 }
 
-void
-ob_write_behind(struct outbuf *ob)
+/* The writing thread with buffers of CAP bytes, for pipes and files, or ANY output: 1 once it runs. */
+static int
+start_behind(struct outbuf *ob, int any, size_t cap)
 {
 	struct stat st;
 	int fd = fileno(ob->fp);
 
-	if (ob->behind || cli_cores() < 2 || fd < 0 || fstat(fd, &st) != 0 ||
-	    !(S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode)))
-		return;
+	if (ob->behind)
+		return 1;
+	if (cli_cores() < 2 || fd < 0 || fstat(fd, &st) != 0 ||
+	    !(any || S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode)))
+		return 0;
 	ob_flush(ob);
 	if (fflush(ob->fp) != 0)
 		cli_fatal("%s: write error: %s", ob->name, strerror(errno));
@@ -119,7 +214,7 @@ ob_write_behind(struct outbuf *ob)
 	pthread_cond_init(&w->work, NULL);
 	pthread_cond_init(&w->room, NULL);
 	for (int i = 0; i < BEHIND_BUFS - 1; i++)
-		w->free[w->nfree++] = (struct behind_buf){ xmalloc(BEHIND_CAP), 0, BEHIND_CAP };
+		w->free[w->nfree++] = (struct behind_buf){ xmalloc(cap), 0, cap };
 	if (pthread_create(&w->thread, NULL, behind_work, w) != 0) {
 		for (size_t i = 0; i < w->nfree; i++)
 			free(w->free[i].p);
@@ -127,13 +222,53 @@ ob_write_behind(struct outbuf *ob)
 		pthread_cond_destroy(&w->work);
 		pthread_cond_destroy(&w->room);
 		free(w);
-		return;
+		return 0;
 	}
-	if (ob->cap < BEHIND_CAP) {
-		ob->cap = BEHIND_CAP;
+	if (ob->cap < cap) {
+		ob->cap = cap;
 		ob->buf = xrealloc(ob->buf, ob->cap);
 	}
 	ob->behind = w;
+	return 1;
+}
+
+void
+ob_write_behind(struct outbuf *ob)
+{
+	(void)start_behind(ob, 0, BEHIND_CAP);
+}
+
+/*
+ * Into a pipe, the reader needs the cores too: a filter's work there
+ * (records made into lines, cut into pieces) cost more CPU in all than
+ * it took off the caller's thread, and etl2evt | cat went 17% slower.
+ */
+static int
+into_pipe(const struct outbuf *ob)
+{
+	struct stat st;
+	int fd = fileno(ob->fp);
+	return fd >= 0 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+int
+ob_write_through(struct outbuf *ob, ob_filter_fn fn, void *ctx)
+{
+	if (fn && (into_pipe(ob) || !start_behind(ob, 1, BEHIND_CAP)))
+		return 0;
+	if (!ob->behind)
+		return 0;
+	/* (what was handed over before is text: through the filter or not, the same) */
+	ob_flush(ob);
+	struct ob_behind *w = ob->behind;
+	pthread_mutex_lock(&w->mu);
+	if (!fn)	/* the buffers that may hold records, through the filter first */
+		while (w->n > 0)
+			pthread_cond_wait(&w->room, &w->mu);
+	w->filter = fn;
+	w->filter_ctx = ctx;
+	pthread_mutex_unlock(&w->mu);
+	return fn != NULL;
 }
 
 /* The full buffer to the writer, a free one back (waiting for one if need be). */
@@ -175,6 +310,8 @@ behind_end(struct outbuf *ob)
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->work);
 	pthread_cond_destroy(&w->room);
+	free(w->out.made);
+	free(w->out.v);
 	int err = w->err;
 	free(w);
 	if (err)

@@ -41,6 +41,33 @@ void ob_flush(struct outbuf *ob);
  * reported (exit 2) at the next flush or at close.
  */
 void ob_write_behind(struct outbuf *ob);
+/*
+ * A writer whose buffers hold more than text (etl2evt's thread-time
+ * records): the writing thread passes each buffer, in order, through FN,
+ * which says what goes out in OUT.  Started for files and devices
+ * (/dev/null, a terminal: FN's work is why the thread exists), not for a
+ * pipe, whose reader needs the other core.  Returns 1, or 0 when no
+ * thread does it (a pipe, one CPU): the caller writes text then.  FN NULL drains
+ * what was handed over and takes the filter off (before CTX is freed).
+ */
+/*
+ * What the filter makes of one buffer: pieces written in order, each a
+ * run of that buffer (kept, not copied: a thread of its own writes it,
+ * so its bytes are never carried to this core for nothing) or bytes the
+ * filter made.
+ */
+struct ob_filtered {
+	char *made;
+	size_t nmade, capmade;
+	struct ob_piece { const char *p; size_t off, n; } *v;	/* p NULL: made + off */
+	size_t nv, capv;
+};
+void ob_filtered_keep(struct ob_filtered *f, const char *p, size_t n);
+/* Room for N bytes the filter makes; ob_filtered_made() says how many it made. */
+char *ob_filtered_room(struct ob_filtered *f, size_t n);
+void ob_filtered_made(struct ob_filtered *f, size_t n);
+typedef void (*ob_filter_fn)(void *ctx, const char *p, size_t n, struct ob_filtered *out);
+int ob_write_through(struct outbuf *ob, ob_filter_fn fn, void *ctx);
 /* Flushes and closes; a write error (full disk) exits with status 2. */
 void ob_close(struct outbuf *ob);
 
