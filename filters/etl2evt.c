@@ -673,6 +673,7 @@ main(int argc, char **argv)
 		}
 		o.source = joined ? joined : input_name;
 		o.progress = isatty(2);
+		o.tt_behind = threads ? threads > 1 : 1;
 		if (use_symbols) {
 			/* --symbols paths, then _NT_SYMBOL_PATH, the trace's directory and a .etl.zip's symbols\ */
 			if (!sym)

@@ -7,6 +7,10 @@
 # lines conserve time, per CPU and per thread, worked out in awk from the
 # evt stream itself (the trace span, and each thread's ThreadStart,
 # ThreadEnd and Terminated switch-out), not from etl2evt's own numbers.
+# With -j 2 into a file (-o) the thread-time lines are made from records
+# on the output's writing thread; with -j 1 (and into a pipe) on the
+# caller's: so every -j 1 / -j 2 comparison here checks the one against
+# the other.
 load helpers
 
 SCEN="$BATS_TEST_DIRNAME/scenarios"
@@ -150,4 +154,19 @@ same3() {
 	cmp -s "$T/h1.evt" "$T/h2.evt" || fail "-j 2 differs from -j 1"
 	[ "$(tt "$T/h1.evt" | wc -l)" -gt 100000 ] || fail "only $(tt "$T/h1.evt" | wc -l) lines"
 	conserved "$T/h1.evt" || fail "not conserved"
+}
+
+@test "thread time made on the output's writing thread (a file, /dev/null) is the caller's bytes (-j 1, a pipe): every context-switch scenario, 32- and 64-bit" {
+	for p in 8 4; do for s in busy-cpu cswitch disk-dpc disk-wait kinds lock-handoff thread-growth threadtime-edges tid-reuse wait-chain; do
+		etlgen -o "$T/$s.etl" --pointer-size "$p" "$SCEN/$s.yaml" 2>/dev/null || fail "etlgen $s $p"
+		etl2evt -j 1 "$T/$s.etl" 2>/dev/null >"$T/one.evt"
+		ETLKIT_THREAD_CPU=1 etl2evt -o "$T/file.evt" "$T/$s.etl" 2>"$T/file.err"
+		ETLKIT_THREAD_CPU=1 etl2evt "$T/$s.etl" 2>/dev/null | cat >"$T/pipe.evt"
+		ETLKIT_THREAD_CPU=1 etl2evt -o /dev/null "$T/$s.etl" 2>"$T/null.err"
+		[ "$(tt "$T/one.evt" | wc -l)" -gt 0 ] || fail "$s ptr$p: no thread-time lines"
+		cmp -s "$T/one.evt" "$T/file.evt" || fail "$s ptr$p: a file's lines differ from -j 1's"
+		cmp -s "$T/one.evt" "$T/pipe.evt" || fail "$s ptr$p: a pipe's lines differ from -j 1's"
+		# into /dev/null there is a writing thread only to make these lines
+		grep -q '^outbuf: writing thread: ' "$T/null.err" || fail "$s ptr$p: /dev/null, no writing thread"
+	done; done
 }

@@ -24,6 +24,7 @@ struct etl2evt_opts {
 	double from_ms, to_ms;	/* time range (ms since trace start), inclusive */
 	int progress;		/* cli_progress while converting */
 	int no_thread_time;	/* no Running/Ready/Waiting lines from context switches */
+	int tt_behind;		/* thread-time lines may be made on the output's writing thread */
 	etl_symbol_fn sym;	/* optional symbol lookup */
 	etl_symcount_fn symcount;	/* and its counter for frames made once and kept */
 	void *symctx;

@@ -59,6 +59,7 @@ struct ttfollow {
 		uint8_t win;		/* waker_in (enum tt_waker_in): TT_IN_PENDING until told */
 		uint8_t pseudo_n;	/* strlen(pseudo), 0 without one: no strlen per line */
 		uint8_t whole;		/* text is the whole line, its empty stack column and newline too */
+		uint8_t rec;		/* text is a struct ttrec: the writing thread makes the line */
 		uint32_t ticket;
 		uint64_t routine;
 		const char *pseudo;	/* leaf pseudo-frame (TT_PSEUDO_ROOM bytes), or NULL */
@@ -249,6 +250,7 @@ struct conv {
 	uint64_t tt_unresolved;	/* waker_in still unknown when the window let the line go */
 	int64_t tt_max_intr;	/* the longest DPC/ISR (pass 1), ns */
 	struct ttstate *tts;	/* the texts thread-time lines copy (convert_tt.c) */
+	struct ttwriter *ttw;	/* the writing thread makes them: records to it (convert_tt.c) */
 	uint64_t tt_gen;	/* thread or process events so far: its thread -> process texts hold */
 	/* filters */
 	char **kinds;
@@ -421,7 +423,45 @@ int conv_named_wanted(const struct conv *c, const char *kind, int64_t time_ns, c
 int conv_begin_named(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
     const char *proc, int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts);
 void conv_begin_silent(struct conv *c);
-void conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n);
+/*
+ * FROM_LINE: STACK is the stack column of the line written just before
+ * (a record then says so, and the writing thread finds it there).
+ */
+void conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n,
+    int from_line);
+/*
+ * A thread-time line in the output, made on the writing thread from a
+ * record (evt text never holds a NUL byte, docs/evt-format.md §4): the
+ * byte 0, this struct, then AN bytes of waker_in= attributes, WN of
+ * waker stack and SN of stack column.  Unfiltered output only.
+ */
+enum { TTREC_NO_STACK, TTREC_LINE_STACK, TTREC_OWN_STACK };
+struct ttrec {		/* (tt_iv's fields the text needs: half its size) */
+	int64_t tid, start, end, logged;	/* logged: the event's time, logged_ms= */
+	int64_t ready_ns, waker_tid;
+	uint64_t gen;		/* c->tt_gen */
+	const char *pseudo;
+	uint32_t an, wn, sn;
+	int32_t cpu, waker_cpu, prio;
+	uint8_t kind, from, edge, wait_reason, wait_mode, old_state, readied, pseudo_n;
+	uint8_t stack;		/* TTREC_*: the stack column's bytes */
+};
+/*
+ * A follower line at P, which has conv_follower_room() bytes: TEXT (its
+ * buffer with TEXT_PAD bytes past it), then (WSTACK) the waker_in=
+ * attributes A (TT_ATTR_ROOM bytes readable) and waker_stack=W, the stack
+ * column (STACK, the pseudo-frame) and the newline.  Returns its end.
+ */
+#define TEXT_PAD 128
+#define TT_ATTR_ROOM 24	/* (a waker_in= text's room: struct tt_attr) */
+char *conv_put_follower(char *p, const struct evtw_line *text, int wstack, const char *a,
+    size_t an, const char *w, size_t wn, const char *stack, size_t take, const char *pseudo,
+    size_t pn);
+static inline size_t
+conv_follower_room(size_t tn, size_t an, size_t wn, size_t take)
+{
+	return tn + TEXT_PAD + an + TT_ATTR_ROOM + 16 + wn + 1 + take + 1 + TT_PSEUDO_ROOM + 1;
+}
 
 /* ---------- convert_tt.c: thread time's hooks ---------- */
 
@@ -432,7 +472,9 @@ int64_t conv_tt_waker(const struct conv *c, int cpu);
 void conv_tt_finish(struct conv *c);
 void conv_tt_report(struct conv *c);
 void conv_tt_free(struct conv *c);
-#define TT_ATTR_ROOM 24
+struct ob_filtered;
+/* ob_write_through()'s filter: records made lines (CTX a struct ttwriter) */
+void conv_tt_expand(void *ctx, const char *p, size_t n, struct ob_filtered *out);
 struct tt_attr { char s[TT_ATTR_ROOM]; uint8_t n; };
 extern const struct tt_attr conv_tt_in_attrs[TT_IN_PENDING];
 const char *conv_tt_waker_routine(struct conv *c, const struct ttline *t, uint64_t ts, size_t *n);

@@ -333,7 +333,6 @@ conv_begin_silent(struct conv *c)
  * their buffer (convert_tt.c makes each with room of a kilobyte) in a few
  * wide moves rather than a call.
  */
-#define TEXT_PAD 128
 static inline char *
 put_text(char *p, const struct evtw_line *text)
 {
@@ -346,19 +345,92 @@ put_text(char *p, const struct evtw_line *text)
 	return p + text->n;
 }
 
-void
-conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n)
+char *
+conv_put_follower(char *p, const struct evtw_line *text, int wstack, const char *a, size_t an,
+    const char *w, size_t wn, const char *stack, size_t take, const char *pseudo, size_t pn)
 {
 #define STACK_KEY "\twaker_stack="
 	static const char stack_key[16] = STACK_KEY;	/* (copied whole) */
+	p = put_text(p, text);
+	if (wstack) {
+		if (an <= TT_ATTR_ROOM)
+			memcpy(p, a, TT_ATTR_ROOM);
+		else
+			memcpy(p, a, an);
+		p += an;
+		if (wn) {
+			memcpy(p, stack_key, sizeof stack_key);
+			p += sizeof STACK_KEY - 1;
+			memcpy(p, w, wn);
+			p += wn;
+		}
+	}
+	*p++ = '\t';	/* the stack column */
+	if (take) {
+		memcpy(p, stack, take);
+		p += take;
+		if (pn)
+			*p++ = ';';
+	}
+	if (pn) {
+		memcpy(p, pseudo, TT_PSEUDO_ROOM);
+		p += pn;
+	}
+	*p++ = '\n';
+	return p;
+#undef STACK_KEY
+}
+
+/*
+ * T as a record for the writing thread (struct ttrec): its text then, the
+ * lengths of the parts that follow it, and those parts.
+ */
+static void
+write_record(struct conv *c, const struct ttline *t, const char *a, size_t an, const char *w,
+    size_t wn, const char *stack, size_t take, int from_line)
+{
+	struct outbuf *ob = c->ob;
+	size_t sn = from_line ? 0 : take;
+	size_t room = 1 + sizeof(struct ttrec) + an + wn + sn;
+	char *p = room <= ob->cap - ob->len ? ob->buf + ob->len : ob_reserve(ob, room);
+	uint32_t len[3] = { (uint32_t)an, (uint32_t)wn, (uint32_t)sn };
+	uint8_t how = !take ? TTREC_NO_STACK : from_line ? TTREC_LINE_STACK : TTREC_OWN_STACK;
+	*p = 0;
+	memcpy(p + 1, t->text.b, sizeof(struct ttrec));
+	memcpy(p + 1 + offsetof(struct ttrec, an), len, sizeof len);
+	memcpy(p + 1 + offsetof(struct ttrec, stack), &how, 1);
+	p += 1 + sizeof(struct ttrec);
+	if (an)	/* (A and W are NULL without a waker) */
+		memcpy(p, a, an);
+	if (wn)
+		memcpy(p + an, w, wn);
+	memcpy(p + an + wn, stack, sn);
+	ob->len += room;
+}
+
+/*
+ * Writes F's lines: each one's text, its waker_in= (and waker_routine=)
+ * and waker_stack= when it has them, and the stack column: STACK[0..N)
+ * (the event's, as written) when the line takes it, then its
+ * pseudo-frame.  Each line is put together in the output buffer, its
+ * long parts (the text, the two stacks) copied once and its short ones
+ * (the waker_in= word, the pseudo-frame) whole from room of a fixed
+ * size: these lines are half of a context-switch trace's output, and a
+ * copy by length is a call.  A record's line is put together by the
+ * writing thread.
+ */
+void
+conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n,
+    int from_line)
+{
 	struct outbuf *ob = c->ob;
 	for (unsigned i = 0; i < f->n; i++) {
 		const struct ttline *t = &f->l[i];
+		c->events++;
 		if (t->whole) {	/* a Running line: copied as it is */
 			size_t room = t->text.n + TEXT_PAD;
 			char *p = room <= ob->cap - ob->len ? ob->buf + ob->len : ob_reserve(ob, room);
 			ob->len += (size_t)(put_text(p, &t->text) - p);
-			c->events++;
 			continue;
 		}
 		size_t wn = 0, an = 0;
@@ -368,43 +440,18 @@ conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size
 			a = conv_tt_waker_attrs(c, t, c->now, &an);
 		}
 		size_t take = t->stack ? n : 0;
-		size_t pn = t->pseudo_n;
+		if (t->rec) {
+			write_record(c, t, a, an, w, wn, stack, take, from_line);
+			continue;
+		}
 		/* (room for what is copied whole past the line's end: its last pieces') */
-		size_t room = t->text.n + TEXT_PAD + an + TT_ATTR_ROOM + sizeof stack_key + wn + 1 +
-		    take + 1 + TT_PSEUDO_ROOM + 1;
+		size_t room = conv_follower_room(t->text.n, an, wn, take);
 		char *p = room <= ob->cap - ob->len ? ob->buf + ob->len : ob_reserve(ob, room);
-		char *start = p;
-		p = put_text(p, &t->text);
-		if (t->wstack) {
-			if (an <= TT_ATTR_ROOM)
-				memcpy(p, a, TT_ATTR_ROOM);
-			else
-				memcpy(p, a, an);
-			p += an;
-			if (wn) {
-				memcpy(p, stack_key, sizeof stack_key);
-				p += sizeof STACK_KEY - 1;
-				memcpy(p, w, wn);
-				p += wn;
-			}
-		}
-		*p++ = '\t';	/* the stack column */
-		if (take) {
-			memcpy(p, stack, take);
-			p += take;
-			if (pn)
-				*p++ = ';';
-		}
-		if (pn) {
-			memcpy(p, t->pseudo, TT_PSEUDO_ROOM);
-			p += pn;
-		}
-		*p++ = '\n';
-		ob->len += (size_t)(p - start);	/* (ob_commit's work) */
-		c->events++;
+		char *end = conv_put_follower(p, &t->text, t->wstack, a, an, w, wn, stack, take,
+		    t->pseudo, t->pseudo_n);
+		ob->len += (size_t)(end - p);	/* (ob_commit's work) */
 	}
 	f->n = 0;
-#undef STACK_KEY
 }
 
 /*
@@ -471,7 +518,7 @@ write_line(struct conv *c, const char *text, size_t tn, size_t an, uint32_t pid,
 	if (f->stash)
 		tt_set_waker_stack(c->tt, f->stash_tid, col, cn);
 	if (f->n)
-		conv_write_followers(c, f, col, cn);
+		conv_write_followers(c, f, col, cn, !f->silent);
 	f->silent = f->stash = 0;
 }
 

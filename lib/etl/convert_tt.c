@@ -15,11 +15,17 @@
  * and cost as much to make: their columns are copied from texts kept per
  * thread (its process columns, its attributes as a waker), per wait
  * (reason, mode, state) and per time, or made in place (struct ttstate).
+ * Unfiltered, into a file or a device, they are made on the output's
+ * writing thread instead (struct ttwriter): the caller's thread hands
+ * over each as a record (struct ttrec) in the output stream, where it
+ * goes (ob_write_through, lib/base/outbuf.h).
  */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/outbuf.h"
+#include "base/strbuf.h"
 #include "etl/convert_int.h"
 
 /*
@@ -119,30 +125,32 @@ cache_ids(struct tcache *e)
 
 /* A thread's entry made anew: what it was for is out of date. */
 static void
-fill_tcache(struct conv *c, struct tcache *e, uint32_t tid, uint64_t ts)
+fill_tcache(const struct images *img, uint64_t gen, struct tcache *e, uint32_t tid, uint64_t ts)
 {
-	e->gen = c->tt_gen;
+	e->gen = gen;
 	e->tid = tid;
-	e->pid = images_thread_pid(c->img, tid, ts);
-	e->name = conv_process_name(c, e->pid, ts);
+	e->pid = images_thread_pid(img, tid, ts);
+	e->name = e->pid < 0 ? "?" : images_process_name(img, (uint32_t)e->pid, ts);
 	cache_ids(e);
 }
 
 /*
  * The process of thread TID now, its name, and the columns they make:
- * kept per thread until a thread or process starts or ends (c->tt_gen),
- * since every Running, Ready and Waiting line asks, and they are as many
- * as all other lines.
+ * kept in S per thread until a thread or process starts or ends (GEN,
+ * c->tt_gen), since every Running, Ready and Waiting line asks, and they
+ * are as many as all other lines.  Pass 1's model is read, never
+ * changed, so the writing thread's state (struct ttwriter) asks too.
  */
 static inline const struct tcache *
-thread_process(struct conv *c, int64_t tid, uint64_t ts)
+thread_process(struct ttstate *s, const struct images *img, uint64_t gen, int64_t tid,
+    uint64_t ts)
 {
 	if (tid <= 0)
-		return tid == 0 ? &c->tts->idle : &c->tts->unknown;
+		return tid == 0 ? &s->idle : &s->unknown;
 	/* (Windows' thread ids are multiples of 4) */
-	struct tcache *e = &c->tts->tcache[((uint32_t)tid >> 2) % TCACHE];
-	if (e->gen != c->tt_gen || e->tid != (uint32_t)tid)
-		fill_tcache(c, e, (uint32_t)tid, ts);
+	struct tcache *e = &s->tcache[((uint32_t)tid >> 2) % TCACHE];
+	if (e->gen != gen || e->tid != (uint32_t)tid)
+		fill_tcache(img, gen, e, (uint32_t)tid, ts);
 	return e;
 }
 
@@ -426,12 +434,13 @@ put_wait(struct ttstate *s, char *o, const struct tt_iv *iv)
  * still tell).  Returns where the text goes on.
  */
 static char *
-put_waker(struct conv *c, struct evtw_line *l, char *o, const struct tt_iv *iv, uint64_t ts)
+put_waker(struct ttstate *s, const struct images *img, uint64_t gen, struct evtw_line *l, char *o,
+    const struct tt_iv *iv, uint64_t ts)
 {
 	o = PUT_KEY(o, "ready_ms");
-	o = put_time_kept(&c->tts->ready, NULL, o, iv->ready_ns);
+	o = put_time_kept(&s->ready, NULL, o, iv->ready_ns);
 	if (iv->waker_tid >= 0) {
-		const struct tcache *w = thread_process(c, iv->waker_tid, ts);
+		const struct tcache *w = thread_process(s, img, gen, iv->waker_tid, ts);
 		if (w->nwaker) {
 			o = put_padded(o, w->waker, w->nwaker, sizeof w->waker);
 		} else {
@@ -603,48 +612,29 @@ put_logged(char *o, struct ttstate *s, const struct tt_iv *iv, int64_t logged)
 }
 
 /*
- * The line's fields conv_write_followers() reads, for a line with no
- * waker (Running, Ready).  A WHOLE line (Running) is written as it is:
- * no stack, no pseudo-frame.
- */
-static inline void
-set_thread_fields(struct ttline *t, const struct tt_iv *iv, int whole)
-{
-	t->win = TT_IN_THREAD;
-	t->wtid = (uint32_t)iv->tid;
-	t->stack = whole ? 0 : (uint8_t)iv->switch_in;
-	t->wstack = 0;
-	t->pseudo = whole ? NULL : iv->pseudo;	/* (TT_PSEUDO_ROOM bytes) */
-	t->pseudo_n = whole ? 0 : iv->pseudo_n;
-	t->whole = (uint8_t)whole;
-}
-
-/*
- * A Running line, unfiltered, its thread's columns cached: half of all
- * thread-time lines, made with none of the tests for the other kinds'
- * attributes.  Its start is where its CPU's last one ended, its end the
- * context switch's time; it is where its CPU's next one, and its
- * thread's time off, start.  It has no stack: it is written whole.
+ * A Running line into L, unfiltered, its thread's columns E cached: half
+ * of all thread-time lines, made with none of the tests for the other
+ * kinds' attributes.  Its start is where its CPU's last one ended, its
+ * end the context switch's time; it is where its CPU's next one, and its
+ * thread's time off, start.  It has no stack: it is made whole.  LOGGED:
+ * when it is written (the event's time).
  */
 static void
-add_running(struct conv *c, const struct tt_iv *iv, const struct tcache *e)
+make_running(struct ttstate *s, struct evtw_line *l, const struct tt_iv *iv,
+    const struct tcache *e, int64_t logged)
 {
-	struct ttline *t = &c->f.l[c->f.n];
-	struct ttstate *s = c->tts;
 	struct span span = span_of(iv->end - iv->start);
 	struct timetext *cs = cpu_slot(s, iv->cpu);
 
-	char *o = put_head(&t->text, cs, NULL, iv, e, &span);
+	char *o = put_head(l, cs, NULL, iv, e, &span);
 	o = put_end(o, &s->now, iv, &span);
 	*cs = s->now;
 	*thread_slot(s, iv->tid) = s->now;
 	o = put_prio_edge(o, iv);
-	o = put_logged(o, s, iv, (int64_t)(c->now - GBIAS));
+	o = put_logged(o, s, iv, logged);
 	*o++ = '\t';	/* (the empty stack column) */
 	*o++ = '\n';
-	t->text.n = (size_t)(o - t->text.b);
-	c->f.n++;
-	set_thread_fields(t, iv, 1);
+	l->n = (size_t)(o - l->b);
 }
 
 /*
@@ -653,21 +643,102 @@ add_running(struct conv *c, const struct tt_iv *iv, const struct tcache *e)
  * its thread's last Running line ended (preempted) or at the ReadyThread.
  */
 static void
-add_ready(struct conv *c, const struct tt_iv *iv, const struct tcache *e)
+make_ready(struct ttstate *s, struct evtw_line *l, const struct tt_iv *iv,
+    const struct tcache *e, int64_t logged)
 {
-	struct ttline *t = &c->f.l[c->f.n];
-	struct ttstate *s = c->tts;
 	struct span span = span_of(iv->end - iv->start);
 
-	char *o = put_head(&t->text, thread_slot(s, iv->tid), &s->ready, iv, e, &span);
+	char *o = put_head(l, thread_slot(s, iv->tid), &s->ready, iv, e, &span);
 	o = put_end(o, &s->now, iv, &span);
 	o = PUT_KEY(o, "from");
 	o = put_word(o, &from_words[iv->from]);
 	o = put_prio_edge(o, iv);
-	o = put_logged(o, s, iv, (int64_t)(c->now - GBIAS));
-	t->text.n = (size_t)(o - t->text.b);
-	c->f.n++;
-	set_thread_fields(t, iv, 0);
+	o = put_logged(o, s, iv, logged);
+	l->n = (size_t)(o - l->b);
+}
+
+/* Any line past its columns (at O in L): its kind's attributes, made with S's texts. */
+static void
+put_rest(struct ttstate *s, const struct images *img, uint64_t gen, struct evtw_line *l, char *o,
+    const struct tt_iv *iv, int64_t logged, uint64_t ts)
+{
+	struct span span = span_of(iv->end - iv->start);
+	o = put_end(o, iv->kind == TT_WAITING ? &s->ready : &s->now, iv, &span);
+	if (iv->kind == TT_RUNNING) {	/* where its CPU's next one, and its thread's time off, start */
+		*cpu_slot(s, iv->cpu) = s->now;
+		*thread_slot(s, iv->tid) = s->now;
+	}
+	if (iv->kind == TT_READY) {
+		o = PUT_KEY(o, "from");
+		o = put_word(o, &from_words[iv->from]);
+	}
+	if (iv->kind == TT_WAITING)
+		o = put_wait(s, o, iv);
+	o = put_prio_edge(o, iv);
+	if (iv->readied)
+		o = put_waker(s, img, gen, l, o, iv, ts);
+	o = put_logged(o, s, iv, logged);
+	l->n = (size_t)(o - l->b);
+}
+
+/* The line's fields conv_write_followers() reads, from IV. */
+static void
+set_fields(struct ttline *t, const struct tt_iv *iv)
+{
+	t->win = (uint8_t)iv->waker_in;
+	t->routine = iv->waker_routine;
+	t->ticket = iv->ticket;
+	t->wtid = (uint32_t)iv->tid;
+	t->stack = (uint8_t)iv->switch_in;
+	t->wstack = (uint8_t)iv->readied;
+	t->pseudo = iv->pseudo;	/* (TT_PSEUDO_ROOM bytes; a Running line has none) */
+	t->pseudo_n = iv->pseudo_n;
+	t->whole = 0;
+	t->rec = 0;
+}
+
+/*
+ * The interval as a record for the writing thread to make its text
+ * (struct ttrec): the caller's thread, which makes every other line,
+ * then only copies it.
+ */
+static void
+add_record(struct conv *c, const struct tt_iv *iv)
+{
+	if (c->f.n == TT_MAXF && c->tt_finishing)	/* the end of the trace: as many as threads */
+		conv_write_followers(c, &c->f, "", 0, 0);
+	if (c->f.n == TT_MAXF) {
+		c->tt_overflow++;
+		return;
+	}
+	struct ttline *t = &c->f.l[c->f.n++];
+	/* (field by field: IV was just stored so, and wide loads across those stores stall) */
+	t->text.n = 0;
+	struct ttrec *r = (struct ttrec *)(void *)evtw_room(&t->text, sizeof *r);
+	r->tid = iv->tid;
+	r->start = iv->start;
+	r->end = iv->end;
+	r->logged = (int64_t)(c->now - GBIAS);
+	r->ready_ns = iv->ready_ns;
+	r->waker_tid = iv->waker_tid;
+	r->gen = c->tt_gen;
+	r->pseudo = iv->pseudo;
+	r->cpu = iv->cpu;
+	r->waker_cpu = iv->waker_cpu;
+	r->prio = iv->prio;
+	r->kind = (uint8_t)iv->kind;
+	r->from = (uint8_t)iv->from;
+	r->edge = (uint8_t)iv->edge;
+	r->wait_reason = iv->wait_reason;
+	r->wait_mode = iv->wait_mode;
+	r->old_state = iv->old_state;
+	r->readied = (uint8_t)iv->readied;
+	r->pseudo_n = iv->pseudo_n;
+	t->text.n = sizeof *r;
+	set_fields(t, iv);
+	t->rec = 1;
+	if (iv->readied && iv->waker_in == TT_IN_PENDING)
+		c->f.npending++;
 }
 
 /* threadtime.c's emit function: the interval as a line following the current event's. */
@@ -675,20 +746,27 @@ static void
 add_follower(void *ctx, const struct tt_iv *iv)
 {
 	struct conv *c = ctx;
+	if (c->ttw) {
+		add_record(c, iv);
+		return;
+	}
 	uint64_t ts = GBIAS + (uint64_t)iv->end;
-	const struct tcache *e = thread_process(c, iv->tid, ts);
-	if (c->f.n < TT_MAXF && e->nids && c->tts->unfiltered) {
-		if (iv->kind == TT_RUNNING) {
-			add_running(c, iv, e);
-			return;
-		}
-		if (iv->kind == TT_READY) {
-			add_ready(c, iv, e);
-			return;
-		}
+	int64_t logged = (int64_t)(c->now - GBIAS);
+	struct ttstate *s = c->tts;
+	const struct tcache *e = thread_process(s, c->img, c->tt_gen, iv->tid, ts);
+	if (c->f.n < TT_MAXF && e->nids && s->unfiltered &&
+	    (iv->kind == TT_RUNNING || iv->kind == TT_READY)) {
+		struct ttline *t = &c->f.l[c->f.n++];
+		if (iv->kind == TT_RUNNING)
+			make_running(s, &t->text, iv, e, logged);
+		else
+			make_ready(s, &t->text, iv, e, logged);
+		set_fields(t, iv);
+		t->whole = iv->kind == TT_RUNNING;
+		return;
 	}
 	if (c->f.n == TT_MAXF && c->tt_finishing)	/* the end of the trace: as many as threads */
-		conv_write_followers(c, &c->f, "", 0);
+		conv_write_followers(c, &c->f, "", 0, 0);
 	if (c->f.n == TT_MAXF) {
 		c->tt_overflow++;
 		return;
@@ -698,9 +776,9 @@ add_follower(void *ctx, const struct tt_iv *iv)
 	const struct word *kind = &kind_words[iv->kind];
 	struct span span = span_of(iv->end - iv->start);
 	char *o;
-	if (e->nids && (c->tts->unfiltered || (!c->o->utc &&
+	if (e->nids && (s->unfiltered || (!c->o->utc &&
 	    conv_named_wanted(c, kind->s, iv->start, e->name, e->pid))))
-		o = put_head(l, start_slot(c->tts, iv), &c->tts->ready, iv, e, &span);
+		o = put_head(l, start_slot(s, iv), &s->ready, iv, e, &span);
 	else if (!e->nids || c->o->utc) {
 		if (!conv_begin_named(c, l, kind->s, iv->start, iv->cpu, e->name, e->pid, iv->tid,
 		    iv->end - iv->start, ts))
@@ -708,35 +786,170 @@ add_follower(void *ctx, const struct tt_iv *iv)
 		o = evtw_room(l, FOLLOWER_ROOM);
 	} else
 		return;		/* (a filter drops it) */
-	o = put_end(o, iv->kind == TT_WAITING ? &c->tts->ready : &c->tts->now, iv, &span);
-	if (iv->kind == TT_RUNNING) {	/* where its CPU's next one, and its thread's time off, start */
-		*cpu_slot(c->tts, iv->cpu) = c->tts->now;
-		*thread_slot(c->tts, iv->tid) = c->tts->now;
-	}
-	if (iv->kind == TT_READY) {
-		o = PUT_KEY(o, "from");
-		o = put_word(o, &from_words[iv->from]);
-	}
-	if (iv->kind == TT_WAITING)
-		o = put_wait(c->tts, o, iv);
-	o = put_prio_edge(o, iv);
-	if (iv->readied)
-		o = put_waker(c, l, o, iv, ts);
-	o = put_logged(o, c->tts, iv, (int64_t)(c->now - GBIAS));
-	l->n = (size_t)(o - l->b);
-
+	put_rest(s, c->img, c->tt_gen, l, o, iv, logged, ts);
 	c->f.n++;
-	t->win = (uint8_t)iv->waker_in;
-	t->routine = iv->waker_routine;
-	t->ticket = iv->ticket;
+	set_fields(t, iv);
 	if (iv->readied && iv->waker_in == TT_IN_PENDING)
 		c->f.npending++;
-	t->wtid = (uint32_t)iv->tid;
-	t->stack = (uint8_t)iv->switch_in;
-	t->wstack = (uint8_t)iv->readied;
-	t->pseudo = iv->pseudo;	/* (TT_PSEUDO_ROOM bytes; a Running line has none) */
-	t->pseudo_n = iv->pseudo_n;
-	t->whole = 0;
+}
+
+/* ---------- the lines made on the output's writing thread ---------- */
+
+/*
+ * The writing thread's own state: what a record's line is made with, as
+ * the caller's thread would (its own kept texts, pass 1's model read
+ * only), and the stack column of the last text line, which a record's
+ * Ready or Waiting line takes (TTREC_LINE_STACK).
+ */
+struct ttwriter {
+	struct ttstate s;
+	const struct images *img;
+	struct evtw_line line;	/* a record's text */
+	const char *col;	/* the last text line's stack column, in the buffer or in LASTCOL */
+	size_t ncol;
+	struct strbuf lastcol;
+	char attrs[TT_ATTR_ROOM];	/* a record's waker_in= text, with the room it is read with */
+};
+
+static void
+ttstate_init(struct ttstate *s, int unfiltered)
+{
+	s->idle = (struct tcache){ .pid = 0, .name = "Idle" };
+	cache_ids(&s->idle);
+	s->unknown = (struct tcache){ .pid = -1, .name = "?" };
+	s->unknown.nids = 0;	/* (its columns are written each time) */
+	s->unfiltered = unfiltered;
+}
+
+/* The line of record R (its parts A, W, STACK after it) appended to OUT. */
+static void
+expand_record(struct ttwriter *x, const struct ttrec *r, const char *a, const char *w,
+    const char *stack, struct ob_filtered *out)
+{
+	struct tt_iv in = {
+		.kind = r->kind, .tid = r->tid, .cpu = r->cpu, .start = r->start, .end = r->end,
+		.edge = r->edge, .prio = r->prio, .from = r->from, .wait_reason = r->wait_reason,
+		.wait_mode = r->wait_mode, .old_state = r->old_state, .pseudo = r->pseudo,
+		.pseudo_n = r->pseudo_n, .readied = r->readied, .ready_ns = r->ready_ns,
+		.waker_tid = r->waker_tid, .waker_cpu = r->waker_cpu,
+	};
+	const struct tt_iv *iv = &in;
+	struct ttstate *s = &x->s;
+	struct evtw_line *l = &x->line;
+	uint64_t ts = GBIAS + (uint64_t)iv->end;
+	const struct tcache *e = thread_process(s, x->img, r->gen, iv->tid, ts);
+	int whole = 0;
+	if (e->nids && iv->kind == TT_RUNNING) {
+		make_running(s, l, iv, e, r->logged);
+		whole = 1;
+	} else if (e->nids && iv->kind == TT_READY)
+		make_ready(s, l, iv, e, r->logged);
+	else {
+		char *o;
+		if (e->nids) {
+			struct span span = span_of(iv->end - iv->start);
+			o = put_head(l, start_slot(s, iv), &s->ready, iv, e, &span);
+		} else {
+			evtw_begin(l, iv->start, kind_words[iv->kind].s, iv->cpu, e->name, e->pid,
+			    iv->tid, iv->end - iv->start);
+			o = evtw_room(l, FOLLOWER_ROOM);
+		}
+		put_rest(s, x->img, r->gen, l, o, iv, r->logged, ts);
+	}
+	size_t take = r->stack == TTREC_NO_STACK ? 0 : r->stack == TTREC_LINE_STACK ? x->ncol : r->sn;
+	const char *col = r->stack == TTREC_LINE_STACK ? x->col : stack;
+	char *start = ob_filtered_room(out, conv_follower_room(l->n, r->an, r->wn, take));
+	char *p = start;
+	if (whole)
+		memcpy(p, l->b, l->n), p += l->n;
+	else {
+		if (r->an <= TT_ATTR_ROOM) {	/* (read whole: the room it needs, not the buffer's end) */
+			memcpy(x->attrs, a, r->an);
+			a = x->attrs;
+		}
+		p = conv_put_follower(p, l, iv->readied, a, r->an, w, r->wn, col, take, iv->pseudo,
+		    iv->pseudo_n);
+	}
+	ob_filtered_made(out, (size_t)(p - start));
+}
+
+/* TEXT[0..N), whole lines, to OUT; its last line's stack column is the one records take. */
+static void
+expand_text(struct ttwriter *x, const char *text, size_t n, struct ob_filtered *out)
+{
+	ob_filtered_keep(out, text, n);
+	if (n < 2 || text[n - 1] != '\n')
+		return;
+	const char *tab = text + n - 1;	/* (the column holds no tab: evt-format §4) */
+	while (tab > text && tab[-1] != '\t')
+		tab--;
+	if (tab > text) {
+		x->col = tab;
+		x->ncol = (size_t)(text + n - 1 - tab);
+	}
+}
+
+void
+conv_tt_expand(void *ctx, const char *p, size_t n, struct ob_filtered *out)
+{
+	struct ttwriter *x = ctx;
+	const char *end = p + n;
+	while (p < end) {
+		const char *m = memchr(p, '\0', (size_t)(end - p));
+		if (!m) {
+			expand_text(x, p, (size_t)(end - p), out);
+			break;
+		}
+		if (m > p)
+			expand_text(x, p, (size_t)(m - p), out);
+		struct ttrec r;
+		/* (a record is written whole into one buffer: ob_reserve) */
+		memcpy(&r, m + 1, sizeof r);
+		const char *a = m + 1 + sizeof r, *w = a + r.an, *stack = w + r.wn;
+		expand_record(x, &r, a, w, stack, out);
+		p = stack + r.sn;
+	}
+	/* the next buffer's records may take this one's last stack column */
+	if (x->col && x->col != x->lastcol.s) {
+		strbuf_reset(&x->lastcol);
+		strbuf_add(&x->lastcol, x->col, x->ncol);
+		x->col = x->lastcol.s;
+	}
+}
+
+/*
+ * Unfiltered thread time into an output a thread can write: its lines
+ * made there, from records.  They are half of a context-switch trace's
+ * output, and the caller's thread, which makes every other line, was
+ * the one bound: making their texts was a fifth of its time.
+ */
+static void
+ttwriter_start(struct conv *c)
+{
+	if (!c->o->tt_behind || !c->tts->unfiltered)
+		return;
+	struct ttwriter *x = xcalloc(1, sizeof *x);
+	ttstate_init(&x->s, 1);
+	x->img = c->img;
+	if (!ob_write_through(c->ob, conv_tt_expand, x)) {
+		free(x);
+		return;
+	}
+	c->ttw = x;
+}
+
+/* Everything handed to the writing thread made and written; its state freed. */
+static void
+ttwriter_end(struct conv *c)
+{
+	struct ttwriter *x = c->ttw;
+	if (!x)
+		return;
+	(void)ob_write_through(c->ob, NULL, NULL);
+	evtw_free(&x->line);
+	strbuf_release(&x->lastcol);
+	free(x);
+	c->ttw = NULL;
 }
 
 void
@@ -797,12 +1010,9 @@ conv_tt_start(struct conv *c)
 	if (!wanted)
 		return;
 	c->tts = xcalloc(1, sizeof *c->tts);
-	c->tts->idle = (struct tcache){ .pid = 0, .name = "Idle" };
-	cache_ids(&c->tts->idle);
-	c->tts->unknown = (struct tcache){ .pid = -1, .name = "?" };
-	c->tts->unknown.nids = 0;	/* (its columns are written each time) */
-	c->tts->unfiltered = !c->o->utc && !c->nkinds && !c->nprocs && c->from_ns == INT64_MIN &&
-	    c->to_ns == INT64_MAX;
+	ttstate_init(c->tts, !c->o->utc && !c->nkinds && !c->nprocs && c->from_ns == INT64_MIN &&
+	    c->to_ns == INT64_MAX);
+	ttwriter_start(c);
 	c->tt_gen = 1;
 	c->tt = tt_new((unsigned)c->ncur, (int64_t)(c->min_ts - GBIAS), (int64_t)(c->max_ts - GBIAS),
 	    c->tt_max_intr, add_follower, resolved, c);
@@ -835,7 +1045,8 @@ conv_tt_finish(struct conv *c)
 	conv_flush_window(c, 1);
 	c->tt_finishing = 1;
 	tt_finish(c->tt);
-	conv_write_followers(c, &c->f, "", 0);
+	conv_write_followers(c, &c->f, "", 0, 0);
+	ttwriter_end(c);
 }
 
 void
@@ -853,6 +1064,7 @@ conv_tt_report(struct conv *c)
 void
 conv_tt_free(struct conv *c)
 {
+	ttwriter_end(c);
 	if (c->tt)
 		hmap_free(&c->ttpend);
 	free(c->tts);
