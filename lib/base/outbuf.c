@@ -109,11 +109,20 @@ ob_filtered_made(struct ob_filtered *f, size_t n)
 	f->nmade += n;
 }
 
+/* iovecs a writev takes: POSIX's least (16) where the system does not say */
+#if defined(IOV_MAX) && IOV_MAX < 1024
+#define PIECES_PER_WRITE IOV_MAX
+#elif defined(IOV_MAX)
+#define PIECES_PER_WRITE 1024
+#else
+#define PIECES_PER_WRITE 16
+#endif
+
 /* F's pieces written in order: 0, or the errno of the failed write. */
 static int
 write_pieces(int fd, const struct ob_filtered *f)
 {
-	struct iovec iov[IOV_MAX < 1024 ? IOV_MAX : 1024];
+	struct iovec iov[PIECES_PER_WRITE];
 	size_t i = 0;
 	while (i < f->nv) {
 		int k = 0;
