@@ -67,21 +67,24 @@ struct ob_behind {
 	struct ob_filtered out;
 };
 
-void
-ob_filtered_keep(struct ob_filtered *f, const char *p, size_t n)
+static void
+add_piece(struct ob_filtered *f, const char *p, size_t off, size_t n)
 {
-	if (n == 0)
-		return;
-	struct ob_piece *last = f->nv ? &f->v[f->nv - 1] : NULL;
-	if (last && last->p && last->p + last->n == p) {
-		last->n += n;
-		return;
-	}
 	if (f->nv == f->capv) {
 		f->capv = f->capv ? 2 * f->capv : 256;
 		f->v = xrealloc(f->v, f->capv * sizeof *f->v);
 	}
-	f->v[f->nv++] = (struct ob_piece){ p, 0, n };
+	f->v[f->nv++] = (struct ob_piece){ p, off, n };
+}
+
+void
+ob_filtered_keep(struct ob_filtered *f, const char *p, size_t n)
+{
+	struct ob_piece *last = f->nv ? &f->v[f->nv - 1] : NULL;
+	if (last && last->p && last->p + last->n == p)
+		last->n += n;
+	else if (n)
+		add_piece(f, p, 0, n);
 }
 
 char *
@@ -97,15 +100,11 @@ ob_filtered_room(struct ob_filtered *f, size_t n)
 void
 ob_filtered_made(struct ob_filtered *f, size_t n)
 {
-	if (n == 0)
-		return;
 	struct ob_piece *last = f->nv ? &f->v[f->nv - 1] : NULL;
 	if (last && !last->p && last->off + last->n == f->nmade)
 		last->n += n;
-	else {
-		ob_filtered_keep(f, f->made, n);	/* (a new piece; then made its kind) */
-		f->v[f->nv - 1] = (struct ob_piece){ NULL, f->nmade, n };
-	}
+	else if (n)
+		add_piece(f, NULL, f->nmade, n);
 	f->nmade += n;
 }
 

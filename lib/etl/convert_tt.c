@@ -880,12 +880,10 @@ expand_text(struct ttwriter *x, const char *text, size_t n, struct ob_filtered *
 	ob_filtered_keep(out, text, n);
 	if (n < 2 || text[n - 1] != '\n')
 		return;
-	const char *tab = text + n - 1;	/* (the column holds no tab: evt-format §4) */
-	while (tab > text && tab[-1] != '\t')
-		tab--;
-	if (tab > text) {
-		x->col = tab;
-		x->ncol = (size_t)(text + n - 1 - tab);
+	const char *tab = mem_last(text, '\t', n - 1);	/* (the column holds none: evt-format §4) */
+	if (tab) {
+		x->col = tab + 1;
+		x->ncol = (size_t)(text + n - 1 - x->col);
 	}
 }
 
