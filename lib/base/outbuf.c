@@ -190,9 +190,9 @@ behind_work(void *arg)
 	return NULL;
 }
 
-/* The writing thread with buffers of CAP bytes, for pipes and files, or ANY output: 1 once it runs. */
+/* The writing thread, for pipes and files, or ANY output: 1 once it runs. */
 static int
-start_behind(struct outbuf *ob, int any, size_t cap)
+start_behind(struct outbuf *ob, int any)
 {
 	struct stat st;
 	int fd = fileno(ob->fp);
@@ -222,7 +222,7 @@ start_behind(struct outbuf *ob, int any, size_t cap)
 	pthread_cond_init(&w->work, NULL);
 	pthread_cond_init(&w->room, NULL);
 	for (int i = 0; i < BEHIND_BUFS - 1; i++)
-		w->free[w->nfree++] = (struct behind_buf){ xmalloc(cap), 0, cap };
+		w->free[w->nfree++] = (struct behind_buf){ xmalloc(BEHIND_CAP), 0, BEHIND_CAP };
 	if (pthread_create(&w->thread, NULL, behind_work, w) != 0) {
 		for (size_t i = 0; i < w->nfree; i++)
 			free(w->free[i].p);
@@ -232,8 +232,8 @@ start_behind(struct outbuf *ob, int any, size_t cap)
 		free(w);
 		return 0;
 	}
-	if (ob->cap < cap) {
-		ob->cap = cap;
+	if (ob->cap < BEHIND_CAP) {
+		ob->cap = BEHIND_CAP;
 		ob->buf = xrealloc(ob->buf, ob->cap);
 	}
 	ob->behind = w;
@@ -243,7 +243,7 @@ start_behind(struct outbuf *ob, int any, size_t cap)
 void
 ob_write_behind(struct outbuf *ob)
 {
-	(void)start_behind(ob, 0, BEHIND_CAP);
+	(void)start_behind(ob, 0);
 }
 
 /*
@@ -262,7 +262,7 @@ into_pipe(const struct outbuf *ob)
 int
 ob_write_through(struct outbuf *ob, ob_filter_fn fn, void *ctx)
 {
-	if (fn && (into_pipe(ob) || !start_behind(ob, 1, BEHIND_CAP)))
+	if (fn && (into_pipe(ob) || !start_behind(ob, 1)))
 		return 0;
 	if (!ob->behind)
 		return 0;

@@ -698,6 +698,23 @@ set_fields(struct ttline *t, const struct tt_iv *iv)
 }
 
 /*
+ * Whether the line being built has room for one more follower: at the
+ * end of the trace (as many as threads) the ones it has are written
+ * first; otherwise one past TT_MAXF is counted and dropped.
+ */
+static int
+follower_slot_free(struct conv *c)
+{
+	if (c->f.n == TT_MAXF && c->tt_finishing)
+		conv_write_followers(c, &c->f, "", 0, 0);
+	if (c->f.n == TT_MAXF) {
+		c->tt_overflow++;
+		return 0;
+	}
+	return 1;
+}
+
+/*
  * The interval as a record for the writing thread to make its text
  * (struct ttrec): the caller's thread, which makes every other line,
  * then only copies it.
@@ -705,12 +722,8 @@ set_fields(struct ttline *t, const struct tt_iv *iv)
 static void
 add_record(struct conv *c, const struct tt_iv *iv)
 {
-	if (c->f.n == TT_MAXF && c->tt_finishing)	/* the end of the trace: as many as threads */
-		conv_write_followers(c, &c->f, "", 0, 0);
-	if (c->f.n == TT_MAXF) {
-		c->tt_overflow++;
+	if (!follower_slot_free(c))
 		return;
-	}
 	struct ttline *t = &c->f.l[c->f.n++];
 	/* (field by field: IV was just stored so, and wide loads across those stores stall) */
 	t->text.n = 0;
@@ -765,12 +778,8 @@ add_follower(void *ctx, const struct tt_iv *iv)
 		t->whole = iv->kind == TT_RUNNING;
 		return;
 	}
-	if (c->f.n == TT_MAXF && c->tt_finishing)	/* the end of the trace: as many as threads */
-		conv_write_followers(c, &c->f, "", 0, 0);
-	if (c->f.n == TT_MAXF) {
-		c->tt_overflow++;
+	if (!follower_slot_free(c))
 		return;
-	}
 	struct ttline *t = &c->f.l[c->f.n];
 	struct evtw_line *l = &t->text;
 	const struct word *kind = &kind_words[iv->kind];
