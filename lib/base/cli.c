@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,16 +260,32 @@ read_full_at(int fd, void *buf, size_t n, uint64_t off)
 	return 0;
 }
 
+/*
+ * Eight bytes at a time where they hold no C: the writing thread of
+ * etl2evt looks back over each stack column (a few hundred bytes) for
+ * the tab before it, and a byte loop was a tenth of that thread's time.
+ */
 void *
 mem_last(const void *s, int c, size_t n)
 {
-	const unsigned char *p = s;
+	const unsigned char *p = s, ch = (unsigned char)c;
+	const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+	const uint64_t pattern = ones * ch;
 
-	while (n > 0) {
-		n--;
-		if (p[n] == (unsigned char)c)
+	while (n > 0 && ((uintptr_t)(p + n) & 7))	/* to an aligned end */
+		if (p[--n] == ch)
 			return (void *)(p + n);
+	while (n >= 8) {
+		uint64_t w;
+		memcpy(&w, p + n - 8, 8);
+		w ^= pattern;	/* (a byte equal to C is now zero) */
+		if ((w - ones) & ~w & highs)
+			break;
+		n -= 8;
 	}
+	while (n > 0)
+		if (p[--n] == ch)
+			return (void *)(p + n);
 	return NULL;
 }
 
