@@ -279,16 +279,23 @@ ob_write_through(struct outbuf *ob, ob_filter_fn fn, void *ctx)
 	return fn != NULL;
 }
 
-/* The full buffer to the writer, a free one back (waiting for one if need be). */
+/*
+ * The full buffer to the writer, a free one back (waiting for one if need
+ * be).  The writer, faster than the caller, is woken for every second
+ * buffer only, unless the caller is about to wait or flushes (NOW): a
+ * wake is a system call on the caller's thread, and it came once per
+ * 256 KiB of output.
+ */
 static void
-behind_hand(struct outbuf *ob)
+behind_hand(struct outbuf *ob, int now)
 {
 	struct ob_behind *w = ob->behind;
 
 	pthread_mutex_lock(&w->mu);
 	w->queue[(w->head + w->n) % BEHIND_BUFS] = (struct behind_buf){ ob->buf, ob->len, ob->cap };
 	w->n++;
-	pthread_cond_signal(&w->work);
+	if (now || w->n >= 2 || w->nfree == 0)
+		pthread_cond_signal(&w->work);
 	while (w->nfree == 0)
 		pthread_cond_wait(&w->room, &w->mu);
 	struct behind_buf b = w->free[--w->nfree];
@@ -326,11 +333,12 @@ behind_end(struct outbuf *ob)
 		cli_fatal("%s: write error: %s", ob->name, strerror(err));
 }
 
-void
-ob_flush(struct outbuf *ob)
+/* The buffer out, or to the writer (NOW: woken, else when it suits). */
+static void
+flush_buffer(struct outbuf *ob, int now)
 {
 	if (ob->len > 0 && ob->behind) {
-		behind_hand(ob);
+		behind_hand(ob, now);
 		return;
 	}
 	if (ob->len > 0) {
@@ -340,11 +348,17 @@ ob_flush(struct outbuf *ob)
 	}
 }
 
+void
+ob_flush(struct outbuf *ob)
+{
+	flush_buffer(ob, 1);
+}
+
 char *
 ob_reserve(struct outbuf *ob, size_t n)
 {
 	if (ob->len + n > ob->cap) {
-		ob_flush(ob);
+		flush_buffer(ob, 0);
 		if (n > ob->cap) {
 			ob->cap = n;
 			ob->buf = xrealloc(ob->buf, ob->cap);
@@ -376,7 +390,7 @@ void
 ob_putc(struct outbuf *ob, int c)
 {
 	if (ob->len == ob->cap)
-		ob_flush(ob);
+		flush_buffer(ob, 0);
 	ob->buf[ob->len++] = (char)c;
 }
 
