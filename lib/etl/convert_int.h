@@ -430,11 +430,20 @@ void conv_begin_silent(struct conv *c);
 void conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n,
     int from_line);
 /*
- * A thread-time line in the output, made on the writing thread from a
- * record (evt text never holds a NUL byte, docs/evt-format.md §4): the
- * byte 0, this struct, then AN bytes of waker_in= attributes, WN of
- * waker stack and SN of stack column.  Unfiltered output only.
+ * What the writing thread gets in the output besides text (evt text never
+ * holds a NUL byte, docs/evt-format.md §4): the byte 0, then a byte saying
+ * which.  Unfiltered output only.
+ *  - TTREC_LINE: a thread-time line to make: a struct ttrec, then AN bytes
+ *    of waker_in= attributes and SN of stack column.  Its waker stack (WN
+ *    bytes) is the writing thread's stash for thread TID.
+ *  - TTREC_STASH: a ReadyThread's stack becomes thread TID's stash: a
+ *    struct ttstash.  Its N bytes are the stack column of the line just
+ *    before, the ReadyThread's.
  */
+enum { TTREC_LINE = 'r', TTREC_STASH = 's' };
+struct ttstash {
+	uint32_t tid, n;
+};
 enum { TTREC_NO_STACK, TTREC_LINE_STACK, TTREC_OWN_STACK };
 struct ttrec {		/* (tt_iv's fields the text needs: half its size) */
 	int64_t tid, start, end, logged;	/* logged: the event's time, logged_ms= */
@@ -442,6 +451,7 @@ struct ttrec {		/* (tt_iv's fields the text needs: half its size) */
 	uint64_t gen;		/* c->tt_gen */
 	const char *pseudo;
 	uint32_t an, wn, sn;
+	uint32_t cn;		/* TTREC_LINE_STACK: the length of that column */
 	int32_t cpu, waker_cpu, prio;
 	uint8_t kind, from, edge, wait_reason, wait_mode, old_state, readied, pseudo_n;
 	uint8_t stack;		/* TTREC_*: the stack column's bytes */
@@ -496,6 +506,12 @@ conv_tt_waker_attrs(struct conv *c, const struct ttline *t, uint64_t ts, size_t 
 	}
 	return conv_tt_waker_routine(c, t, ts, n);
 }
+/*
+ * STACK[0..N) (a ReadyThread's stack column) becomes thread TID's waker
+ * stack; WRITTEN: its line was just written, where the writing thread, if
+ * it makes the thread-time lines, takes it from.
+ */
+void conv_tt_stash(struct conv *c, uint32_t tid, const char *stack, size_t n, int written);
 void conv_tt_queued(struct conv *c, const struct ttfollow *f, uint64_t seq);
 void conv_tt_unqueued(struct conv *c, struct ttfollow *f);
 void conv_free_lines(struct conv *c);

@@ -382,29 +382,31 @@ conv_put_follower(char *p, const struct evtw_line *text, int wstack, const char 
 }
 
 /*
- * T as a record for the writing thread (struct ttrec): its text then, the
- * lengths of the parts that follow it, and those parts.
+ * T as a record for the writing thread (TTREC_LINE): its text then, the
+ * lengths of its parts, and those that follow it (its waker stack, WN
+ * bytes, is the writing thread's stash).
  */
 static void
-write_record(struct conv *c, const struct ttline *t, const char *a, size_t an, const char *w,
-    size_t wn, const char *stack, size_t take, int from_line)
+write_record(struct conv *c, const struct ttline *t, const char *a, size_t an, size_t wn,
+    const char *stack, size_t take, int from_line)
 {
 	struct outbuf *ob = c->ob;
 	size_t sn = from_line ? 0 : take;
-	size_t room = 1 + sizeof(struct ttrec) + an + wn + sn;
+	size_t room = 2 + sizeof(struct ttrec) + an + sn;
 	char *p = room <= ob->cap - ob->len ? ob->buf + ob->len : ob_reserve(ob, room);
-	uint32_t len[3] = { (uint32_t)an, (uint32_t)wn, (uint32_t)sn };
+	uint32_t len[4] = { (uint32_t)an, (uint32_t)wn, (uint32_t)sn, (uint32_t)(from_line ? take : 0) };
 	uint8_t how = !take ? TTREC_NO_STACK : from_line ? TTREC_LINE_STACK : TTREC_OWN_STACK;
-	*p = 0;
-	memcpy(p + 1, t->text.b, sizeof(struct ttrec));
-	memcpy(p + 1 + offsetof(struct ttrec, an), len, sizeof len);
-	memcpy(p + 1 + offsetof(struct ttrec, stack), &how, 1);
-	p += 1 + sizeof(struct ttrec);
-	if (an)	/* (A and W are NULL without a waker) */
+	p[0] = 0;
+	p[1] = TTREC_LINE;
+	memcpy(p + 2, t->text.b, sizeof(struct ttrec));
+	_Static_assert(offsetof(struct ttrec, cn) == offsetof(struct ttrec, an) + 12,
+	    "an, wn, sn and cn are written as one");
+	memcpy(p + 2 + offsetof(struct ttrec, an), len, sizeof len);
+	memcpy(p + 2 + offsetof(struct ttrec, stack), &how, 1);
+	p += 2 + sizeof(struct ttrec);
+	if (an)	/* (A is NULL without a waker) */
 		memcpy(p, a, an);
-	if (wn)
-		memcpy(p + an, w, wn);
-	memcpy(p + an + wn, stack, sn);
+	memcpy(p + an, stack, sn);
 	ob->len += room;
 }
 
@@ -436,12 +438,12 @@ conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size
 		size_t wn = 0, an = 0;
 		const char *w = NULL, *a = NULL;
 		if (t->wstack) {
-			w = tt_waker_stack(c->tt, t->wtid, &wn);
+			w = tt_waker_stack(c->tt, t->wtid, &wn);	/* (a record's: the length only) */
 			a = conv_tt_waker_attrs(c, t, c->now, &an);
 		}
 		size_t take = t->stack ? n : 0;
 		if (t->rec) {
-			write_record(c, t, a, an, w, wn, stack, take, from_line);
+			write_record(c, t, a, an, wn, stack, take, from_line);
 			continue;
 		}
 		/* (room for what is copied whole past the line's end: its last pieces') */
@@ -516,7 +518,7 @@ write_line(struct conv *c, const char *text, size_t tn, size_t an, uint32_t pid,
 		return;
 	/* (the stack without its tab) */
 	if (f->stash)
-		tt_set_waker_stack(c->tt, f->stash_tid, col, cn);
+		conv_tt_stash(c, f->stash_tid, col, cn, !f->silent);
 	if (f->n)
 		conv_write_followers(c, f, col, cn, !f->silent);
 	f->silent = f->stash = 0;

@@ -814,11 +814,75 @@ struct ttwriter {
 	struct ttstate s;
 	const struct images *img;
 	struct evtw_line line;	/* a record's text */
-	const char *col;	/* the last text line's stack column, in the buffer or in LASTCOL */
-	size_t ncol;
+	/*
+	 * The newline that ends the last text line, and the start of the
+	 * text it is in (in the buffer, or LASTCOL: that line's stack column
+	 * from its tab on, kept for the next buffer's records).  The caller's
+	 * thread says how long that column is, so it is not looked for.
+	 */
+	const char *line_end, *run_start;
 	struct strbuf lastcol;
 	char attrs[TT_ATTR_ROOM];	/* a record's waker_in= text, with the room it is read with */
+	struct hmap stash_of;	/* tid -> its waker stack in STASH (TTREC_STASH) */
+	struct strbuf *stash;
+	size_t nstash, capstash;
 };
+
+/*
+ * A ReadyThread's stack as thread TID's waker stack, kept by the writing
+ * thread when it makes the lines: the caller's thread then copies it
+ * neither here nor into each Waiting line (the stack column it is in was
+ * just written, and the writing thread finds it there).
+ */
+void
+conv_tt_stash(struct conv *c, uint32_t tid, const char *stack, size_t n, int written)
+{
+	if (!c->ttw) {
+		tt_set_waker_stack(c->tt, tid, stack, n);
+		return;
+	}
+	if (!written)	/* (the writing thread makes lines of unfiltered output only) */
+		cli_fatal("internal error: a ReadyThread's line not written in unfiltered output");
+	if (!tt_set_waker_stack(c->tt, tid, NULL, n))
+		return;
+	struct ttstash st = { tid, (uint32_t)n };
+	char *p = ob_reserve(c->ob, 2 + sizeof st);
+	p[0] = 0;
+	p[1] = TTREC_STASH;
+	memcpy(p + 2, &st, sizeof st);
+	ob_commit(c->ob, 2 + sizeof st);
+}
+
+/* Thread TID's waker stack on the writing thread: STACK[0..N). */
+static void
+stash_put(struct ttwriter *x, uint32_t tid, const char *stack, size_t n)
+{
+	uint32_t *i = hmap_get(&x->stash_of, tid, 0);
+	if (!i) {
+		if (x->nstash == x->capstash) {
+			x->capstash = x->capstash ? 2 * x->capstash : 64;
+			x->stash = xrealloc(x->stash, x->capstash * sizeof *x->stash);
+		}
+		x->stash[x->nstash] = (struct strbuf)STRBUF_INIT;
+		hmap_put(&x->stash_of, tid, 0, (uint32_t)x->nstash);
+		i = hmap_get(&x->stash_of, tid, 0);
+		x->nstash++;
+	}
+	struct strbuf *b = &x->stash[*i];
+	strbuf_reset(b);
+	strbuf_add(b, stack, n);
+}
+
+/* Thread TID's waker stack, of which the caller's thread knows the length N. */
+static const char *
+stash_get(const struct ttwriter *x, uint32_t tid, size_t n)
+{
+	const uint32_t *i = hmap_get(&x->stash_of, tid, 0);
+	if (!i || x->stash[*i].len != n)	/* (the two threads kept it in step) */
+		cli_fatal("internal error: thread %u's waker stack not kept as long (%zu bytes)",
+		    tid, n);
+	return x->stash[*i].s;
+}
 
 static void
 ttstate_init(struct ttstate *s, int unfiltered)
@@ -830,11 +894,14 @@ ttstate_init(struct ttstate *s, int unfiltered)
 	s->unfiltered = unfiltered;
 }
 
-/* The line of record R (its parts A, W, STACK after it) appended to OUT. */
+static const char *line_column(const struct ttwriter *x, size_t n);
+
+/* The line of record R (its parts A, STACK after it) appended to OUT. */
 static void
-expand_record(struct ttwriter *x, const struct ttrec *r, const char *a, const char *w,
-    const char *stack, struct ob_filtered *out)
+expand_record(struct ttwriter *x, const struct ttrec *r, const char *a, const char *stack,
+    struct ob_filtered *out)
 {
+	const char *w = r->wn ? stash_get(x, (uint32_t)r->tid, r->wn) : NULL;
 	struct tt_iv in = {
 		.kind = r->kind, .tid = r->tid, .cpu = r->cpu, .start = r->start, .end = r->end,
 		.edge = r->edge, .prio = r->prio, .from = r->from, .wait_reason = r->wait_reason,
@@ -865,8 +932,8 @@ expand_record(struct ttwriter *x, const struct ttrec *r, const char *a, const ch
 		}
 		put_rest(s, x->img, r->gen, l, o, iv, r->logged, ts);
 	}
-	size_t take = r->stack == TTREC_NO_STACK ? 0 : r->stack == TTREC_LINE_STACK ? x->ncol : r->sn;
-	const char *col = r->stack == TTREC_LINE_STACK ? x->col : stack;
+	size_t take = r->stack == TTREC_NO_STACK ? 0 : r->stack == TTREC_LINE_STACK ? r->cn : r->sn;
+	const char *col = r->stack == TTREC_LINE_STACK ? line_column(x, r->cn) : stack;
 	char *start = ob_filtered_room(out, conv_follower_room(l->n, r->an, r->wn, take));
 	char *p = start;
 	if (whole)
@@ -889,11 +956,37 @@ expand_text(struct ttwriter *x, const char *text, size_t n, struct ob_filtered *
 	ob_filtered_keep(out, text, n);
 	if (n < 2 || text[n - 1] != '\n')
 		return;
-	const char *tab = mem_last(text, '\t', n - 1);	/* (the column holds none: evt-format §4) */
-	if (tab) {
-		x->col = tab + 1;
-		x->ncol = (size_t)(text + n - 1 - x->col);
+	x->line_end = text + n - 1;
+	x->run_start = text;
+}
+
+/* The last text line's stack column, N bytes long as the caller's thread says. */
+static const char *
+line_column(const struct ttwriter *x, size_t n)
+{
+	if (!x->line_end || (size_t)(x->line_end - x->run_start) < n + 1 ||
+	    x->line_end[-(ptrdiff_t)n - 1] != '\t')
+		cli_fatal("internal error: the stack column a thread-time line takes "
+		    "(%zu bytes) is not the last line's", n);
+	return x->line_end - n;
+}
+
+/* The last text line's column, from its tab to its newline, kept for the next buffer. */
+static void
+keep_last_column(struct ttwriter *x)
+{
+	if (!x->line_end || x->run_start == x->lastcol.s)
+		return;
+	/* (the column holds no tab: evt-format §4) */
+	const char *tab = mem_last(x->run_start, '\t', (size_t)(x->line_end - x->run_start));
+	if (!tab) {
+		x->line_end = NULL;
+		return;
 	}
+	strbuf_reset(&x->lastcol);
+	strbuf_add(&x->lastcol, tab, (size_t)(x->line_end + 1 - tab));
+	x->run_start = x->lastcol.s;
+	x->line_end = x->lastcol.s + x->lastcol.len - 1;
 }
 
 void
@@ -909,19 +1002,23 @@ conv_tt_expand(void *ctx, const char *p, size_t n, struct ob_filtered *out)
 		}
 		if (m > p)
 			expand_text(x, p, (size_t)(m - p), out);
-		struct ttrec r;
 		/* (a record is written whole into one buffer: ob_reserve) */
-		memcpy(&r, m + 1, sizeof r);
-		const char *a = m + 1 + sizeof r, *w = a + r.an, *stack = w + r.wn;
-		expand_record(x, &r, a, w, stack, out);
+		if (m[1] == TTREC_STASH) {
+			struct ttstash st;
+			memcpy(&st, m + 2, sizeof st);
+			p = m + 2 + sizeof st;
+			/* (the line just before: the ReadyThread's) */
+			stash_put(x, st.tid, line_column(x, st.n), st.n);
+			continue;
+		}
+		struct ttrec r;
+		memcpy(&r, m + 2, sizeof r);
+		const char *a = m + 2 + sizeof r, *stack = a + r.an;
+		expand_record(x, &r, a, stack, out);
 		p = stack + r.sn;
 	}
 	/* the next buffer's records may take this one's last stack column */
-	if (x->col && x->col != x->lastcol.s) {
-		strbuf_reset(&x->lastcol);
-		strbuf_add(&x->lastcol, x->col, x->ncol);
-		x->col = x->lastcol.s;
-	}
+	keep_last_column(x);
 }
 
 /*
@@ -938,7 +1035,9 @@ ttwriter_start(struct conv *c)
 	struct ttwriter *x = xcalloc(1, sizeof *x);
 	ttstate_init(&x->s, 1);
 	x->img = c->img;
+	hmap_init(&x->stash_of);
 	if (!ob_write_through(c->ob, conv_tt_expand, x)) {
+		hmap_free(&x->stash_of);
 		free(x);
 		return;
 	}
@@ -955,6 +1054,10 @@ ttwriter_end(struct conv *c)
 	(void)ob_write_through(c->ob, NULL, NULL);
 	evtw_free(&x->line);
 	strbuf_release(&x->lastcol);
+	for (size_t i = 0; i < x->nstash; i++)
+		strbuf_release(&x->stash[i]);
+	free(x->stash);
+	hmap_free(&x->stash_of);
 	free(x);
 	c->ttw = NULL;
 }
