@@ -857,18 +857,17 @@ conv_tt_stash(struct conv *c, uint32_t tid, const char *stack, size_t n, int wri
 static void
 stash_put(struct ttwriter *x, uint32_t tid, const char *stack, size_t n)
 {
-	uint32_t *i = hmap_get(&x->stash_of, tid, 0);
-	if (!i) {
+	const uint32_t *known = hmap_get(&x->stash_of, tid, 0);
+	size_t i = known ? *known : x->nstash;
+	if (!known) {	/* (a thread's first) */
 		if (x->nstash == x->capstash) {
 			x->capstash = x->capstash ? 2 * x->capstash : 64;
 			x->stash = xrealloc(x->stash, x->capstash * sizeof *x->stash);
 		}
-		x->stash[x->nstash] = (struct strbuf)STRBUF_INIT;
-		hmap_put(&x->stash_of, tid, 0, (uint32_t)x->nstash);
-		i = hmap_get(&x->stash_of, tid, 0);
-		x->nstash++;
+		x->stash[x->nstash++] = (struct strbuf)STRBUF_INIT;
+		hmap_put(&x->stash_of, tid, 0, (uint32_t)i);
 	}
-	struct strbuf *b = &x->stash[*i];
+	struct strbuf *b = &x->stash[i];
 	strbuf_reset(b);
 	strbuf_add(b, stack, n);
 }
