@@ -70,10 +70,7 @@ struct ob_behind {
 static void
 add_piece(struct ob_filtered *f, const char *p, size_t off, size_t n)
 {
-	if (f->nv == f->capv) {
-		f->capv = f->capv ? 2 * f->capv : 256;
-		f->v = xrealloc(f->v, f->capv * sizeof *f->v);
-	}
+	XGROW(f->v, f->nv, f->capv, 256);
 	f->v[f->nv++] = (struct ob_piece){ p, off, n };
 }
 

@@ -860,10 +860,7 @@ stash_put(struct ttwriter *x, uint32_t tid, const char *stack, size_t n)
 	const uint32_t *known = hmap_get(&x->stash_of, tid, 0);
 	size_t i = known ? *known : x->nstash;
 	if (!known) {	/* (a thread's first) */
-		if (x->nstash == x->capstash) {
-			x->capstash = x->capstash ? 2 * x->capstash : 64;
-			x->stash = xrealloc(x->stash, x->capstash * sizeof *x->stash);
-		}
+		XGROW(x->stash, x->nstash, x->capstash, 64);
 		x->stash[x->nstash++] = (struct strbuf)STRBUF_INIT;
 		hmap_put(&x->stash_of, tid, 0, (uint32_t)i);
 	}
