@@ -244,6 +244,7 @@ struct conv {
 	struct tt *tt;
 	struct ttfollow f;	/* followers of the line being built */
 	struct evtw_line ttout;	/* a follower's waker_in= and waker_routine= (rare: a routine) */
+	struct tt_iv tt_spare;	/* an interval not made in a record's room (tt_set_slot) */
 	uint64_t tt_overflow;	/* more of them than TT_MAXF (never, but counted) */
 	int tt_finishing;	/* the end of the trace: they are written as they come */
 	struct hmap ttpend;	/* (ticket, 0) -> sequence of the line whose follower waits for it */
@@ -445,15 +446,17 @@ struct ttstash {
 	uint32_t tid, n;
 };
 enum { TTREC_NO_STACK, TTREC_LINE_STACK, TTREC_OWN_STACK };
-struct ttrec {		/* (tt_iv's fields the text needs: half its size) */
-	int64_t tid, start, end, logged;	/* logged: the event's time, logged_ms= */
-	int64_t ready_ns, waker_tid;
+struct ttrec {
+	/*
+	 * The interval, as threadtime.c made it here (tt_set_slot): copying
+	 * it field by field into a smaller record cost as much as making it.
+	 * Its waker_in, waker_routine and ticket are the caller's (AN).
+	 */
+	struct tt_iv iv;
+	int64_t logged;		/* the event's time, logged_ms= */
 	uint64_t gen;		/* c->tt_gen */
-	const char *pseudo;
 	uint32_t an, wn, sn;
 	uint32_t cn;		/* TTREC_LINE_STACK: the length of that column */
-	int32_t cpu, waker_cpu, prio;
-	uint8_t kind, from, edge, wait_reason, wait_mode, old_state, readied, pseudo_n;
 	uint8_t stack;		/* TTREC_*: the stack column's bytes */
 };
 /*

@@ -406,7 +406,8 @@ write_record(struct conv *c, const struct ttline *t, const char *a, size_t an, s
 	p += 2 + sizeof(struct ttrec);
 	if (an)	/* (A is NULL without a waker) */
 		memcpy(p, a, an);
-	memcpy(p + an, stack, sn);
+	if (sn)	/* (most take the line's stack, or none: a call for no bytes cost a tenth of this) */
+		memcpy(p + an, stack, sn);
 	ob->len += room;
 }
 

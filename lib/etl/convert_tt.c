@@ -715,38 +715,36 @@ follower_slot_free(struct conv *c)
 }
 
 /*
- * The interval as a record for the writing thread to make its text
- * (struct ttrec): the caller's thread, which makes every other line,
- * then only copies it.
+ * threadtime.c's slot function: where the next interval is made.  Into
+ * the writing thread's output, in the room of the record that the line
+ * being built takes next (struct ttrec: the interval is its first
+ * part); else, or past TT_MAXF, in c->tt_spare.
+ */
+static struct tt_iv *
+follower_room(void *ctx)
+{
+	struct conv *c = ctx;
+	if (!c->ttw || !follower_slot_free(c))
+		return &c->tt_spare;
+	struct evtw_line *text = &c->f.l[c->f.n].text;
+	text->n = 0;
+	return &((struct ttrec *)(void *)evtw_room(text, sizeof(struct ttrec)))->iv;
+}
+
+/*
+ * The interval, made in its record's room, as a record for the writing
+ * thread to make its text: the caller's thread, which makes every other
+ * line, then only copies it.
  */
 static void
 add_record(struct conv *c, const struct tt_iv *iv)
 {
-	if (!follower_slot_free(c))
-		return;
+	if (iv == &c->tt_spare)
+		return;		/* (past TT_MAXF: counted when its room was asked for) */
 	struct ttline *t = &c->f.l[c->f.n++];
-	/* (field by field: IV was just stored so, and wide loads across those stores stall) */
-	t->text.n = 0;
-	struct ttrec *r = (struct ttrec *)(void *)evtw_room(&t->text, sizeof *r);
-	r->tid = iv->tid;
-	r->start = iv->start;
-	r->end = iv->end;
+	struct ttrec *r = (struct ttrec *)(void *)t->text.b;
 	r->logged = (int64_t)(c->now - GBIAS);
-	r->ready_ns = iv->ready_ns;
-	r->waker_tid = iv->waker_tid;
 	r->gen = c->tt_gen;
-	r->pseudo = iv->pseudo;
-	r->cpu = iv->cpu;
-	r->waker_cpu = iv->waker_cpu;
-	r->prio = iv->prio;
-	r->kind = (uint8_t)iv->kind;
-	r->from = (uint8_t)iv->from;
-	r->edge = (uint8_t)iv->edge;
-	r->wait_reason = iv->wait_reason;
-	r->wait_mode = iv->wait_mode;
-	r->old_state = iv->old_state;
-	r->readied = (uint8_t)iv->readied;
-	r->pseudo_n = iv->pseudo_n;
 	t->text.n = sizeof *r;
 	set_fields(t, iv);
 	t->rec = 1;
@@ -897,15 +895,8 @@ static void
 expand_record(struct ttwriter *x, const struct ttrec *r, const char *a, const char *stack,
     struct ob_filtered *out)
 {
-	const char *w = r->wn ? stash_get(x, (uint32_t)r->tid, r->wn) : NULL;
-	struct tt_iv in = {
-		.kind = r->kind, .tid = r->tid, .cpu = r->cpu, .start = r->start, .end = r->end,
-		.edge = r->edge, .prio = r->prio, .from = r->from, .wait_reason = r->wait_reason,
-		.wait_mode = r->wait_mode, .old_state = r->old_state, .pseudo = r->pseudo,
-		.pseudo_n = r->pseudo_n, .readied = r->readied, .ready_ns = r->ready_ns,
-		.waker_tid = r->waker_tid, .waker_cpu = r->waker_cpu,
-	};
-	const struct tt_iv *iv = &in;
+	const struct tt_iv *iv = &r->iv;
+	const char *w = r->wn ? stash_get(x, (uint32_t)iv->tid, r->wn) : NULL;
 	struct ttstate *s = &x->s;
 	struct evtw_line *l = &x->line;
 	uint64_t ts = GBIAS + (uint64_t)iv->end;
@@ -1122,6 +1113,7 @@ conv_tt_start(struct conv *c)
 	c->tt_gen = 1;
 	c->tt = tt_new((unsigned)c->ncur, (int64_t)(c->min_ts - GBIAS), (int64_t)(c->max_ts - GBIAS),
 	    c->tt_max_intr, add_follower, resolved, c);
+	tt_set_slot(c->tt, follower_room);
 	hmap_init(&c->ttpend);
 	for (size_t i = 0; i < c->ncur; i++)
 		if (c->first_old[i] >= 0)

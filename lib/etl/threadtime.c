@@ -82,6 +82,8 @@ struct tt {
 	struct tt_head head;	/* first: tt_tick in threadtime.h reads it */
 	int64_t t0, t1;
 	tt_emit_fn *emit;
+	tt_slot_fn *slot;	/* NULL: intervals are made in OWN */
+	struct tt_iv own;
 	tt_resolve_fn *resolve;
 	void *ctx;
 	uint32_t tickets;
@@ -171,6 +173,12 @@ tt_new(unsigned ncpu, int64_t t0, int64_t t1, int64_t max_intr, tt_emit_fn *emit
 	t->cpu = xcalloc(t->ncpu, sizeof *t->cpu);
 	hmap_init(&t->map);
 	return t;
+}
+
+void
+tt_set_slot(struct tt *t, tt_slot_fn *slot)
+{
+	t->slot = slot;
 }
 
 void
@@ -265,10 +273,12 @@ static const char blocked_time[TT_PSEUDO_ROOM] = "BLOCKED_TIME";
 static const char disk_time[TT_PSEUDO_ROOM] = "DISK_TIME";
 #define SET_PSEUDO(iv, room, lit) ((iv)->pseudo = (room), (iv)->pseudo_n = sizeof lit - 1)
 
-static void
-iv_init(struct tt_iv *iv, enum tt_kind k, int64_t tid, int cpu, int64_t s, int64_t e, int edge,
+/* A new interval, in the slot's room (tt_set_slot) or the machine's own. */
+static inline struct tt_iv *
+iv_new(struct tt *t, enum tt_kind k, int64_t tid, int cpu, int64_t s, int64_t e, int edge,
     int prio)
 {
+	struct tt_iv *iv = t->slot ? t->slot(t->ctx) : &t->own;
 	/*
 	 * Field by field, not memset: three of these a context switch, and a
 	 * memset of the struct compiles to "rep stos", slow to start.
@@ -292,15 +302,15 @@ iv_init(struct tt_iv *iv, enum tt_kind k, int64_t tid, int cpu, int64_t s, int64
 	iv->waker_in = TT_IN_THREAD;
 	iv->waker_routine = 0;
 	iv->ticket = 0;
+	return iv;
 }
 
 static inline void
 emit_running(struct tt *t, int cpu, struct ttcpu *c, int64_t end, int edge_end)
 {
-	struct tt_iv iv;
-	iv_init(&iv, TT_RUNNING, c->cur, cpu, c->since, end,
+	struct tt_iv *iv = iv_new(t, TT_RUNNING, c->cur, cpu, c->since, end,
 	    (c->edge_start ? TT_EDGE_START : 0) | edge_end, c->prio);
-	t->emit(t->ctx, &iv);
+	t->emit(t->ctx, iv);
 }
 
 /* The DPC or ISR of CPU that ran at NS, if one is known (the innermost: an ISR). */
@@ -328,60 +338,60 @@ static void
 end_off_cpu(struct tt *t, struct th *h, int64_t end, int in_cpu, int in_prio, int switch_in,
     int edge_end)
 {
-	struct tt_iv iv;
+	struct tt_iv *iv;
 	int edge0 = h->edge_start ? TT_EDGE_START : 0;
 	if (h->st == ST_READY) {
-		iv_init(&iv, TT_READY, h->tid, in_cpu, h->since, end, edge0 | edge_end, in_prio);
-		iv.from = h->from;
-		iv.switch_in = switch_in;
-		SET_PSEUDO(&iv, readied_time, "READIED_TIME");
-		t->emit(t->ctx, &iv);
+		iv = iv_new(t, TT_READY, h->tid, in_cpu, h->since, end, edge0 | edge_end, in_prio);
+		iv->from = h->from;
+		iv->switch_in = switch_in;
+		SET_PSEUDO(iv, readied_time, "READIED_TIME");
+		t->emit(t->ctx, iv);
 		return;
 	}
 	int64_t wend = h->readied ? h->ready_ns : end;
-	iv_init(&iv, TT_WAITING, h->tid, h->cpu, h->since, wend, edge0 | (h->readied ? 0 : edge_end),
+	iv = iv_new(t, TT_WAITING, h->tid, h->cpu, h->since, wend, edge0 | (h->readied ? 0 : edge_end),
 	    h->prio);
-	iv.wait_reason = h->wait_reason;
-	iv.wait_mode = h->wait_mode;
-	iv.old_state = h->old_state;
-	iv.switch_in = switch_in;
-	SET_PSEUDO(&iv, blocked_time, "BLOCKED_TIME");
+	iv->wait_reason = h->wait_reason;
+	iv->wait_mode = h->wait_mode;
+	iv->old_state = h->old_state;
+	iv->switch_in = switch_in;
+	SET_PSEUDO(iv, blocked_time, "BLOCKED_TIME");
 	/* PerfView's rule: a disk I/O of the thread that took about as long as the wait */
 	int64_t w = wend - h->since;
 	if (h->disk_ns >= 0 && w * 10 > h->disk_ns * 8 - 1000000 && w * 10 < h->disk_ns * 12 + 1000000)
-		SET_PSEUDO(&iv, disk_time, "DISK_TIME");
+		SET_PSEUDO(iv, disk_time, "DISK_TIME");
 	if (h->readied) {
-		iv.readied = 1;
-		iv.ready_ns = h->ready_ns;
-		iv.waker_tid = h->waker_tid;
-		iv.waker_cpu = h->waker_cpu;
+		iv->readied = 1;
+		iv->ready_ns = h->ready_ns;
+		iv->waker_tid = h->waker_tid;
+		iv->waker_cpu = h->waker_cpu;
 		const struct intr *r = interrupt_at(t, h->waker_cpu, h->ready_ns);
 		struct ttcpu *wc = h->waker_cpu >= 0 && (size_t)h->waker_cpu < t->ncpu ?
 		    &t->cpu[h->waker_cpu] : NULL;
 		if (r) {
-			iv.waker_in = r->isr ? TT_IN_ISR : TT_IN_DPC;
-			iv.waker_routine = r->routine;
+			iv->waker_in = r->isr ? TT_IN_ISR : TT_IN_DPC;
+			iv->waker_routine = r->routine;
 		} else if (wc && !t->ending && end <= h->ready_ns + t->max_intr) {
 			/* a DPC or ISR covering it may still be running: told later */
-			iv.waker_in = TT_IN_PENDING;
-			iv.ticket = ++t->tickets;
+			iv->waker_in = TT_IN_PENDING;
+			iv->ticket = ++t->tickets;
 			if (wc->npend == wc->cappend) {
 				wc->cappend = wc->cappend ? wc->cappend * 2 : 8;
 				wc->pend = xrealloc(wc->pend, wc->cappend * sizeof *wc->pend);
 			}
-			wc->pend[wc->npend++] = (struct tpend){ h->ready_ns, iv.ticket };
+			wc->pend[wc->npend++] = (struct tpend){ h->ready_ns, iv->ticket };
 			if (h->ready_ns + t->max_intr < t->head.deadline)
 				t->head.deadline = h->ready_ns + t->max_intr;
 		}
 	} else if (!h->edge_start && switch_in)
 		t->anomalies[TT_A_NO_READY]++;
-	t->emit(t->ctx, &iv);
+	t->emit(t->ctx, iv);
 	if (h->readied) {
-		iv_init(&iv, TT_READY, h->tid, in_cpu, h->ready_ns, end, edge_end, in_prio);
-		iv.from = TT_FROM_READIED;
-		iv.switch_in = switch_in;
-		SET_PSEUDO(&iv, readied_time, "READIED_TIME");
-		t->emit(t->ctx, &iv);
+		iv = iv_new(t, TT_READY, h->tid, in_cpu, h->ready_ns, end, edge_end, in_prio);
+		iv->from = TT_FROM_READIED;
+		iv->switch_in = switch_in;
+		SET_PSEUDO(iv, readied_time, "READIED_TIME");
+		t->emit(t->ctx, iv);
 	}
 }
 
