@@ -41,7 +41,7 @@ enum tt_anomaly {
 #define TT_PSEUDO_ROOM 16
 
 /* One interval that ended: what a Running, Ready or Waiting line says. */
-struct tt_iv {		/* (iv_init in threadtime.c sets each field: a new one too) */
+struct tt_iv {		/* (iv_new in threadtime.c sets each field: a new one too) */
 	enum tt_kind kind;
 	int64_t tid;
 	int cpu;
