@@ -261,9 +261,10 @@ read_full_at(int fd, void *buf, size_t n, uint64_t off)
 }
 
 /*
- * Eight bytes at a time where they hold no C: the writing thread of
- * etl2evt looks back over each stack column (a few hundred bytes) for
- * the tab before it, and a byte loop was a tenth of that thread's time.
+ * Eight bytes at a time where they hold no C: the evt reader looks back
+ * over every line's stack column (a few hundred bytes) for the tab
+ * before it (lib/evt/evt.c), and the stack tools over stacks for their
+ * last ';' (lib/stacks/stacks.c), once per line.
  */
 void *
 mem_last(const void *s, int c, size_t n)
