@@ -77,7 +77,7 @@ emit_dpc_isr(struct conv *c, const struct etl_event *ev, int64_t ns)
 	}
 	int64_t dur = ns - start_ns;
 	if (c->tt)	/* thread time: did it ready a thread? */
-		tt_interrupt(c->tt, ev->cpu, start_ns, ns, isr, routine);
+		conv_tt_interrupt(c, ev->cpu, start_ns, ns, isr, routine);
 	int64_t tid = -1, pid = -1;
 	if ((size_t)ev->cpu < c->ncur && c->cur_tid[ev->cpu] >= 0) {
 		tid = c->cur_tid[ev->cpu];
@@ -113,7 +113,8 @@ emit_cswitch(struct conv *c, const struct etl_event *ev, int64_t ns)
 	if ((size_t)ev->cpu < c->ncur)
 		c->cur_tid[ev->cpu] = newt;
 	if (c->tt)	/* the intervals this switch ends follow its line */
-		tt_cswitch(c->tt, ev->cpu, ns, oldt, newt, (int8_t)p[9], (int8_t)p[8], p[12], p[13], p[14]);
+		conv_tt_cswitch(c, ev->cpu, ns, oldt, newt, (int8_t)p[9], (int8_t)p[8], p[12], p[13],
+		    p[14]);
 	int64_t npid = newt == 0 ? 0 : images_thread_pid(c->img, newt, ev->ts);
 	int64_t opid = oldt == 0 ? 0 : images_thread_pid(c->img, oldt, ev->ts);
 	if (conv_begin(c, "CSwitch", ns, ev->cpu, npid, newt, 0, ev->ts)) {
@@ -137,7 +138,7 @@ emit_cswitch(struct conv *c, const struct etl_event *ev, int64_t ns)
 			evtw_u64(l, st);
 		evtw_kv_u(l, "wait_time", etl_u32(p + 16));
 		evtw_kv_u(l, "cstate", p[10]);
-	} else if (c->f.n)
+	} else if (CONV_TT_LINES(c))
 		conv_begin_silent(c);	/* dropped, but its thread-time lines are not */
 	else
 		return;
@@ -171,7 +172,7 @@ emit_ready(struct conv *c, const struct etl_event *ev, int64_t ns)
 		pid = images_thread_pid(c->img, (uint32_t)tid, ev->ts);
 	else if (tid == 0)
 		pid = 0;
-	int readied = c->tt && tt_ready(c->tt, ev->cpu, ns, rt, tid);
+	int readied = c->tt && conv_tt_ready(c, ev->cpu, ns, rt, tid);
 	if (conv_begin(c, "ReadyThread", ns, ev->cpu, pid, tid, 0, ev->ts)) {
 		struct evtw_line *l = &c->l;
 		evtw_kv_u(l, "ready_tid", rt);
@@ -250,11 +251,11 @@ emit_thread(struct conv *c, const struct etl_event *ev, int64_t ns)
 	}
 	c->tt_gen++;	/* (thread time's thread -> process cache) */
 	if (c->tt && ev->type == 2)
-		tt_thread_end(c->tt, ns, tid);
+		conv_tt_thread_end(c, ns, tid);
 	else if (c->tt)
-		tt_thread_start(c->tt, ns, tid, ev->type != 1);
+		conv_tt_thread_start(c, ns, tid, ev->type != 1);
 	if (!conv_begin(c, names[ev->type], ns, ev->cpu, pid, tid, 0, ev->ts)) {
-		if (c->f.n) {	/* a thread's end ends its wait: those lines are not dropped */
+		if (CONV_TT_LINES(c)) {	/* a thread's end ends its wait: those lines are not dropped */
 			conv_begin_silent(c);
 			conv_finish(c, 0, NULL, 0, ev->ts);
 		}
@@ -407,7 +408,7 @@ emit_disk(struct conv *c, const struct etl_event *ev, int64_t ns)
 	disk_thread(c, ev, 32 + 2 * P, &w);
 	int64_t elapsed = ticks_ns(c, etl_u64(p + 24 + 2 * P));
 	if (c->tt && w.tid > 0)	/* thread time: DISK_TIME when its wait lasted as long */
-		tt_disk_done(c->tt, (uint32_t)w.tid, elapsed > 0 ? elapsed : 0);
+		conv_tt_disk(c, (uint32_t)w.tid, elapsed > 0 ? elapsed : 0);
 	if (!conv_begin(c, ev->type == 10 ? "DiskRead" : "DiskWrite", ns, ev->cpu, w.pid, w.tid,
 	    elapsed > 0 ? elapsed : 0, ev->ts))
 		return;

@@ -23,6 +23,7 @@
 
 #include "base/cli.h"
 #include "base/hmap.h"
+#include "base/strbuf.h"
 #include "etl/convert.h"
 #include "etl/esmanifest.h"
 #include "etl/tdh.h"
@@ -51,6 +52,29 @@ hpid(const struct etl_event *ev)
  * filter dropped is built "silent" for its stack and followers alone.
  */
 #define TT_MAXF 6
+/*
+ * One input of thread time's machine (lib/etl/threadtime.h), kept with
+ * the line of its event when the output's writing thread makes the
+ * thread-time lines (struct ttwriter in convert_tt.c): that thread runs
+ * a machine of its own on them, in the order the lines are written,
+ * which is the order of the events.
+ */
+enum ttfeed_op { TTF_CSWITCH = 1, TTF_READY, TTF_INTERRUPT, TTF_THREAD_START, TTF_THREAD_END,
+    TTF_DISK, TTF_FINISH };
+struct ttfeed {
+	uint8_t op;		/* enum ttfeed_op */
+	uint8_t wait_reason, wait_mode, old_state;	/* CSwitch */
+	int8_t old_prio, new_prio;			/* CSwitch */
+	uint8_t flag;		/* interrupt: an ISR; thread start: a rundown's */
+	int32_t cpu;
+	uint32_t tid, tid2;	/* CSwitch: old and new; ReadyThread: the readied */
+	int64_t ts;
+	int64_t arg;		/* interrupt: its start; ReadyThread: the waker; disk: ns taken */
+	uint64_t routine;	/* interrupt */
+	int64_t logged;		/* the event's time then (logged_ms=) */
+	uint64_t gen;		/* c->tt_gen then (thread -> process texts) */
+};
+#define TT_MAXFEED 2	/* an event feeds the machine once; its line is never dropped */
 struct ttfollow {
 	struct ttline {
 		struct evtw_line text;	/* the line without its stack column */
@@ -59,7 +83,6 @@ struct ttfollow {
 		uint8_t win;		/* waker_in (enum tt_waker_in): TT_IN_PENDING until told */
 		uint8_t pseudo_n;	/* strlen(pseudo), 0 without one: no strlen per line */
 		uint8_t whole;		/* text is the whole line, its empty stack column and newline too */
-		uint8_t rec;		/* text is a struct ttrec: the writing thread makes the line */
 		uint32_t ticket;
 		uint64_t routine;
 		const char *pseudo;	/* leaf pseudo-frame (TT_PSEUDO_ROOM bytes), or NULL */
@@ -70,7 +93,18 @@ struct ttfollow {
 	uint8_t silent;		/* the event's own line is not written */
 	uint8_t stash;		/* a ReadyThread: its stack is stash_tid's waker stack */
 	uint32_t stash_tid;
+	/*
+	 * With the writing thread: the machine's inputs to pass on, and how
+	 * many intervals the caller's machine ended with them (L then holds
+	 * only those whose waker_in the caller's thread tells: a DPC's or
+	 * ISR's routine, or one still pending).
+	 */
+	uint8_t nfeed;
+	uint8_t nemit;
+	struct ttfeed feed[TT_MAXFEED];
 };
+/* Whether the line being built has thread-time lines to write, even if its own is dropped. */
+#define CONV_TT_LINES(c) ((c)->f.n || (c)->f.nemit)
 
 /*
  * An evt line waiting for its stack.  Stack records come after their
@@ -244,14 +278,22 @@ struct conv {
 	struct tt *tt;
 	struct ttfollow f;	/* followers of the line being built */
 	struct evtw_line ttout;	/* a follower's waker_in= and waker_routine= (rare: a routine) */
-	struct tt_iv tt_spare;	/* an interval not made in a record's room (tt_set_slot) */
+	struct strbuf ttattrs;	/* the waker_in= texts a batch of inputs carries (struct ttbatch) */
 	uint64_t tt_overflow;	/* more of them than TT_MAXF (never, but counted) */
 	int tt_finishing;	/* the end of the trace: they are written as they come */
 	struct hmap ttpend;	/* (ticket, 0) -> sequence of the line whose follower waits for it */
 	uint64_t tt_unresolved;	/* waker_in still unknown when the window let the line go */
 	int64_t tt_max_intr;	/* the longest DPC/ISR (pass 1), ns */
+	int tt_intr_seen;	/* pass 1 saw DPC/ISR records (any pass 2 may feed the machine) */
+	/*
+	 * With the writing thread and no DPC/ISR records, nothing of the
+	 * machine's is the caller's to tell (no waker is pending, none has a
+	 * routine): only the writing thread's machine runs, and its counts
+	 * are the ones reported (convert_tt.c, ttwriter_end).
+	 */
+	int tt_solo;
 	struct ttstate *tts;	/* the texts thread-time lines copy (convert_tt.c) */
-	struct ttwriter *ttw;	/* the writing thread makes them: records to it (convert_tt.c) */
+	struct ttwriter *ttw;	/* the writing thread makes them: inputs to it (convert_tt.c) */
 	uint64_t tt_gen;	/* thread or process events so far: its thread -> process texts hold */
 	/* filters */
 	char **kinds;
@@ -424,41 +466,23 @@ int conv_named_wanted(const struct conv *c, const char *kind, int64_t time_ns, c
 int conv_begin_named(struct conv *c, struct evtw_line *l, const char *kind, int64_t time_ns, int cpu,
     const char *proc, int64_t pid, int64_t tid, int64_t weight_ns, uint64_t ts);
 void conv_begin_silent(struct conv *c);
-/*
- * FROM_LINE: STACK is the stack column of the line written just before
- * (a record then says so, and the writing thread finds it there).
- */
-void conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n,
-    int from_line);
+void conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n);
 /*
  * What the writing thread gets in the output besides text (evt text never
- * holds a NUL byte, docs/evt-format.md §4): the byte 0, then a byte saying
- * which.  Unfiltered output only.
- *  - TTREC_LINE: a thread-time line to make: a struct ttrec, then AN bytes
- *    of waker_in= attributes and SN of stack column.  Its waker stack (WN
- *    bytes) is the writing thread's stash for thread TID.
- *  - TTREC_STASH: a ReadyThread's stack becomes thread TID's stash: a
- *    struct ttstash.  Its N bytes are the stack column of the line just
- *    before, the ReadyThread's.
+ * holds a NUL byte, docs/evt-format.md §4): the byte 0, then TTREC_FEED,
+ * then a struct ttbatch: a line's machine inputs (NFEED struct ttfeed),
+ * the waker_in= texts the caller's thread tells (each a uint32_t length
+ * and its bytes, ATTRS bytes in all) and, unless the line was written
+ * just before (FROM_LINE), its stack column (SN bytes).  Unfiltered output
+ * only.
  */
-enum { TTREC_LINE = 'r', TTREC_STASH = 's' };
-struct ttstash {
-	uint32_t tid, n;
+enum { TTREC_FEED = 'f' };
+struct ttbatch {
+	uint32_t nfeed, attrs, sn, cn;	/* CN: the stack column of the line before, its length */
+	uint8_t from_line;
 };
-enum { TTREC_NO_STACK, TTREC_LINE_STACK, TTREC_OWN_STACK };
-struct ttrec {
-	/*
-	 * The interval, as threadtime.c made it here (tt_set_slot): copying
-	 * it field by field into a smaller record cost as much as making it.
-	 * Its waker_in, waker_routine and ticket are the caller's (AN).
-	 */
-	struct tt_iv iv;
-	int64_t logged;		/* the event's time, logged_ms= */
-	uint64_t gen;		/* c->tt_gen */
-	uint32_t an, wn, sn;
-	uint32_t cn;		/* TTREC_LINE_STACK: the length of that column */
-	uint8_t stack;		/* TTREC_*: the stack column's bytes */
-};
+void conv_tt_write_feeds(struct conv *c, struct ttfollow *f, const char *stack, size_t n,
+    int from_line);
 /*
  * A follower line at P, which has conv_follower_room() bytes: TEXT (its
  * buffer with TEXT_PAD bytes past it), then (WSTACK) the waker_in=
@@ -481,12 +505,24 @@ conv_follower_room(size_t tn, size_t an, size_t wn, size_t take)
 void conv_tt_init(struct conv *c);
 void conv_tt_learn(struct conv *c, const struct etl_event *ev);
 void conv_tt_start(struct conv *c);
+/*
+ * Thread time's inputs from the decoders (c->tt set): to the machine, and
+ * with the writing thread, kept with the line being built for its own.
+ */
+void conv_tt_cswitch(struct conv *c, int cpu, int64_t ts, uint32_t old_tid, uint32_t new_tid,
+    int old_prio, int new_prio, uint8_t wait_reason, uint8_t wait_mode, uint8_t old_state);
+int conv_tt_ready(struct conv *c, int cpu, int64_t ts, uint32_t ready_tid, int64_t waker_tid);
+void conv_tt_thread_start(struct conv *c, int64_t ts, uint32_t tid, int rundown);
+void conv_tt_thread_end(struct conv *c, int64_t ts, uint32_t tid);
+void conv_tt_interrupt(struct conv *c, int cpu, int64_t start, int64_t end, int isr,
+    uint64_t routine);
+void conv_tt_disk(struct conv *c, uint32_t tid, int64_t elapsed_ns);
 int64_t conv_tt_waker(const struct conv *c, int cpu);
 void conv_tt_finish(struct conv *c);
 void conv_tt_report(struct conv *c);
 void conv_tt_free(struct conv *c);
 struct ob_filtered;
-/* ob_write_through()'s filter: records made lines (CTX a struct ttwriter) */
+/* ob_write_through()'s filter: batches of inputs made lines (CTX a struct ttwriter) */
 void conv_tt_expand(void *ctx, const char *p, size_t n, struct ob_filtered *out);
 struct tt_attr { char s[TT_ATTR_ROOM]; uint8_t n; };
 extern const struct tt_attr conv_tt_in_attrs[TT_IN_PENDING];
@@ -511,10 +547,10 @@ conv_tt_waker_attrs(struct conv *c, const struct ttline *t, uint64_t ts, size_t 
 }
 /*
  * STACK[0..N) (a ReadyThread's stack column) becomes thread TID's waker
- * stack; WRITTEN: its line was just written, where the writing thread, if
- * it makes the thread-time lines, takes it from.
+ * stack (the writing thread, if it makes the thread-time lines, keeps its
+ * own: struct ttwriter).
  */
-void conv_tt_stash(struct conv *c, uint32_t tid, const char *stack, size_t n, int written);
+void conv_tt_stash(struct conv *c, uint32_t tid, const char *stack, size_t n);
 void conv_tt_queued(struct conv *c, const struct ttfollow *f, uint64_t seq);
 void conv_tt_unqueued(struct conv *c, struct ttfollow *f);
 void conv_free_lines(struct conv *c);

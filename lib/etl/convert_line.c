@@ -318,16 +318,6 @@ conv_begin_silent(struct conv *c)
 }
 
 /*
- * Writes F's lines: each one's text, its waker_in= (and waker_routine=)
- * and waker_stack= when it has them, and the stack column: STACK[0..N)
- * (the event's, as written) when the line takes it, then its
- * pseudo-frame.  Each line is put together in the output buffer, its
- * long parts (the text, the two stacks) copied once and its short ones
- * (the waker_in= word, the pseudo-frame) whole from room of a fixed
- * size: these lines are half of a context-switch trace's output, and a
- * copy by length is a call.
- */
-/*
  * A follower's text into P, which has room for TEXT_PAD bytes past it:
  * most are under 128 bytes (Running and Ready lines), copied whole from
  * their buffer (convert_tt.c makes each with room of a kilobyte) in a few
@@ -382,36 +372,6 @@ conv_put_follower(char *p, const struct evtw_line *text, int wstack, const char 
 }
 
 /*
- * T as a record for the writing thread (TTREC_LINE): its text then, the
- * lengths of its parts, and those that follow it (its waker stack, WN
- * bytes, is the writing thread's stash).
- */
-static void
-write_record(struct conv *c, const struct ttline *t, const char *a, size_t an, size_t wn,
-    const char *stack, size_t take, int from_line)
-{
-	struct outbuf *ob = c->ob;
-	size_t sn = from_line ? 0 : take;
-	size_t room = 2 + sizeof(struct ttrec) + an + sn;
-	char *p = room <= ob->cap - ob->len ? ob->buf + ob->len : ob_reserve(ob, room);
-	uint32_t len[4] = { (uint32_t)an, (uint32_t)wn, (uint32_t)sn, (uint32_t)(from_line ? take : 0) };
-	uint8_t how = !take ? TTREC_NO_STACK : from_line ? TTREC_LINE_STACK : TTREC_OWN_STACK;
-	p[0] = 0;
-	p[1] = TTREC_LINE;
-	memcpy(p + 2, t->text.b, sizeof(struct ttrec));
-	_Static_assert(offsetof(struct ttrec, cn) == offsetof(struct ttrec, an) + 12,
-	    "an, wn, sn and cn are written as one");
-	memcpy(p + 2 + offsetof(struct ttrec, an), len, sizeof len);
-	memcpy(p + 2 + offsetof(struct ttrec, stack), &how, 1);
-	p += 2 + sizeof(struct ttrec);
-	if (an)	/* (A is NULL without a waker) */
-		memcpy(p, a, an);
-	if (sn)	/* (most take the line's stack, or none: a call for no bytes cost a tenth of this) */
-		memcpy(p + an, stack, sn);
-	ob->len += room;
-}
-
-/*
  * Writes F's lines: each one's text, its waker_in= (and waker_routine=)
  * and waker_stack= when it has them, and the stack column: STACK[0..N)
  * (the event's, as written) when the line takes it, then its
@@ -419,12 +379,10 @@ write_record(struct conv *c, const struct ttline *t, const char *a, size_t an, s
  * long parts (the text, the two stacks) copied once and its short ones
  * (the waker_in= word, the pseudo-frame) whole from room of a fixed
  * size: these lines are half of a context-switch trace's output, and a
- * copy by length is a call.  A record's line is put together by the
- * writing thread.
+ * copy by length is a call.
  */
 void
-conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n,
-    int from_line)
+conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size_t n)
 {
 	struct outbuf *ob = c->ob;
 	for (unsigned i = 0; i < f->n; i++) {
@@ -439,14 +397,10 @@ conv_write_followers(struct conv *c, struct ttfollow *f, const char *stack, size
 		size_t wn = 0, an = 0;
 		const char *w = NULL, *a = NULL;
 		if (t->wstack) {
-			w = tt_waker_stack(c->tt, t->wtid, &wn);	/* (a record's: the length only) */
+			w = tt_waker_stack(c->tt, t->wtid, &wn);
 			a = conv_tt_waker_attrs(c, t, c->now, &an);
 		}
 		size_t take = t->stack ? n : 0;
-		if (t->rec) {
-			write_record(c, t, a, an, wn, stack, take, from_line);
-			continue;
-		}
 		/* (room for what is copied whole past the line's end: its last pieces') */
 		size_t room = conv_follower_room(t->text.n, an, wn, take);
 		char *p = room <= ob->cap - ob->len ? ob->buf + ob->len : ob_reserve(ob, room);
@@ -519,9 +473,11 @@ write_line(struct conv *c, const char *text, size_t tn, size_t an, uint32_t pid,
 		return;
 	/* (the stack without its tab) */
 	if (f->stash)
-		conv_tt_stash(c, f->stash_tid, col, cn, !f->silent);
-	if (f->n)
-		conv_write_followers(c, f, col, cn, !f->silent);
+		conv_tt_stash(c, f->stash_tid, col, cn);
+	if (f->nfeed)	/* (the writing thread makes their lines) */
+		conv_tt_write_feeds(c, f, col, cn, !f->silent);
+	else if (f->n)
+		conv_write_followers(c, f, col, cn);
 	f->silent = f->stash = 0;
 }
 
@@ -850,9 +806,13 @@ follow_into_slot(struct conv *c, struct pend *e)
 	_Static_assert(offsetof(struct ttfollow, stash_tid) == offsetof(struct ttfollow, n) + 4,
 	    "struct ttfollow's counts and flags lie together");
 	memcpy(&to->n, &from->n, 4 + sizeof to->stash_tid);
+	to->nemit = from->nemit;
+	to->nfeed = from->nfeed;
+	memcpy(to->feed, from->feed, from->nfeed * sizeof *from->feed);
 	from->n = 0;
 	from->npending = 0;
 	from->silent = from->stash = 0;
+	from->nemit = from->nfeed = 0;
 	if (to->npending)
 		conv_tt_queued(c, to, c->qtail - 1);
 }
@@ -908,7 +868,7 @@ conv_finish(struct conv *c, uint32_t pid, const uint64_t *frames, size_t n, uint
 	e->leaflen = (uint32_t)c->leaf.n;
 	c->l.n = 0;
 	c->leaf.n = 0;
-	if (c->f.n || c->f.silent || c->f.stash)
+	if (c->f.n || c->f.silent || c->f.stash || c->f.nfeed)
 		follow_into_slot(c, e);
 	if (c->clr_line) {
 		e->clr_wait = (uint8_t)clr;

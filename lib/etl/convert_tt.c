@@ -16,9 +16,12 @@
  * thread (its process columns, its attributes as a waker), per wait
  * (reason, mode, state) and per time, or made in place (struct ttstate).
  * Unfiltered, into a file or a device, they are made on the output's
- * writing thread instead (struct ttwriter): the caller's thread hands
- * over each as a record (struct ttrec) in the output stream, where it
- * goes (ob_write_through, lib/base/outbuf.h).
+ * writing thread instead (struct ttwriter), by a machine of its own: the
+ * caller's thread passes each event's inputs to it with the event's line
+ * (struct ttfeed), in the output stream (ob_write_through,
+ * lib/base/outbuf.h), and its own machine runs only to tell what that
+ * thread cannot know (a DPC's routine, a waker still pending), or not at
+ * all when the trace has no DPC or ISR records (c->tt_solo).
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -694,7 +697,6 @@ set_fields(struct ttline *t, const struct tt_iv *iv)
 	t->pseudo = iv->pseudo;	/* (TT_PSEUDO_ROOM bytes; a Running line has none) */
 	t->pseudo_n = iv->pseudo_n;
 	t->whole = 0;
-	t->rec = 0;
 }
 
 /*
@@ -706,7 +708,7 @@ static int
 follower_slot_free(struct conv *c)
 {
 	if (c->f.n == TT_MAXF && c->tt_finishing)
-		conv_write_followers(c, &c->f, "", 0, 0);
+		conv_write_followers(c, &c->f, "", 0);
 	if (c->f.n == TT_MAXF) {
 		c->tt_overflow++;
 		return 0;
@@ -715,41 +717,64 @@ follower_slot_free(struct conv *c)
 }
 
 /*
- * threadtime.c's slot function: where the next interval is made.  Into
- * the writing thread's output, in the room of the record that the line
- * being built takes next (struct ttrec: the interval is its first
- * part); else, or past TT_MAXF, in c->tt_spare.
+ * Whether the caller's thread tells the writing thread IV's waker_in=
+ * text: a DPC's or ISR's routine, named with the symbols only the
+ * caller's thread reads, or a waker not known yet (the line waits in the
+ * window until it is).  Both threads' machines make the same intervals,
+ * so both ask this of the same ones, in the same order.
  */
-static struct tt_iv *
-follower_room(void *ctx)
+static int
+waker_told(const struct tt_iv *iv)
 {
-	struct conv *c = ctx;
-	if (!c->ttw || !follower_slot_free(c))
-		return &c->tt_spare;
-	struct evtw_line *text = &c->f.l[c->f.n].text;
-	text->n = 0;
-	return &((struct ttrec *)(void *)evtw_room(text, sizeof(struct ttrec)))->iv;
+	return iv->readied && (iv->waker_in == TT_IN_PENDING ||
+	    (iv->waker_in != TT_IN_THREAD && iv->waker_routine));
+}
+
+/* The waker_in= text of a follower to the batch of inputs (as a uint32_t length, then it). */
+static void
+tell_waker(struct conv *c, const struct ttline *t)
+{
+	size_t an;
+	const char *a = conv_tt_waker_attrs(c, t, c->now, &an);
+	uint32_t n = (uint32_t)an;
+	strbuf_add(&c->ttattrs, (const char *)&n, sizeof n);
+	strbuf_add(&c->ttattrs, a, an);
 }
 
 /*
- * The interval, made in its record's room, as a record for the writing
- * thread to make its text: the caller's thread, which makes every other
- * line, then only copies it.
+ * The emit function with the writing thread: the interval's line is made
+ * there, by that thread's machine; this one counts it, and keeps what
+ * the caller's thread tells of it (waker_told) with the line being built,
+ * where a DPC that comes later finds a pending one (resolved).  Past
+ * TT_MAXF an interval is counted and dropped, as the writing thread
+ * drops it too (none at the end of the trace).
  */
 static void
-add_record(struct conv *c, const struct tt_iv *iv)
+feed_emit(struct conv *c, const struct tt_iv *iv)
 {
-	if (iv == &c->tt_spare)
-		return;		/* (past TT_MAXF: counted when its room was asked for) */
-	struct ttline *t = &c->f.l[c->f.n++];
-	struct ttrec *r = (struct ttrec *)(void *)t->text.b;
-	r->logged = (int64_t)(c->now - GBIAS);
-	r->gen = c->tt_gen;
-	t->text.n = sizeof *r;
-	set_fields(t, iv);
-	t->rec = 1;
-	if (iv->readied && iv->waker_in == TT_IN_PENDING)
-		c->f.npending++;
+	struct ttfollow *f = &c->f;
+	if (c->tt_finishing) {	/* (as many as threads: told at once) */
+		c->events++;
+		if (waker_told(iv)) {
+			struct ttline t = { .win = (uint8_t)iv->waker_in, .routine = iv->waker_routine };
+			tell_waker(c, &t);
+		}
+		return;
+	}
+	if (f->nemit == TT_MAXF) {
+		c->tt_overflow++;
+		return;
+	}
+	f->nemit++;
+	c->events++;
+	if (!waker_told(iv))
+		return;
+	struct ttline *t = &f->l[f->n++];
+	t->win = (uint8_t)iv->waker_in;
+	t->routine = iv->waker_routine;
+	t->ticket = iv->ticket;
+	if (iv->waker_in == TT_IN_PENDING)
+		f->npending++;
 }
 
 /* threadtime.c's emit function: the interval as a line following the current event's. */
@@ -758,7 +783,7 @@ add_follower(void *ctx, const struct tt_iv *iv)
 {
 	struct conv *c = ctx;
 	if (c->ttw) {
-		add_record(c, iv);
+		feed_emit(c, iv);
 		return;
 	}
 	uint64_t ts = GBIAS + (uint64_t)iv->end;
@@ -803,79 +828,47 @@ add_follower(void *ctx, const struct tt_iv *iv)
 /* ---------- the lines made on the output's writing thread ---------- */
 
 /*
- * The writing thread's own state: what a record's line is made with, as
- * the caller's thread would (its own kept texts, pass 1's model read
- * only), and the stack column of the last text line, which a record's
- * Ready or Waiting line takes (TTREC_LINE_STACK).
+ * The writing thread's own state.  It runs a machine of its own on the
+ * inputs the caller's thread passes on with each line (struct ttfeed), in
+ * the order the lines are written, which is the events' order: the same
+ * inputs in the same order, so the same intervals.  It makes their lines
+ * as the caller's thread would (its own kept texts, pass 1's model read
+ * only), with the stack column of the line just written, and keeps the
+ * waker stacks in its machine.  The caller's thread then only passes
+ * each event's few fields on: making, staging and copying each interval
+ * there cost it a fifth of its time on a context-switch trace.
  */
 struct ttwriter {
 	struct ttstate s;
 	const struct images *img;
-	struct evtw_line line;	/* a record's text */
+	struct tt *tt;
+	struct evtw_line line;	/* an interval's text */
 	/*
 	 * The newline that ends the last text line, and the start of the
 	 * text it is in (in the buffer, or LASTCOL: that line's stack column
-	 * from its tab on, kept for the next buffer's records).  The caller's
+	 * from its tab on, kept for the next buffer's batches).  The caller's
 	 * thread says how long that column is, so it is not looked for.
 	 */
 	const char *line_end, *run_start;
 	struct strbuf lastcol;
-	char attrs[TT_ATTR_ROOM];	/* a record's waker_in= text, with the room it is read with */
-	struct hmap stash_of;	/* tid -> its waker stack in STASH (TTREC_STASH) */
-	struct strbuf *stash;
-	size_t nstash, capstash;
+	char attrs[TT_ATTR_ROOM];	/* a waker_in= text, with the room it is read with */
+	/* the batch being run (conv_tt_expand): where its intervals go, with what */
+	struct ob_filtered *out;
+	const struct ttfeed *feed;	/* the input being run */
+	const char *col;		/* the line's stack column, COLN bytes */
+	size_t coln;
+	const char *told, *told_end;	/* the waker_in= texts the caller's thread told */
+	unsigned nemit;			/* intervals of this line so far (TT_MAXF) */
+	int finishing;
+	uint64_t lines, dropped;	/* (c->events and c->tt_overflow, for a solo machine) */
 };
 
-/*
- * A ReadyThread's stack as thread TID's waker stack, kept by the writing
- * thread when it makes the lines: the caller's thread then copies it
- * neither here nor into each Waiting line (the stack column it is in was
- * just written, and the writing thread finds it there).
- */
+/* With the writing thread, its machine keeps the waker stacks: none is kept here. */
 void
-conv_tt_stash(struct conv *c, uint32_t tid, const char *stack, size_t n, int written)
+conv_tt_stash(struct conv *c, uint32_t tid, const char *stack, size_t n)
 {
-	if (!c->ttw) {
+	if (!c->ttw)
 		tt_set_waker_stack(c->tt, tid, stack, n);
-		return;
-	}
-	if (!written)	/* (the writing thread makes lines of unfiltered output only) */
-		cli_fatal("internal error: a ReadyThread's line not written in unfiltered output");
-	if (!tt_set_waker_stack(c->tt, tid, NULL, n))
-		return;
-	struct ttstash st = { tid, (uint32_t)n };
-	char *p = ob_reserve(c->ob, 2 + sizeof st);
-	p[0] = 0;
-	p[1] = TTREC_STASH;
-	memcpy(p + 2, &st, sizeof st);
-	ob_commit(c->ob, 2 + sizeof st);
-}
-
-/* Thread TID's waker stack on the writing thread: STACK[0..N). */
-static void
-stash_put(struct ttwriter *x, uint32_t tid, const char *stack, size_t n)
-{
-	const uint32_t *known = hmap_get(&x->stash_of, tid, 0);
-	size_t i = known ? *known : x->nstash;
-	if (!known) {	/* (a thread's first) */
-		XGROW(x->stash, x->nstash, x->capstash, 64);
-		x->stash[x->nstash++] = (struct strbuf)STRBUF_INIT;
-		hmap_put(&x->stash_of, tid, 0, (uint32_t)i);
-	}
-	struct strbuf *b = &x->stash[i];
-	strbuf_reset(b);
-	strbuf_add(b, stack, n);
-}
-
-/* Thread TID's waker stack, of which the caller's thread knows the length N. */
-static const char *
-stash_get(const struct ttwriter *x, uint32_t tid, size_t n)
-{
-	const uint32_t *i = hmap_get(&x->stash_of, tid, 0);
-	if (!i || x->stash[*i].len != n)	/* (the two threads kept it in step) */
-		cli_fatal("internal error: thread %u's waker stack not kept as long (%zu bytes)",
-		    tid, n);
-	return x->stash[*i].s;
 }
 
 static void
@@ -888,25 +881,25 @@ ttstate_init(struct ttstate *s, int unfiltered)
 	s->unfiltered = unfiltered;
 }
 
-static const char *line_column(const struct ttwriter *x, size_t n);
-
-/* The line of record R (its parts A, STACK after it) appended to OUT. */
+/*
+ * IV's line to OUT: A[0..AN) its waker_in= text (TT_ATTR_ROOM bytes
+ * readable), W[0..WN) its waker stack, COL[0..TAKE) its stack column;
+ * LOGGED and GEN the event's.
+ */
 static void
-expand_record(struct ttwriter *x, const struct ttrec *r, const char *a, const char *stack,
-    struct ob_filtered *out)
+write_interval(struct ttwriter *x, const struct tt_iv *iv, int64_t logged, uint64_t gen,
+    const char *a, size_t an, const char *w, size_t wn, const char *col, size_t take)
 {
-	const struct tt_iv *iv = &r->iv;
-	const char *w = r->wn ? stash_get(x, (uint32_t)iv->tid, r->wn) : NULL;
 	struct ttstate *s = &x->s;
 	struct evtw_line *l = &x->line;
 	uint64_t ts = GBIAS + (uint64_t)iv->end;
-	const struct tcache *e = thread_process(s, x->img, r->gen, iv->tid, ts);
+	const struct tcache *e = thread_process(s, x->img, gen, iv->tid, ts);
 	int whole = 0;
 	if (e->nids && iv->kind == TT_RUNNING) {
-		make_running(s, l, iv, e, r->logged);
+		make_running(s, l, iv, e, logged);
 		whole = 1;
 	} else if (e->nids && iv->kind == TT_READY)
-		make_ready(s, l, iv, e, r->logged);
+		make_ready(s, l, iv, e, logged);
 	else {
 		char *o;
 		if (e->nids) {
@@ -917,26 +910,132 @@ expand_record(struct ttwriter *x, const struct ttrec *r, const char *a, const ch
 			    iv->tid, iv->end - iv->start);
 			o = evtw_room(l, FOLLOWER_ROOM);
 		}
-		put_rest(s, x->img, r->gen, l, o, iv, r->logged, ts);
+		put_rest(s, x->img, gen, l, o, iv, logged, ts);
 	}
-	size_t take = r->stack == TTREC_NO_STACK ? 0 : r->stack == TTREC_LINE_STACK ? r->cn : r->sn;
-	const char *col = r->stack == TTREC_LINE_STACK ? line_column(x, r->cn) : stack;
-	char *start = ob_filtered_room(out, conv_follower_room(l->n, r->an, r->wn, take));
+	char *start = ob_filtered_room(x->out, conv_follower_room(l->n, an, wn, take));
 	char *p = start;
 	if (whole)
 		memcpy(p, l->b, l->n), p += l->n;
-	else {
-		if (r->an <= TT_ATTR_ROOM) {	/* (read whole: the room it needs, not the buffer's end) */
-			memcpy(x->attrs, a, r->an);
-			a = x->attrs;
-		}
-		p = conv_put_follower(p, l, iv->readied, a, r->an, w, r->wn, col, take, iv->pseudo,
+	else
+		p = conv_put_follower(p, l, iv->readied, a, an, w, wn, col, take, iv->pseudo,
 		    iv->pseudo_n);
-	}
-	ob_filtered_made(out, (size_t)(p - start));
+	ob_filtered_made(x->out, (size_t)(p - start));
 }
 
-/* TEXT[0..N), whole lines, to OUT; its last line's stack column is the one records take. */
+/* The writing thread's emit function: the interval's line, as the caller's would be. */
+static void
+writer_emit(void *ctx, const struct tt_iv *iv)
+{
+	struct ttwriter *x = ctx;
+	if (x->nemit == TT_MAXF && !x->finishing) {
+		x->dropped++;	/* (as the caller's thread counts it, when its machine runs too) */
+		return;
+	}
+	x->nemit++;
+	x->lines++;
+	const char *a = NULL, *w = NULL;
+	size_t an = 0, wn = 0;
+	if (iv->readied) {
+		w = tt_waker_stack(x->tt, (uint32_t)iv->tid, &wn);
+		if (waker_told(iv)) {
+			uint32_t n;
+			if (x->told_end - x->told < (ptrdiff_t)sizeof n)
+				cli_fatal("internal error: a waker_in= text not told");
+			memcpy(&n, x->told, sizeof n);
+			a = x->told + sizeof n;
+			an = n;
+			x->told = a + n;
+			if (an <= TT_ATTR_ROOM) {	/* (read whole: its room, not the buffer's end) */
+				memcpy(x->attrs, a, an);
+				a = x->attrs;
+			}
+		} else {
+			a = conv_tt_in_attrs[iv->waker_in].s;
+			an = conv_tt_in_attrs[iv->waker_in].n;
+		}
+	}
+	write_interval(x, iv, x->feed->logged, x->feed->gen, a, an, w, wn, x->col,
+	    iv->switch_in ? x->coln : 0);
+}
+
+/* The writing thread's machine's resolve function: the caller's thread told these. */
+static void
+writer_resolved(void *ctx, uint32_t ticket, enum tt_waker_in in, uint64_t routine)
+{
+	(void)ctx, (void)ticket, (void)in, (void)routine;
+}
+
+/* Input F to the writing thread's machine. */
+static void
+run_feed(struct ttwriter *x, const struct ttfeed *f)
+{
+	struct tt *t = x->tt;
+	x->feed = f;
+	switch (f->op) {
+	case TTF_CSWITCH:
+		tt_cswitch(t, f->cpu, f->ts, f->tid, f->tid2, f->old_prio, f->new_prio,
+		    f->wait_reason, f->wait_mode, f->old_state);
+		break;
+	case TTF_READY:
+		/* a ReadyThread that readied a thread: its stack is that thread's waker stack */
+		if (tt_ready(t, f->cpu, f->ts, f->tid, f->arg))
+			tt_set_waker_stack(t, f->tid, x->col, x->coln);
+		break;
+	case TTF_INTERRUPT:
+		tt_interrupt(t, f->cpu, f->arg, f->ts, f->flag, f->routine);
+		break;
+	case TTF_THREAD_START:
+		tt_thread_start(t, f->ts, f->tid, f->flag);
+		break;
+	case TTF_THREAD_END:
+		tt_thread_end(t, f->ts, f->tid);
+		break;
+	case TTF_DISK:
+		tt_disk_done(t, f->tid, f->arg);
+		break;
+	case TTF_FINISH:
+		x->finishing = 1;
+		tt_resolve_all(t);
+		tt_finish(t);
+		return;
+	default:
+		cli_fatal("internal error: thread-time input %u", f->op);
+	}
+	/* (pending wakers this machine does not tell, dropped as time passes) */
+	tt_tick(t, f->logged);
+}
+
+static const char *line_column(const struct ttwriter *x, size_t n);
+
+/*
+ * The batch of inputs at P (after its tag): each run in turn, their
+ * intervals' lines to OUT.  Returns where it ends.
+ */
+static const char *
+run_batch(struct ttwriter *x, const char *p, struct ob_filtered *out)
+{
+	struct ttbatch b;
+	memcpy(&b, p, sizeof b);
+	p += sizeof b;
+	const char *feeds = p, *told = feeds + b.nfeed * sizeof(struct ttfeed);
+	const char *own = told + b.attrs;
+	x->out = out;
+	x->told = told;
+	x->told_end = own;
+	x->col = b.from_line ? line_column(x, b.cn) : own;
+	x->coln = b.from_line ? b.cn : b.sn;
+	x->nemit = 0;
+	for (uint32_t i = 0; i < b.nfeed; i++) {
+		struct ttfeed f;
+		memcpy(&f, feeds + i * sizeof f, sizeof f);
+		run_feed(x, &f);
+	}
+	if (x->told != x->told_end)
+		cli_fatal("internal error: waker_in= texts told and not taken");
+	return own + b.sn;
+}
+
+/* TEXT[0..N), whole lines, to OUT; its last line's stack column is the one batches take. */
 static void
 expand_text(struct ttwriter *x, const char *text, size_t n, struct ob_filtered *out)
 {
@@ -989,42 +1088,175 @@ conv_tt_expand(void *ctx, const char *p, size_t n, struct ob_filtered *out)
 		}
 		if (m > p)
 			expand_text(x, p, (size_t)(m - p), out);
-		/* (a record is written whole into one buffer: ob_reserve) */
-		if (m[1] == TTREC_STASH) {
-			struct ttstash st;
-			memcpy(&st, m + 2, sizeof st);
-			p = m + 2 + sizeof st;
-			/* (the line just before: the ReadyThread's) */
-			stash_put(x, st.tid, line_column(x, st.n), st.n);
-			continue;
-		}
-		struct ttrec r;
-		memcpy(&r, m + 2, sizeof r);
-		const char *a = m + 2 + sizeof r, *stack = a + r.an;
-		expand_record(x, &r, a, stack, out);
-		p = stack + r.sn;
+		/* (a batch is written whole into one buffer: ob_reserve) */
+		if (m[1] != TTREC_FEED)
+			cli_fatal("internal error: a record of kind %d in the output", m[1]);
+		p = run_batch(x, m + 2, out);
 	}
-	/* the next buffer's records may take this one's last stack column */
+	/* the next buffer's batches may take this one's last stack column */
 	keep_last_column(x);
 }
 
 /*
+ * F's inputs (and the waker_in= texts this thread tells) as a batch for
+ * the writing thread, after the line they came with: STACK[0..N) is its
+ * stack column, written just before (FROM_LINE) or carried along.
+ */
+void
+conv_tt_write_feeds(struct conv *c, struct ttfollow *f, const char *stack, size_t n,
+    int from_line)
+{
+	struct strbuf *told = &c->ttattrs;
+	if (!c->tt_finishing)
+		strbuf_reset(told);
+	for (unsigned i = 0; i < f->n; i++)	/* (the pending ones are told by now) */
+		tell_waker(c, &f->l[i]);
+	struct ttbatch b = { f->nfeed, (uint32_t)told->len, from_line ? 0 : (uint32_t)n,
+	    from_line ? (uint32_t)n : 0, (uint8_t)from_line };
+	size_t feeds = f->nfeed * sizeof *f->feed;
+	size_t room = 2 + sizeof b + feeds + b.attrs + b.sn;
+	char *p = ob_reserve(c->ob, room);
+	p[0] = 0;
+	p[1] = TTREC_FEED;
+	memcpy(p + 2, &b, sizeof b);
+	memcpy(p + 2 + sizeof b, f->feed, feeds);
+	if (b.attrs)
+		memcpy(p + 2 + sizeof b + feeds, told->s, b.attrs);
+	if (b.sn)
+		memcpy(p + 2 + sizeof b + feeds + b.attrs, stack, b.sn);
+	ob_commit(c->ob, room);
+	strbuf_reset(told);
+	f->n = f->nfeed = f->nemit = 0;
+}
+
+/* A new input of the line being built, for the writing thread's machine. */
+static struct ttfeed *
+feed_new(struct conv *c, enum ttfeed_op op)
+{
+	if (c->f.nfeed == TT_MAXFEED)
+		cli_fatal("internal error: more than %d thread-time inputs with one line", TT_MAXFEED);
+	struct ttfeed *f = &c->f.feed[c->f.nfeed++];
+	memset(f, 0, sizeof *f);	/* (its bytes go to the output buffer: none left unset) */
+	f->op = (uint8_t)op;
+	f->logged = (int64_t)(c->now - GBIAS);
+	f->gen = c->tt_gen;
+	return f;
+}
+
+void
+conv_tt_cswitch(struct conv *c, int cpu, int64_t ts, uint32_t old_tid, uint32_t new_tid,
+    int old_prio, int new_prio, uint8_t wait_reason, uint8_t wait_mode, uint8_t old_state)
+{
+	if (c->ttw) {
+		struct ttfeed *f = feed_new(c, TTF_CSWITCH);
+		f->cpu = cpu;
+		f->ts = ts;
+		f->tid = old_tid;
+		f->tid2 = new_tid;
+		f->old_prio = (int8_t)old_prio;
+		f->new_prio = (int8_t)new_prio;
+		f->wait_reason = wait_reason;
+		f->wait_mode = wait_mode;
+		f->old_state = old_state;
+		if (c->tt_solo)
+			return;
+	}
+	tt_cswitch(c->tt, cpu, ts, old_tid, new_tid, old_prio, new_prio, wait_reason, wait_mode,
+	    old_state);
+}
+
+int
+conv_tt_ready(struct conv *c, int cpu, int64_t ts, uint32_t ready_tid, int64_t waker_tid)
+{
+	if (c->ttw) {
+		struct ttfeed *f = feed_new(c, TTF_READY);
+		f->cpu = cpu;
+		f->ts = ts;
+		f->tid = ready_tid;
+		f->arg = waker_tid;
+		if (c->tt_solo)	/* (the writing thread keeps the waker stacks) */
+			return 0;
+	}
+	return tt_ready(c->tt, cpu, ts, ready_tid, waker_tid);
+}
+
+void
+conv_tt_thread_start(struct conv *c, int64_t ts, uint32_t tid, int rundown)
+{
+	if (c->ttw) {
+		struct ttfeed *f = feed_new(c, TTF_THREAD_START);
+		f->ts = ts;
+		f->tid = tid;
+		f->flag = (uint8_t)(rundown != 0);
+		if (c->tt_solo)
+			return;
+	}
+	tt_thread_start(c->tt, ts, tid, rundown);
+}
+
+void
+conv_tt_thread_end(struct conv *c, int64_t ts, uint32_t tid)
+{
+	if (c->ttw) {
+		struct ttfeed *f = feed_new(c, TTF_THREAD_END);
+		f->ts = ts;
+		f->tid = tid;
+		if (c->tt_solo)
+			return;
+	}
+	tt_thread_end(c->tt, ts, tid);
+}
+
+void
+conv_tt_interrupt(struct conv *c, int cpu, int64_t start, int64_t end, int isr, uint64_t routine)
+{
+	if (c->ttw) {
+		struct ttfeed *f = feed_new(c, TTF_INTERRUPT);
+		f->cpu = cpu;
+		f->ts = end;
+		f->arg = start;
+		f->flag = (uint8_t)(isr != 0);
+		f->routine = routine;
+		if (c->tt_solo)	/* (pass 1 saw none: its count is of more records than this) */
+			cli_fatal("internal error: a DPC/ISR record pass 1 did not see");
+	}
+	tt_interrupt(c->tt, cpu, start, end, isr, routine);
+}
+
+void
+conv_tt_disk(struct conv *c, uint32_t tid, int64_t elapsed_ns)
+{
+	if (c->ttw) {
+		struct ttfeed *f = feed_new(c, TTF_DISK);
+		f->tid = tid;
+		f->arg = elapsed_ns;
+		if (c->tt_solo)
+			return;
+	}
+	tt_disk_done(c->tt, tid, elapsed_ns);
+}
+
+/*
  * Unfiltered thread time into an output a thread can write: its lines
- * made there, from records.  They are half of a context-switch trace's
- * output, and the caller's thread, which makes every other line, was
- * the one bound: making their texts was a fifth of its time.
+ * made there, by a machine of its own.  They are half of a context-switch
+ * trace's output, and the caller's thread, which makes every other line,
+ * was the one bound.
  */
 static void
-ttwriter_start(struct conv *c)
+ttwriter_start(struct conv *c, int64_t t0, int64_t t1, int64_t max_intr)
 {
 	if (!c->o->tt_behind || !c->tts->unfiltered)
 		return;
 	struct ttwriter *x = xcalloc(1, sizeof *x);
 	ttstate_init(&x->s, 1);
 	x->img = c->img;
-	hmap_init(&x->stash_of);
+	x->tt = tt_new((unsigned)c->ncur, t0, t1, max_intr, writer_emit, writer_resolved, x);
+	for (size_t i = 0; i < c->ncur; i++)
+		if (c->first_old[i] >= 0)
+			tt_learn_first(x->tt, (int)i, c->first_ts[i], (uint32_t)c->first_old[i]);
+	tt_start(x->tt);
 	if (!ob_write_through(c->ob, conv_tt_expand, x)) {
-		hmap_free(&x->stash_of);
+		tt_free(x->tt);
 		free(x);
 		return;
 	}
@@ -1041,10 +1273,14 @@ ttwriter_end(struct conv *c)
 	(void)ob_write_through(c->ob, NULL, NULL);
 	evtw_free(&x->line);
 	strbuf_release(&x->lastcol);
-	for (size_t i = 0; i < x->nstash; i++)
-		strbuf_release(&x->stash[i]);
-	free(x->stash);
-	hmap_free(&x->stash_of);
+	if (c->tt_solo) {	/* its machine's counts are the ones reported */
+		c->events += x->lines;
+		c->tt_overflow += x->dropped;
+		tt_free(c->tt);
+		c->tt = x->tt;
+		x->tt = NULL;
+	}
+	tt_free(x->tt);
 	free(x);
 	c->ttw = NULL;
 }
@@ -1071,6 +1307,7 @@ conv_tt_learn(struct conv *c, const struct etl_event *ev)
 		int intr = (ev->type >= 66 && ev->type <= 69) || ev->type == 50;
 		if (!intr || ev->plen < 8 + c->P)
 			return;
+		c->tt_intr_seen = 1;	/* (emit_dpc_isr feeds the machine fewer: long enough, sane) */
 		uint64_t initial = gts(c, etl_u64(ev->payload));
 		/* an impossible InitialTime (emit_dpc_isr skips those) bounds nothing */
 		if (initial <= ev->ts && ev->ts - initial <= 60 * 1000000000ULL &&
@@ -1109,11 +1346,12 @@ conv_tt_start(struct conv *c)
 	c->tts = xcalloc(1, sizeof *c->tts);
 	ttstate_init(c->tts, !c->o->utc && !c->nkinds && !c->nprocs && c->from_ns == INT64_MIN &&
 	    c->to_ns == INT64_MAX);
-	ttwriter_start(c);
+	int64_t t0 = (int64_t)(c->min_ts - GBIAS), t1 = (int64_t)(c->max_ts - GBIAS);
+	int64_t max_intr = c->tt_intr_seen ? c->tt_max_intr : -1;
+	ttwriter_start(c, t0, t1, max_intr);
+	c->tt_solo = c->ttw && !c->tt_intr_seen;
 	c->tt_gen = 1;
-	c->tt = tt_new((unsigned)c->ncur, (int64_t)(c->min_ts - GBIAS), (int64_t)(c->max_ts - GBIAS),
-	    c->tt_max_intr, add_follower, resolved, c);
-	tt_set_slot(c->tt, follower_room);
+	c->tt = tt_new((unsigned)c->ncur, t0, t1, max_intr, add_follower, resolved, c);
 	hmap_init(&c->ttpend);
 	for (size_t i = 0; i < c->ncur; i++)
 		if (c->first_old[i] >= 0)
@@ -1142,8 +1380,16 @@ conv_tt_finish(struct conv *c)
 	tt_resolve_all(c->tt);
 	conv_flush_window(c, 1);
 	c->tt_finishing = 1;
-	tt_finish(c->tt);
-	conv_write_followers(c, &c->f, "", 0, 0);
+	if (c->ttw) {
+		strbuf_reset(&c->ttattrs);
+		(void)feed_new(c, TTF_FINISH);
+	}
+	if (!c->tt_solo)
+		tt_finish(c->tt);
+	if (c->ttw)	/* (with the waker_in= texts told as the intervals came) */
+		conv_tt_write_feeds(c, &c->f, "", 0, 0);
+	else
+		conv_write_followers(c, &c->f, "", 0);
 	ttwriter_end(c);
 }
 
@@ -1172,4 +1418,5 @@ conv_tt_free(struct conv *c)
 	for (int i = 0; i < TT_MAXF; i++)
 		free(c->f.l[i].text.b);
 	evtw_free(&c->ttout);
+	strbuf_release(&c->ttattrs);
 }

@@ -28,7 +28,8 @@
  * ReadyThread's time plus the longest DPC/ISR of the trace (pass 1 knows
  * it): until the trace's time passes that, the waker is pending, the
  * converter keeps the Waiting line waiting (by ticket), and tt_resolve_fn
- * tells it.  Exact, and a few microseconds' wait on real traces.
+ * tells it.  Exact, and a few microseconds' wait on real traces; none on
+ * a trace with no DPC or ISR records at all.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -82,12 +83,12 @@ struct tt {
 	struct tt_head head;	/* first: tt_tick in threadtime.h reads it */
 	int64_t t0, t1;
 	tt_emit_fn *emit;
-	tt_slot_fn *slot;	/* NULL: intervals are made in OWN */
-	struct tt_iv own;
+	struct tt_iv own;	/* the interval being made (the emit function copies what it keeps) */
 	tt_resolve_fn *resolve;
 	void *ctx;
 	uint32_t tickets;
 	int64_t max_intr;	/* the longest DPC/ISR of the trace */
+	int no_intr;		/* it has none: no waker is ever pending */
 	int ending;		/* tt_finish(): no DPC record comes any more */
 	struct ttcpu *cpu;
 	size_t ncpu;
@@ -165,6 +166,7 @@ tt_new(unsigned ncpu, int64_t t0, int64_t t1, int64_t max_intr, tt_emit_fn *emit
 	t->t0 = t0;
 	t->t1 = t1 < t0 ? t0 : t1;
 	t->max_intr = max_intr > 0 ? max_intr : 0;
+	t->no_intr = max_intr < 0;
 	t->head.deadline = INT64_MAX;
 	t->emit = emit;
 	t->resolve = resolve;
@@ -173,12 +175,6 @@ tt_new(unsigned ncpu, int64_t t0, int64_t t1, int64_t max_intr, tt_emit_fn *emit
 	t->cpu = xcalloc(t->ncpu, sizeof *t->cpu);
 	hmap_init(&t->map);
 	return t;
-}
-
-void
-tt_set_slot(struct tt *t, tt_slot_fn *slot)
-{
-	t->slot = slot;
 }
 
 void
@@ -273,12 +269,12 @@ static const char blocked_time[TT_PSEUDO_ROOM] = "BLOCKED_TIME";
 static const char disk_time[TT_PSEUDO_ROOM] = "DISK_TIME";
 #define SET_PSEUDO(iv, room, lit) ((iv)->pseudo = (room), (iv)->pseudo_n = sizeof lit - 1)
 
-/* A new interval, in the slot's room (tt_set_slot) or the machine's own. */
+/* A new interval, in the machine's own room. */
 static inline struct tt_iv *
 iv_new(struct tt *t, enum tt_kind k, int64_t tid, int cpu, int64_t s, int64_t e, int edge,
     int prio)
 {
-	struct tt_iv *iv = t->slot ? t->slot(t->ctx) : &t->own;
+	struct tt_iv *iv = &t->own;
 	/*
 	 * Field by field, not memset: three of these a context switch, and a
 	 * memset of the struct compiles to "rep stos", slow to start.
@@ -371,7 +367,7 @@ end_off_cpu(struct tt *t, struct th *h, int64_t end, int in_cpu, int in_prio, in
 		if (r) {
 			iv->waker_in = r->isr ? TT_IN_ISR : TT_IN_DPC;
 			iv->waker_routine = r->routine;
-		} else if (wc && !t->ending && end <= h->ready_ns + t->max_intr) {
+		} else if (wc && !t->ending && !t->no_intr && end <= h->ready_ns + t->max_intr) {
 			/* a DPC or ISR covering it may still be running: told later */
 			iv->waker_in = TT_IN_PENDING;
 			iv->ticket = ++t->tickets;

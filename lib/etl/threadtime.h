@@ -64,12 +64,6 @@ struct tt_iv {		/* (iv_new in threadtime.c sets each field: a new one too) */
 };
 
 typedef void tt_emit_fn(void *ctx, const struct tt_iv *iv);
-/*
- * Room for the next interval, which the machine fills field by field and
- * then gives to the emit function (tt_set_slot): the converter's record
- * of it, made in place, not copied there field by field once more.
- */
-typedef struct tt_iv *tt_slot_fn(void *ctx);
 /* A pending waker_in is known: TT_IN_THREAD, TT_IN_DPC or TT_IN_ISR (and the routine). */
 typedef void tt_resolve_fn(void *ctx, uint32_t ticket, enum tt_waker_in in, uint64_t routine);
 
@@ -77,14 +71,13 @@ struct tt;
 
 /*
  * A machine of NCPU CPUs whose trace spans [T0, T1] (ns) and whose longest
- * DPC or ISR lasts MAX_INTR ns; EMIT gets each interval, RESOLVE each
- * pending waker_in.
+ * DPC or ISR lasts MAX_INTR ns (negative: the trace has no DPC or ISR
+ * records, so no waker is ever pending); EMIT gets each interval, RESOLVE
+ * each pending waker_in.
  */
 struct tt *tt_new(unsigned ncpu, int64_t t0, int64_t t1, int64_t max_intr, tt_emit_fn *emit,
     tt_resolve_fn *resolve, void *ctx);
 void tt_free(struct tt *t);
-/* Intervals made in SLOT's room from now on (NULL: the machine's own). */
-void tt_set_slot(struct tt *t, tt_slot_fn *slot);
 
 /* Pass 1 (any order): a CSwitch on CPU at TS whose old thread is OLD_TID. */
 void tt_learn_first(struct tt *t, int cpu, int64_t ts, uint32_t old_tid);
