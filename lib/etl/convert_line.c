@@ -808,7 +808,8 @@ follow_into_slot(struct conv *c, struct pend *e)
 	memcpy(&to->n, &from->n, 4 + sizeof to->stash_tid);
 	to->nemit = from->nemit;
 	to->nfeed = from->nfeed;
-	memcpy(to->feed, from->feed, from->nfeed * sizeof *from->feed);
+	for (unsigned i = 0; i < from->nfeed; i++)	/* (one, or two) */
+		to->feed[i] = from->feed[i];
 	from->n = 0;
 	from->npending = 0;
 	from->silent = from->stash = 0;

@@ -1107,39 +1107,44 @@ conv_tt_write_feeds(struct conv *c, struct ttfollow *f, const char *stack, size_
     int from_line)
 {
 	struct strbuf *told = &c->ttattrs;
-	if (!c->tt_finishing)
+	if (f->n) {	/* (rare: a DPC's routine, a pending waker, told by now) */
 		strbuf_reset(told);
-	for (unsigned i = 0; i < f->n; i++)	/* (the pending ones are told by now) */
-		tell_waker(c, &f->l[i]);
+		for (unsigned i = 0; i < f->n; i++)
+			tell_waker(c, &f->l[i]);
+	} else if (!c->tt_finishing)	/* (at the end: told as the intervals came) */
+		told->len = 0;
 	struct ttbatch b = { f->nfeed, (uint32_t)told->len, from_line ? 0 : (uint32_t)n,
 	    from_line ? (uint32_t)n : 0, (uint8_t)from_line };
-	size_t feeds = f->nfeed * sizeof *f->feed;
-	size_t room = 2 + sizeof b + feeds + b.attrs + b.sn;
-	char *p = ob_reserve(c->ob, room);
+	size_t room = 2 + sizeof b + f->nfeed * sizeof *f->feed + b.attrs + b.sn;
+	struct outbuf *ob = c->ob;
+	char *p = room <= ob->cap - ob->len ? ob->buf + ob->len : ob_reserve(ob, room);
+	ob->len += room;	/* (ob_commit's work) */
 	p[0] = 0;
 	p[1] = TTREC_FEED;
 	memcpy(p + 2, &b, sizeof b);
-	memcpy(p + 2 + sizeof b, f->feed, feeds);
+	p += 2 + sizeof b;
+	for (unsigned i = 0; i < f->nfeed; i++, p += sizeof *f->feed)	/* (one, or two) */
+		memcpy(p, &f->feed[i], sizeof *f->feed);
 	if (b.attrs)
-		memcpy(p + 2 + sizeof b + feeds, told->s, b.attrs);
+		memcpy(p, told->s, b.attrs);
 	if (b.sn)
-		memcpy(p + 2 + sizeof b + feeds + b.attrs, stack, b.sn);
-	ob_commit(c->ob, room);
-	strbuf_reset(told);
+		memcpy(p + b.attrs, stack, b.sn);
 	f->n = f->nfeed = f->nemit = 0;
 }
 
-/* A new input of the line being built, for the writing thread's machine. */
-static struct ttfeed *
+/*
+ * A new input of the line being built, for the writing thread's machine:
+ * its fields past these are the caller's to set (those its kind has; the
+ * others are zero, as all its bytes go to the output buffer).
+ */
+static inline struct ttfeed *
 feed_new(struct conv *c, enum ttfeed_op op)
 {
 	if (c->f.nfeed == TT_MAXFEED)
 		cli_fatal("internal error: more than %d thread-time inputs with one line", TT_MAXFEED);
 	struct ttfeed *f = &c->f.feed[c->f.nfeed++];
-	memset(f, 0, sizeof *f);	/* (its bytes go to the output buffer: none left unset) */
-	f->op = (uint8_t)op;
-	f->logged = (int64_t)(c->now - GBIAS);
-	f->gen = c->tt_gen;
+	*f = (struct ttfeed){ .op = (uint8_t)op, .logged = (int64_t)(c->now - GBIAS),
+	    .gen = c->tt_gen };
 	return f;
 }
 
