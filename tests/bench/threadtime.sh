@@ -8,8 +8,11 @@
 # --no-thread-time, the runs interleaved 5 times; medians of CPU (user+sys)
 # and wall time, MB/s of ETL, peak RSS, and the CPU and wall time thread
 # time adds, in percent; then each thread's CPU time with thread time
-# (ETLKIT_THREAD_CPU: the caller's thread, which makes every line, bounds
-# the wall time; thread time's work all lands on it).
+# (ETLKIT_THREAD_CPU: the caller's thread, which makes every other line,
+# bounds the wall time; into a file or /dev/null the output's writing
+# thread derives the thread-time lines and makes them, into a pipe the
+# caller's thread does).  Into a pipe, cat copies the lines too: thread
+# time more than doubles the bytes (the Waiting lines carry two stacks).
 set -eu
 bin=${ETLKIT_BIN:?}
 tmp=${BENCH_TMP:-/tmp}
