@@ -292,6 +292,7 @@ struct conv {
 	 * are the ones reported (convert_tt.c, ttwriter_end).
 	 */
 	int tt_solo;
+	uint64_t tt_intr_unseen;	/* DPC/ISR records pass 2 read and pass 1 did not (never) */
 	struct ttstate *tts;	/* the texts thread-time lines copy (convert_tt.c) */
 	struct ttwriter *ttw;	/* the writing thread makes them: inputs to it (convert_tt.c) */
 	uint64_t tt_gen;	/* thread or process events so far: its thread -> process texts hold */

@@ -1222,8 +1222,17 @@ conv_tt_interrupt(struct conv *c, int cpu, int64_t start, int64_t end, int isr, 
 		f->arg = start;
 		f->flag = (uint8_t)(isr != 0);
 		f->routine = routine;
-		if (c->tt_solo)	/* (pass 1 saw none: its count is of more records than this) */
-			cli_fatal("internal error: a DPC/ISR record pass 1 did not see");
+		if (c->tt_solo) {
+			/*
+			 * Pass 1 saw none (the passes read the same records, so
+			 * never): no caller's machine names its routine, and no
+			 * waker waited for it.  The writing thread's still says
+			 * waker_in=dpc or isr; counted.
+			 */
+			f->routine = 0;
+			c->tt_intr_unseen++;
+			return;
+		}
 	}
 	tt_interrupt(c->tt, cpu, start, end, isr, routine);
 }
@@ -1408,6 +1417,8 @@ conv_tt_report(struct conv *c)
 	evtw_skipped(c->ob, "threadtime", c->tt_unresolved, "waits whose DPC/ISR waker was not known "
 	    "when the reorder window let their line go (written waker_in=thread)");
 	evtw_skipped(c->ob, "threadtime", c->tt_overflow, "thread-time lines past the limit per event");
+	evtw_skipped(c->ob, "threadtime", c->tt_intr_unseen, "DPC/ISR records the first pass did not "
+	    "see (a waker they cover is written without waker_routine=)");
 }
 
 void
