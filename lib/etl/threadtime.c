@@ -77,6 +77,7 @@ struct ttcpu {
 	unsigned nring;
 	struct tpend { int64_t ready_ns; uint32_t ticket; } *pend;	/* wakers to be told */
 	size_t npend, cappend;
+	int listed;		/* in the machine's list of CPUs with wakers to tell */
 };
 
 struct tt {
@@ -92,6 +93,13 @@ struct tt {
 	int ending;		/* tt_finish(): no DPC record comes any more */
 	struct ttcpu *cpu;
 	size_t ncpu;
+	/*
+	 * The CPUs that had wakers to tell when last looked at (each once):
+	 * on a trace with DPCs most waits are, for a few microseconds, and
+	 * the time passing their deadline is looked at once an event.
+	 */
+	unsigned *pendcpu;
+	size_t npendcpu, cappendcpu;
 	struct hmap map;	/* (tid, 0) -> index in th[] */
 	/*
 	 * The threads looked up lately, direct-mapped by tid (Windows' are
@@ -188,6 +196,7 @@ tt_free(struct tt *t)
 	for (size_t i = 0; i < t->ncpu; i++)
 		free(t->cpu[i].pend);
 	free(t->cpu);
+	free(t->pendcpu);
 	hmap_free(&t->map);
 	free(t);
 }
@@ -376,6 +385,11 @@ end_off_cpu(struct tt *t, struct th *h, int64_t end, int in_cpu, int in_prio, in
 				wc->pend = xrealloc(wc->pend, wc->cappend * sizeof *wc->pend);
 			}
 			wc->pend[wc->npend++] = (struct tpend){ h->ready_ns, iv->ticket };
+			if (!wc->listed) {
+				XGROW(t->pendcpu, t->npendcpu, t->cappendcpu, 8);
+				t->pendcpu[t->npendcpu++] = (unsigned)h->waker_cpu;
+				wc->listed = 1;
+			}
 			if (h->ready_ns + t->max_intr < t->head.deadline)
 				t->head.deadline = h->ready_ns + t->max_intr;
 		}
@@ -509,9 +523,17 @@ void
 tt_tick_late(struct tt *t, int64_t now)
 {
 	t->head.deadline = INT64_MAX;
-	for (size_t i = 0; i < t->ncpu; i++)
-		if (t->cpu[i].npend)
-			resolve_pending(t, &t->cpu[i], NULL, now);
+	size_t k = 0;
+	for (size_t i = 0; i < t->npendcpu; i++) {
+		struct ttcpu *c = &t->cpu[t->pendcpu[i]];
+		if (c->npend)
+			resolve_pending(t, c, NULL, now);
+		if (c->npend)
+			t->pendcpu[k++] = t->pendcpu[i];
+		else
+			c->listed = 0;
+	}
+	t->npendcpu = k;
 }
 
 void
