@@ -184,10 +184,6 @@ emit_ready(struct conv *c, const struct etl_event *ev, int64_t ns)
 		conv_begin_silent(c);	/* dropped, but its stack is the waker's */
 	else
 		return;
-	if (readied) {
-		c->f.stash = 1;
-		c->f.stash_tid = rt;
-	}
 	size_t nf = tid >= 0 ? conv_stack_of(c, (uint32_t)tid) : 0;
 	conv_finish(c, pid < 0 ? ETL_NO_ID : (uint32_t)pid, c->frames, nf, ev->ts);
 }

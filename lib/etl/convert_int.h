@@ -509,6 +509,9 @@ void conv_tt_start(struct conv *c);
 /*
  * Thread time's inputs from the decoders (c->tt set): to the machine, and
  * with the writing thread, kept with the line being built for its own.
+ * conv_tt_ready() says whether the ReadyThread readied a waiting thread
+ * (0 when only the writing thread's machine runs: c->tt_solo); then its
+ * line's stack becomes that thread's waker stack.
  */
 void conv_tt_cswitch(struct conv *c, int cpu, int64_t ts, uint32_t old_tid, uint32_t new_tid,
     int old_prio, int new_prio, uint8_t wait_reason, uint8_t wait_mode, uint8_t old_state);

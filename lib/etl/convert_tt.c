@@ -863,12 +863,10 @@ struct ttwriter {
 	uint64_t lines, dropped;	/* (c->events and c->tt_overflow, for a solo machine) */
 };
 
-/* With the writing thread, its machine keeps the waker stacks: none is kept here. */
 void
 conv_tt_stash(struct conv *c, uint32_t tid, const char *stack, size_t n)
 {
-	if (!c->ttw)
-		tt_set_waker_stack(c->tt, tid, stack, n);
+	tt_set_waker_stack(c->tt, tid, stack, n);
 }
 
 static void
@@ -1179,10 +1177,16 @@ conv_tt_ready(struct conv *c, int cpu, int64_t ts, uint32_t ready_tid, int64_t w
 		f->ts = ts;
 		f->tid = ready_tid;
 		f->arg = waker_tid;
-		if (c->tt_solo)	/* (the writing thread keeps the waker stacks) */
+		if (c->tt_solo)
 			return 0;
+		return tt_ready(c->tt, cpu, ts, ready_tid, waker_tid);
 	}
-	return tt_ready(c->tt, cpu, ts, ready_tid, waker_tid);
+	if (!tt_ready(c->tt, cpu, ts, ready_tid, waker_tid))
+		return 0;
+	/* its line's stack is the readied thread's waker stack (the writing thread keeps its own) */
+	c->f.stash = 1;
+	c->f.stash_tid = ready_tid;
+	return 1;
 }
 
 void
