@@ -284,6 +284,7 @@ struct conv {
 	struct hmap ttpend;	/* (ticket, 0) -> sequence of the line whose follower waits for it */
 	uint64_t tt_unresolved;	/* waker_in still unknown when the window let the line go */
 	int64_t tt_max_intr;	/* the longest DPC/ISR (pass 1), ns */
+	int64_t *tt_cpu_max_intr;	/* and each CPU's (ncur; -1: it has none) */
 	int tt_intr_seen;	/* pass 1 saw DPC/ISR records (any pass 2 may feed the machine) */
 	/*
 	 * With the writing thread and no DPC/ISR records, nothing of the

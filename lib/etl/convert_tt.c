@@ -1255,6 +1255,22 @@ conv_tt_disk(struct conv *c, uint32_t tid, int64_t elapsed_ns)
 }
 
 /*
+ * What pass 1 learnt, to machine T: each CPU's first thread, and how long
+ * a waker on it may wait for a DPC or ISR (its own longest).
+ */
+static void
+machine_learn(const struct conv *c, struct tt *t)
+{
+	for (size_t i = 0; i < c->ncur; i++) {
+		if (c->first_old[i] >= 0)
+			tt_learn_first(t, (int)i, c->first_ts[i], (uint32_t)c->first_old[i]);
+		if (c->tt_intr_seen)
+			tt_set_cpu_max_intr(t, (int)i, c->tt_cpu_max_intr[i]);
+	}
+	tt_start(t);
+}
+
+/*
  * Unfiltered thread time into an output a thread can write: its lines
  * made there, by a machine of its own.  They are half of a context-switch
  * trace's output, and the caller's thread, which makes every other line,
@@ -1269,10 +1285,7 @@ ttwriter_start(struct conv *c, int64_t t0, int64_t t1, int64_t max_intr)
 	ttstate_init(&x->s, 1);
 	x->img = c->img;
 	x->tt = tt_new((unsigned)c->ncur, t0, t1, max_intr, writer_emit, writer_resolved, x);
-	for (size_t i = 0; i < c->ncur; i++)
-		if (c->first_old[i] >= 0)
-			tt_learn_first(x->tt, (int)i, c->first_ts[i], (uint32_t)c->first_old[i]);
-	tt_start(x->tt);
+	machine_learn(c, x->tt);
 	if (!ob_write_through(c->ob, conv_tt_expand, x)) {
 		tt_free(x->tt);
 		free(x);
@@ -1309,8 +1322,9 @@ conv_tt_init(struct conv *c)
 	size_t n = c->ncur ? c->ncur : 1;
 	c->first_old = xmalloc(n * sizeof *c->first_old);
 	c->first_ts = xmalloc(n * sizeof *c->first_ts);
+	c->tt_cpu_max_intr = xmalloc(n * sizeof *c->tt_cpu_max_intr);
 	for (size_t i = 0; i < n; i++)
-		c->first_old[i] = -1;
+		c->first_old[i] = c->tt_cpu_max_intr[i] = -1;
 }
 
 /*
@@ -1326,11 +1340,19 @@ conv_tt_learn(struct conv *c, const struct etl_event *ev)
 		if (!intr || ev->plen < 8 + c->P)
 			return;
 		c->tt_intr_seen = 1;	/* (emit_dpc_isr feeds the machine fewer: long enough, sane) */
+		/* (a CPU's records past the header's CPUs: those CPUs wait the trace's longest) */
+		int64_t *cpu_max = (size_t)ev->cpu < c->ncur ? &c->tt_cpu_max_intr[ev->cpu] : NULL;
+		if (cpu_max && *cpu_max < 0)
+			*cpu_max = 0;
 		uint64_t initial = gts(c, etl_u64(ev->payload));
 		/* an impossible InitialTime (emit_dpc_isr skips those) bounds nothing */
-		if (initial <= ev->ts && ev->ts - initial <= 60 * 1000000000ULL &&
-		    (int64_t)(ev->ts - initial) > c->tt_max_intr)
-			c->tt_max_intr = (int64_t)(ev->ts - initial);
+		if (initial > ev->ts || ev->ts - initial > 60 * 1000000000ULL)
+			return;
+		int64_t d = (int64_t)(ev->ts - initial);
+		if (d > c->tt_max_intr)
+			c->tt_max_intr = d;
+		if (cpu_max && d > *cpu_max)
+			*cpu_max = d;
 		return;
 	}
 	if (ev->plen < 24 || (size_t)ev->cpu >= c->ncur)
@@ -1371,10 +1393,7 @@ conv_tt_start(struct conv *c)
 	c->tt_gen = 1;
 	c->tt = tt_new((unsigned)c->ncur, t0, t1, max_intr, add_follower, resolved, c);
 	hmap_init(&c->ttpend);
-	for (size_t i = 0; i < c->ncur; i++)
-		if (c->first_old[i] >= 0)
-			tt_learn_first(c->tt, (int)i, c->first_ts[i], (uint32_t)c->first_old[i]);
-	tt_start(c->tt);
+	machine_learn(c, c->tt);
 }
 
 /*
@@ -1435,6 +1454,7 @@ conv_tt_free(struct conv *c)
 	tt_free(c->tt);
 	free(c->first_old);
 	free(c->first_ts);
+	free(c->tt_cpu_max_intr);
 	for (int i = 0; i < TT_MAXF; i++)
 		free(c->f.l[i].text.b);
 	evtw_free(&c->ttout);

@@ -25,8 +25,8 @@
  * are kept; at the switch-in that ends the wait, the one whose [start,
  * end] holds the ReadyThread's time wins (an ISR inside a DPC wins over
  * the DPC).  When none does yet, one may still come, but not after the
- * ReadyThread's time plus the longest DPC/ISR of the trace (pass 1 knows
- * it): until the trace's time passes that, the waker is pending, the
+ * ReadyThread's time plus the longest DPC/ISR of the trace, or of the
+ * waker's CPU when the converter says (pass 1 knows them): until the trace's time passes that, the waker is pending, the
  * converter keeps the Waiting line waiting (by ticket), and tt_resolve_fn
  * tells it.  Exact, and a few microseconds' wait on real traces; none on
  * a trace with no DPC or ISR records at all.
@@ -78,6 +78,13 @@ struct ttcpu {
 	struct tpend { int64_t ready_ns; uint32_t ticket; } *pend;	/* wakers to be told */
 	size_t npend, cappend;
 	int listed;		/* in the machine's list of CPUs with wakers to tell */
+	/*
+	 * Its own longest DPC/ISR (tt_set_cpu_max_intr), when known: a waker
+	 * here waits no longer for one (none, when negative).  Else the
+	 * trace's.
+	 */
+	int has_max;
+	int64_t max_intr;
 };
 
 struct tt {
@@ -219,6 +226,23 @@ static inline struct ttcpu *
 cpu_at(struct tt *t, int i)
 {
 	return i >= 0 && (size_t)i < t->ncpu ? &t->cpu[i] : cpu_grow(t, i);
+}
+
+void
+tt_set_cpu_max_intr(struct tt *t, int cpu, int64_t max_intr)
+{
+	struct ttcpu *c = cpu_at(t, cpu);
+	if (c) {
+		c->has_max = 1;
+		c->max_intr = max_intr;
+	}
+}
+
+/* How long after a ReadyThread on C a DPC/ISR covering it may still be logged (< 0: none). */
+static inline int64_t
+intr_wait(const struct tt *t, const struct ttcpu *c)
+{
+	return t->no_intr ? -1 : c->has_max ? c->max_intr : t->max_intr;
 }
 
 static struct th *
@@ -376,7 +400,8 @@ end_off_cpu(struct tt *t, struct th *h, int64_t end, int in_cpu, int in_prio, in
 		if (r) {
 			iv->waker_in = r->isr ? TT_IN_ISR : TT_IN_DPC;
 			iv->waker_routine = r->routine;
-		} else if (wc && !t->ending && !t->no_intr && end <= h->ready_ns + t->max_intr) {
+		} else if (wc && !t->ending && intr_wait(t, wc) >= 0 &&
+		    end <= h->ready_ns + intr_wait(t, wc)) {
 			/* a DPC or ISR covering it may still be running: told later */
 			iv->waker_in = TT_IN_PENDING;
 			iv->ticket = ++t->tickets;
@@ -390,8 +415,8 @@ end_off_cpu(struct tt *t, struct th *h, int64_t end, int in_cpu, int in_prio, in
 				t->pendcpu[t->npendcpu++] = (unsigned)h->waker_cpu;
 				wc->listed = 1;
 			}
-			if (h->ready_ns + t->max_intr < t->head.deadline)
-				t->head.deadline = h->ready_ns + t->max_intr;
+			if (h->ready_ns + intr_wait(t, wc) < t->head.deadline)
+				t->head.deadline = h->ready_ns + intr_wait(t, wc);
 		}
 	} else if (!h->edge_start && switch_in)
 		t->anomalies[TT_A_NO_READY]++;
@@ -508,12 +533,12 @@ resolve_pending(struct tt *t, struct ttcpu *c, const struct intr *r, int64_t now
 		struct tpend *p = &c->pend[i];
 		if (r && r->s <= p->ready_ns && p->ready_ns <= r->e)
 			t->resolve(t->ctx, p->ticket, r->isr ? TT_IN_ISR : TT_IN_DPC, r->routine);
-		else if (!r && now > p->ready_ns + t->max_intr)
+		else if (!r && now > p->ready_ns + intr_wait(t, c))
 			t->resolve(t->ctx, p->ticket, TT_IN_THREAD, 0);
 		else {
 			c->pend[k++] = *p;
-			if (!r && p->ready_ns + t->max_intr < t->head.deadline)
-				t->head.deadline = p->ready_ns + t->max_intr;
+			if (!r && p->ready_ns + intr_wait(t, c) < t->head.deadline)
+				t->head.deadline = p->ready_ns + intr_wait(t, c);
 		}
 	}
 	c->npend = k;

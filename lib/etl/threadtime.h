@@ -78,6 +78,11 @@ struct tt;
 struct tt *tt_new(unsigned ncpu, int64_t t0, int64_t t1, int64_t max_intr, tt_emit_fn *emit,
     tt_resolve_fn *resolve, void *ctx);
 void tt_free(struct tt *t);
+/*
+ * The longest DPC or ISR on CPU (negative: it has none), when known: a
+ * waker there waits only that long, not the trace's longest.
+ */
+void tt_set_cpu_max_intr(struct tt *t, int cpu, int64_t max_intr);
 
 /* Pass 1 (any order): a CSwitch on CPU at TS whose old thread is OLD_TID. */
 void tt_learn_first(struct tt *t, int cpu, int64_t ts, uint32_t old_tid);
