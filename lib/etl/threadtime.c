@@ -25,11 +25,12 @@
  * are kept; at the switch-in that ends the wait, the one whose [start,
  * end] holds the ReadyThread's time wins (an ISR inside a DPC wins over
  * the DPC).  When none does yet, one may still come, but not after the
- * ReadyThread's time plus the longest DPC/ISR of the trace, or of the
- * waker's CPU when the converter says (pass 1 knows them): until the trace's time passes that, the waker is pending, the
- * converter keeps the Waiting line waiting (by ticket), and tt_resolve_fn
- * tells it.  Exact, and a few microseconds' wait on real traces; none on
- * a trace with no DPC or ISR records at all.
+ * ReadyThread's time plus the longest DPC/ISR of the waker's CPU (of the
+ * trace, when the converter does not say; pass 1 knows both): until the
+ * trace's time passes that, the waker is pending, the converter keeps the
+ * Waiting line waiting (by ticket), and tt_resolve_fn tells it.  Exact,
+ * and a few microseconds' wait on real traces; none on a CPU with no DPC
+ * or ISR records.
  */
 #include <stdlib.h>
 #include <string.h>
