@@ -755,21 +755,18 @@ tt_finish(struct tt *t)
 	}
 }
 
-int
+void
 tt_set_waker_stack(struct tt *t, uint32_t tid, const char *s, size_t n)
 {
 	struct th *h = find(t, tid);
 	if (!h)
-		return 0;
+		return;
 	h->wn = n;
-	if (!s)
-		return 1;
 	if (n + 1 > h->wcap) {
 		h->wcap = n + 64;
 		h->wstack = xrealloc(h->wstack, h->wcap);
 	}
 	memcpy(h->wstack, s, n);
-	return 1;
 }
 
 const char *

@@ -123,12 +123,11 @@ uint64_t tt_anomalies(const struct tt *t, enum tt_anomaly a);
 const char *tt_anomaly_detail(enum tt_anomaly a);
 
 /*
- * Per-thread storage the converter fills: the ReadyThread stack that
- * readied TID (evt text).  S NULL: only its length is kept (the bytes are
- * kept elsewhere: etl2evt's writing thread).  Returns 0 for a thread
- * thread time does not know, whose stack is not kept.
+ * Per-thread storage the converter fills: the ReadyThread stack S[0..N)
+ * that readied TID (evt text); not kept for a thread thread time does
+ * not know.
  */
-int tt_set_waker_stack(struct tt *t, uint32_t tid, const char *s, size_t n);
+void tt_set_waker_stack(struct tt *t, uint32_t tid, const char *s, size_t n);
 const char *tt_waker_stack(struct tt *t, uint32_t tid, size_t *n);
 
 /* Names of CSwitch's wait reasons and thread states, NULL when out of range. */
