@@ -78,7 +78,6 @@
 /* etl_set_threads(), etl_set_keep(): for every reader of the process */
 static int cfg_threads;		/* 0: a worker when there is more than one core */
 static size_t cfg_keep = KEEP_CAP;
-#define STORE_AHEAD 8	/* buffers the parser waits for when it caught up */
 #define KEEP_RATIO 32			/* kept only when no larger than this × its stored size */
 
 /* What the store holds for one buffer. */
@@ -91,34 +90,45 @@ enum kept_state {
 };
 
 struct kept {
-	uint8_t *mem;
-	uint64_t off;
+	uint8_t *mem;	/* planned at the store's start: where in the arena it goes... */
+	uint64_t off;	/* ...or where in the temporary file (MEM NULL) */
 	const char *why;
 	int err;
 	int state;	/* enum kept_state */
+	int done;	/* filled (guarded by the mutex while threads fill the store) */
+};
+
+/* A filler's scratch space: a stored buffer read from the descriptor, one decompressed for the file. */
+struct fill_room {
+	uint8_t *packed, *out;
+	size_t pcap, ocap;
 };
 
 /*
- * The decompressed buffers of a trace, filled in file order, by a
- * thread of their own in a first pass in file order (the worker parses
- * while it decompresses, and the caller's thread uses the events),
- * else as the iteration needs them.  Entries [0, ready) are final.
+ * The decompressed buffers of a trace.  In a first pass in file order a
+ * thread of their own fills them in file order (the worker parses
+ * while it decompresses, and the caller's thread uses the events), and
+ * the parser, rather than wait for the buffer it needs, takes the next
+ * one nobody took and decompresses it itself: decompressing is the
+ * longest part of that pass, and the two share it.  Otherwise they are
+ * filled as the iteration needs them.  Where each buffer goes (the
+ * arena, or the temporary file) is planned in file order at the
+ * start, so that any thread can fill any buffer.  Entries [0, ready)
+ * are final; NEXT is the first nobody took.
  */
 struct store {
 	struct kept *k;
-	size_t n, ready;	/* READY: guarded by the mutex while a thread fills the store */
+	size_t n, ready, next;	/* guarded by the mutex while threads fill the store */
 	int threaded, stop;
-	size_t want;		/* the parser sleeps until READY reaches this */
+	int waiting;		/* the parser sleeps until READY reaches WANT */
+	size_t want;
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	uint8_t *arena;		/* CAP bytes, touched as they are used: kept buffers, one after another */
 	size_t cap;
-	size_t mem_used;	/* worker's: bytes of the arena used */
 	int spill_fd;		/* -1 until the first spill; -2: it could not be made */
-	uint64_t spill_len;
-	uint8_t *packed, *out;	/* scratch: a stored buffer, one decompressed for the file */
-	size_t pcap, ocap;
+	struct fill_room room[2];	/* the store's thread's, the parser's */
 };
 
 /*
@@ -1224,51 +1234,78 @@ write_full_at(int fd, const uint8_t *p, size_t n, uint64_t off)
 }
 
 /*
- * Buffer I into the store: read, decompressed, kept in memory or in the
- * temporary file.  Nothing is reported here (this runs on the worker):
+ * Buffer I into the store, into the place planned for it: read,
+ * decompressed, kept in memory or in the temporary file, with ROOM as
+ * scratch space.  Nothing is reported here (this runs on the worker):
  * a problem is kept with the buffer.  A buffer the file cannot take (a
  * full disk) is left KEPT_NONE, to be decompressed again when needed.
  */
 static void
-store_fill(const struct etl_reader *r, struct store *s, size_t i)
+store_fill(const struct etl_reader *r, struct store *s, size_t i, struct fill_room *room)
 {
 	const struct etl_buffer *b = &r->buf[i];
 	struct kept *k = &s->k[i];
 	const uint8_t *h = r->data + b->offset;
 
-	k->state = KEPT_NONE;
-	if (!(b->flags & 0x40) || b->filled > (uint64_t)KEEP_RATIO * b->size)
+	if (k->state == KEPT_NONE)	/* (planned so: uncompressed, or expands too far) */
 		return;
 	if (r->fd >= 0) {
-		h = grow(&s->packed, &s->pcap, b->size);
-		if (read_full_at(r->fd, s->packed, b->size, r->fd_base + b->offset) < 0) {
+		h = grow(&room->packed, &room->pcap, b->size);
+		if (read_full_at(r->fd, room->packed, b->size, r->fd_base + b->offset) < 0) {
 			k->err = errno;
 			k->state = KEPT_UNREADABLE;
 			return;
 		}
 	}
-	size_t need = ((size_t)b->filled + 15) & ~(size_t)15;
-	int in_memory = need <= s->cap - s->mem_used;
-	uint8_t *dst = in_memory ? s->arena + s->mem_used : grow(&s->out, &s->ocap, b->filled);
+	uint8_t *dst = k->mem ? k->mem : grow(&room->out, &room->ocap, b->filled);
 	memcpy(dst, h, BUFHDR);
 	if (etl_decompress(r->info.compression, h + BUFHDR, b->size - BUFHDR, dst + BUFHDR,
 	    b->filled - BUFHDR, &k->why) < 0) {
 		k->state = KEPT_CORRUPT;
 		return;
 	}
-	if (in_memory) {
-		k->mem = dst;
-		s->mem_used += need;
-		k->state = KEPT_MEM;
+	if (k->mem)
 		return;
-	}
+	if (s->threaded)	/* (the file is made once, by whichever filler spills first) */
+		pthread_mutex_lock(&s->mu);
 	if (s->spill_fd == -1)
 		s->spill_fd = spill_file();
-	if (s->spill_fd < 0 || write_full_at(s->spill_fd, dst, b->filled, s->spill_len) < 0)
-		return;
-	k->off = s->spill_len;
-	s->spill_len += b->filled;
-	k->state = KEPT_SPILL;
+	int fd = s->spill_fd;
+	if (s->threaded)
+		pthread_mutex_unlock(&s->mu);
+	if (fd < 0 || write_full_at(fd, dst, b->filled, k->off) < 0)
+		k->state = KEPT_NONE;
+}
+
+/*
+ * Where each compressed buffer will go, in file order: the arena while
+ * it has room (a buffer that does not fit leaves the room to smaller
+ * ones after it), else the temporary file, one after another.
+ */
+static void
+store_plan(const struct etl_reader *r, struct store *s)
+{
+	size_t used = 0;
+	uint64_t spilled = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct etl_buffer *b = &r->buf[i];
+		struct kept *k = &s->k[i];
+		if (!(b->flags & 0x40) || b->filled > (uint64_t)KEEP_RATIO * b->size) {
+			k->state = KEPT_NONE;
+			continue;
+		}
+		k->state = KEPT_MEM;
+		size_t need = ((size_t)b->filled + 15) & ~(size_t)15;
+		if (need <= s->cap - used) {
+			k->mem = s->arena + used;
+			used += need;
+		} else {
+			k->state = KEPT_SPILL;
+			k->off = spilled;
+			spilled += b->filled;
+		}
+	}
 }
 
 /*
@@ -1324,29 +1361,37 @@ store_start(struct etl_reader *r)
 	s->spill_fd = -1;
 	s->arena = arena_new(cfg_keep);
 	s->cap = s->arena ? cfg_keep : 0;
+	store_plan(r, s);
 	r->store = s;
 }
 
-/* The store's thread: every buffer in file order, as far ahead of the parser as it goes. */
+/* Under the mutex: buffer I is filled; the final entries reach past it if those before are. */
+static void
+store_done(struct store *s, size_t i)
+{
+	s->k[i].done = 1;
+	while (s->ready < s->n && s->k[s->ready].done)
+		s->ready++;
+}
+
+/* The store's thread: every buffer nobody took, in file order, as far ahead of the parser as it goes. */
 static void *
 store_work(void *arg)
 {
 	const struct etl_reader *r = arg;
 	struct store *s = r->store;
 
-	for (size_t i = 0; i < s->n; i++) {
-		pthread_mutex_lock(&s->mu);
-		int stop = s->stop;
+	pthread_mutex_lock(&s->mu);
+	while (!s->stop && s->next < s->n) {
+		size_t i = s->next++;
 		pthread_mutex_unlock(&s->mu);
-		if (stop)
-			break;
-		store_fill(r, s, i);
+		store_fill(r, s, i, &s->room[0]);
 		pthread_mutex_lock(&s->mu);
-		s->ready = i + 1;
-		if (s->ready == s->want)
+		store_done(s, i);
+		if (s->waiting && s->ready >= s->want)
 			pthread_cond_signal(&s->cv);
-		pthread_mutex_unlock(&s->mu);
 	}
+	pthread_mutex_unlock(&s->mu);
 	tell_thread_cpu("decompressing", 1);	/* (the first pass: it may end after the second began) */
 	return NULL;
 }
@@ -1358,35 +1403,49 @@ store_thread(struct etl_reader *r)
 
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
-	s->threaded = pthread_create(&s->thread, NULL, store_work, r) == 0;
-	if (!s->threaded) {
+	s->threaded = 1;	/* (before the thread reads it) */
+	if (pthread_create(&s->thread, NULL, store_work, r) != 0) {
+		s->threaded = 0;
 		pthread_mutex_destroy(&s->mu);
 		pthread_cond_destroy(&s->cv);
 	}
 }
 
 /*
- * Buffer I's entry, once final: waited for, or made here (with every
- * buffer before it: in time order a CPU's cursor may run ahead).
+ * Buffer I's entry, once final: made here (with every buffer before it:
+ * in time order a CPU's cursor may run ahead), or, while the store's
+ * thread fills it, the next buffers nobody took are decompressed here
+ * until I is final, and waited for only when none is left.
  */
 static const struct kept *
 store_get(struct etl_reader *r, size_t i)
 {
 	struct store *s = r->store;
 
-	if (s->threaded) {
-		pthread_mutex_lock(&s->mu);
-		if (s->ready <= i) {
-			/* a few buffers at once: one wake-up each would cost more than they take */
-			s->want = i + STORE_AHEAD < s->n ? i + STORE_AHEAD : s->n;
-			while (s->ready < s->want)
-				pthread_cond_wait(&s->cv, &s->mu);
+	if (!s->threaded) {
+		while (s->ready <= i) {
+			s->next = s->ready + 1;
+			store_fill(r, s, s->ready, &s->room[1]);
+			s->k[s->ready++].done = 1;
 		}
-		pthread_mutex_unlock(&s->mu);
 		return &s->k[i];
 	}
-	while (s->ready <= i)
-		store_fill(r, s, s->ready++);
+	pthread_mutex_lock(&s->mu);
+	while (s->ready <= i) {
+		if (s->next < s->n && !s->stop) {
+			size_t j = s->next++;
+			pthread_mutex_unlock(&s->mu);
+			store_fill(r, s, j, &s->room[1]);
+			pthread_mutex_lock(&s->mu);
+			store_done(s, j);
+			continue;
+		}
+		s->want = i + 1;
+		s->waiting = 1;
+		pthread_cond_wait(&s->cv, &s->mu);
+		s->waiting = 0;
+	}
+	pthread_mutex_unlock(&s->mu);
 	return &s->k[i];
 }
 
@@ -1407,8 +1466,10 @@ store_free(struct store *s)
 	if (s->spill_fd >= 0)
 		close(s->spill_fd);
 	free(s->k);
-	free(s->packed);
-	free(s->out);
+	for (int i = 0; i < 2; i++) {
+		free(s->room[i].packed);
+		free(s->room[i].out);
+	}
 	free(s);
 }
 
@@ -2161,7 +2222,8 @@ etl_rewind(struct etl_reader *r, enum etl_order order)
 	 * uses the events.  In the first pass over compressed buffers in
 	 * file order a third thread decompresses ahead of the worker: the
 	 * worker alone would take as long as the caller's thread did when
-	 * it parsed itself, and three threads share two cores better.
+	 * it parsed itself, and three threads share two cores better.  The
+	 * worker decompresses too when it caught up (store_get()).
 	 */
 	if (several_cores()) {
 		if (r->store && !r->store->threaded && order == ETL_FILE_ORDER &&
