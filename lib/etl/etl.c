@@ -1365,13 +1365,27 @@ store_start(struct etl_reader *r)
 	r->store = s;
 }
 
-/* Under the mutex: buffer I is filled; the final entries reach past it if those before are. */
-static void
-store_done(struct store *s, size_t i)
+/*
+ * Under the mutex: the next buffer nobody took, filled with ROOM as
+ * scratch (the mutex let go meanwhile), the final entries moved past it
+ * if those before are, and the parser woken if it waits for them.
+ * Returns 0 when none was left.
+ */
+static int
+store_fill_next(const struct etl_reader *r, struct store *s, struct fill_room *room)
 {
+	if (s->stop || s->next >= s->n)
+		return 0;
+	size_t i = s->next++;
+	pthread_mutex_unlock(&s->mu);
+	store_fill(r, s, i, room);
+	pthread_mutex_lock(&s->mu);
 	s->k[i].done = 1;
 	while (s->ready < s->n && s->k[s->ready].done)
 		s->ready++;
+	if (s->waiting && s->ready >= s->want)
+		pthread_cond_signal(&s->cv);
+	return 1;
 }
 
 /* The store's thread: every buffer nobody took, in file order, as far ahead of the parser as it goes. */
@@ -1382,15 +1396,8 @@ store_work(void *arg)
 	struct store *s = r->store;
 
 	pthread_mutex_lock(&s->mu);
-	while (!s->stop && s->next < s->n) {
-		size_t i = s->next++;
-		pthread_mutex_unlock(&s->mu);
-		store_fill(r, s, i, &s->room[0]);
-		pthread_mutex_lock(&s->mu);
-		store_done(s, i);
-		if (s->waiting && s->ready >= s->want)
-			pthread_cond_signal(&s->cv);
-	}
+	while (store_fill_next(r, s, &s->room[0]))
+		;
 	pthread_mutex_unlock(&s->mu);
 	tell_thread_cpu("decompressing", 1);	/* (the first pass: it may end after the second began) */
 	return NULL;
@@ -1432,14 +1439,8 @@ store_get(struct etl_reader *r, size_t i)
 	}
 	pthread_mutex_lock(&s->mu);
 	while (s->ready <= i) {
-		if (s->next < s->n && !s->stop) {
-			size_t j = s->next++;
-			pthread_mutex_unlock(&s->mu);
-			store_fill(r, s, j, &s->room[1]);
-			pthread_mutex_lock(&s->mu);
-			store_done(s, j);
+		if (store_fill_next(r, s, &s->room[1]))
 			continue;
-		}
 		s->want = i + 1;
 		s->waiting = 1;
 		pthread_cond_wait(&s->cv, &s->mu);
