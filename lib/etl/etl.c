@@ -1236,9 +1236,10 @@ write_full_at(int fd, const uint8_t *p, size_t n, uint64_t off)
 /*
  * Buffer I into the store, into the place planned for it: read,
  * decompressed, kept in memory or in the temporary file, with ROOM as
- * scratch space.  Nothing is reported here (this runs on the worker):
- * a problem is kept with the buffer.  A buffer the file cannot take (a
- * full disk) is left KEPT_NONE, to be decompressed again when needed.
+ * scratch space.  Nothing is reported here (this runs on the store's
+ * thread or the worker): a problem is kept with the buffer.  A buffer
+ * the file cannot take (a full disk) is left KEPT_NONE, to be
+ * decompressed again when needed.
  */
 static void
 store_fill(const struct etl_reader *r, struct store *s, size_t i, struct fill_room *room)

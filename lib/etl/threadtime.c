@@ -398,11 +398,11 @@ end_off_cpu(struct tt *t, struct th *h, int64_t end, int in_cpu, int in_prio, in
 		const struct intr *r = interrupt_at(t, h->waker_cpu, h->ready_ns);
 		struct ttcpu *wc = h->waker_cpu >= 0 && (size_t)h->waker_cpu < t->ncpu ?
 		    &t->cpu[h->waker_cpu] : NULL;
+		int64_t wait = wc ? intr_wait(t, wc) : -1;
 		if (r) {
 			iv->waker_in = r->isr ? TT_IN_ISR : TT_IN_DPC;
 			iv->waker_routine = r->routine;
-		} else if (wc && !t->ending && intr_wait(t, wc) >= 0 &&
-		    end <= h->ready_ns + intr_wait(t, wc)) {
+		} else if (wc && !t->ending && wait >= 0 && end <= h->ready_ns + wait) {
 			/* a DPC or ISR covering it may still be running: told later */
 			iv->waker_in = TT_IN_PENDING;
 			iv->ticket = ++t->tickets;
@@ -416,8 +416,8 @@ end_off_cpu(struct tt *t, struct th *h, int64_t end, int in_cpu, int in_prio, in
 				t->pendcpu[t->npendcpu++] = (unsigned)h->waker_cpu;
 				wc->listed = 1;
 			}
-			if (h->ready_ns + intr_wait(t, wc) < t->head.deadline)
-				t->head.deadline = h->ready_ns + intr_wait(t, wc);
+			if (h->ready_ns + wait < t->head.deadline)
+				t->head.deadline = h->ready_ns + wait;
 		}
 	} else if (!h->edge_start && switch_in)
 		t->anomalies[TT_A_NO_READY]++;
@@ -530,16 +530,17 @@ static void
 resolve_pending(struct tt *t, struct ttcpu *c, const struct intr *r, int64_t now)
 {
 	size_t k = 0;
+	int64_t wait = intr_wait(t, c);
 	for (size_t i = 0; i < c->npend; i++) {
 		struct tpend *p = &c->pend[i];
 		if (r && r->s <= p->ready_ns && p->ready_ns <= r->e)
 			t->resolve(t->ctx, p->ticket, r->isr ? TT_IN_ISR : TT_IN_DPC, r->routine);
-		else if (!r && now > p->ready_ns + intr_wait(t, c))
+		else if (!r && now > p->ready_ns + wait)
 			t->resolve(t->ctx, p->ticket, TT_IN_THREAD, 0);
 		else {
 			c->pend[k++] = *p;
-			if (!r && p->ready_ns + intr_wait(t, c) < t->head.deadline)
-				t->head.deadline = p->ready_ns + intr_wait(t, c);
+			if (!r && p->ready_ns + wait < t->head.deadline)
+				t->head.deadline = p->ready_ns + wait;
 		}
 	}
 	c->npend = k;
