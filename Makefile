@@ -18,7 +18,8 @@
 #                     PREFIX/bin (nothing there shadows a system command),
 #                     the tools themselves in PREFIX/libexec/etlkit
 #   make deps         install the Debian packages the build and tests need (root;
-#                     parallel, slurm-wlm and munge for tests/scaling_*.bats)
+#                     parallel, slurm-wlm and munge for tests/scaling_*.bats, strace
+#                     for the symbol-search syscall check in tests/pdb.bats)
 #   make corpus       fetch the real traces the tests read into a cache outside
 #                     the repository (not needed when ../shared/corpus exists)
 #   make peers        fetch flamegraph.pl (pinned commit, SHA-256 checked) into
@@ -191,7 +192,7 @@ deps:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 	    build-essential zlib1g-dev libdeflate-dev libyaml-dev nettle-dev bats python3 perl \
 	    clang llvm lld libclang-rt-14-dev xxd chromium time musl-tools dpkg-dev \
-	    parallel slurm-wlm munge
+	    parallel slurm-wlm munge strace
 
 clean:
 	rm -rf bin/.obj bin/asan bin/posix bin/musl $(TOOLS) $(TESTTOOLS)

@@ -488,6 +488,31 @@ with open(sys.argv[3], "w") as i, open(sys.argv[4], "w") as w:
 	textdiff "$T/want" "$T/got"
 }
 
+@test "a symbol directory read after a miss still finds later PDBs, by exact name or in another case, and answers misses without a stat" {
+	require_corpus
+	cppcon_lookups CppCon.pdb 5
+	mkdir -p "$T/exact" "$T/other" "$T/sub"
+	cp "$CPPCON" "$T/exact/CppCon.pdb"
+	cp "$CPPCON" "$T/other/CPPCON.pdb"
+	# an image no directory has a PDB for comes first: its misses read each directory
+	{ echo "Missing.dll Missing.pdb $CPPCON_ID 5 1000"; cat "$T/in"; } >"$T/in2"
+	{ echo "Missing.dll!0x1000"; cat "$T/want"; } >"$T/want2"
+	for d in exact other; do
+		run symlookup -a -s "$T/$d" "$T/in2"
+		[ "$status" -eq 1 ] || fail "$d: status $status (Missing.dll stays unresolved)"
+		echo "$output" | grep -v '^symlookup:' >"$T/got"
+		textdiff "$T/want2" "$T/got"
+		[[ "$output" == *"CppCon.exe: $T/$d/"*".pdb ("* ]] || fail "$d: $output"
+	done
+	# the stats (with strace, where it may trace: the answers above are the test without it)
+	if command -v strace >/dev/null &&
+	    strace -f -o "$T/trace" -e trace=stat,newfstatat,statx symlookup -s "$T/exact" "$T/in2" \
+	    >/dev/null 2>&1; [ -s "$T/trace" ] && grep -q "$T/exact/CppCon.pdb" "$T/trace"; then
+		# asked once before the directory was read; after it, the listing answers
+		[ "$(grep -c 'Missing.pdb' "$T/trace")" -le 2 ] || { grep Missing "$T/trace"; fail "stats for a name the listing lacks"; }
+	fi
+}
+
 @test "a GUID braced, in lower case or without dashes names the same PDB; malformed GUIDs are refused (etl_guid_parse)" {
 	require_corpus
 	cppcon_lookups CppCon.pdb 5
