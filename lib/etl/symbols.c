@@ -277,17 +277,15 @@ static const struct dirlist *listed(const struct symctx *c, const char *dir)
 	return NULL;
 }
 
+/* DIR's listing, read now (once: join_ci() asks listed() first). */
 static const struct dirlist *listing(struct symctx *c, const char *dir)
 {
 	unsigned h = hash_str(dir);
-	const struct dirlist *seen = listed(c, dir);
 	struct dirlist *l;
 	struct dirent *e;
 	size_t cap = 0;
 	DIR *d;
 
-	if (seen)
-		return seen;
 	l = xcalloc(1, sizeof *l);
 	l->path = xstrdup(dir);
 	if ((d = opendir(dir))) {
@@ -335,7 +333,8 @@ static char *join_ci(struct symctx *c, const char *dir, const char *name)
 	snprintf(p, n, "%s/%s", dir, name);
 	if (stat(p, &st) == 0)
 		return p;
-	l = listing(c, dir);
+	if (!l)
+		l = listing(c, dir);
 	hit = find_ci(l, name);
 	if (hit) {
 		snprintf(p, n, "%s/%s", dir, *hit);
